@@ -1,0 +1,448 @@
+//! The trace-class model shared by every metadata front end (TSDL for CTF 1.8, JSON for CTF 2),
+//! the decoder and the writer.
+//!
+//! Front ends produce a fully *resolved* model: field paths are absolute, variant options carry
+//! the integer ranges that select them, and special fields (magic, stream id, timestamps…) carry
+//! a [`Role`]. The decoder therefore never needs to know which metadata language a trace used.
+
+use std::collections::BTreeMap;
+
+/// Byte order of a fixed-size field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    Little,
+    Big,
+}
+
+impl ByteOrder {
+    /// The byte order of the machine running this code.
+    pub const fn native() -> Self {
+        if cfg!(target_endian = "big") {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
+    }
+}
+
+/// Preferred display base of an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DisplayBase {
+    Binary,
+    Octal,
+    Decimal,
+    Hexadecimal,
+}
+
+/// Text encoding of integers (character arrays) and strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    None,
+    Utf8,
+}
+
+/// Meaning of a field for the decoder, beyond its value.
+///
+/// TSDL front end: assigned from the well-known names (`magic`, `stream_id`, `timestamp_begin`…)
+/// in their scopes. CTF 2 front end: from the `roles` property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    PacketMagicNumber,
+    /// The trace UUID held in the packet header (array/blob of 16 bytes).
+    MetadataStreamUuid,
+    DataStreamClassId,
+    DataStreamId,
+    PacketTotalLength,
+    PacketContentLength,
+    PacketBeginningDefaultClockTimestamp,
+    PacketEndDefaultClockTimestamp,
+    DiscardedEventRecordCounterSnapshot,
+    PacketSequenceNumber,
+    EventRecordClassId,
+    /// Any integer that updates the stream's default clock (TSDL: `map = clock.X.value` in an
+    /// event header or context; CTF 2: `default-clock-timestamp`).
+    DefaultClockTimestamp,
+}
+
+/// An inclusive range of integer values (as i128 so that signed and unsigned 64-bit fit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IntRange {
+    pub lower: i128,
+    pub upper: i128,
+}
+
+impl IntRange {
+    pub fn contains(&self, v: i128) -> bool {
+        self.lower <= v && v <= self.upper
+    }
+}
+
+/// A fixed-length integer (CTF 1.8 `integer`, CTF 2 fixed-length (un)signed integer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntType {
+    /// Size in bits (1..=64).
+    pub size: u32,
+    /// Alignment in bits (power of two).
+    pub align: u32,
+    pub signed: bool,
+    pub byte_order: ByteOrder,
+    pub base: DisplayBase,
+    pub encoding: Encoding,
+    /// Name of the clock class this integer's value maps to (`map = clock.NAME.value`).
+    pub mapped_clock: Option<String>,
+    pub role: Option<Role>,
+}
+
+impl IntType {
+    /// An unsigned, byte-aligned, decimal integer of `size` bits with the given byte order.
+    pub fn unsigned(size: u32, byte_order: ByteOrder) -> Self {
+        IntType {
+            size,
+            align: if size % 8 == 0 { 8 } else { 1 },
+            signed: false,
+            byte_order,
+            base: DisplayBase::Decimal,
+            encoding: Encoding::None,
+            mapped_clock: None,
+            role: None,
+        }
+    }
+
+    /// A signed, byte-aligned, decimal integer of `size` bits with the given byte order.
+    pub fn signed(size: u32, byte_order: ByteOrder) -> Self {
+        IntType {
+            signed: true,
+            ..IntType::unsigned(size, byte_order)
+        }
+    }
+}
+
+/// A variable-length (LEB128) integer (CTF 2 only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarIntType {
+    pub signed: bool,
+    pub base: DisplayBase,
+    pub role: Option<Role>,
+    /// Enumeration-like mappings (CTF 2 `mappings`), empty if none.
+    pub mappings: Vec<EnumMapping>,
+}
+
+/// An IEEE 754 binary floating-point number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloatType {
+    /// Exponent digits (8 for binary32, 11 for binary64).
+    pub exp_dig: u32,
+    /// Mantissa digits including the implicit bit (24 for binary32, 53 for binary64).
+    pub mant_dig: u32,
+    pub byte_order: ByteOrder,
+    pub align: u32,
+}
+
+impl FloatType {
+    /// Total size in bits.
+    pub fn size(&self) -> u32 {
+        self.exp_dig + self.mant_dig
+    }
+}
+
+/// One label of an enumeration and the value ranges it covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumMapping {
+    pub label: String,
+    pub ranges: Vec<IntRange>,
+}
+
+/// An integer whose values map to labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumType {
+    pub int: IntType,
+    pub mappings: Vec<EnumMapping>,
+}
+
+impl EnumType {
+    /// Labels whose ranges hold `v`, in declaration order.
+    pub fn labels_for(&self, v: i128) -> impl Iterator<Item = &str> {
+        self.mappings
+            .iter()
+            .filter(move |m| m.ranges.iter().any(|r| r.contains(v)))
+            .map(|m| m.label.as_str())
+    }
+}
+
+/// A null-terminated string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StringType {
+    pub encoding: Encoding,
+}
+
+/// A named member of a structure or an option of a variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Display name (TSDL front end: with one leading underscore removed, as Babeltrace does).
+    pub name: String,
+    pub ty: FieldType,
+}
+
+/// A structure.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StructType {
+    /// Minimum alignment in bits (the structure is aligned to the max of this and its members').
+    pub min_align: u32,
+    pub fields: Vec<Field>,
+}
+
+impl StructType {
+    /// Index of the member named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// The member named `name`.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// The root structure a field path starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    PacketHeader,
+    PacketContext,
+    EventHeader,
+    /// The stream class's `event.context` (common to all its events).
+    EventCommonContext,
+    /// The event class's own `context`.
+    EventSpecificContext,
+    EventPayload,
+}
+
+/// An absolute reference to a field: a scope and the member indices from its root structure.
+///
+/// Each index selects a structure member; when the current field is a variant, the index selects
+/// one of its options. Array and sequence elements are traversed transparently (the path then
+/// designates the element type; the decoder uses the most recently decoded value).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldPath {
+    pub scope: Scope,
+    pub indices: Vec<usize>,
+}
+
+/// One option of a variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantOption {
+    pub name: String,
+    pub ty: FieldType,
+    /// Selector values choosing this option. For TSDL, the ranges of the tag enumeration's
+    /// mapping(s) whose label names this option.
+    pub ranges: Vec<IntRange>,
+}
+
+/// A variant (tagged union).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantType {
+    pub tag: FieldPath,
+    pub options: Vec<VariantOption>,
+}
+
+impl VariantType {
+    /// The option selected by a tag value.
+    pub fn select(&self, v: i128) -> Option<usize> {
+        self.options
+            .iter()
+            .position(|o| o.ranges.iter().any(|r| r.contains(v)))
+    }
+}
+
+/// A static-length array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayType {
+    pub elem: Box<FieldType>,
+    pub len: u64,
+    /// Minimum alignment in bits (CTF 2 `minimum-alignment`; 1 for TSDL).
+    pub min_align: u32,
+    pub role: Option<Role>,
+}
+
+/// A dynamic-length array (CTF 1.8 sequence).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SequenceType {
+    pub elem: Box<FieldType>,
+    pub length: FieldPath,
+    pub min_align: u32,
+}
+
+/// Length of a BLOB or of a CTF 2 static/dynamic-length string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Length {
+    Static(u64),
+    Dynamic(FieldPath),
+}
+
+/// A byte sequence (CTF 2 static/dynamic-length BLOB).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlobType {
+    pub length: Length,
+    pub media_type: String,
+    pub role: Option<Role>,
+}
+
+/// A string with a length in bytes rather than a terminator (CTF 2 static/dynamic-length string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizedStringType {
+    pub length: Length,
+    pub encoding: Encoding,
+}
+
+/// A CTF 2 optional field: present when its selector says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionalType {
+    pub selector: FieldPath,
+    /// For an integer selector: the values making the field present. Empty: a boolean selector
+    /// (present when non-zero).
+    pub ranges: Vec<IntRange>,
+    pub ty: Box<FieldType>,
+}
+
+/// A CTF 2 fixed-length bit array / bit map / boolean (decoded like an unsigned integer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BitArrayType {
+    pub int: IntType,
+    pub kind: BitArrayKind,
+    /// Bit-map flags (name → bit ranges), empty if none.
+    pub flags: Vec<EnumMapping>,
+}
+
+/// Flavour of a [`BitArrayType`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitArrayKind {
+    BitArray,
+    BitMap,
+    Boolean,
+}
+
+/// Any field type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldType {
+    Int(IntType),
+    VarInt(VarIntType),
+    Float(FloatType),
+    Enum(EnumType),
+    String(StringType),
+    SizedString(SizedStringType),
+    Struct(StructType),
+    Variant(VariantType),
+    Array(ArrayType),
+    Sequence(SequenceType),
+    Blob(BlobType),
+    Optional(OptionalType),
+    BitArray(BitArrayType),
+}
+
+impl FieldType {
+    /// The structure inside, if this is one.
+    pub fn as_struct(&self) -> Option<&StructType> {
+        match self {
+            FieldType::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A clock class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockClass {
+    pub name: String,
+    /// Frequency in Hz.
+    pub freq: u64,
+    /// Offset from the origin, seconds part.
+    pub offset_s: i64,
+    /// Offset from the origin, in cycles, added to `offset_s`.
+    pub offset_cycles: i64,
+    pub precision: u64,
+    pub uuid: Option<[u8; 16]>,
+    /// True when the origin is the Unix epoch (TSDL `absolute`, CTF 2 `origin: unix-epoch`).
+    pub absolute: bool,
+    pub description: Option<String>,
+}
+
+impl ClockClass {
+    /// Nanoseconds from the clock's origin for a raw cycle value: exact integer arithmetic,
+    /// rounding toward negative infinity as Babeltrace does.
+    pub fn cycles_to_ns(&self, cycles: u64) -> i128 {
+        let freq = self.freq.max(1) as i128;
+        let total = cycles as i128 + self.offset_cycles as i128;
+        let ns_from_cycles = if freq == 1_000_000_000 {
+            total
+        } else {
+            (total * 1_000_000_000).div_euclid(freq)
+        };
+        self.offset_s as i128 * 1_000_000_000 + ns_from_cycles
+    }
+}
+
+/// An environment value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvValue {
+    Int(i64),
+    Str(String),
+}
+
+/// An event record class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventClass {
+    pub id: u64,
+    pub name: String,
+    pub loglevel: Option<i64>,
+    pub model_emf_uri: Option<String>,
+    pub context: Option<StructType>,
+    pub payload: Option<StructType>,
+}
+
+/// A data stream class.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StreamClass {
+    pub id: u64,
+    pub packet_context: Option<StructType>,
+    pub event_header: Option<StructType>,
+    pub event_common_context: Option<StructType>,
+    /// Index into [`TraceClass::clocks`] of the default clock (the one header timestamps map to).
+    pub default_clock: Option<usize>,
+    /// Event classes by id.
+    pub events: BTreeMap<u64, EventClass>,
+}
+
+/// A whole trace class: everything the metadata says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceClass {
+    /// `(major, minor)` of the CTF version (1.8 or 2.0).
+    pub version: (u32, u32),
+    pub uuid: Option<[u8; 16]>,
+    /// The trace's default byte order (TSDL `trace.byte_order`).
+    pub byte_order: ByteOrder,
+    pub packet_header: Option<StructType>,
+    /// Environment, in declaration order.
+    pub env: Vec<(String, EnvValue)>,
+    pub clocks: Vec<ClockClass>,
+    /// Stream classes by id.
+    pub streams: BTreeMap<u64, StreamClass>,
+}
+
+impl TraceClass {
+    /// An environment entry by name.
+    pub fn env(&self, name: &str) -> Option<&EnvValue> {
+        self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// A string environment entry by name.
+    pub fn env_str(&self, name: &str) -> Option<&str> {
+        match self.env(name) {
+            Some(EnvValue::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Index of a clock class by name.
+    pub fn clock_index(&self, name: &str) -> Option<usize> {
+        self.clocks.iter().position(|c| c.name == name)
+    }
+}

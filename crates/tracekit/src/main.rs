@@ -1,0 +1,5 @@
+//! `tracekit`: the command-line front end.
+
+fn main() {
+    println!("tracekit");
+}
