@@ -1,0 +1,379 @@
+//! Sans-io field decoding: compiled [`Layout`] nodes + bytes → flat [`Slot`] lists.
+//!
+//! A decoded scope is a pre-order list of slots, one per field; compound fields record how
+//! many descendant slots follow them so that consumers skip what they do not read.
+
+use crate::bits::{align_up, read_uint, sign_extend};
+use crate::ir::{BitArrayKind, Role};
+use crate::layout::{Layout, Len, NodeId, NodeKind, NO_REG};
+
+/// One decoded field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slot {
+    pub node: NodeId,
+    /// Compound fields: number of descendant slots. Strings and BLOBs: length in bytes.
+    pub aux: u32,
+    /// Integers: raw bits (signed ones sign-extended). Floats: `f64` bits. Strings and BLOBs:
+    /// byte offset in the decoded buffer. Arrays: element count. Variants: option index.
+    /// Optionals: 1 when present.
+    pub val: u64,
+}
+
+/// A decoding failure at a bit position of the buffer being decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    pub bit: u64,
+    pub message: String,
+}
+
+impl DecodeError {
+    fn new(bit: u64, message: impl Into<String>) -> Self {
+        DecodeError {
+            bit,
+            message: message.into(),
+        }
+    }
+}
+
+/// Values of role-carrying fields seen while decoding.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Specials {
+    pub magic: Option<u64>,
+    /// Byte offset of the 16-byte UUID in the buffer.
+    pub uuid_at: Option<u64>,
+    pub stream_class_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub packet_total_bits: Option<u64>,
+    pub packet_content_bits: Option<u64>,
+    pub ts_begin: Option<u64>,
+    pub ts_end: Option<u64>,
+    pub discarded: Option<u64>,
+    pub seq_num: Option<u64>,
+    pub event_id: Option<u64>,
+}
+
+/// Limit on the element count of one array, against corrupt lengths.
+const MAX_ELEMENTS: u64 = 1 << 28;
+
+/// Decoding state of one data stream: registers, the default clock and role values.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    regs: Vec<i128>,
+    /// Current value of the stream's default clock, in cycles.
+    pub clock: u64,
+    pub specials: Specials,
+}
+
+impl Decoder {
+    pub fn new(layout: &Layout) -> Self {
+        Decoder {
+            regs: vec![0; layout.registers],
+            clock: 0,
+            specials: Specials::default(),
+        }
+    }
+
+    /// Decodes the field `node` at bit `*pos` of `data`, appending its slots to `out`.
+    pub fn decode(
+        &mut self,
+        layout: &Layout,
+        node: NodeId,
+        data: &[u8],
+        pos: &mut u64,
+        out: &mut Vec<Slot>,
+    ) -> Result<(), DecodeError> {
+        let n = &layout.nodes[node as usize];
+        *pos = align_up(*pos, n.align);
+        match &n.kind {
+            NodeKind::Int {
+                size,
+                signed,
+                little,
+                ..
+            } => {
+                let raw = read_uint(data, *pos, *size, *little)
+                    .ok_or_else(|| DecodeError::new(*pos, "integer past the end of the data"))?;
+                *pos += *size as u64;
+                let val = if *signed {
+                    sign_extend(raw, *size) as u64
+                } else {
+                    raw
+                };
+                if n.clock {
+                    self.update_clock(raw, *size);
+                }
+                if n.store != NO_REG {
+                    self.regs[n.store as usize] = if *signed {
+                        val as i64 as i128
+                    } else {
+                        val as i128
+                    };
+                }
+                if let Some(role) = n.role {
+                    self.set_special(role, raw);
+                }
+                out.push(Slot { node, aux: 0, val });
+            }
+            NodeKind::Bits { size, little, kind } => {
+                let raw = read_uint(data, *pos, *size, *little)
+                    .ok_or_else(|| DecodeError::new(*pos, "bit array past the end of the data"))?;
+                *pos += *size as u64;
+                if n.store != NO_REG {
+                    self.regs[n.store as usize] = if *kind == BitArrayKind::Boolean {
+                        (raw != 0) as i128
+                    } else {
+                        raw as i128
+                    };
+                }
+                if let Some(role) = n.role {
+                    self.set_special(role, raw);
+                }
+                out.push(Slot { node, aux: 0, val: raw });
+            }
+            NodeKind::VarInt { signed, .. } => {
+                let start = *pos;
+                let (raw, nbits) = read_leb128(data, *pos, *signed)
+                    .ok_or_else(|| DecodeError::new(start, "bad variable-length integer"))?;
+                *pos += nbits;
+                if n.clock {
+                    self.clock = raw;
+                }
+                if n.store != NO_REG {
+                    self.regs[n.store as usize] = if *signed {
+                        raw as i64 as i128
+                    } else {
+                        raw as i128
+                    };
+                }
+                if let Some(role) = n.role {
+                    self.set_special(role, raw);
+                }
+                out.push(Slot { node, aux: 0, val: raw });
+            }
+            NodeKind::Float { size, little } => {
+                let raw = read_uint(data, *pos, *size, *little)
+                    .ok_or_else(|| DecodeError::new(*pos, "float past the end of the data"))?;
+                *pos += *size as u64;
+                let f = if *size == 32 {
+                    f32::from_bits(raw as u32) as f64
+                } else {
+                    f64::from_bits(raw)
+                };
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: f.to_bits(),
+                });
+            }
+            NodeKind::CString => {
+                let start = check_byte_aligned(*pos)?;
+                let rest = data.get(start..).unwrap_or(&[]);
+                let len = rest
+                    .iter()
+                    .position(|&b| b == 0)
+                    .ok_or_else(|| DecodeError::new(*pos, "unterminated string"))?;
+                *pos += (len as u64 + 1) * 8;
+                out.push(Slot {
+                    node,
+                    aux: len.min(u32::MAX as usize) as u32,
+                    val: start as u64,
+                });
+            }
+            NodeKind::SizedString { len } | NodeKind::Blob { len } => {
+                let len = self.len(*len, *pos)?;
+                let start = check_byte_aligned(*pos)?;
+                let end = start
+                    .checked_add(len as usize)
+                    .filter(|&e| e <= data.len())
+                    .ok_or_else(|| DecodeError::new(*pos, "string or BLOB past the end of the data"))?;
+                if n.role == Some(Role::MetadataStreamUuid) && len == 16 {
+                    self.specials.uuid_at = Some(start as u64);
+                }
+                let _ = end;
+                *pos += len * 8;
+                out.push(Slot {
+                    node,
+                    aux: len as u32,
+                    val: start as u64,
+                });
+            }
+            NodeKind::Struct { first, count } => {
+                let at = out.len();
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: *count as u64,
+                });
+                for m in *first..*first + *count {
+                    let child = layout.members[m as usize].node;
+                    self.decode(layout, child, data, pos, out)?;
+                }
+                out[at].aux = (out.len() - at - 1) as u32;
+            }
+            NodeKind::Variant {
+                tag_reg,
+                first,
+                ranges,
+                ..
+            } => {
+                let tag = self.regs[*tag_reg as usize];
+                let opt = ranges
+                    .iter()
+                    .find(|(r, _)| r.contains(tag))
+                    .map(|(_, o)| *o)
+                    .ok_or_else(|| {
+                        DecodeError::new(*pos, format!("no variant option for tag value {tag}"))
+                    })?;
+                let at = out.len();
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: opt as u64,
+                });
+                let child = layout.members[(*first + opt) as usize].node;
+                self.decode(layout, child, data, pos, out)?;
+                out[at].aux = (out.len() - at - 1) as u32;
+            }
+            NodeKind::Array { elem, len } => {
+                let count = self.len(*len, *pos)?;
+                if count > MAX_ELEMENTS {
+                    return Err(DecodeError::new(*pos, format!("array length {count} is implausible")));
+                }
+                let at = out.len();
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: count,
+                });
+                for _ in 0..count {
+                    self.decode(layout, *elem, data, pos, out)?;
+                }
+                out[at].aux = (out.len() - at - 1) as u32;
+            }
+            NodeKind::Optional {
+                sel_reg,
+                ranges,
+                elem,
+            } => {
+                let sel = self.regs[*sel_reg as usize];
+                let present = if ranges.is_empty() {
+                    sel != 0
+                } else {
+                    ranges.iter().any(|r| r.contains(sel))
+                };
+                let at = out.len();
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: present as u64,
+                });
+                if present {
+                    self.decode(layout, *elem, data, pos, out)?;
+                }
+                out[at].aux = (out.len() - at - 1) as u32;
+            }
+        }
+        Ok(())
+    }
+
+    fn len(&self, len: Len, pos: u64) -> Result<u64, DecodeError> {
+        match len {
+            Len::Static(n) => Ok(n),
+            Len::Reg(r) => {
+                let v = self.regs[r as usize];
+                u64::try_from(v)
+                    .map_err(|_| DecodeError::new(pos, format!("negative length {v}")))
+            }
+        }
+    }
+
+    /// Updates the clock with an `size`-bit value, assuming at most one wrap since the last
+    /// update (CTF 1.8 §8).
+    #[inline]
+    fn update_clock(&mut self, raw: u64, size: u32) {
+        if size >= 64 {
+            self.clock = raw;
+            return;
+        }
+        let mask = (1u64 << size) - 1;
+        let mut new = (self.clock & !mask) | raw;
+        if raw < (self.clock & mask) {
+            new = new.wrapping_add(1u64 << size);
+        }
+        self.clock = new;
+    }
+
+    fn set_special(&mut self, role: Role, v: u64) {
+        let s = &mut self.specials;
+        match role {
+            Role::PacketMagicNumber => s.magic = Some(v),
+            Role::DataStreamClassId => s.stream_class_id = Some(v),
+            Role::DataStreamId => s.stream_id = Some(v),
+            Role::PacketTotalLength => s.packet_total_bits = Some(v),
+            Role::PacketContentLength => s.packet_content_bits = Some(v),
+            Role::PacketBeginningDefaultClockTimestamp => s.ts_begin = Some(v),
+            Role::PacketEndDefaultClockTimestamp => s.ts_end = Some(v),
+            Role::DiscardedEventRecordCounterSnapshot => s.discarded = Some(v),
+            Role::PacketSequenceNumber => s.seq_num = Some(v),
+            Role::EventRecordClassId => s.event_id = Some(v),
+            Role::MetadataStreamUuid | Role::DefaultClockTimestamp => {}
+        }
+    }
+}
+
+fn check_byte_aligned(pos: u64) -> Result<usize, DecodeError> {
+    if pos % 8 != 0 {
+        return Err(DecodeError::new(pos, "string not byte-aligned"));
+    }
+    usize::try_from(pos / 8).map_err(|_| DecodeError::new(pos, "offset too large"))
+}
+
+/// Reads a LEB128 integer; returns the value and the number of bits consumed.
+fn read_leb128(data: &[u8], pos: u64, signed: bool) -> Option<(u64, u64)> {
+    let start = usize::try_from(pos / 8).ok()?;
+    let mut v: u64 = 0;
+    let mut shift = 0u32;
+    for (i, &b) in data.get(start..)?.iter().enumerate() {
+        if shift < 64 {
+            v |= ((b & 0x7f) as u64) << shift;
+        }
+        shift += 7;
+        if b & 0x80 == 0 {
+            if signed && shift < 64 && b & 0x40 != 0 {
+                v |= u64::MAX << shift;
+            }
+            return Some((v, (i as u64 + 1) * 8));
+        }
+        if i >= 9 {
+            return None;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leb128() {
+        assert_eq!(read_leb128(&[0xe5, 0x8e, 0x26], 0, false), Some((624485, 24)));
+        assert_eq!(read_leb128(&[0xc0, 0xbb, 0x78], 0, true), Some(((-123456i64) as u64, 24)));
+        assert_eq!(read_leb128(&[0x80], 0, false), None);
+    }
+
+    #[test]
+    fn clock_wraps() {
+        let mut d = Decoder {
+            regs: vec![],
+            clock: (5 << 27) | 100,
+            specials: Specials::default(),
+        };
+        d.update_clock(50, 27);
+        assert_eq!(d.clock, (6 << 27) | 50);
+        d.update_clock(60, 27);
+        assert_eq!(d.clock, (6 << 27) | 60);
+        d.update_clock(7, 64);
+        assert_eq!(d.clock, 7);
+    }
+}

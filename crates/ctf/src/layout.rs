@@ -1,0 +1,533 @@
+//! Compiles a [`TraceClass`] into flat decoding layouts.
+//!
+//! The decoder walks [`Node`]s rather than the `ir` tree: nodes are stored in one arena, carry
+//! their effective alignment, and every field that some sequence, variant or optional refers to
+//! is given a *register* the decoder stores its value into, so that dynamic lengths and tags are
+//! found in O(1) without any path lookup at decode time.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::MetadataError;
+use crate::ir::*;
+
+/// Index of a node in [`Layout::nodes`].
+pub type NodeId = u32;
+/// Marks a node whose value is stored in no register.
+pub const NO_REG: u16 = u16::MAX;
+
+/// What a node decodes.
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    Int {
+        size: u32,
+        signed: bool,
+        little: bool,
+        base: DisplayBase,
+        /// Index into [`Layout::enums`] when this integer is an enumeration.
+        enum_idx: Option<u32>,
+    },
+    VarInt {
+        signed: bool,
+        base: DisplayBase,
+        enum_idx: Option<u32>,
+    },
+    Float {
+        size: u32,
+        little: bool,
+    },
+    /// A bit array, bit map or boolean (CTF 2).
+    Bits {
+        size: u32,
+        little: bool,
+        kind: BitArrayKind,
+    },
+    CString,
+    /// A string of a given byte length (CTF 2), or an array/sequence of UTF-8 bytes (CTF 1.8
+    /// `char[16]`), decoded as one text slot.
+    SizedString {
+        len: Len,
+    },
+    Blob {
+        len: Len,
+    },
+    Struct {
+        /// Members: `Layout::members[first..first + count]`.
+        first: u32,
+        count: u32,
+    },
+    Variant {
+        tag_reg: u16,
+        /// Options: `Layout::members[first..first + count]`.
+        first: u32,
+        count: u32,
+        ranges: Arc<[(IntRange, u32)]>,
+    },
+    Array {
+        elem: NodeId,
+        len: Len,
+    },
+    Optional {
+        sel_reg: u16,
+        /// Empty: present when the selector is non-zero.
+        ranges: Arc<[IntRange]>,
+        elem: NodeId,
+    },
+}
+
+/// A length known statically or read from a register.
+#[derive(Debug, Clone, Copy)]
+pub enum Len {
+    Static(u64),
+    Reg(u16),
+}
+
+/// One compiled field.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Alignment in bits applied before decoding.
+    pub align: u32,
+    /// Register this node's integer value is stored into, or [`NO_REG`].
+    pub store: u16,
+    pub role: Option<Role>,
+    /// True when the integer updates the stream's default clock.
+    pub clock: bool,
+}
+
+/// A structure member or variant option.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub name: Arc<str>,
+    pub node: NodeId,
+}
+
+/// Compiled layouts of one trace class: an arena of nodes plus the roots of every scope.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    pub nodes: Vec<Node>,
+    pub members: Vec<Member>,
+    pub enums: Vec<Arc<[EnumMapping]>>,
+    pub registers: usize,
+    pub packet_header: Option<NodeId>,
+    pub streams: HashMap<u64, StreamLayout>,
+}
+
+/// Compiled layouts of one stream class.
+#[derive(Debug, Clone, Default)]
+pub struct StreamLayout {
+    pub packet_context: Option<NodeId>,
+    pub event_header: Option<NodeId>,
+    pub event_common_context: Option<NodeId>,
+    pub events: HashMap<u64, EventLayout>,
+    /// Default clock of the stream, as an index into `TraceClass::clocks`.
+    pub clock: Option<usize>,
+}
+
+/// Compiled layouts of one event class.
+#[derive(Debug, Clone)]
+pub struct EventLayout {
+    pub name: Arc<str>,
+    pub context: Option<NodeId>,
+    pub payload: Option<NodeId>,
+}
+
+impl Layout {
+    /// Member `i` of a struct or option `i` of a variant node.
+    pub fn members_of(&self, node: NodeId) -> &[Member] {
+        match self.nodes[node as usize].kind {
+            NodeKind::Struct { first, count } | NodeKind::Variant { first, count, .. } => {
+                &self.members[first as usize..(first + count) as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Compiles every scope of a trace class.
+    pub fn compile(tc: &TraceClass) -> Result<Layout, MetadataError> {
+        let mut c = Compiler {
+            layout: Layout::default(),
+            regs: HashMap::new(),
+            tc,
+            depth: 0,
+        };
+        c.collect_refs(tc);
+        if let Some(ph) = &tc.packet_header {
+            let mut path = FieldPath {
+                scope: Scope::PacketHeader,
+                indices: vec![],
+            };
+            c.layout.packet_header = Some(c.compile_struct(ph, &mut path)?);
+        }
+        for (id, sc) in &tc.streams {
+            let mut sl = StreamLayout {
+                clock: sc.default_clock,
+                ..Default::default()
+            };
+            let scope = |c: &mut Compiler, s: &Option<StructType>, scope| {
+                s.as_ref()
+                    .map(|s| {
+                        let mut path = FieldPath {
+                            scope,
+                            indices: vec![],
+                        };
+                        c.compile_struct(s, &mut path)
+                    })
+                    .transpose()
+            };
+            sl.packet_context = scope(&mut c, &sc.packet_context, Scope::PacketContext)?;
+            sl.event_header = scope(&mut c, &sc.event_header, Scope::EventHeader)?;
+            sl.event_common_context =
+                scope(&mut c, &sc.event_common_context, Scope::EventCommonContext)?;
+            for (eid, ec) in &sc.events {
+                let context = scope(&mut c, &ec.context, Scope::EventSpecificContext)?;
+                let payload = scope(&mut c, &ec.payload, Scope::EventPayload)?;
+                sl.events.insert(
+                    *eid,
+                    EventLayout {
+                        name: Arc::from(ec.name.as_str()),
+                        context,
+                        payload,
+                    },
+                );
+            }
+            c.layout.streams.insert(*id, sl);
+        }
+        c.layout.registers = c.regs.len();
+        Ok(c.layout)
+    }
+}
+
+const MAX_DEPTH: usize = 64;
+
+struct Compiler<'a> {
+    layout: Layout,
+    regs: HashMap<FieldPath, u16>,
+    tc: &'a TraceClass,
+    depth: usize,
+}
+
+impl Compiler<'_> {
+    fn collect_refs(&mut self, tc: &TraceClass) {
+        let mut paths = Vec::new();
+        let mut visit = |s: &Option<StructType>| {
+            if let Some(s) = s {
+                for f in &s.fields {
+                    refs_of(&f.ty, &mut paths, 0);
+                }
+            }
+        };
+        visit(&tc.packet_header);
+        for sc in tc.streams.values() {
+            visit(&sc.packet_context);
+            visit(&sc.event_header);
+            visit(&sc.event_common_context);
+            for ec in sc.events.values() {
+                visit(&ec.context);
+                visit(&ec.payload);
+            }
+        }
+        for p in paths {
+            let n = self.regs.len();
+            if n < NO_REG as usize {
+                self.regs.entry(p).or_insert(n as u16);
+            }
+        }
+    }
+
+    fn reg(&self, path: &FieldPath) -> Result<u16, MetadataError> {
+        self.regs.get(path).copied().ok_or_else(|| {
+            MetadataError::new(None, format!("unresolved field reference {path:?}"))
+        })
+    }
+
+    fn len(&self, l: &Length) -> Result<Len, MetadataError> {
+        Ok(match l {
+            Length::Static(n) => Len::Static(*n),
+            Length::Dynamic(p) => Len::Reg(self.reg(p)?),
+        })
+    }
+
+    fn push(&mut self, kind: NodeKind, align: u32, path: &FieldPath) -> NodeId {
+        let store = self.regs.get(path).copied().unwrap_or(NO_REG);
+        self.layout.nodes.push(Node {
+            kind,
+            align: align.max(1),
+            store,
+            role: None,
+            clock: false,
+        });
+        (self.layout.nodes.len() - 1) as NodeId
+    }
+
+    fn compile_struct(
+        &mut self,
+        s: &StructType,
+        path: &mut FieldPath,
+    ) -> Result<NodeId, MetadataError> {
+        let mut members = Vec::with_capacity(s.fields.len());
+        let mut align = s.min_align.max(1);
+        for (i, f) in s.fields.iter().enumerate() {
+            path.indices.push(i);
+            let id = self.compile(&f.ty, path)?;
+            path.indices.pop();
+            align = align.max(self.layout.nodes[id as usize].align);
+            members.push(Member {
+                name: Arc::from(f.name.as_str()),
+                node: id,
+            });
+        }
+        let first = self.layout.members.len() as u32;
+        let count = members.len() as u32;
+        self.layout.members.extend(members);
+        Ok(self.push(NodeKind::Struct { first, count }, align, path))
+    }
+
+    fn enum_idx(&mut self, mappings: &[EnumMapping]) -> u32 {
+        self.layout.enums.push(Arc::from(mappings));
+        (self.layout.enums.len() - 1) as u32
+    }
+
+    fn int_node(&mut self, it: &IntType, enum_idx: Option<u32>, path: &FieldPath) -> NodeId {
+        if it.size == 0 || it.size > 64 {
+            // Rejected by the caller; keep the arena consistent anyway.
+        }
+        let id = self.push(
+            NodeKind::Int {
+                size: it.size.clamp(1, 64),
+                signed: it.signed,
+                little: it.byte_order == ByteOrder::Little,
+                base: it.base,
+                enum_idx,
+            },
+            it.align,
+            path,
+        );
+        let n = &mut self.layout.nodes[id as usize];
+        n.role = it.role;
+        // Packet-context timestamps are snapshots: only header and context timestamps move the
+        // stream clock, or the compact headers of the packet would be read against its end.
+        n.clock = it.role == Some(Role::DefaultClockTimestamp)
+            || (it.role.is_none()
+                && it
+                    .mapped_clock
+                    .as_ref()
+                    .is_some_and(|c| self.tc.clock_index(c).is_some()));
+        id
+    }
+
+    fn is_text_elem(t: &FieldType) -> bool {
+        matches!(t, FieldType::Int(i) if i.size == 8 && i.encoding == Encoding::Utf8 && i.align <= 8)
+    }
+
+    fn compile(&mut self, t: &FieldType, path: &mut FieldPath) -> Result<NodeId, MetadataError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(MetadataError::new(None, "field types nested too deeply"));
+        }
+        let r = self.compile_inner(t, path);
+        self.depth -= 1;
+        r
+    }
+
+    fn compile_inner(
+        &mut self,
+        t: &FieldType,
+        path: &mut FieldPath,
+    ) -> Result<NodeId, MetadataError> {
+        let bad_size = |size: u32| {
+            Err(MetadataError::new(
+                None,
+                format!("unsupported integer size {size} bits"),
+            ))
+        };
+        Ok(match t {
+            FieldType::Int(it) => {
+                if it.size == 0 || it.size > 64 {
+                    return bad_size(it.size);
+                }
+                self.int_node(it, None, path)
+            }
+            FieldType::Enum(e) => {
+                if e.int.size == 0 || e.int.size > 64 {
+                    return bad_size(e.int.size);
+                }
+                let idx = self.enum_idx(&e.mappings);
+                self.int_node(&e.int, Some(idx), path)
+            }
+            FieldType::BitArray(b) => {
+                if b.int.size == 0 || b.int.size > 64 {
+                    return bad_size(b.int.size);
+                }
+                let id = self.push(
+                    NodeKind::Bits {
+                        size: b.int.size,
+                        little: b.int.byte_order == ByteOrder::Little,
+                        kind: b.kind,
+                    },
+                    b.int.align,
+                    path,
+                );
+                self.layout.nodes[id as usize].role = b.int.role;
+                id
+            }
+            FieldType::VarInt(v) => {
+                let enum_idx = (!v.mappings.is_empty()).then(|| self.enum_idx(&v.mappings));
+                let id = self.push(
+                    NodeKind::VarInt {
+                        signed: v.signed,
+                        base: v.base,
+                        enum_idx,
+                    },
+                    8,
+                    path,
+                );
+                let n = &mut self.layout.nodes[id as usize];
+                n.role = v.role;
+                n.clock = v.role == Some(Role::DefaultClockTimestamp);
+                id
+            }
+            FieldType::Float(f) => {
+                let size = f.size();
+                if size != 32 && size != 64 {
+                    return Err(MetadataError::new(
+                        None,
+                        format!("unsupported floating point size {size} bits"),
+                    ));
+                }
+                self.push(
+                    NodeKind::Float {
+                        size,
+                        little: f.byte_order == ByteOrder::Little,
+                    },
+                    f.align,
+                    path,
+                )
+            }
+            FieldType::String(_) => self.push(NodeKind::CString, 8, path),
+            FieldType::SizedString(s) => {
+                let len = self.len(&s.length)?;
+                self.push(NodeKind::SizedString { len }, 8, path)
+            }
+            FieldType::Blob(b) => {
+                let len = self.len(&b.length)?;
+                let id = self.push(NodeKind::Blob { len }, 8, path);
+                self.layout.nodes[id as usize].role = b.role;
+                id
+            }
+            FieldType::Struct(s) => self.compile_struct(s, path)?,
+            FieldType::Variant(v) => {
+                let tag_reg = self.reg(&v.tag)?;
+                let mut members = Vec::with_capacity(v.options.len());
+                let mut ranges = Vec::new();
+                for (i, o) in v.options.iter().enumerate() {
+                    path.indices.push(i);
+                    let id = self.compile(&o.ty, path)?;
+                    path.indices.pop();
+                    members.push(Member {
+                        name: Arc::from(o.name.as_str()),
+                        node: id,
+                    });
+                    ranges.extend(o.ranges.iter().map(|r| (*r, i as u32)));
+                }
+                let first = self.layout.members.len() as u32;
+                let count = members.len() as u32;
+                self.layout.members.extend(members);
+                self.push(
+                    NodeKind::Variant {
+                        tag_reg,
+                        first,
+                        count,
+                        ranges: Arc::from(ranges),
+                    },
+                    1,
+                    path,
+                )
+            }
+            FieldType::Array(a) => {
+                if Self::is_text_elem(&a.elem) {
+                    let id = self.push(
+                        NodeKind::SizedString {
+                            len: Len::Static(a.len),
+                        },
+                        a.min_align.max(8),
+                        path,
+                    );
+                    self.layout.nodes[id as usize].role = a.role;
+                    return Ok(id);
+                }
+                let elem = self.compile(&a.elem, path)?;
+                let align = a.min_align.max(self.layout.nodes[elem as usize].align);
+                let id = self.push(
+                    NodeKind::Array {
+                        elem,
+                        len: Len::Static(a.len),
+                    },
+                    align,
+                    path,
+                );
+                self.layout.nodes[id as usize].role = a.role;
+                id
+            }
+            FieldType::Sequence(s) => {
+                let len = Len::Reg(self.reg(&s.length)?);
+                if Self::is_text_elem(&s.elem) {
+                    return Ok(self.push(NodeKind::SizedString { len }, s.min_align.max(8), path));
+                }
+                let elem = self.compile(&s.elem, path)?;
+                let align = s.min_align.max(self.layout.nodes[elem as usize].align);
+                self.push(NodeKind::Array { elem, len }, align, path)
+            }
+            FieldType::Optional(o) => {
+                let sel_reg = self.reg(&o.selector)?;
+                let elem = self.compile(&o.ty, path)?;
+                self.push(
+                    NodeKind::Optional {
+                        sel_reg,
+                        ranges: Arc::from(o.ranges.as_slice()),
+                        elem,
+                    },
+                    1,
+                    path,
+                )
+            }
+        })
+    }
+}
+
+fn refs_of(t: &FieldType, out: &mut Vec<FieldPath>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match t {
+        FieldType::Struct(s) => {
+            for f in &s.fields {
+                refs_of(&f.ty, out, depth + 1);
+            }
+        }
+        FieldType::Variant(v) => {
+            out.push(v.tag.clone());
+            for o in &v.options {
+                refs_of(&o.ty, out, depth + 1);
+            }
+        }
+        FieldType::Array(a) => refs_of(&a.elem, out, depth + 1),
+        FieldType::Sequence(s) => {
+            out.push(s.length.clone());
+            refs_of(&s.elem, out, depth + 1);
+        }
+        FieldType::Optional(o) => {
+            out.push(o.selector.clone());
+            refs_of(&o.ty, out, depth + 1);
+        }
+        FieldType::Blob(BlobType {
+            length: Length::Dynamic(p),
+            ..
+        })
+        | FieldType::SizedString(SizedStringType {
+            length: Length::Dynamic(p),
+            ..
+        }) => out.push(p.clone()),
+        _ => {}
+    }
+}

@@ -1,0 +1,602 @@
+//! Reading one data stream: packets, then events, with loss accounting and error recovery.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::decode::{DecodeError, Decoder, Slot};
+use crate::error::{Error, Result};
+use crate::field::FieldView;
+use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
+use crate::trace::{map_file, Trace};
+
+/// Magic number of CTF data packets.
+pub const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
+
+/// What a stream reader yields besides events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// An event: read it with [`StreamReader::event`].
+    Event,
+    /// The tracer discarded `count` events between two times (ns from origin).
+    DiscardedEvents {
+        count: u64,
+        begin_ns: Option<i64>,
+        end_ns: Option<i64>,
+    },
+    /// `count` packets are missing (packet sequence number gap).
+    DiscardedPackets {
+        count: u64,
+        begin_ns: Option<i64>,
+        end_ns: Option<i64>,
+    },
+}
+
+impl Message {
+    /// Time used to order this message among others.
+    pub fn time_ns(&self) -> Option<i64> {
+        match self {
+            Message::Event => None,
+            Message::DiscardedEvents { begin_ns, .. }
+            | Message::DiscardedPackets { begin_ns, .. } => *begin_ns,
+        }
+    }
+}
+
+/// Header facts of a stream file's first packet.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FirstPacket {
+    pub stream_class_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub ts_begin: Option<u64>,
+}
+
+/// Decodes the packet header and context of a file's first packet (None for an empty file).
+pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<FirstPacket>> {
+    let Some(map) = map_file(path)? else {
+        return Ok(None);
+    };
+    let layout = &trace.layout;
+    let mut dec = Decoder::new(layout);
+    let mut slots = Vec::new();
+    let mut pos = 0u64;
+    let err = |e: DecodeError| Error::Decode {
+        path: path.to_path_buf(),
+        offset: e.bit / 8,
+        message: e.message,
+    };
+    if let Some(ph) = layout.packet_header {
+        dec.decode(layout, ph, &map, &mut pos, &mut slots).map_err(err)?;
+    }
+    let sc_id = dec.specials.stream_class_id;
+    if let Some(sl) = stream_layout(layout, sc_id) {
+        if let Some(pc) = sl.packet_context {
+            dec.decode(layout, pc, &map, &mut pos, &mut slots).map_err(err)?;
+        }
+    }
+    Ok(Some(FirstPacket {
+        stream_class_id: sc_id,
+        stream_id: dec.specials.stream_id,
+        ts_begin: dec.specials.ts_begin,
+    }))
+}
+
+fn stream_layout(layout: &Layout, id: Option<u64>) -> Option<&StreamLayout> {
+    match id {
+        Some(id) => layout.streams.get(&id),
+        None if layout.streams.len() == 1 => layout.streams.values().next(),
+        None => layout.streams.get(&0),
+    }
+}
+
+/// Sequential reader of one data stream (all its files, in order).
+pub struct StreamReader {
+    trace: Arc<Trace>,
+    stream: usize,
+    file_idx: usize,
+    map: Option<Mmap>,
+    dec: Decoder,
+    /// Byte offset of the current packet in the current file.
+    packet_off: usize,
+    /// Packet length in bytes as declared.
+    packet_len: usize,
+    /// End of the packet's content, in bits from the packet start.
+    content_bits: u64,
+    /// Current bit position from the packet start.
+    pos: u64,
+    in_packet: bool,
+    truncated: bool,
+    stream_class_id: u64,
+    pkt_slots: Vec<Slot>,
+    packet_header_at: Option<usize>,
+    packet_context_at: Option<usize>,
+    ev_slots: Vec<Slot>,
+    ev_at: [Option<usize>; 4],
+    event_id: u64,
+    event_offset: usize,
+    cycles: u64,
+    last_cycles: Option<u64>,
+    warned_regression: bool,
+    prev_discarded: u64,
+    prev_seq: Option<u64>,
+    prev_ts_end: Option<u64>,
+    pending: VecDeque<Message>,
+    done: bool,
+    /// Non-fatal problems (timestamp regressions…), each naming the file and offset.
+    pub warnings: Vec<String>,
+    /// Events decoded so far.
+    pub events_read: u64,
+}
+
+const EV_HEADER: usize = 0;
+const EV_COMMON: usize = 1;
+const EV_SPECIFIC: usize = 2;
+const EV_PAYLOAD: usize = 3;
+
+impl StreamReader {
+    /// A reader positioned before the first packet of stream `stream` of `trace`.
+    pub fn new(trace: Arc<Trace>, stream: usize) -> Self {
+        let dec = Decoder::new(&trace.layout);
+        StreamReader {
+            trace,
+            stream,
+            file_idx: 0,
+            map: None,
+            dec,
+            packet_off: 0,
+            packet_len: 0,
+            content_bits: 0,
+            pos: 0,
+            in_packet: false,
+            truncated: false,
+            stream_class_id: 0,
+            pkt_slots: Vec::new(),
+            packet_header_at: None,
+            packet_context_at: None,
+            ev_slots: Vec::with_capacity(64),
+            ev_at: [None; 4],
+            event_id: 0,
+            event_offset: 0,
+            cycles: 0,
+            last_cycles: None,
+            warned_regression: false,
+            prev_discarded: 0,
+            prev_seq: None,
+            prev_ts_end: None,
+            pending: VecDeque::new(),
+            done: false,
+            warnings: Vec::new(),
+            events_read: 0,
+        }
+    }
+
+    /// The trace this stream belongs to.
+    pub fn trace(&self) -> &Arc<Trace> {
+        &self.trace
+    }
+
+    /// Index of this stream in [`Trace::streams`].
+    pub fn stream_index(&self) -> usize {
+        self.stream
+    }
+
+    fn path(&self) -> &Path {
+        let files = &self.trace.streams[self.stream].files;
+        &files[self.file_idx.min(files.len() - 1)]
+    }
+
+    fn decode_error(&self, packet_off: usize, e: DecodeError) -> Error {
+        let mut message = e.message;
+        if self.truncated {
+            message = format!("{message} (the packet is truncated: the file ends inside it)");
+        }
+        Error::Decode {
+            path: self.path().to_path_buf(),
+            offset: packet_off as u64 + e.bit / 8,
+            message,
+        }
+    }
+
+    fn fail(&mut self, offset: usize, message: String) -> Error {
+        self.done = true;
+        Error::Decode {
+            path: self.path().to_path_buf(),
+            offset: offset as u64,
+            message,
+        }
+    }
+
+    fn ns(&self, cycles: u64) -> Option<i64> {
+        let sl = self.trace.layout.streams.get(&self.stream_class_id)?;
+        let clock = &self.trace.class.clocks[sl.clock?];
+        Some(clock.cycles_to_ns(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    }
+
+    /// Moves to the next packet with content. Ok(false) at the end of the stream.
+    fn open_packet(&mut self) -> Result<bool> {
+        loop {
+            let files = &self.trace.streams[self.stream].files;
+            if self.map.is_none() || self.packet_off >= self.map.as_ref().map_or(0, |m| m.len()) {
+                if self.map.is_some() {
+                    self.file_idx += 1;
+                    self.map = None;
+                } else if self.file_idx >= files.len() {
+                    return Ok(false);
+                }
+                if self.file_idx >= files.len() {
+                    return Ok(false);
+                }
+                self.packet_off = 0;
+                match map_file(&files[self.file_idx]) {
+                    Ok(Some(m)) => self.map = Some(m),
+                    Ok(None) => {
+                        self.file_idx += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        self.file_idx += 1;
+                        return Err(e);
+                    }
+                }
+            }
+            let map = self.map.as_ref().expect("mapped above");
+            let data = &map[self.packet_off..];
+            let layout = self.trace.layout.clone();
+            self.dec.specials = Default::default();
+            self.pkt_slots.clear();
+            self.truncated = false;
+            let mut pos = 0u64;
+            self.packet_header_at = None;
+            self.packet_context_at = None;
+            let off = self.packet_off;
+            if let Some(ph) = layout.packet_header {
+                self.packet_header_at = Some(0);
+                if let Err(e) = self
+                    .dec
+                    .decode(&layout, ph, data, &mut pos, &mut self.pkt_slots)
+                {
+                    let err = self.decode_error(off, e);
+                    self.done = true;
+                    return Err(err);
+                }
+            }
+            let sp = self.dec.specials;
+            if let Some(magic) = sp.magic {
+                if magic != PACKET_MAGIC {
+                    return Err(self.fail(off, format!("bad packet magic number {magic:#x}")));
+                }
+            }
+            if let (Some(at), Some(uuid)) = (sp.uuid_at, self.trace.class.uuid) {
+                let at = at as usize;
+                if data.get(at..at + 16) != Some(&uuid[..]) {
+                    return Err(self.fail(off, "packet UUID differs from the trace UUID".into()));
+                }
+            }
+            let sc_id = match sp.stream_class_id {
+                Some(id) => id,
+                None if layout.streams.len() == 1 => *layout.streams.keys().next().unwrap(),
+                None => 0,
+            };
+            let Some(sl) = layout.streams.get(&sc_id) else {
+                return Err(self.fail(off, format!("unknown stream class id {sc_id}")));
+            };
+            self.stream_class_id = sc_id;
+            if let Some(pc) = sl.packet_context {
+                self.packet_context_at = Some(self.pkt_slots.len());
+                if let Err(e) = self
+                    .dec
+                    .decode(&layout, pc, data, &mut pos, &mut self.pkt_slots)
+                {
+                    let err = self.decode_error(off, e);
+                    self.done = true;
+                    return Err(err);
+                }
+            }
+            let sp = self.dec.specials;
+            let avail_bits = data.len() as u64 * 8;
+            let total_bits = sp.packet_total_bits.unwrap_or(avail_bits);
+            let content_bits = sp.packet_content_bits.unwrap_or(total_bits);
+            if total_bits == 0 || total_bits % 8 != 0 || content_bits > total_bits || pos > content_bits
+            {
+                return Err(self.fail(
+                    off,
+                    format!(
+                        "bad packet sizes (packet {total_bits} bits, content {content_bits} bits, headers {pos} bits)"
+                    ),
+                ));
+            }
+            self.truncated = total_bits > avail_bits;
+            self.packet_len = (total_bits / 8) as usize;
+            self.content_bits = content_bits.min(avail_bits);
+            self.pos = pos;
+            if let Some(b) = sp.ts_begin {
+                self.dec.clock = b;
+            }
+            let (begin_ns, end_ns) = (sp.ts_begin.and_then(|c| self.ns(c)), sp.ts_end.and_then(|c| self.ns(c)));
+            let prev_end_ns = self.prev_ts_end.and_then(|c| self.ns(c));
+            if let Some(seq) = sp.seq_num {
+                if let Some(prev) = self.prev_seq {
+                    if seq > prev + 1 {
+                        self.pending.push_back(Message::DiscardedPackets {
+                            count: seq - prev - 1,
+                            begin_ns: prev_end_ns,
+                            end_ns: begin_ns,
+                        });
+                    }
+                }
+                self.prev_seq = Some(seq);
+            }
+            if let Some(d) = sp.discarded {
+                if d > self.prev_discarded {
+                    self.pending.push_back(Message::DiscardedEvents {
+                        count: d - self.prev_discarded,
+                        begin_ns: prev_end_ns.or(begin_ns),
+                        end_ns,
+                    });
+                }
+                self.prev_discarded = d;
+            }
+            if sp.ts_end.is_some() {
+                self.prev_ts_end = sp.ts_end;
+            }
+            self.in_packet = true;
+            return Ok(true);
+        }
+    }
+
+    fn finish_packet(&mut self) -> Option<Error> {
+        self.in_packet = false;
+        let err = if self.truncated {
+            let len = self.map.as_ref().map_or(0, |m| m.len());
+            let e = Error::Decode {
+                path: self.path().to_path_buf(),
+                offset: self.packet_off as u64,
+                message: format!(
+                    "truncated packet: it declares {} bytes but the file ends after {}",
+                    self.packet_len,
+                    len - self.packet_off
+                ),
+            };
+            Some(e)
+        } else {
+            None
+        };
+        self.packet_off = self.packet_off.saturating_add(self.packet_len.max(1));
+        err
+    }
+
+    /// Advances to the next message. After `Some(Ok(Message::Event))`, [`Self::event`] reads it.
+    /// Errors name the file and byte offset; reading goes on after them with what is readable.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Message>> {
+        loop {
+            if let Some(m) = self.pending.pop_front() {
+                return Some(Ok(m));
+            }
+            if self.done {
+                return None;
+            }
+            if !self.in_packet {
+                match self.open_packet() {
+                    Ok(true) => continue,
+                    Ok(false) => {
+                        self.done = true;
+                        return None;
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            if self.pos >= self.content_bits {
+                if let Some(e) = self.finish_packet() {
+                    return Some(Err(e));
+                }
+                continue;
+            }
+            match self.decode_event() {
+                Ok(()) => {
+                    self.events_read += 1;
+                    return Some(Ok(Message::Event));
+                }
+                Err(e) => {
+                    let err = self.decode_error(self.packet_off, e);
+                    // Skip the rest of this packet; the next one starts at a known offset.
+                    self.finish_packet();
+                    return Some(Err(err));
+                }
+            }
+        }
+    }
+
+    fn decode_event(&mut self) -> Result<(), DecodeError> {
+        let map = self.map.as_ref().expect("in a packet");
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let data = &map[self.packet_off..end.min(map.len())];
+        let layout = &*self.trace.layout;
+        let sl = &layout.streams[&self.stream_class_id];
+        self.ev_slots.clear();
+        self.ev_at = [None; 4];
+        self.dec.specials.event_id = None;
+        self.event_offset = (self.pos / 8) as usize;
+        let mut pos = self.pos;
+        let dec = &mut self.dec;
+        let slots = &mut self.ev_slots;
+        let mut run = |which: usize, node: Option<NodeId>, dec: &mut Decoder, pos: &mut u64, at: &mut [Option<usize>; 4]| {
+            if let Some(n) = node {
+                at[which] = Some(slots.len());
+                dec.decode(layout, n, data, pos, slots)
+            } else {
+                Ok(())
+            }
+        };
+        run(EV_HEADER, sl.event_header, dec, &mut pos, &mut self.ev_at)?;
+        let id = match dec.specials.event_id {
+            Some(id) => id,
+            None if sl.events.len() == 1 => *sl.events.keys().next().unwrap(),
+            None => 0,
+        };
+        let Some(el) = sl.events.get(&id) else {
+            return Err(DecodeError {
+                bit: self.pos,
+                message: format!("unknown event class id {id} in stream class {}", self.stream_class_id),
+            });
+        };
+        run(EV_COMMON, sl.event_common_context, dec, &mut pos, &mut self.ev_at)?;
+        run(EV_SPECIFIC, el.context, dec, &mut pos, &mut self.ev_at)?;
+        run(EV_PAYLOAD, el.payload, dec, &mut pos, &mut self.ev_at)?;
+        if pos > self.content_bits || pos == self.pos && sl.event_header.is_none() && el.payload.is_none() {
+            if pos > self.content_bits {
+                return Err(DecodeError {
+                    bit: self.pos,
+                    message: "event goes past the packet content".into(),
+                });
+            }
+            // An empty event without a header would loop forever: end the packet.
+            pos = self.content_bits;
+        }
+        self.pos = pos;
+        self.event_id = id;
+        let clock = self.dec.clock;
+        if let Some(last) = self.last_cycles {
+            if clock < last && !self.warned_regression {
+                self.warned_regression = true;
+                self.warnings.push(format!(
+                    "{}: at byte {}: timestamp goes backwards by {} cycles (reported once per stream)",
+                    self.path().display(),
+                    self.packet_off + self.event_offset,
+                    last - clock
+                ));
+            }
+        }
+        self.last_cycles = Some(clock);
+        self.cycles = clock;
+        Ok(())
+    }
+
+    /// The current event (valid after `next` returned `Message::Event`).
+    pub fn event(&self) -> Event<'_> {
+        Event { r: self }
+    }
+
+    /// Timestamp of the current event, in ns from the clock origin.
+    pub fn event_time_ns(&self) -> Option<i64> {
+        self.ns(self.cycles)
+    }
+
+    /// Events the packets of this stream said were discarded so far.
+    pub fn discarded_so_far(&self) -> u64 {
+        self.prev_discarded
+    }
+}
+
+/// A decoded event, borrowed from its stream reader.
+#[derive(Clone, Copy)]
+pub struct Event<'a> {
+    r: &'a StreamReader,
+}
+
+impl<'a> Event<'a> {
+    fn layout(&self) -> &'a EventLayout {
+        &self.r.trace.layout.streams[&self.r.stream_class_id].events[&self.r.event_id]
+    }
+
+    fn packet_data(&self) -> &'a [u8] {
+        let map = self.r.map.as_deref().unwrap_or(&[]);
+        let end = (self.r.packet_off + self.r.packet_len).min(map.len());
+        &map[self.r.packet_off.min(end)..end]
+    }
+
+    fn ev_view(&self, which: usize) -> Option<FieldView<'a>> {
+        self.r.ev_at[which].map(|idx| FieldView {
+            layout: &self.r.trace.layout,
+            slots: &self.r.ev_slots,
+            idx,
+            data: self.packet_data(),
+        })
+    }
+
+    /// The event class name.
+    pub fn name(&self) -> &'a str {
+        &self.layout().name
+    }
+
+    /// The event class id.
+    pub fn class_id(&self) -> u64 {
+        self.r.event_id
+    }
+
+    /// The stream class id.
+    pub fn stream_class_id(&self) -> u64 {
+        self.r.stream_class_id
+    }
+
+    /// The trace this event belongs to.
+    pub fn trace(&self) -> &'a Arc<Trace> {
+        &self.r.trace
+    }
+
+    /// The default clock value, in cycles.
+    pub fn cycles(&self) -> u64 {
+        self.r.cycles
+    }
+
+    /// The timestamp in ns from the clock origin (None when the stream has no clock).
+    pub fn time_ns(&self) -> Option<i64> {
+        self.r.event_time_ns()
+    }
+
+    /// The event payload.
+    pub fn payload(&self) -> Option<FieldView<'a>> {
+        self.ev_view(EV_PAYLOAD)
+    }
+
+    /// The event class's own context.
+    pub fn specific_context(&self) -> Option<FieldView<'a>> {
+        self.ev_view(EV_SPECIFIC)
+    }
+
+    /// The stream's event context (common to all its events).
+    pub fn common_context(&self) -> Option<FieldView<'a>> {
+        self.ev_view(EV_COMMON)
+    }
+
+    /// The event header.
+    pub fn header(&self) -> Option<FieldView<'a>> {
+        self.ev_view(EV_HEADER)
+    }
+
+    fn pkt_view(&self, at: Option<usize>) -> Option<FieldView<'a>> {
+        at.map(|idx| FieldView {
+            layout: &self.r.trace.layout,
+            slots: &self.r.pkt_slots,
+            idx,
+            data: self.packet_data(),
+        })
+    }
+
+    /// The packet context of the packet holding this event.
+    pub fn packet_context(&self) -> Option<FieldView<'a>> {
+        self.pkt_view(self.r.packet_context_at)
+    }
+
+    /// The packet header of the packet holding this event.
+    pub fn packet_header(&self) -> Option<FieldView<'a>> {
+        self.pkt_view(self.r.packet_header_at)
+    }
+
+    /// A payload field by name.
+    pub fn field(&self, name: &str) -> Option<FieldView<'a>> {
+        self.payload()?.field(name)
+    }
+
+    /// Index of the stream in its trace.
+    pub fn stream_index(&self) -> usize {
+        self.r.stream
+    }
+
+    /// File and byte offset of the event, for messages.
+    pub fn location(&self) -> (&'a Path, u64) {
+        (self.r.path(), (self.r.packet_off + self.r.event_offset) as u64)
+    }
+}

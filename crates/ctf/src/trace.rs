@@ -1,0 +1,188 @@
+//! Finding traces on disk and opening them: metadata, layouts and data stream files.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::ir::TraceClass;
+use crate::layout::Layout;
+use crate::stream::{probe_first_packet, StreamReader};
+
+/// One opened CTF trace: its class, compiled layouts and data streams.
+#[derive(Debug)]
+pub struct Trace {
+    /// The trace directory.
+    pub path: PathBuf,
+    pub class: Arc<TraceClass>,
+    pub layout: Arc<Layout>,
+    /// Data streams; each is one or more files (tracefile rotation) in time order.
+    pub streams: Vec<StreamFiles>,
+    /// Position of this trace among those opened together.
+    pub index: usize,
+    /// Problems found while opening (unreadable stream files…), reported but not fatal.
+    pub errors: Vec<String>,
+}
+
+/// The files that make one data stream.
+#[derive(Debug, Clone)]
+pub struct StreamFiles {
+    pub files: Vec<PathBuf>,
+    pub stream_class_id: Option<u64>,
+    pub stream_id: Option<u64>,
+}
+
+/// Finds every trace directory (one holding a `metadata` file) at or below `path`, sorted.
+pub fn discover(path: &Path) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_file() {
+        if path.file_name().is_some_and(|n| n == "metadata") {
+            return Ok(vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()]);
+        }
+        return Err(Error::NotATrace {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut out = Vec::new();
+    walk(path, &mut out, 0)?;
+    if out.is_empty() {
+        return Err(Error::NotATrace {
+            path: path.to_path_buf(),
+        });
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<()> {
+    if depth > 32 {
+        return Ok(());
+    }
+    if dir.join("metadata").is_file() {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut subdirs: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for d in subdirs {
+        walk(&d, out, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Maps a file read-only (an empty file maps to nothing).
+pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only; a trace file truncated while mapped by another process
+    // would fault, a risk every mmap-based reader (and babeltrace2) accepts for speed.
+    let m = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
+    Ok(Some(m))
+}
+
+impl Trace {
+    /// Opens the trace in directory `dir`.
+    pub fn open(dir: &Path) -> Result<Trace> {
+        let meta_path = dir.join("metadata");
+        let bytes = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
+        let class = crate::metadata::parse(&bytes).map_err(|source| Error::Metadata {
+            path: meta_path.clone(),
+            source,
+        })?;
+        let layout = Layout::compile(&class).map_err(|source| Error::Metadata {
+            path: meta_path.clone(),
+            source,
+        })?;
+        let mut trace = Trace {
+            path: dir.to_path_buf(),
+            class: Arc::new(class),
+            layout: Arc::new(layout),
+            streams: Vec::new(),
+            index: 0,
+            errors: Vec::new(),
+        };
+        trace.find_streams()?;
+        Ok(trace)
+    }
+
+    fn find_streams(&mut self) -> Result<()> {
+        let rd = std::fs::read_dir(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name != "metadata"
+                    && !name.starts_with('.')
+                    && e.file_type().is_ok_and(|t| t.is_file())
+            })
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        // Files of one stream instance (rotation) are chained in order of their first packet.
+        type Key = (Option<u64>, Option<u64>, usize);
+        let mut groups: BTreeMap<Key, Vec<(Option<u64>, PathBuf)>> = BTreeMap::new();
+        for (i, f) in files.into_iter().enumerate() {
+            match probe_first_packet(self, &f) {
+                Ok(None) => {}
+                Ok(Some(p)) => {
+                    let key = match p.stream_id {
+                        Some(_) => (p.stream_class_id, p.stream_id, 0),
+                        None => (p.stream_class_id, None, i),
+                    };
+                    groups.entry(key).or_default().push((p.ts_begin, f));
+                }
+                Err(e) => {
+                    self.errors.push(e.to_string());
+                    // Still read it: the error comes back, with what is readable, when decoding.
+                    groups.entry((None, None, i)).or_default().push((None, f));
+                }
+            }
+        }
+        for ((sc, sid, _), mut fs) in groups {
+            fs.sort_by_key(|(ts, _)| *ts);
+            self.streams.push(StreamFiles {
+                files: fs.into_iter().map(|(_, f)| f).collect(),
+                stream_class_id: sc,
+                stream_id: sid,
+            });
+        }
+        Ok(())
+    }
+
+    /// Readers for every stream of this trace.
+    pub fn readers(self: &Arc<Self>) -> Vec<StreamReader> {
+        (0..self.streams.len())
+            .map(|i| StreamReader::new(self.clone(), i))
+            .collect()
+    }
+
+    /// The `hostname` environment entry.
+    pub fn hostname(&self) -> Option<&str> {
+        self.class.env_str("hostname")
+    }
+}
+
+/// Opens every trace found at or below each path, in order.
+pub fn open_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Arc<Trace>>> {
+    let mut out = Vec::new();
+    for p in paths {
+        for dir in discover(p.as_ref())? {
+            let mut t = Trace::open(&dir)?;
+            t.index = out.len();
+            out.push(Arc::new(t));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,179 @@
+//! `tracekit print`: Babeltrace 2 compatible text output of merged traces.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ctf::Message;
+
+use crate::progress::Progress;
+use crate::text::TextPrinter;
+use crate::timefmt::{parse_time, TimeFormatter};
+
+#[derive(clap::Args)]
+pub struct PrintArgs {
+    /// Trace directories, or directories holding traces (searched recursively).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Drop events before this time: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNN]`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// Drop events after this time (same syntax as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Print times in UTC instead of the local time zone.
+    #[arg(long)]
+    pub clock_gmt: bool,
+}
+
+pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let traces = ctf::open_all(&args.paths)?;
+    let mut failed = false;
+    for t in &traces {
+        for e in &t.errors {
+            eprintln!("tracekit: warning: {e}");
+        }
+    }
+    let times = TimeFormatter::new(args.clock_gmt);
+    let tz = times.tz().clone();
+    let mut printer = TextPrinter::new(times);
+    let mut merger = ctf::Merger::new(&traces);
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut bounds: Option<(i64, i64)> = None;
+    let mut progress = Progress::for_traces(&traces);
+    let mut reported_errors = 0;
+    let mut reported_warnings = 0usize;
+    while let Some(msg) = merger.next() {
+        let msg = msg.clone();
+        let time = merger.current_time();
+        if bounds.is_none() && (args.begin.is_some() || args.end.is_some()) {
+            let b = match &args.begin {
+                Some(s) => parse_time(s, &tz, time)?,
+                None => i64::MIN,
+            };
+            let e = match &args.end {
+                Some(s) => parse_time(s, &tz, time)?,
+                None => i64::MAX,
+            };
+            bounds = Some((b, e));
+        }
+        if let (Some((b, e)), Some(t)) = (bounds, time) {
+            if t < b {
+                continue;
+            }
+            if t > e {
+                break;
+            }
+        }
+        let res = match msg {
+            Message::Event => {
+                progress.tick();
+                let ev = merger.event().expect("event message");
+                printer.event(&mut out, &ev, time)
+            }
+            Message::DiscardedEvents {
+                count,
+                begin_ns,
+                end_ns,
+            }
+            | Message::DiscardedPackets {
+                count,
+                begin_ns,
+                end_ns,
+            } => {
+                let what = if matches!(msg, Message::DiscardedEvents { .. }) {
+                    "event"
+                } else {
+                    "packet"
+                };
+                let r = merger.current_reader().expect("current message has a reader");
+                let (trace_desc, stream_desc) = describe_stream(r);
+                printer.discarded(&mut out, what, count, begin_ns, end_ns, &trace_desc, &stream_desc)
+            }
+        };
+        if let Err(e) = res {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return Err(e.into());
+        }
+        reported_errors = report_new(&merger.errors, reported_errors, &mut failed);
+        reported_warnings = report_warnings(&merger, reported_warnings);
+    }
+    progress.finish();
+    if let Err(e) = out.flush() {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e.into());
+        }
+    }
+    report_new(&merger.errors, reported_errors, &mut failed);
+    report_warnings(&merger, reported_warnings);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn report_new(errors: &[ctf::Error], from: usize, failed: &mut bool) -> usize {
+    for e in &errors[from..] {
+        eprintln!("tracekit: error: {e}");
+        *failed = true;
+    }
+    errors.len()
+}
+
+fn report_warnings(merger: &ctf::Merger, already: usize) -> usize {
+    let all: usize = merger.readers().iter().map(|r| r.warnings.len()).sum();
+    if all > already {
+        let mut seen = 0;
+        for r in merger.readers() {
+            for w in &r.warnings {
+                if seen >= already {
+                    eprintln!("tracekit: warning: {w}");
+                }
+                seen += 1;
+            }
+        }
+    }
+    all
+}
+
+/// Babeltrace's description of where a loss happened.
+fn describe_stream(r: &ctf::StreamReader) -> (String, String) {
+    let t = r.trace();
+    let mut trace_desc = String::new();
+    if let Some(name) = t.class.env_str("trace_name") {
+        trace_desc.push_str(&format!("`{name}` "));
+    }
+    if let Some(u) = t.class.uuid {
+        trace_desc.push_str(&format!("(UUID: {}) ", format_uuid(&u)));
+    }
+    let files = &t.streams[r.stream_index()];
+    let sid = files.stream_id.map(|s| s.to_string()).unwrap_or_else(|| "0".into());
+    let name = files
+        .files
+        .first()
+        .and_then(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stream_desc = format!(
+        "within stream (ID: {sid}, class ID: {}, name: `{name}`)",
+        files.stream_class_id.unwrap_or(0)
+    );
+    (trace_desc, stream_desc)
+}
+
+/// Formats a UUID the canonical way.
+pub fn format_uuid(u: &[u8; 16]) -> String {
+    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
+}
