@@ -1,0 +1,3 @@
+//! Unit tests of the CTF 2 front end.
+
+use super::*;

@@ -1,0 +1,310 @@
+//! Tokenizer for TSDL text.
+
+use crate::error::MetadataError;
+
+/// A lexical token.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    Ident(String),
+    /// An integer literal's magnitude (the sign is a separate token).
+    Int(u64),
+    Str(String),
+    /// A character literal (its code).
+    Char(u32),
+    /// Punctuation: `{ } [ ] ( ) ; , = : := . ... < > + - *`.
+    Punct(&'static str),
+}
+
+/// A token and the 1-based line it starts on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub line: usize,
+}
+
+/// Maximum number of tokens accepted (guards memory on hostile input).
+const MAX_TOKENS: usize = 50_000_000;
+
+fn err(line: usize, msg: impl Into<String>) -> MetadataError {
+    MetadataError::new(Some(line), msg)
+}
+
+/// Splits TSDL text into tokens, dropping whitespace and comments.
+pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, MetadataError> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    let mut line = 1usize;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => i += 1,
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let start = line;
+                i += 2;
+                loop {
+                    match b.get(i) {
+                        None => return Err(err(start, "unterminated comment")),
+                        Some(b'*') if b.get(i + 1) == Some(&b'/') => {
+                            i += 2;
+                            break;
+                        }
+                        Some(b'\n') => {
+                            line += 1;
+                            i += 1;
+                        }
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'"' => {
+                let start = line;
+                i += 1;
+                let mut s = Vec::new();
+                loop {
+                    match b.get(i) {
+                        None => return Err(err(start, "unterminated string literal")),
+                        Some(b'"') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(b'\\') => {
+                            let (v, n) =
+                                escape(b, i + 1).ok_or_else(|| err(line, "bad escape sequence"))?;
+                            push_char(&mut s, v);
+                            i += 1 + n;
+                        }
+                        Some(b'\n') => {
+                            line += 1;
+                            s.push(b'\n');
+                            i += 1;
+                        }
+                        Some(&ch) => {
+                            s.push(ch);
+                            i += 1;
+                        }
+                    }
+                }
+                let s = String::from_utf8(s)
+                    .map_err(|_| err(start, "string literal is not valid UTF-8"))?;
+                out.push(Token {
+                    tok: Tok::Str(s),
+                    line: start,
+                });
+            }
+            b'\'' => {
+                i += 1;
+                let v = match b.get(i) {
+                    Some(b'\\') => {
+                        let (v, n) =
+                            escape(b, i + 1).ok_or_else(|| err(line, "bad escape sequence"))?;
+                        i += 1 + n;
+                        v
+                    }
+                    Some(b'\'') | Some(b'\n') | None => {
+                        return Err(err(line, "bad character literal"))
+                    }
+                    Some(_) => {
+                        // One UTF-8 character.
+                        let ch = text[i..]
+                            .chars()
+                            .next()
+                            .ok_or_else(|| err(line, "bad character literal"))?;
+                        i += ch.len_utf8();
+                        ch as u32
+                    }
+                };
+                if b.get(i) != Some(&b'\'') {
+                    return Err(err(line, "unterminated character literal"));
+                }
+                i += 1;
+                out.push(Token {
+                    tok: Tok::Char(v),
+                    line,
+                });
+            }
+            b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let v = parse_int(&text[start..i]).ok_or_else(|| {
+                    err(line, format!("bad integer literal `{}`", &text[start..i]))
+                })?;
+                out.push(Token {
+                    tok: Tok::Int(v),
+                    line,
+                });
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                out.push(Token {
+                    tok: Tok::Ident(text[start..i].to_string()),
+                    line,
+                });
+            }
+            _ => {
+                let rest = &b[i..];
+                let p: &'static str = if rest.starts_with(b":=") {
+                    ":="
+                } else if rest.starts_with(b"...") {
+                    "..."
+                } else {
+                    match c {
+                        b'{' => "{",
+                        b'}' => "}",
+                        b'[' => "[",
+                        b']' => "]",
+                        b'(' => "(",
+                        b')' => ")",
+                        b';' => ";",
+                        b',' => ",",
+                        b'=' => "=",
+                        b':' => ":",
+                        b'.' => ".",
+                        b'<' => "<",
+                        b'>' => ">",
+                        b'+' => "+",
+                        b'-' => "-",
+                        b'*' => "*",
+                        _ => {
+                            let ch = text[i..].chars().next().unwrap_or('?');
+                            return Err(err(
+                                line,
+                                format!("unexpected character `{}`", ch.escape_default()),
+                            ));
+                        }
+                    }
+                };
+                i += p.len();
+                out.push(Token {
+                    tok: Tok::Punct(p),
+                    line,
+                });
+            }
+        }
+        if out.len() > MAX_TOKENS {
+            return Err(err(line, "metadata too large"));
+        }
+    }
+    Ok(out)
+}
+
+fn push_char(s: &mut Vec<u8>, v: u32) {
+    if v < 0x80 {
+        s.push(v as u8);
+    } else {
+        let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+        let mut buf = [0u8; 4];
+        s.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+    }
+}
+
+/// Decodes the escape sequence starting after a backslash at `b[i]`: (value, bytes consumed).
+fn escape(b: &[u8], i: usize) -> Option<(u32, usize)> {
+    let c = *b.get(i)?;
+    Some(match c {
+        b'n' => (10, 1),
+        b't' => (9, 1),
+        b'r' => (13, 1),
+        b'a' => (7, 1),
+        b'b' => (8, 1),
+        b'f' => (12, 1),
+        b'v' => (11, 1),
+        b'\\' | b'\'' | b'"' | b'?' => (c as u32, 1),
+        b'x' => {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < 2 {
+                match b.get(i + 1 + n).and_then(|d| (*d as char).to_digit(16)) {
+                    Some(d) => v = v * 16 + d,
+                    None => break,
+                }
+                n += 1;
+            }
+            if n == 0 {
+                return None;
+            }
+            (v, 1 + n)
+        }
+        b'0'..=b'7' => {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < 3 {
+                match b.get(i + n) {
+                    Some(d @ b'0'..=b'7') => v = v * 8 + (d - b'0') as u32,
+                    _ => break,
+                }
+                n += 1;
+            }
+            (v, n)
+        }
+        _ => return None,
+    })
+}
+
+/// Parses a C integer literal (decimal, `0x` hex, `0` octal, optional `u`/`l` suffixes).
+fn parse_int(s: &str) -> Option<u64> {
+    let body = s.trim_end_matches(['u', 'U', 'l', 'L']);
+    if body.is_empty() {
+        return None;
+    }
+    let (digits, radix) =
+        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (h, 16)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (&body[1..], 8)
+        } else {
+            (body, 10)
+        };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        let t = tokenize("0x1F 017 42ul 0 \"a\\\"\\x20\\040\" '\\n' ... := x_1").unwrap();
+        let toks: Vec<Tok> = t.into_iter().map(|t| t.tok).collect();
+        assert_eq!(
+            toks,
+            vec![
+                Tok::Int(31),
+                Tok::Int(15),
+                Tok::Int(42),
+                Tok::Int(0),
+                Tok::Str("a\"  ".into()),
+                Tok::Char(10),
+                Tok::Punct("..."),
+                Tok::Punct(":="),
+                Tok::Ident("x_1".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_and_comments() {
+        let t = tokenize("/* a\r\nb */ x // y\r\n\r\n z").unwrap();
+        assert_eq!(t[0].line, 2);
+        assert_eq!(t[1].line, 4);
+        assert_eq!(tokenize("\n\n\"abc").unwrap_err().line, Some(3));
+        assert_eq!(tokenize("a\n08").unwrap_err().line, Some(2));
+    }
+}
