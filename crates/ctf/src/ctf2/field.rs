@@ -5,6 +5,7 @@
 //! field-class aliases and checks every property; phase 2 ([`Resolver`]) turns field locations
 //! into absolute [`FieldPath`]s, adjusts roles to their scope and attaches the default clock.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use super::json::Json;
@@ -658,6 +659,8 @@ pub(crate) struct Resolver<'a> {
     pub roots: [Option<&'a Fc>; 6],
     /// Name of the data stream class's default clock class.
     pub clock: Option<&'a str>,
+    /// Remaining node visits for field-location resolution (shared by the whole stream).
+    pub steps: &'a Cell<usize>,
 }
 
 fn scope_index(s: Scope) -> usize {
@@ -706,11 +709,17 @@ fn node_at<'f>(root: &'f Fc, indices: &[usize]) -> Option<&'f Fc> {
     Some(node)
 }
 
-/// Finds member `name` below `node` (through arrays, optionals and variant options).
-fn walk<'f>(node: &'f Fc, name: &str, out: &mut Vec<usize>) -> Option<&'f Fc> {
+/// Maximum number of field-class nodes visited, over a whole metadata stream, while resolving
+/// field locations (bounds the work of paths through nested variants).
+pub(crate) const MAX_WALK_STEPS: usize = 10_000_000;
+
+/// Finds member `name` below `node` (through arrays, optionals and variant options), visiting
+/// at most `steps` nodes.
+fn walk<'f>(node: &'f Fc, name: &str, out: &mut Vec<usize>, steps: &mut usize) -> Option<&'f Fc> {
+    *steps = steps.checked_sub(1)?;
     match node {
         Fc::Array { elem, .. } | Fc::DynArray { elem, .. } | Fc::Optional { elem, .. } => {
-            walk(elem, name, out)
+            walk(elem, name, out, steps)
         }
         Fc::Struct { members, .. } => {
             let i = members.iter().position(|(n, _)| n == name)?;
@@ -720,7 +729,7 @@ fn walk<'f>(node: &'f Fc, name: &str, out: &mut Vec<usize>) -> Option<&'f Fc> {
         Fc::Variant { options, .. } => options.iter().enumerate().find_map(|(i, (_, fc, _))| {
             let mark = out.len();
             out.push(i);
-            let r = walk(fc, name, out);
+            let r = walk(fc, name, out, steps);
             if r.is_none() {
                 out.truncate(mark);
             }
@@ -810,8 +819,15 @@ impl Resolver<'_> {
                     "`null` (parent) is only allowed at the start of the path".to_string(),
                 ));
             };
-            node = walk(node, name, &mut indices)
-                .ok_or_else(|| ctx(format!("no member named `{}`", truncate(name))))?;
+            let mut steps = self.steps.get();
+            let found = walk(node, name, &mut indices, &mut steps);
+            if steps == 0 {
+                return Err(ctx(format!(
+                    "field location resolution exceeded {MAX_WALK_STEPS} steps"
+                )));
+            }
+            self.steps.set(steps);
+            node = found.ok_or_else(|| ctx(format!("no member named `{}`", truncate(name))))?;
         }
         let ok = match (want, node) {
             (Want::Length, Fc::Int { int, .. }) => !int.signed,

@@ -16,6 +16,7 @@ mod json;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
 
@@ -23,7 +24,7 @@ use crate::error::MetadataError;
 use crate::ir::{
     ByteOrder, ClockClass, EnvValue, EventClass, Scope, StreamClass, StructType, TraceClass,
 };
-use field::{show, to_u64, Alias, Builder, Fc, Resolver, MAX_FC_NODES};
+use field::{show, to_u64, Alias, Builder, Fc, Resolver, MAX_FC_NODES, MAX_WALK_STEPS};
 use json::Json;
 
 /// Parses a CTF 2 metadata stream (RFC 7464 JSON text sequence) into a resolved trace class.
@@ -122,6 +123,7 @@ struct State {
     aliases: HashMap<String, Alias>,
     streams: BTreeMap<u64, StreamState>,
     budget: usize,
+    steps: Cell<usize>,
 }
 
 /// A UUID: an array of 16 bytes, or (lenient) the canonical textual form.
@@ -233,6 +235,7 @@ impl State {
             aliases: HashMap::new(),
             streams: BTreeMap::new(),
             budget: MAX_FC_NODES,
+            steps: Cell::new(MAX_WALK_STEPS),
         }
     }
 
@@ -334,6 +337,7 @@ impl State {
             let r = Resolver {
                 roots: [Some(&fc), None, None, None, None, None],
                 clock: None,
+                steps: &self.steps,
             };
             self.packet_header = Some(
                 r.scope(&fc, Scope::PacketHeader)
@@ -464,6 +468,7 @@ impl State {
                 None,
             ],
             clock: clock_name.as_deref(),
+            steps: &self.steps,
         };
         let resolve = |fc: &Option<Fc>,
                        scope: Scope,
@@ -514,6 +519,7 @@ impl State {
         let sc = self.field_class(cx, j, "specific-context-field-class")?;
         let payload = self.field_class(cx, j, "payload-field-class")?;
         let ph = self.packet_header_fc.as_ref();
+        let steps = &self.steps;
         let stream = self.streams.get_mut(&sid).ok_or_else(|| {
             cx.err(format_args!(
                 "data-stream-class-id: no data stream class {sid}"
@@ -534,6 +540,7 @@ impl State {
                 payload.as_ref(),
             ],
             clock: stream.clock_name.as_deref(),
+            steps,
         };
         let context = sc
             .as_ref()
