@@ -369,14 +369,17 @@ impl ClockClass {
     /// Nanoseconds from the clock's origin for a raw cycle value: exact integer arithmetic,
     /// rounding toward negative infinity as Babeltrace does.
     pub fn cycles_to_ns(&self, cycles: u64) -> i128 {
+        // Offset and value are converted separately, each rounded down, as Babeltrace 2
+        // does: the last digit then agrees with it for frequencies other than 1 GHz.
         let freq = self.freq.max(1) as i128;
-        let total = cycles as i128 + self.offset_cycles as i128;
-        let ns_from_cycles = if freq == 1_000_000_000 {
-            total
-        } else {
-            (total * 1_000_000_000).div_euclid(freq)
+        let to_ns = |c: i128| {
+            if freq == 1_000_000_000 {
+                c
+            } else {
+                (c * 1_000_000_000).div_euclid(freq)
+            }
         };
-        self.offset_s as i128 * 1_000_000_000 + ns_from_cycles
+        self.offset_s as i128 * 1_000_000_000 + to_ns(self.offset_cycles as i128) + to_ns(cycles as i128)
     }
 }
 

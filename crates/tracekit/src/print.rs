@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ctf::Message;
 
 use crate::progress::Progress;
-use crate::text::TextPrinter;
+use crate::text::{Loss, TextPrinter};
 use crate::timefmt::{parse_time, TimeFormatter};
 
 #[derive(clap::Args)]
@@ -87,9 +87,17 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 } else {
                     "packet"
                 };
-                let r = merger.current_reader().expect("current message has a reader");
-                let (trace_desc, stream_desc) = describe_stream(r);
-                printer.discarded(&mut out, what, count, begin_ns, end_ns, &trace_desc, &stream_desc)
+                let reader = merger.current_reader().expect("current message has a reader");
+                let loss = Loss {
+                    what,
+                    count,
+                    begin_ns,
+                    end_ns,
+                    reader,
+                };
+                // Babeltrace writes these warnings to the standard error, between events.
+                out.flush()
+                    .and_then(|_| printer.discarded(&mut io::stderr(), &loss))
             }
         };
         if let Err(e) = res {
@@ -140,40 +148,3 @@ fn report_warnings(merger: &ctf::Merger, already: usize) -> usize {
     all
 }
 
-/// Babeltrace's description of where a loss happened.
-fn describe_stream(r: &ctf::StreamReader) -> (String, String) {
-    let t = r.trace();
-    let mut trace_desc = String::new();
-    if let Some(name) = t.class.env_str("trace_name") {
-        trace_desc.push_str(&format!("`{name}` "));
-    }
-    if let Some(u) = t.class.uuid {
-        trace_desc.push_str(&format!("(UUID: {}) ", format_uuid(&u)));
-    }
-    let files = &t.streams[r.stream_index()];
-    let sid = files.stream_id.map(|s| s.to_string()).unwrap_or_else(|| "0".into());
-    let name = files
-        .files
-        .first()
-        .and_then(|f| f.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stream_desc = format!(
-        "within stream (ID: {sid}, class ID: {}, name: `{name}`)",
-        files.stream_class_id.unwrap_or(0)
-    );
-    (trace_desc, stream_desc)
-}
-
-/// Formats a UUID the canonical way.
-pub fn format_uuid(u: &[u8; 16]) -> String {
-    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        h[0..4].concat(),
-        h[4..6].concat(),
-        h[6..8].concat(),
-        h[8..10].concat(),
-        h[10..16].concat()
-    )
-}

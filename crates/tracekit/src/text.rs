@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use ctf::field::{FieldValue, FieldView};
-use ctf::ir::{DisplayBase, EnumMapping};
+use ctf::ir::{DisplayBase, EnumMapping, EnvValue};
 use ctf::stream::Event;
 
 use crate::timefmt::TimeFormatter;
@@ -13,6 +13,29 @@ pub struct TextPrinter {
     times: TimeFormatter,
     last_ns: Option<i64>,
     buf: Vec<u8>,
+    /// Per trace: the `hostname:procname:(vpid) ` prefix.
+    labels: Vec<Option<Vec<u8>>>,
+}
+
+/// Babeltrace's per-trace prefix: the `hostname`, `procname` and `vpid` environment entries.
+fn trace_label(t: &ctf::Trace) -> Vec<u8> {
+    let mut parts = Vec::new();
+    if let Some(h) = t.class.env_str("hostname") {
+        parts.push(h.to_string());
+    }
+    if let Some(p) = t.class.env_str("procname") {
+        parts.push(p.to_string());
+    }
+    match t.class.env("vpid") {
+        Some(EnvValue::Int(v)) => parts.push(format!("({v})")),
+        Some(EnvValue::Str(v)) => parts.push(format!("({v})")),
+        None => {}
+    }
+    if parts.is_empty() {
+        Vec::new()
+    } else {
+        format!("{} ", parts.join(":")).into_bytes()
+    }
 }
 
 impl TextPrinter {
@@ -21,6 +44,7 @@ impl TextPrinter {
             times,
             last_ns: None,
             buf: Vec::with_capacity(512),
+            labels: Vec::new(),
         }
     }
 
@@ -44,12 +68,15 @@ impl TextPrinter {
             b.extend_from_slice(b") ");
             self.last_ns = Some(ns);
         }
-        if let Some(host) = ev.trace().hostname() {
-            b.extend_from_slice(host.as_bytes());
-            b.push(b' ');
+        let ti = ev.trace().index;
+        if self.labels.len() <= ti {
+            self.labels.resize(ti + 1, None);
         }
+        let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
+        b.extend_from_slice(label);
         b.extend_from_slice(ev.name().as_bytes());
-        b.push(b':');
+        // Babeltrace writes the space even when no field scope follows.
+        b.extend_from_slice(b": ");
         let mut first = true;
         let scopes = [
             ev.packet_context(),
@@ -65,10 +92,9 @@ impl TextPrinter {
                 continue;
             }
             if !first {
-                b.push(b',');
+                b.extend_from_slice(b", ");
             }
             first = false;
-            b.push(b' ');
             write_struct(b, &v, skip_roles);
         }
         b.push(b'\n');
@@ -76,33 +102,68 @@ impl TextPrinter {
     }
 
     /// Writes Babeltrace's warning for events or packets the tracer lost.
-    #[allow(clippy::too_many_arguments)]
     pub fn discarded<W: Write>(
         &mut self,
         out: &mut W,
-        what: &str,
-        count: u64,
-        begin_ns: Option<i64>,
-        end_ns: Option<i64>,
-        trace_desc: &str,
-        stream_desc: &str,
+        loss: &Loss<'_>,
     ) -> io::Result<()> {
         let b = &mut self.buf;
         b.clear();
-        write!(b, "WARNING: Tracer discarded {count} {what}{} ", if count == 1 { "" } else { "s" })?;
-        if let (Some(bg), Some(en)) = (begin_ns, end_ns) {
+        write!(
+            b,
+            "WARNING: Tracer discarded {} {}{} ",
+            loss.count,
+            loss.what,
+            if loss.count == 1 { "" } else { "s" }
+        )?;
+        if let (Some(bg), Some(en)) = (loss.begin_ns, loss.end_ns) {
             b.extend_from_slice(b"between [");
             self.times.write_time(b, bg);
             b.extend_from_slice(b"] and [");
             self.times.write_time(b, en);
-            b.extend_from_slice(b"] ");
+            b.extend_from_slice(b"]");
+        } else {
+            b.extend_from_slice(b"(unknown time range)");
         }
-        write!(
+        let t = loss.reader.trace();
+        let files = &t.streams[loss.reader.stream_index()];
+        let uuid = t
+            .class
+            .uuid
+            .map(|u| format!("UUID: {}", format_uuid(&u)))
+            .unwrap_or_else(|| "no UUID".into());
+        let path = files.files.first().map(|f| f.display().to_string()).unwrap_or_default();
+        writeln!(
             b,
-            "in trace {trace_desc}{stream_desc}. You should consider recording a new trace with larger buffers or with fewer events enabled.\n"
+            " in trace \"{}\" ({uuid}) within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
+            t.hostname().unwrap_or(""),
+            files.stream_class_id.unwrap_or(0),
+            files.stream_id.unwrap_or(loss.reader.stream_index() as u64),
         )?;
         out.write_all(b)
     }
+}
+
+/// A loss to report: what was lost, how many, when, and in which stream.
+pub struct Loss<'a> {
+    pub what: &'static str,
+    pub count: u64,
+    pub begin_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    pub reader: &'a ctf::StreamReader,
+}
+
+/// Formats a UUID the canonical way.
+pub fn format_uuid(u: &[u8; 16]) -> String {
+    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
 }
 
 fn has_visible_member(v: &FieldView<'_>) -> bool {
@@ -129,7 +190,7 @@ fn write_struct(b: &mut Vec<u8>, v: &FieldView<'_>, skip_roles: bool) {
         b.extend_from_slice(b" = ");
         write_value(b, &f);
     }
-    b.extend_from_slice(if first { b"}" } else { b" }" });
+    b.extend_from_slice(b" }");
 }
 
 fn write_int(b: &mut Vec<u8>, v: i128, unsigned_bits: u64, base: DisplayBase, signed: bool) {
@@ -238,12 +299,10 @@ fn write_value(b: &mut Vec<u8>, v: &FieldView<'_>) {
                 let _ = write!(b, "[{i}] = ");
                 write_value(b, &e);
             }
-            b.extend_from_slice(if first { b"]" } else { b" ]" });
+            b.extend_from_slice(b" ]");
         }
-        FieldValue::Variant(name, inner) => {
+        FieldValue::Variant(_, inner) => {
             b.extend_from_slice(b"{ ");
-            b.extend_from_slice(name.as_bytes());
-            b.extend_from_slice(b" = ");
             write_value(b, &inner);
             b.extend_from_slice(b" }");
         }
@@ -263,6 +322,8 @@ fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
             b'\r' => b.extend_from_slice(b"\\r"),
             b'\\' => b.extend_from_slice(b"\\\\"),
             b'"' => b.extend_from_slice(b"\\\""),
+            b'\'' => b.extend_from_slice(b"\\'"),
+            b'?' => b.extend_from_slice(b"\\?"),
             0x07 => b.extend_from_slice(b"\\a"),
             0x08 => b.extend_from_slice(b"\\b"),
             0x0b => b.extend_from_slice(b"\\v"),
