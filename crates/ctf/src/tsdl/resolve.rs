@@ -1,6 +1,6 @@
 //! Semantic pass: top-level blocks to the resolved [`TraceClass`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::parser::{bool_val, byte_order, uint_val, Block, Entry, StructT, Val, T};
 use crate::error::MetadataError;
@@ -397,7 +397,8 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
     let mut trace_bo: Option<ByteOrder> = None;
     let mut uuid = None;
     let mut packet_header: Option<(StructT, usize)> = None;
-    let mut env = Vec::new();
+    let mut env: Vec<(String, EnvValue)> = Vec::new();
+    let mut env_index: HashMap<String, usize> = HashMap::new();
     let mut clocks: Vec<ClockClass> = Vec::new();
     let mut streams: Vec<StreamDecl> = Vec::new();
     let mut events: Vec<EventDecl> = Vec::new();
@@ -413,13 +414,11 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                                     Some(byte_order(&v, line)?.unwrap_or(ByteOrder::native()))
                             }
                             "uuid" => uuid = Some(parse_uuid(&v, line)?),
-                            "major" => {
-                                if uint_val(&v, line, "major")? != 1 {
-                                    return Err(err(
-                                        line,
-                                        format!("unsupported CTF major version {}", v.describe()),
-                                    ));
-                                }
+                            "major" if uint_val(&v, line, "major")? != 1 => {
+                                return Err(err(
+                                    line,
+                                    format!("unsupported CTF major version {}", v.describe()),
+                                ));
                             }
                             _ => {}
                         },
@@ -441,12 +440,12 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             },
                             _ => EnvValue::Str(text_val(&v)),
                         };
-                        match env
-                            .iter_mut()
-                            .find(|(n, _): &&mut (String, EnvValue)| *n == k)
-                        {
+                        match env_index.get(&k).and_then(|&i| env.get_mut(i)) {
                             Some(slot) => slot.1 = val,
-                            None => env.push((k, val)),
+                            None => {
+                                env_index.insert(k.clone(), env.len());
+                                env.push((k, val));
+                            }
                         }
                     }
                 }
