@@ -9,9 +9,9 @@ use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
 /// Maximum syntactic/type nesting depth.
 pub(crate) const MAX_DEPTH: u32 = 48;
 /// Maximum number of nodes in one type.
-const MAX_WEIGHT: usize = 200_000;
+const MAX_WEIGHT: usize = 100_000;
 /// Maximum number of type nodes created over a whole parse (alias expansion included).
-const MAX_BUDGET: usize = 20_000_000;
+const MAX_BUDGET: usize = 2_000_000;
 
 /// An integer type before byte-order resolution.
 #[derive(Debug, Clone, PartialEq)]
@@ -440,7 +440,7 @@ impl Parser {
                 self.pos += 1;
                 let t = self.type_spec(true)?;
                 loop {
-                    let (name, t2) = self.declarator(t.clone())?;
+                    let (name, t2) = self.declarator_of(&t)?;
                     self.declare(name, t2);
                     if !self.eat_punct(",") {
                         break;
@@ -535,6 +535,13 @@ impl Parser {
             Err(p) => T::Sequence(Box::new(elem), p, d.1),
         };
         self.check(t)
+    }
+
+    /// A declarator applied to a copy of `t` (the copy is charged to the size budget).
+    fn declarator_of(&mut self, t: &T) -> R<(String, T)> {
+        let (_, w) = t.measure();
+        self.charge(w)?;
+        self.declarator(t.clone())
     }
 
     /// A declarator: name and subscripts, applied to `t`.
@@ -704,7 +711,7 @@ impl Parser {
             }
             loop {
                 let line = self.line();
-                let (name, t2) = self.declarator(t.clone())?;
+                let (name, t2) = self.declarator_of(&t)?;
                 if !names.insert(name.clone()) {
                     return Err(MetadataError::new(
                         Some(line),
