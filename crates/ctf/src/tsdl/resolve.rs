@@ -400,6 +400,8 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
     let mut env: Vec<(String, EnvValue)> = Vec::new();
     let mut env_index: HashMap<String, usize> = HashMap::new();
     let mut clocks: Vec<ClockClass> = Vec::new();
+    // Per clock: `absolute` was not given.
+    let mut implicit_absolute: Vec<bool> = Vec::new();
     let mut streams: Vec<StreamDecl> = Vec::new();
     let mut events: Vec<EventDecl> = Vec::new();
 
@@ -462,6 +464,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                     description: None,
                 };
                 let mut named = false;
+                let mut explicit_absolute = false;
                 for e in b.entries {
                     if let Entry::Attr(k, v, line) = e {
                         match k.as_str() {
@@ -480,7 +483,10 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             "precision" => c.precision = uint_val(&v, line, "precision")?,
                             "offset_s" => c.offset_s = int_i64(&v, line, "offset_s")?,
                             "offset" => c.offset_cycles = int_i64(&v, line, "offset")?,
-                            "absolute" => c.absolute = bool_val(&v, line)?,
+                            "absolute" => {
+                                c.absolute = bool_val(&v, line)?;
+                                explicit_absolute = true;
+                            }
                             _ => {}
                         }
                     }
@@ -491,6 +497,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 if clocks.iter().any(|x| x.name == c.name) {
                     return Err(err(b.line, format!("duplicate clock `{}`", c.name)));
                 }
+                implicit_absolute.push(!explicit_absolute);
                 clocks.push(c);
             }
             "stream" => {
@@ -549,6 +556,18 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 events.push(ev);
             }
             _ => {}
+        }
+    }
+
+    // Like Babeltrace 2: LTTng's clocks count from the Unix epoch even without `absolute`.
+    let lttng = env.iter().any(|(k, v)| {
+        k == "tracer_name" && matches!(v, EnvValue::Str(s) if s.starts_with("lttng"))
+    });
+    if lttng {
+        for (c, implicit) in clocks.iter_mut().zip(&implicit_absolute) {
+            if *implicit {
+                c.absolute = true;
+            }
         }
     }
 

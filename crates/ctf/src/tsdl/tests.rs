@@ -263,6 +263,18 @@ fn lttng_like_trace() {
 }
 
 #[test]
+fn lttng_clocks_are_absolute_by_default() {
+    let text = "env { tracer_name = \"lttng-ust\"; };
+        clock { name = monotonic; };
+        clock { name = other; absolute = false; };";
+    let tc = parse(text).unwrap();
+    assert!(tc.clocks[0].absolute);
+    assert!(!tc.clocks[1].absolute);
+    let tc = parse("env { tracer_name = \"barectf\"; }; clock { name = monotonic; };").unwrap();
+    assert!(!tc.clocks[0].absolute);
+}
+
+#[test]
 fn crlf_and_line_comments() {
     let text = lttng_like().replace('\n', "\r\n") + "// trailing comment";
     let a = parse(&text).unwrap();
