@@ -840,3 +840,49 @@ fn random_mutations_never_panic() {
         let _ = parse(&text);
     }
 }
+
+#[test]
+fn paths_through_variants_and_arrays() {
+    let text = "typealias integer { size = 8; } := u8;
+        event { fields := struct {
+            enum : u8 { a, b } sel;
+            variant <sel> {
+                struct { u8 n; u8 data[n]; } a;
+                u8 b;
+            } v;
+            struct { enum : u8 { x, y } k; variant <k> { u8 x; string y; } w; } arr[4];
+            u8 tail[v.a.n];
+        }; };";
+    let tc = parse(text).unwrap();
+    let p = tc.streams[&0].events[&0].payload.clone().unwrap();
+    let FieldType::Variant(v) = field(&p, "v") else {
+        panic!()
+    };
+    let FieldType::Struct(a) = &v.options[0].ty else {
+        panic!()
+    };
+    let FieldType::Sequence(d) = field(a, "data") else {
+        panic!()
+    };
+    assert_eq!(d.length.indices, vec![1, 0, 0]);
+    let FieldType::Array(arr) = field(&p, "arr") else {
+        panic!()
+    };
+    let FieldType::Struct(el) = &*arr.elem else {
+        panic!()
+    };
+    let FieldType::Variant(w) = field(el, "w") else {
+        panic!()
+    };
+    assert_eq!(w.tag.indices, vec![2, 0]);
+    let FieldType::Sequence(t) = field(&p, "tail") else {
+        panic!()
+    };
+    assert_eq!(
+        t.length,
+        FieldPath {
+            scope: Scope::EventPayload,
+            indices: vec![1, 0, 0]
+        }
+    );
+}
