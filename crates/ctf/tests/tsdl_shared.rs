@@ -112,6 +112,10 @@ fn many_threads_facts() {
     assert_eq!(v.select(3), Some(0));
     let clock = &tc.clocks[sc.default_clock.unwrap()];
     assert_eq!(clock.name, "monotonic");
+    assert!(
+        clock.absolute,
+        "Babeltrace 2 shows LTTng clocks with a Unix-epoch origin"
+    );
     assert_eq!(tc.env_str("hostname"), Some("wilbrod"));
 }
 

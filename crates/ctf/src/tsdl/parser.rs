@@ -1,6 +1,6 @@
 //! TSDL syntax: tokens to declarations with unresolved types.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::lexer::{Tok, Token};
 use crate::error::MetadataError;
@@ -9,9 +9,9 @@ use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
 /// Maximum syntactic/type nesting depth.
 pub(crate) const MAX_DEPTH: u32 = 48;
 /// Maximum number of nodes in one type.
-const MAX_WEIGHT: usize = 200_000;
+const MAX_WEIGHT: usize = 100_000;
 /// Maximum number of type nodes created over a whole parse (alias expansion included).
-const MAX_BUDGET: usize = 20_000_000;
+const MAX_BUDGET: usize = 2_000_000;
 
 /// An integer type before byte-order resolution.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,8 +67,14 @@ impl T {
         // Computed iteratively over a bounded structure: every composite built by the parser
         // was checked against MAX_DEPTH when created, so recursion here is bounded.
         match self {
-            T::Struct(s) => children(s.fields.iter().map(|f| &f.1)),
-            T::Variant(v) => children(v.options.iter().map(|f| &f.1)),
+            T::Struct(s) => children(&s.fields),
+            T::Variant(v) => children(&v.options),
+            T::Enum(_, m) => (
+                1,
+                m.iter().fold(1usize, |w, m| {
+                    w.saturating_add(1 + m.label.len() / 32 + m.ranges.len())
+                }),
+            ),
             T::Array(e, _) | T::Sequence(e, _, _) => {
                 let (d, w) = e.measure();
                 (d + 1, w + 1)
@@ -78,13 +84,14 @@ impl T {
     }
 }
 
-fn children<'a>(it: impl Iterator<Item = &'a T>) -> (u32, usize) {
+/// Measures a list of named members; long names count too (they are cloned with the type).
+fn children(members: &[(String, T)]) -> (u32, usize) {
     let mut d = 0;
     let mut w = 1usize;
-    for t in it {
+    for (name, t) in members {
         let (cd, cw) = t.measure();
         d = d.max(cd);
-        w = w.saturating_add(cw);
+        w = w.saturating_add(cw).saturating_add(name.len() / 32);
     }
     (d + 1, w)
 }
@@ -142,15 +149,6 @@ type R<X> = Result<X, MetadataError>;
 fn is_punct(t: Option<&Token>, p: &str) -> bool {
     matches!(t, Some(Token { tok: Tok::Punct(q), .. }) if *q == p)
 }
-
-const TYPE_KEYWORDS: &[&str] = &[
-    "integer",
-    "floating_point",
-    "string",
-    "struct",
-    "enum",
-    "variant",
-];
 
 impl Parser {
     pub fn new(toks: Vec<Token>) -> Self {
@@ -312,7 +310,7 @@ impl Parser {
                     self.eat_punct(";");
                 }
                 _ => {
-                    if !self.declaration(false)? {
+                    if !self.declaration()? {
                         return self.err(format!("unexpected {}", self.describe()));
                     }
                 }
@@ -341,7 +339,7 @@ impl Parser {
             if self.peek().is_none() {
                 return self.err("unexpected end of metadata (missing `}`)");
             }
-            if self.declaration(false)? {
+            if self.declaration()? {
                 continue;
             }
             let line = self.line();
@@ -429,10 +427,9 @@ impl Parser {
     }
 
     /// Tries a declaration (typealias, typedef, or a type specifier followed by declarators)
-    /// in a block or at top level. With `members`, declared fields are returned through
-    /// `self.members`; otherwise only type definitions are allowed. Returns false when the
-    /// next tokens do not start a declaration.
-    fn declaration(&mut self, _members: bool) -> R<bool> {
+    /// in a block, a structure or at top level: only type definitions, no members. Returns
+    /// false when the next tokens do not start a declaration.
+    fn declaration(&mut self) -> R<bool> {
         match self.peek() {
             Some(Tok::Ident(s)) if s == "typealias" => {
                 self.pos += 1;
@@ -443,7 +440,7 @@ impl Parser {
                 self.pos += 1;
                 let t = self.type_spec(true)?;
                 loop {
-                    let (name, t2) = self.declarator(t.clone())?;
+                    let (name, t2) = self.declarator_of(&t)?;
                     self.declare(name, t2);
                     if !self.eat_punct(",") {
                         break;
@@ -538,6 +535,13 @@ impl Parser {
             Err(p) => T::Sequence(Box::new(elem), p, d.1),
         };
         self.check(t)
+    }
+
+    /// A declarator applied to a copy of `t` (the copy is charged to the size budget).
+    fn declarator_of(&mut self, t: &T) -> R<(String, T)> {
+        let (_, w) = t.measure();
+        self.charge(w)?;
+        self.declarator(t.clone())
     }
 
     /// A declarator: name and subscripts, applied to `t`.
@@ -678,6 +682,7 @@ impl Parser {
 
     fn members_inner(&mut self) -> R<Vec<(String, T)>> {
         let mut out: Vec<(String, T)> = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
         loop {
             if self.eat_punct("}") {
                 return Ok(out);
@@ -688,7 +693,7 @@ impl Parser {
             match self.peek() {
                 None => return self.err("unexpected end of metadata (missing `}`)"),
                 Some(Tok::Ident(s)) if s == "typealias" || s == "typedef" => {
-                    self.declaration(true)?;
+                    self.declaration()?;
                     continue;
                 }
                 Some(Tok::Ident(_)) => {}
@@ -706,8 +711,8 @@ impl Parser {
             }
             loop {
                 let line = self.line();
-                let (name, t2) = self.declarator(t.clone())?;
-                if out.iter().any(|(n, _)| *n == name) {
+                let (name, t2) = self.declarator_of(&t)?;
+                if !names.insert(name.clone()) {
                     return Err(MetadataError::new(
                         Some(line),
                         format!("duplicate member `{name}`"),
@@ -748,15 +753,11 @@ impl Parser {
             if options.is_empty() {
                 return self.err("variant without options");
             }
-            let t = self.check(T::Variant(VariantT {
-                tag: None,
-                options,
-                line,
-            }))?;
+            let t = self.check(T::Variant(VariantT { tag, options, line }))?;
             if let Some(n) = &name {
                 self.declare(format!("variant {n}"), t.clone());
             }
-            Ok(with_tag(t, tag, line))
+            Ok(t)
         } else if let Some(n) = &name {
             let t = self.lookup(&format!("variant {n}"))?;
             Ok(with_tag(t, tag, line))
@@ -814,6 +815,7 @@ impl Parser {
             },
         };
         let mut mappings: Vec<EnumMapping> = Vec::new();
+        let mut by_label: HashMap<String, usize> = HashMap::new();
         let mut next: i128 = 0;
         loop {
             if self.eat_punct("}") {
@@ -846,12 +848,13 @@ impl Parser {
                 lower: lo,
                 upper: hi,
             };
-            match mappings.iter_mut().find(|m| m.label == label) {
+            match by_label.get(&label).and_then(|&i| mappings.get_mut(i)) {
                 Some(m) => m.ranges.push(range),
                 None => {
                     if mappings.len() >= MAX_WEIGHT {
                         return self.err("too many enumerators");
                     }
+                    by_label.insert(label.clone(), mappings.len());
                     mappings.push(EnumMapping {
                         label,
                         ranges: vec![range],
@@ -863,8 +866,7 @@ impl Parser {
                 break;
             }
         }
-        self.charge(mappings.len())?;
-        let t = T::Enum(int, mappings);
+        let t = self.check(T::Enum(int, mappings))?;
         if let Some(n) = &name {
             self.declare(format!("enum {n}"), t.clone());
         }
@@ -973,10 +975,12 @@ impl Parser {
     }
 }
 
-fn with_tag(t: T, tag: Option<String>, _line: usize) -> T {
+/// Gives a tag to a variant type used as `variant NAME <tag>`.
+fn with_tag(t: T, tag: Option<String>, line: usize) -> T {
     match (t, tag) {
         (T::Variant(mut v), Some(tag)) => {
             v.tag = Some(tag);
+            v.line = line;
             T::Variant(v)
         }
         (t, _) => t,
@@ -1053,9 +1057,4 @@ fn encoding(v: &Val, line: usize) -> R<Encoding> {
         }
         _ => Err(bad_val(line, "encoding", v)),
     }
-}
-
-#[allow(dead_code)]
-pub(crate) fn is_type_keyword(s: &str) -> bool {
-    TYPE_KEYWORDS.contains(&s)
 }

@@ -1,6 +1,6 @@
 //! Semantic pass: top-level blocks to the resolved [`TraceClass`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::parser::{bool_val, byte_order, uint_val, Block, Entry, StructT, Val, T};
 use crate::error::MetadataError;
@@ -397,8 +397,11 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
     let mut trace_bo: Option<ByteOrder> = None;
     let mut uuid = None;
     let mut packet_header: Option<(StructT, usize)> = None;
-    let mut env = Vec::new();
+    let mut env: Vec<(String, EnvValue)> = Vec::new();
+    let mut env_index: HashMap<String, usize> = HashMap::new();
     let mut clocks: Vec<ClockClass> = Vec::new();
+    // Per clock: `absolute` was not given.
+    let mut implicit_absolute: Vec<bool> = Vec::new();
     let mut streams: Vec<StreamDecl> = Vec::new();
     let mut events: Vec<EventDecl> = Vec::new();
 
@@ -413,13 +416,11 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                                     Some(byte_order(&v, line)?.unwrap_or(ByteOrder::native()))
                             }
                             "uuid" => uuid = Some(parse_uuid(&v, line)?),
-                            "major" => {
-                                if uint_val(&v, line, "major")? != 1 {
-                                    return Err(err(
-                                        line,
-                                        format!("unsupported CTF major version {}", v.describe()),
-                                    ));
-                                }
+                            "major" if uint_val(&v, line, "major")? != 1 => {
+                                return Err(err(
+                                    line,
+                                    format!("unsupported CTF major version {}", v.describe()),
+                                ));
                             }
                             _ => {}
                         },
@@ -441,12 +442,12 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             },
                             _ => EnvValue::Str(text_val(&v)),
                         };
-                        match env
-                            .iter_mut()
-                            .find(|(n, _): &&mut (String, EnvValue)| *n == k)
-                        {
+                        match env_index.get(&k).and_then(|&i| env.get_mut(i)) {
                             Some(slot) => slot.1 = val,
-                            None => env.push((k, val)),
+                            None => {
+                                env_index.insert(k.clone(), env.len());
+                                env.push((k, val));
+                            }
                         }
                     }
                 }
@@ -463,6 +464,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                     description: None,
                 };
                 let mut named = false;
+                let mut explicit_absolute = false;
                 for e in b.entries {
                     if let Entry::Attr(k, v, line) = e {
                         match k.as_str() {
@@ -481,7 +483,10 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             "precision" => c.precision = uint_val(&v, line, "precision")?,
                             "offset_s" => c.offset_s = int_i64(&v, line, "offset_s")?,
                             "offset" => c.offset_cycles = int_i64(&v, line, "offset")?,
-                            "absolute" => c.absolute = bool_val(&v, line)?,
+                            "absolute" => {
+                                c.absolute = bool_val(&v, line)?;
+                                explicit_absolute = true;
+                            }
                             _ => {}
                         }
                     }
@@ -492,6 +497,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 if clocks.iter().any(|x| x.name == c.name) {
                     return Err(err(b.line, format!("duplicate clock `{}`", c.name)));
                 }
+                implicit_absolute.push(!explicit_absolute);
                 clocks.push(c);
             }
             "stream" => {
@@ -550,6 +556,18 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 events.push(ev);
             }
             _ => {}
+        }
+    }
+
+    // Like Babeltrace 2: LTTng's clocks count from the Unix epoch even without `absolute`.
+    let lttng = env.iter().any(|(k, v)| {
+        k == "tracer_name" && matches!(v, EnvValue::Str(s) if s.starts_with("lttng"))
+    });
+    if lttng {
+        for (c, implicit) in clocks.iter_mut().zip(&implicit_absolute) {
+            if *implicit {
+                c.absolute = true;
+            }
         }
     }
 

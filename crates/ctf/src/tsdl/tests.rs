@@ -263,6 +263,18 @@ fn lttng_like_trace() {
 }
 
 #[test]
+fn lttng_clocks_are_absolute_by_default() {
+    let text = "env { tracer_name = \"lttng-ust\"; };
+        clock { name = monotonic; };
+        clock { name = other; absolute = false; };";
+    let tc = parse(text).unwrap();
+    assert!(tc.clocks[0].absolute);
+    assert!(!tc.clocks[1].absolute);
+    let tc = parse("env { tracer_name = \"barectf\"; }; clock { name = monotonic; };").unwrap();
+    assert!(!tc.clocks[0].absolute);
+}
+
+#[test]
 fn crlf_and_line_comments() {
     let text = lttng_like().replace('\n', "\r\n") + "// trailing comment";
     let a = parse(&text).unwrap();
@@ -677,6 +689,38 @@ fn exponential_alias_expansion_is_bounded() {
 }
 
 #[test]
+fn many_declarators_of_a_big_type_are_bounded() {
+    let mut text = String::from("typealias integer { size = 8; } := t0;\n");
+    for i in 1..6 {
+        let p = i - 1;
+        text.push_str(&format!("typealias struct {{ t{p} a; t{p} b; t{p} c; t{p} d; t{p} e; t{p} f; t{p} g; t{p} h; }} := t{i};\n"));
+    }
+    text.push_str("event { fields := struct { t5 a0");
+    for i in 1..2000 {
+        text.push_str(&format!(", a{i}"));
+    }
+    text.push_str("; }; };");
+    let e = parse(&text).unwrap_err();
+    assert!(e.message.contains("large"), "{e}");
+}
+
+#[test]
+fn named_tagged_variant_reused_without_tag() {
+    let text = "event { fields := struct {
+            enum : integer { size = 8; } { A, B } sel;
+            variant v <sel> { string A; integer { size = 8; } B; } x;
+            variant v y;
+        }; };";
+    let tc = parse(text).unwrap();
+    let p = tc.streams[&0].events[&0].payload.clone().unwrap();
+    let FieldType::Variant(y) = field(&p, "y") else {
+        panic!()
+    };
+    assert_eq!(y.tag.indices, vec![0]);
+    assert_eq!(y.select(1), Some(1));
+}
+
+#[test]
 fn huge_array_lengths_do_not_allocate() {
     let tc = parse("event { fields := struct { string a[18446744073709551615]; }; };").unwrap();
     let p = tc.streams[&0].events[&0].payload.clone().unwrap();
@@ -751,8 +795,17 @@ fn random_mutations_never_panic() {
         "\u{e9}",
         "\\",
     ];
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for _ in 0..3000 {
+    // `TSDL_FUZZ_ITERS` and `TSDL_FUZZ_SEED` allow longer local runs.
+    let iters: usize = std::env::var("TSDL_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("TSDL_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(seed | 1);
+    for _ in 0..iters {
         let mut s: Vec<char> = base.chars().collect();
         for _ in 0..1 + rng.below(6) {
             let at = rng.below(s.len() + 1).min(s.len());
@@ -786,4 +839,50 @@ fn random_mutations_never_panic() {
         let text: String = s.into_iter().collect();
         let _ = parse(&text);
     }
+}
+
+#[test]
+fn paths_through_variants_and_arrays() {
+    let text = "typealias integer { size = 8; } := u8;
+        event { fields := struct {
+            enum : u8 { a, b } sel;
+            variant <sel> {
+                struct { u8 n; u8 data[n]; } a;
+                u8 b;
+            } v;
+            struct { enum : u8 { x, y } k; variant <k> { u8 x; string y; } w; } arr[4];
+            u8 tail[v.a.n];
+        }; };";
+    let tc = parse(text).unwrap();
+    let p = tc.streams[&0].events[&0].payload.clone().unwrap();
+    let FieldType::Variant(v) = field(&p, "v") else {
+        panic!()
+    };
+    let FieldType::Struct(a) = &v.options[0].ty else {
+        panic!()
+    };
+    let FieldType::Sequence(d) = field(a, "data") else {
+        panic!()
+    };
+    assert_eq!(d.length.indices, vec![1, 0, 0]);
+    let FieldType::Array(arr) = field(&p, "arr") else {
+        panic!()
+    };
+    let FieldType::Struct(el) = &*arr.elem else {
+        panic!()
+    };
+    let FieldType::Variant(w) = field(el, "w") else {
+        panic!()
+    };
+    assert_eq!(w.tag.indices, vec![2, 0]);
+    let FieldType::Sequence(t) = field(&p, "tail") else {
+        panic!()
+    };
+    assert_eq!(
+        t.length,
+        FieldPath {
+            scope: Scope::EventPayload,
+            indices: vec![1, 0, 0]
+        }
+    );
 }
