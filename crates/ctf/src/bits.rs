@@ -15,18 +15,30 @@ pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> 
     if shift == 0 {
         match (size, little) {
             (8, _) => return Some(data[byte] as u64),
-            (16, true) => return Some(u16::from_le_bytes(data[byte..byte + 2].try_into().ok()?) as u64),
-            (16, false) => return Some(u16::from_be_bytes(data[byte..byte + 2].try_into().ok()?) as u64),
-            (32, true) => return Some(u32::from_le_bytes(data[byte..byte + 4].try_into().ok()?) as u64),
-            (32, false) => return Some(u32::from_be_bytes(data[byte..byte + 4].try_into().ok()?) as u64),
+            (16, true) => {
+                return Some(u16::from_le_bytes(data[byte..byte + 2].try_into().ok()?) as u64)
+            }
+            (16, false) => {
+                return Some(u16::from_be_bytes(data[byte..byte + 2].try_into().ok()?) as u64)
+            }
+            (32, true) => {
+                return Some(u32::from_le_bytes(data[byte..byte + 4].try_into().ok()?) as u64)
+            }
+            (32, false) => {
+                return Some(u32::from_be_bytes(data[byte..byte + 4].try_into().ok()?) as u64)
+            }
             (64, true) => return Some(u64::from_le_bytes(data[byte..byte + 8].try_into().ok()?)),
             (64, false) => return Some(u64::from_be_bytes(data[byte..byte + 8].try_into().ok()?)),
             _ => {}
         }
     }
-    let nbytes = ((shift + size + 7) / 8) as usize;
+    let nbytes = (shift + size).div_ceil(8) as usize;
     let bytes = &data[byte..byte + nbytes];
-    let mask = if size == 64 { u64::MAX } else { (1u64 << size) - 1 };
+    let mask = if size == 64 {
+        u64::MAX
+    } else {
+        (1u64 << size) - 1
+    };
     if little {
         let mut x: u128 = 0;
         for (i, b) in bytes.iter().enumerate() {

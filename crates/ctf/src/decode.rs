@@ -128,7 +128,11 @@ impl Decoder {
                 if let Some(role) = n.role {
                     self.set_special(role, raw);
                 }
-                out.push(Slot { node, aux: 0, val: raw });
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: raw,
+                });
             }
             NodeKind::VarInt { signed, .. } => {
                 let start = *pos;
@@ -148,7 +152,11 @@ impl Decoder {
                 if let Some(role) = n.role {
                     self.set_special(role, raw);
                 }
-                out.push(Slot { node, aux: 0, val: raw });
+                out.push(Slot {
+                    node,
+                    aux: 0,
+                    val: raw,
+                });
             }
             NodeKind::Float { size, little } => {
                 let raw = read_uint(data, *pos, *size, *little)
@@ -185,7 +193,9 @@ impl Decoder {
                 let end = start
                     .checked_add(len as usize)
                     .filter(|&e| e <= data.len())
-                    .ok_or_else(|| DecodeError::new(*pos, "string or BLOB past the end of the data"))?;
+                    .ok_or_else(|| {
+                        DecodeError::new(*pos, "string or BLOB past the end of the data")
+                    })?;
                 if n.role == Some(Role::MetadataStreamUuid) && len == 16 {
                     self.specials.uuid_at = Some(start as u64);
                 }
@@ -237,7 +247,10 @@ impl Decoder {
             NodeKind::Array { elem, len } => {
                 let count = self.len(*len, *pos)?;
                 if count > MAX_ELEMENTS {
-                    return Err(DecodeError::new(*pos, format!("array length {count} is implausible")));
+                    return Err(DecodeError::new(
+                        *pos,
+                        format!("array length {count} is implausible"),
+                    ));
                 }
                 let at = out.len();
                 out.push(Slot {
@@ -281,8 +294,7 @@ impl Decoder {
             Len::Static(n) => Ok(n),
             Len::Reg(r) => {
                 let v = self.regs[r as usize];
-                u64::try_from(v)
-                    .map_err(|_| DecodeError::new(pos, format!("negative length {v}")))
+                u64::try_from(v).map_err(|_| DecodeError::new(pos, format!("negative length {v}")))
             }
         }
     }
@@ -322,7 +334,7 @@ impl Decoder {
 }
 
 fn check_byte_aligned(pos: u64) -> Result<usize, DecodeError> {
-    if pos % 8 != 0 {
+    if !pos.is_multiple_of(8) {
         return Err(DecodeError::new(pos, "string not byte-aligned"));
     }
     usize::try_from(pos / 8).map_err(|_| DecodeError::new(pos, "offset too large"))
@@ -357,8 +369,14 @@ mod tests {
 
     #[test]
     fn leb128() {
-        assert_eq!(read_leb128(&[0xe5, 0x8e, 0x26], 0, false), Some((624485, 24)));
-        assert_eq!(read_leb128(&[0xc0, 0xbb, 0x78], 0, true), Some(((-123456i64) as u64, 24)));
+        assert_eq!(
+            read_leb128(&[0xe5, 0x8e, 0x26], 0, false),
+            Some((624485, 24))
+        );
+        assert_eq!(
+            read_leb128(&[0xc0, 0xbb, 0x78], 0, true),
+            Some(((-123456i64) as u64, 24))
+        );
         assert_eq!(read_leb128(&[0x80], 0, false), None);
     }
 

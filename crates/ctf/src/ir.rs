@@ -98,7 +98,7 @@ impl IntType {
     pub fn unsigned(size: u32, byte_order: ByteOrder) -> Self {
         IntType {
             size,
-            align: if size % 8 == 0 { 8 } else { 1 },
+            align: if size.is_multiple_of(8) { 8 } else { 1 },
             signed: false,
             byte_order,
             base: DisplayBase::Decimal,
@@ -379,7 +379,9 @@ impl ClockClass {
                 (c * 1_000_000_000).div_euclid(freq)
             }
         };
-        self.offset_s as i128 * 1_000_000_000 + to_ns(self.offset_cycles as i128) + to_ns(cycles as i128)
+        self.offset_s as i128 * 1_000_000_000
+            + to_ns(self.offset_cycles as i128)
+            + to_ns(cycles as i128)
     }
 }
 

@@ -236,9 +236,10 @@ impl Compiler<'_> {
     }
 
     fn reg(&self, path: &FieldPath) -> Result<u16, MetadataError> {
-        self.regs.get(path).copied().ok_or_else(|| {
-            MetadataError::new(None, format!("unresolved field reference {path:?}"))
-        })
+        self.regs
+            .get(path)
+            .copied()
+            .ok_or_else(|| MetadataError::new(None, format!("unresolved field reference {path:?}")))
     }
 
     fn len(&self, l: &Length) -> Result<Len, MetadataError> {

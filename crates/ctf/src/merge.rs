@@ -89,7 +89,9 @@ impl Merger {
             self.advance(i);
         }
         let Reverse((_, i)) = self.heap.pop()?;
-        let msg = self.pending_msgs[i].take().expect("queued reader has a message");
+        let msg = self.pending_msgs[i]
+            .take()
+            .expect("queued reader has a message");
         self.current = Some((i, msg));
         self.current.as_ref().map(|(_, m)| m)
     }

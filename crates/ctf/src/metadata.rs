@@ -88,7 +88,9 @@ pub fn depacketize(bytes: &[u8]) -> Result<String, MetadataError> {
             ));
         }
         let content_end = (content_bits / 8).min(rest.len());
-        out.extend_from_slice(&rest[METADATA_PACKET_HEADER_LEN..content_end.max(METADATA_PACKET_HEADER_LEN)]);
+        out.extend_from_slice(
+            &rest[METADATA_PACKET_HEADER_LEN..content_end.max(METADATA_PACKET_HEADER_LEN)],
+        );
         off += packet_bits / 8;
     }
     // Some tracers pad the text with NULs.
@@ -96,7 +98,13 @@ pub fn depacketize(bytes: &[u8]) -> Result<String, MetadataError> {
         out.pop();
     }
     String::from_utf8(out).map_err(|e| {
-        MetadataError::new(None, format!("metadata text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+        MetadataError::new(
+            None,
+            format!(
+                "metadata text is not UTF-8 (byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
     })
 }
 
@@ -106,7 +114,13 @@ pub fn metadata_text(bytes: &[u8]) -> Result<(MetadataFormat, String), MetadataE
     let text = match format {
         MetadataFormat::TsdlPacketized => depacketize(bytes)?,
         _ => String::from_utf8(bytes.to_vec()).map_err(|e| {
-            MetadataError::new(None, format!("metadata is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+            MetadataError::new(
+                None,
+                format!(
+                    "metadata is not UTF-8 (byte {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
         })?,
     };
     Ok((format, text))
@@ -135,7 +149,7 @@ mod tests {
         p.extend_from_slice(&(content + pad as u32 * 8).to_le_bytes());
         p.extend_from_slice(&[0, 0, 0, 1, 8]);
         p.extend_from_slice(text);
-        p.extend(std::iter::repeat(0).take(pad));
+        p.extend(std::iter::repeat_n(0, pad));
         p
     }
 
@@ -144,7 +158,10 @@ mod tests {
         let mut bytes = packet(b"trace { major = 1; ", 5);
         bytes.extend(packet(b"minor = 8; };", 0));
         assert_eq!(detect(&bytes), MetadataFormat::TsdlPacketized);
-        assert_eq!(depacketize(&bytes).unwrap(), "trace { major = 1; minor = 8; };");
+        assert_eq!(
+            depacketize(&bytes).unwrap(),
+            "trace { major = 1; minor = 8; };"
+        );
     }
 
     #[test]
@@ -159,6 +176,9 @@ mod tests {
     #[test]
     fn detects_plain_and_json() {
         assert_eq!(detect(b"/* CTF 1.8 */ trace {}"), MetadataFormat::TsdlText);
-        assert_eq!(detect(b"\x1e{\"type\":\"preamble\"}"), MetadataFormat::Ctf2Json);
+        assert_eq!(
+            detect(b"\x1e{\"type\":\"preamble\"}"),
+            MetadataFormat::Ctf2Json
+        );
     }
 }

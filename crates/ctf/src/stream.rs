@@ -68,12 +68,14 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
         message: e.message,
     };
     if let Some(ph) = layout.packet_header {
-        dec.decode(layout, ph, &map, &mut pos, &mut slots).map_err(err)?;
+        dec.decode(layout, ph, &map, &mut pos, &mut slots)
+            .map_err(err)?;
     }
     let sc_id = dec.specials.stream_class_id;
     if let Some(sl) = stream_layout(layout, sc_id) {
         if let Some(pc) = sl.packet_context {
-            dec.decode(layout, pc, &map, &mut pos, &mut slots).map_err(err)?;
+            dec.decode(layout, pc, &map, &mut pos, &mut slots)
+                .map_err(err)?;
         }
     }
     Ok(Some(FirstPacket {
@@ -211,7 +213,11 @@ impl StreamReader {
     fn ns(&self, cycles: u64) -> Option<i64> {
         let sl = self.trace.layout.streams.get(&self.stream_class_id)?;
         let clock = &self.trace.class.clocks[sl.clock?];
-        Some(clock.cycles_to_ns(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+        Some(
+            clock
+                .cycles_to_ns(cycles)
+                .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+        )
     }
 
     /// Moves to the next packet with content. Ok(false) at the end of the stream.
@@ -298,7 +304,10 @@ impl StreamReader {
             let avail_bits = data.len() as u64 * 8;
             let total_bits = sp.packet_total_bits.unwrap_or(avail_bits);
             let content_bits = sp.packet_content_bits.unwrap_or(total_bits);
-            if total_bits == 0 || total_bits % 8 != 0 || content_bits > total_bits || pos > content_bits
+            if total_bits == 0
+                || !total_bits.is_multiple_of(8)
+                || content_bits > total_bits
+                || pos > content_bits
             {
                 return Err(self.fail(
                     off,
@@ -314,7 +323,10 @@ impl StreamReader {
             if let Some(b) = sp.ts_begin {
                 self.dec.clock = b;
             }
-            let (begin_ns, end_ns) = (sp.ts_begin.and_then(|c| self.ns(c)), sp.ts_end.and_then(|c| self.ns(c)));
+            let (begin_ns, end_ns) = (
+                sp.ts_begin.and_then(|c| self.ns(c)),
+                sp.ts_end.and_then(|c| self.ns(c)),
+            );
             let prev_end_ns = self.prev_ts_end.and_then(|c| self.ns(c));
             if let Some(seq) = sp.seq_num {
                 if let Some(prev) = self.prev_seq {
@@ -422,7 +434,11 @@ impl StreamReader {
         let mut pos = self.pos;
         let dec = &mut self.dec;
         let slots = &mut self.ev_slots;
-        let mut run = |which: usize, node: Option<NodeId>, dec: &mut Decoder, pos: &mut u64, at: &mut [Option<usize>; 4]| {
+        let mut run = |which: usize,
+                       node: Option<NodeId>,
+                       dec: &mut Decoder,
+                       pos: &mut u64,
+                       at: &mut [Option<usize>; 4]| {
             if let Some(n) = node {
                 at[which] = Some(slots.len());
                 dec.decode(layout, n, data, pos, slots)
@@ -439,13 +455,24 @@ impl StreamReader {
         let Some(el) = sl.events.get(&id) else {
             return Err(DecodeError {
                 bit: self.pos,
-                message: format!("unknown event class id {id} in stream class {}", self.stream_class_id),
+                message: format!(
+                    "unknown event class id {id} in stream class {}",
+                    self.stream_class_id
+                ),
             });
         };
-        run(EV_COMMON, sl.event_common_context, dec, &mut pos, &mut self.ev_at)?;
+        run(
+            EV_COMMON,
+            sl.event_common_context,
+            dec,
+            &mut pos,
+            &mut self.ev_at,
+        )?;
         run(EV_SPECIFIC, el.context, dec, &mut pos, &mut self.ev_at)?;
         run(EV_PAYLOAD, el.payload, dec, &mut pos, &mut self.ev_at)?;
-        if pos > self.content_bits || pos == self.pos && sl.event_header.is_none() && el.payload.is_none() {
+        if pos > self.content_bits
+            || pos == self.pos && sl.event_header.is_none() && el.payload.is_none()
+        {
             if pos > self.content_bits {
                 return Err(DecodeError {
                     bit: self.pos,
@@ -597,6 +624,9 @@ impl<'a> Event<'a> {
 
     /// File and byte offset of the event, for messages.
     pub fn location(&self) -> (&'a Path, u64) {
-        (self.r.path(), (self.r.packet_off + self.r.event_offset) as u64)
+        (
+            self.r.path(),
+            (self.r.packet_off + self.r.event_offset) as u64,
+        )
     }
 }

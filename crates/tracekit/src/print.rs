@@ -87,7 +87,9 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 } else {
                     "packet"
                 };
-                let reader = merger.current_reader().expect("current message has a reader");
+                let reader = merger
+                    .current_reader()
+                    .expect("current message has a reader");
                 let loss = Loss {
                     what,
                     count,
@@ -147,4 +149,3 @@ fn report_warnings(merger: &ctf::Merger, already: usize) -> usize {
     }
     all
 }
-

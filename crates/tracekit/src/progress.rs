@@ -23,12 +23,17 @@ impl Progress {
             .sum();
         // Small traces finish before a bar would be useful.
         if !std::io::stderr().is_terminal() || bytes < 32 << 20 {
-            return Progress { bar: None, local: 0 };
+            return Progress {
+                bar: None,
+                local: 0,
+            };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {human_pos} events decoded ({per_sec}, {elapsed})")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template(
+                "{spinner} {human_pos} events decoded ({per_sec}, {elapsed})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress {

@@ -49,7 +49,12 @@ impl TextPrinter {
     }
 
     /// Writes one event line. `time_ns` is the timestamp on the merged time line.
-    pub fn event<W: Write>(&mut self, out: &mut W, ev: &Event<'_>, time_ns: Option<i64>) -> io::Result<()> {
+    pub fn event<W: Write>(
+        &mut self,
+        out: &mut W,
+        ev: &Event<'_>,
+        time_ns: Option<i64>,
+    ) -> io::Result<()> {
         let b = &mut self.buf;
         b.clear();
         if let Some(ns) = time_ns {
@@ -102,11 +107,7 @@ impl TextPrinter {
     }
 
     /// Writes Babeltrace's warning for events or packets the tracer lost.
-    pub fn discarded<W: Write>(
-        &mut self,
-        out: &mut W,
-        loss: &Loss<'_>,
-    ) -> io::Result<()> {
+    pub fn discarded<W: Write>(&mut self, out: &mut W, loss: &Loss<'_>) -> io::Result<()> {
         let b = &mut self.buf;
         b.clear();
         write!(
@@ -132,7 +133,11 @@ impl TextPrinter {
             .uuid
             .map(|u| format!("UUID: {}", format_uuid(&u)))
             .unwrap_or_else(|| "no UUID".into());
-        let path = files.files.first().map(|f| f.display().to_string()).unwrap_or_default();
+        let path = files
+            .files
+            .first()
+            .map(|f| f.display().to_string())
+            .unwrap_or_default();
         writeln!(
             b,
             " in trace \"{}\" ({uuid}) within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
@@ -380,7 +385,7 @@ mod tests {
 
     #[test]
     fn g_format_matches_c() {
-        assert_eq!(format_g(3.14159265, 6), "3.14159");
+        assert_eq!(format_g(2.718281828, 6), "2.71828");
         assert_eq!(format_g(100000.0, 6), "100000");
         assert_eq!(format_g(1000000.0, 6), "1e+06");
         assert_eq!(format_g(0.0001, 6), "0.0001");

@@ -13,7 +13,11 @@ pub struct TimeFormatter {
 
 impl TimeFormatter {
     pub fn new(gmt: bool) -> Self {
-        let tz = if gmt { TimeZone::UTC } else { TimeZone::system() };
+        let tz = if gmt {
+            TimeZone::UTC
+        } else {
+            TimeZone::system()
+        };
         TimeFormatter {
             tz,
             cached_sec: None,
@@ -56,7 +60,9 @@ impl TimeFormatter {
 /// `reference_ns` (the first event), as Babeltrace does.
 pub fn parse_time(s: &str, tz: &TimeZone, reference_ns: Option<i64>) -> Result<i64, String> {
     let s = s.trim();
-    let bad = || format!("invalid time `{s}`: expected [YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]] or SECONDS[.NNNNNNNNN]");
+    let bad = || {
+        format!("invalid time `{s}`: expected [YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]] or SECONDS[.NNNNNNNNN]")
+    };
     if !s.contains(':') {
         let (neg, body) = match s.strip_prefix('-') {
             Some(b) => (true, b),
@@ -65,7 +71,10 @@ pub fn parse_time(s: &str, tz: &TimeZone, reference_ns: Option<i64>) -> Result<i
         let (secs, frac) = body.split_once('.').unwrap_or((body, ""));
         let secs: i64 = secs.parse().map_err(|_| bad())?;
         let ns = parse_frac(frac).ok_or_else(bad)?;
-        let v = secs.checked_mul(1_000_000_000).and_then(|v| v.checked_add(ns)).ok_or_else(bad)?;
+        let v = secs
+            .checked_mul(1_000_000_000)
+            .and_then(|v| v.checked_add(ns))
+            .ok_or_else(bad)?;
         return Ok(if neg { -v } else { v });
     }
     let (date, time) = match s.split_once(' ') {
