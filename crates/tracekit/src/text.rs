@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn g_format_matches_c() {
-        assert_eq!(format_g(2.718281828, 6), "2.71828");
+        assert_eq!(format_g(1.234567891, 6), "1.23457");
         assert_eq!(format_g(100000.0, 6), "100000");
         assert_eq!(format_g(1000000.0, 6), "1e+06");
         assert_eq!(format_g(0.0001, 6), "0.0001");
