@@ -110,7 +110,7 @@ pub struct Layout {
     pub enums: Vec<Arc<[EnumMapping]>>,
     pub registers: usize,
     pub packet_header: Option<NodeId>,
-    pub streams: HashMap<u64, StreamLayout>,
+    pub streams: IdMap<StreamLayout>,
 }
 
 /// Compiled layouts of one stream class.
@@ -119,7 +119,7 @@ pub struct StreamLayout {
     pub packet_context: Option<NodeId>,
     pub event_header: Option<NodeId>,
     pub event_common_context: Option<NodeId>,
-    pub events: HashMap<u64, EventLayout>,
+    pub events: IdMap<EventLayout>,
     /// Default clock of the stream, as an index into `TraceClass::clocks`.
     pub clock: Option<usize>,
 }
@@ -530,5 +530,83 @@ fn refs_of(t: &FieldType, out: &mut Vec<FieldPath>, depth: usize) {
             ..
         }) => out.push(p.clone()),
         _ => {}
+    }
+}
+
+/// Items keyed by a numeric id (stream class or event class id), looked up in O(1): a dense
+/// table for the small ids tracers use, a hash map beyond.
+#[derive(Debug, Clone)]
+pub struct IdMap<T> {
+    items: Vec<(u64, T)>,
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32>,
+}
+
+impl<T> Default for IdMap<T> {
+    fn default() -> Self {
+        IdMap {
+            items: Vec::new(),
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+        }
+    }
+}
+
+const DENSE_IDS: u64 = 1 << 16;
+
+impl<T> IdMap<T> {
+    /// Adds an item (ids are unique: a repeated id replaces the lookup target).
+    pub fn insert(&mut self, id: u64, item: T) {
+        let idx = self.items.len() as u32;
+        self.items.push((id, item));
+        if id < DENSE_IDS {
+            let id = id as usize;
+            if self.dense.len() <= id {
+                self.dense.resize(id + 1, u32::MAX);
+            }
+            self.dense[id] = idx;
+        } else {
+            self.sparse.insert(id, idx);
+        }
+    }
+
+    /// Position of the item with this id.
+    #[inline]
+    pub fn index_of(&self, id: u64) -> Option<usize> {
+        let idx = if id < DENSE_IDS {
+            *self.dense.get(id as usize)?
+        } else {
+            *self.sparse.get(&id)?
+        };
+        (idx != u32::MAX).then_some(idx as usize)
+    }
+
+    /// The item with this id.
+    pub fn get(&self, id: u64) -> Option<&T> {
+        self.index_of(id).map(|i| &self.items[i].1)
+    }
+
+    /// The item at a position returned by [`Self::index_of`].
+    #[inline]
+    pub fn at(&self, index: usize) -> &T {
+        &self.items[index].1
+    }
+
+    /// The id of the item at a position.
+    pub fn id_at(&self, index: usize) -> u64 {
+        self.items[index].0
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// `(id, item)` pairs in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
+        self.items.iter().map(|(id, t)| (*id, t))
     }
 }

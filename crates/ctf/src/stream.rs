@@ -87,9 +87,9 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
 
 fn stream_layout(layout: &Layout, id: Option<u64>) -> Option<&StreamLayout> {
     match id {
-        Some(id) => layout.streams.get(&id),
-        None if layout.streams.len() == 1 => layout.streams.values().next(),
-        None => layout.streams.get(&0),
+        Some(id) => layout.streams.get(id),
+        None if layout.streams.len() == 1 => Some(layout.streams.at(0)),
+        None => layout.streams.get(0),
     }
 }
 
@@ -111,6 +111,9 @@ pub struct StreamReader {
     in_packet: bool,
     truncated: bool,
     stream_class_id: u64,
+    sc_idx: usize,
+    ev_idx: usize,
+    clock: Option<crate::ir::ClockClass>,
     pkt_slots: Vec<Slot>,
     packet_header_at: Option<usize>,
     packet_context_at: Option<usize>,
@@ -154,6 +157,9 @@ impl StreamReader {
             in_packet: false,
             truncated: false,
             stream_class_id: 0,
+            sc_idx: 0,
+            ev_idx: 0,
+            clock: None,
             pkt_slots: Vec::new(),
             packet_header_at: None,
             packet_context_at: None,
@@ -211,8 +217,7 @@ impl StreamReader {
     }
 
     fn ns(&self, cycles: u64) -> Option<i64> {
-        let sl = self.trace.layout.streams.get(&self.stream_class_id)?;
-        let clock = &self.trace.class.clocks[sl.clock?];
+        let clock = self.clock.as_ref()?;
         Some(
             clock
                 .cycles_to_ns(cycles)
@@ -282,13 +287,18 @@ impl StreamReader {
             }
             let sc_id = match sp.stream_class_id {
                 Some(id) => id,
-                None if layout.streams.len() == 1 => *layout.streams.keys().next().unwrap(),
+                None if layout.streams.len() == 1 => layout.streams.id_at(0),
                 None => 0,
             };
-            let Some(sl) = layout.streams.get(&sc_id) else {
+            let Some(sc_idx) = layout.streams.index_of(sc_id) else {
                 return Err(self.fail(off, format!("unknown stream class id {sc_id}")));
             };
+            let sl = layout.streams.at(sc_idx);
+            if self.clock.is_none() || self.stream_class_id != sc_id {
+                self.clock = sl.clock.map(|c| self.trace.class.clocks[c].clone());
+            }
             self.stream_class_id = sc_id;
+            self.sc_idx = sc_idx;
             if let Some(pc) = sl.packet_context {
                 self.packet_context_at = Some(self.pkt_slots.len());
                 if let Err(e) = self
@@ -426,7 +436,7 @@ impl StreamReader {
         let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
         let data = &map[self.packet_off..end.min(map.len())];
         let layout = &*self.trace.layout;
-        let sl = &layout.streams[&self.stream_class_id];
+        let sl = layout.streams.at(self.sc_idx);
         self.ev_slots.clear();
         self.ev_at = [None; 4];
         self.dec.specials.event_id = None;
@@ -449,10 +459,10 @@ impl StreamReader {
         run(EV_HEADER, sl.event_header, dec, &mut pos, &mut self.ev_at)?;
         let id = match dec.specials.event_id {
             Some(id) => id,
-            None if sl.events.len() == 1 => *sl.events.keys().next().unwrap(),
+            None if sl.events.len() == 1 => sl.events.id_at(0),
             None => 0,
         };
-        let Some(el) = sl.events.get(&id) else {
+        let Some(ev_idx) = sl.events.index_of(id) else {
             return Err(DecodeError {
                 bit: self.pos,
                 message: format!(
@@ -461,6 +471,7 @@ impl StreamReader {
                 ),
             });
         };
+        let el = sl.events.at(ev_idx);
         run(
             EV_COMMON,
             sl.event_common_context,
@@ -484,6 +495,7 @@ impl StreamReader {
         }
         self.pos = pos;
         self.event_id = id;
+        self.ev_idx = ev_idx;
         let clock = self.dec.clock;
         if let Some(last) = self.last_cycles {
             if clock < last && !self.warned_regression {
@@ -525,7 +537,7 @@ pub struct Event<'a> {
 
 impl<'a> Event<'a> {
     fn layout(&self) -> &'a EventLayout {
-        &self.r.trace.layout.streams[&self.r.stream_class_id].events[&self.r.event_id]
+        self.r.trace.layout.streams.at(self.r.sc_idx).events.at(self.r.ev_idx)
     }
 
     fn packet_data(&self) -> &'a [u8] {
