@@ -9,5 +9,6 @@ pub mod ir;
 pub mod metadata;
 pub mod tsdl;
 pub mod value;
+pub mod writer;
 
 pub use error::{Error, MetadataError, Result};
