@@ -132,12 +132,8 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
         for (task, c) in &all {
             t += 900;
             w.write_event(0, ev::STATEDUMP_PROCESS, t, &statedump_process(task, *c))?;
-            if task.tid != 0 {
-                for fd in 0..3 {
-                    t += 300;
-                    w.write_event(0, ev::STATEDUMP_FD, t, &statedump_fd(task, fd, "/dev/pts/0"))?;
-                }
-            }
+            // lttng_statedump_file_descriptor is declared but not emitted: its 2.13 layout
+            // (file_table_address instead of pid) makes lttng-analyses fail.
         }
         t += 500;
         w.write_event(0, ev::STATEDUMP_BLOCK, t, &[Value::U64(8388608), Value::str("nvme0n1")])?;
