@@ -7,13 +7,15 @@
 //! Host clocks: `host_ns = floor(slope × true_ns + offset)` with `slope = 1 + drift`.
 
 use crate::common::*;
-use crate::lttng::{ev, net_payload, trace_class, HostInfo, NetLayout, TcpSeg, TCP_ACK, TCP_PSH, TCP_SYN};
-use std::path::PathBuf;
+use crate::lttng::{
+    ev, net_payload, trace_class, HostInfo, NetLayout, TcpSeg, TCP_ACK, TCP_PSH, TCP_SYN,
+};
 use crate::rng::Rng;
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriteError, WriterOptions};
 use serde_json::{json, Value as Json};
 use std::path::Path;
+use std::path::PathBuf;
 
 /// Parameters of `client-server`.
 #[derive(Debug, Clone)]
@@ -141,8 +143,16 @@ impl Sim {
     }
 
     fn seg_of(&mut self, c: &Conn, from_a: bool, flags: u16, len: u32) -> TcpSeg {
-        let (src, dst, sp, dp) = if from_a { (c.a, c.b, c.sport, c.dport) } else { (c.b, c.a, c.dport, c.sport) };
-        let (seq, ack) = if from_a { (c.seq_a, c.seq_b) } else { (c.seq_b, c.seq_a) };
+        let (src, dst, sp, dp) = if from_a {
+            (c.a, c.b, c.sport, c.dport)
+        } else {
+            (c.b, c.a, c.dport, c.sport)
+        };
+        let (seq, ack) = if from_a {
+            (c.seq_a, c.seq_b)
+        } else {
+            (c.seq_b, c.seq_a)
+        };
         TcpSeg {
             saddr: self.hosts[src].ip,
             daddr: self.hosts[dst].ip,
@@ -163,10 +173,20 @@ impl Sim {
     /// Returns when the receiver has its data.
     fn send(&mut self, c: &mut Conn, from_a: bool, t: i128, len: u32) -> i128 {
         let (src, dst) = if from_a { (c.a, c.b) } else { (c.b, c.a) };
-        let (stask, dtask) = if from_a { (c.task_a.clone(), c.task_b.clone()) } else { (c.task_b.clone(), c.task_a.clone()) };
+        let (stask, dtask) = if from_a {
+            (c.task_a.clone(), c.task_b.clone())
+        } else {
+            (c.task_b.clone(), c.task_a.clone())
+        };
         let sfd = if from_a { c.fd_a } else { c.fd_b };
         let buf = 0x55d0_0000_0000 + self.rng.range(0, 1 << 20) * 64;
-        self.emit(src, APP_CPU, t, ev::SYS_SENDTO, sendto_entry(sfd, buf, len as u64));
+        self.emit(
+            src,
+            APP_CPU,
+            t,
+            ev::SYS_SENDTO,
+            sendto_entry(sfd, buf, len as u64),
+        );
         let tq = t + self.rng.range(2000, 8000) as i128;
         let seg = self.seg_of(c, from_a, TCP_PSH | TCP_ACK, len);
         if from_a {
@@ -177,11 +197,23 @@ impl Sim {
         self.seg(src, &stask, "running", t, tq);
         let d = self.delay();
         // Sender side: packet out, syscall exit, then it blocks waiting for the reply.
-        self.emit(src, APP_CPU, tq, ev::NET_OUT, net_payload(self.net, &seg, "eth0"));
+        self.emit(
+            src,
+            APP_CPU,
+            tq,
+            ev::NET_OUT,
+            net_payload(self.net, &seg, "eth0"),
+        );
         let tx = tq + self.rng.range(1000, 3000) as i128;
         self.emit(src, APP_CPU, tx, ev::SYSX_SENDTO, ret(len as i64));
         let sfd2 = sfd;
-        self.emit(src, APP_CPU, tx + 800, ev::SYS_RECVFROM, recvfrom_entry(sfd2, 65536));
+        self.emit(
+            src,
+            APP_CPU,
+            tx + 800,
+            ev::SYS_RECVFROM,
+            recvfrom_entry(sfd2, 65536),
+        );
         self.block(src, tx + 2500, STATE_INTERRUPTIBLE);
         // Receiver side.
         let ta = tq + d;
@@ -190,7 +222,13 @@ impl Sim {
         let dfd = if from_a { c.fd_b } else { c.fd_a };
         let _ = dfd;
         let t2 = ts + self.rng.range(1000, 4000) as i128;
-        self.emit(dst, APP_CPU, t2, ev::SYSX_RECVFROM, recvfrom_exit(len as i64, buf));
+        self.emit(
+            dst,
+            APP_CPU,
+            t2,
+            ev::SYSX_RECVFROM,
+            recvfrom_exit(len as i64, buf),
+        );
         self.seg(dst, &dtask, "running", ts, t2);
         t2
     }
@@ -198,8 +236,20 @@ impl Sim {
     /// The receive path at `ta` on host `h`: IRQ, softirq, wake of `task`, switch to it.
     fn receive(&mut self, h: usize, ta: i128, seg: &TcpSeg, task: &Task) -> i128 {
         let r = &mut self.rng;
-        let (d1, d2, d3, d4, d5) = (r.range(300, 900) as i128, r.range(200, 600) as i128, r.range(300, 800) as i128, r.range(500, 2000) as i128, r.range(500, 1500) as i128);
-        self.emit(h, 0, ta, ev::IRQ_ENTRY, irq_entry(NIC_IRQ, "virtio0-input.0"));
+        let (d1, d2, d3, d4, d5) = (
+            r.range(300, 900) as i128,
+            r.range(200, 600) as i128,
+            r.range(300, 800) as i128,
+            r.range(500, 2000) as i128,
+            r.range(500, 1500) as i128,
+        );
+        self.emit(
+            h,
+            0,
+            ta,
+            ev::IRQ_ENTRY,
+            irq_entry(NIC_IRQ, "virtio0-input.0"),
+        );
         self.emit(h, 0, ta + d1, ev::SOFTIRQ_RAISE, vec1(SOFTIRQ_NET_RX));
         self.emit(h, 0, ta + d1 + d2, ev::IRQ_EXIT, irq_exit(NIC_IRQ));
         let mut t = ta + d1 + d2 + d3;
@@ -247,13 +297,25 @@ impl Sim {
         let nr = 8 * self.rng.range(1, 16) as u32;
         self.emit(h, APP_CPU, t, ev::SYS_READ, read_entry(7, nr as u64 * 512));
         let ti = t + self.rng.range(3000, 9000) as i128;
-        self.emit(h, APP_CPU, ti, ev::BLOCK_ISSUE, block_issue(8388608, sector, nr, false, task));
+        self.emit(
+            h,
+            APP_CPU,
+            ti,
+            ev::BLOCK_ISSUE,
+            block_issue(8388608, sector, nr, false, task),
+        );
         self.seg(h, task, "running", t, ti);
         self.block(h, ti + 2000, STATE_UNINTERRUPTIBLE);
         let tc = ti + self.rng.range(100_000, 2_000_000) as i128;
         self.seg(h, task, "block_device", ti, tc);
         self.emit(h, 0, tc, ev::IRQ_ENTRY, irq_entry(40, "nvme0q1"));
-        self.emit(h, 0, tc + 700, ev::BLOCK_COMPLETE, block_complete(8388608, sector, nr, false));
+        self.emit(
+            h,
+            0,
+            tc + 700,
+            ev::BLOCK_COMPLETE,
+            block_complete(8388608, sector, nr, false),
+        );
         let tw = tc + 1800;
         self.emit(h, 0, tw, ev::SCHED_WAKING, wake(task, APP_CPU));
         self.emit(h, 0, tw + 900, ev::IRQ_EXIT, irq_exit(40));
@@ -264,7 +326,13 @@ impl Sim {
         self.switch_to(h, APP_CPU, ts, STATE_RUNNING, task.clone());
         self.seg(h, task, "preempted", tw, ts);
         let tx = ts + self.rng.range(2000, 6000) as i128;
-        self.emit(h, APP_CPU, tx, ev::SYSX_READ, read_exit(nr as i64 * 512, 0x55d0_1000_0000));
+        self.emit(
+            h,
+            APP_CPU,
+            tx,
+            ev::SYSX_READ,
+            read_exit(nr as i64 * 512, 0x55d0_1000_0000),
+        );
         self.seg(h, task, "running", ts, tx);
         tx
     }
@@ -273,24 +341,61 @@ impl Sim {
     /// (blocked in epoll_wait). Returns when both are done.
     fn connect(&mut self, c: &mut Conn, t: i128) -> i128 {
         let (a, b) = (c.a, c.b);
-        let mut pl = vec![Value::I64(c.fd_a as i64), Value::U64(0x7ffc_9a10_0000), Value::I64(16), Value::U64(2), Value::U64(c.dport as u64), Value::U64(4)];
-        pl.push(Value::Array(self.hosts[b].ip.iter().map(|&x| Value::U64(x as u64)).collect()));
+        let mut pl = vec![
+            Value::I64(c.fd_a as i64),
+            Value::U64(0x7ffc_9a10_0000),
+            Value::I64(16),
+            Value::U64(2),
+            Value::U64(c.dport as u64),
+            Value::U64(4),
+        ];
+        pl.push(Value::Array(
+            self.hosts[b]
+                .ip
+                .iter()
+                .map(|&x| Value::U64(x as u64))
+                .collect(),
+        ));
         pl.push(Value::U64(0));
         pl.push(Value::Array(vec![]));
         self.emit(a, APP_CPU, t, ev::SYS_CONNECT, pl);
         let syn = self.seg_of(c, true, TCP_SYN, 0);
-        self.emit(a, APP_CPU, t + 4000, ev::NET_OUT, net_payload(self.net, &syn, "eth0"));
+        self.emit(
+            a,
+            APP_CPU,
+            t + 4000,
+            ev::NET_OUT,
+            net_payload(self.net, &syn, "eth0"),
+        );
         self.block(a, t + 7000, STATE_INTERRUPTIBLE);
         c.seq_a = c.seq_a.wrapping_add(1);
         // b's kernel answers SYN-ACK from the softirq, without waking anyone.
         let ta = t + 4000 + self.delay();
-        self.emit(b, 0, ta, ev::IRQ_ENTRY, irq_entry(NIC_IRQ, "virtio0-input.0"));
+        self.emit(
+            b,
+            0,
+            ta,
+            ev::IRQ_ENTRY,
+            irq_entry(NIC_IRQ, "virtio0-input.0"),
+        );
         self.emit(b, 0, ta + 600, ev::SOFTIRQ_RAISE, vec1(SOFTIRQ_NET_RX));
         self.emit(b, 0, ta + 1000, ev::IRQ_EXIT, irq_exit(NIC_IRQ));
         self.emit(b, 0, ta + 1500, ev::SOFTIRQ_ENTRY, vec1(SOFTIRQ_NET_RX));
-        self.emit(b, 0, ta + 2000, ev::NET_IN, net_payload(self.net, &syn, "eth0"));
+        self.emit(
+            b,
+            0,
+            ta + 2000,
+            ev::NET_IN,
+            net_payload(self.net, &syn, "eth0"),
+        );
         let synack = self.seg_of(c, false, TCP_SYN | TCP_ACK, 0);
-        self.emit(b, 0, ta + 5000, ev::NET_OUT, net_payload(self.net, &synack, "eth0"));
+        self.emit(
+            b,
+            0,
+            ta + 5000,
+            ev::NET_OUT,
+            net_payload(self.net, &synack, "eth0"),
+        );
         self.emit(b, 0, ta + 6000, ev::SOFTIRQ_EXIT, vec1(SOFTIRQ_NET_RX));
         c.seq_b = c.seq_b.wrapping_add(1);
         let tb = ta + 5000 + self.delay();
@@ -298,20 +403,61 @@ impl Sim {
         let ts = self.receive(a, tb, &synack, &ta_task);
         self.emit(a, APP_CPU, ts + 2000, ev::SYSX_CONNECT, ret(0));
         let ack = self.seg_of(c, true, TCP_ACK, 0);
-        self.emit(a, APP_CPU, ts + 1000, ev::NET_OUT, net_payload(self.net, &ack, "eth0"));
-        self.emit(a, APP_CPU, ts + 5000, ev::SYS_EPOLL_WAIT, epoll_entry(3, -1));
+        self.emit(
+            a,
+            APP_CPU,
+            ts + 1000,
+            ev::NET_OUT,
+            net_payload(self.net, &ack, "eth0"),
+        );
+        self.emit(
+            a,
+            APP_CPU,
+            ts + 5000,
+            ev::SYS_EPOLL_WAIT,
+            epoll_entry(3, -1),
+        );
         self.block(a, ts + 7000, STATE_INTERRUPTIBLE);
         let tb2 = ts + 1000 + self.delay();
         let tb_task = c.task_b.clone();
         let tr = self.receive(b, tb2, &ack, &tb_task);
         self.emit(b, APP_CPU, tr + 1000, ev::SYSX_EPOLL_WAIT, epoll_exit(&[3]));
-        self.emit(b, APP_CPU, tr + 3000, ev::SYS_ACCEPT4, vec![Value::I64(3), Value::U64(0x7ffd_1200_0000), Value::I64(16), Value::I64(0x800)]);
-        let mut x = vec![Value::I64(c.fd_b as i64), Value::I64(16), Value::U64(2), Value::U64(c.sport as u64), Value::U64(4)];
-        x.push(Value::Array(self.hosts[a].ip.iter().map(|&v| Value::U64(v as u64)).collect()));
+        self.emit(
+            b,
+            APP_CPU,
+            tr + 3000,
+            ev::SYS_ACCEPT4,
+            vec![
+                Value::I64(3),
+                Value::U64(0x7ffd_1200_0000),
+                Value::I64(16),
+                Value::I64(0x800),
+            ],
+        );
+        let mut x = vec![
+            Value::I64(c.fd_b as i64),
+            Value::I64(16),
+            Value::U64(2),
+            Value::U64(c.sport as u64),
+            Value::U64(4),
+        ];
+        x.push(Value::Array(
+            self.hosts[a]
+                .ip
+                .iter()
+                .map(|&v| Value::U64(v as u64))
+                .collect(),
+        ));
         x.push(Value::U64(0));
         x.push(Value::Array(vec![]));
         self.emit(b, APP_CPU, tr + 9000, ev::SYSX_ACCEPT4, x);
-        self.emit(b, APP_CPU, tr + 12000, ev::SYS_EPOLL_WAIT, epoll_entry(3, -1));
+        self.emit(
+            b,
+            APP_CPU,
+            tr + 12000,
+            ev::SYS_EPOLL_WAIT,
+            epoll_entry(3, -1),
+        );
         self.block(b, tr + 14000, STATE_INTERRUPTIBLE);
         tr + 20000
     }
@@ -321,7 +467,12 @@ fn decimal(num: i128, scale_digits: u32) -> String {
     let scale = 10i128.pow(scale_digits);
     let sign = if num < 0 { "-" } else { "" };
     let a = num.abs();
-    format!("{sign}{}.{:0w$}", a / scale, a % scale, w = scale_digits as usize)
+    format!(
+        "{sign}{}.{:0w$}",
+        a / scale,
+        a % scale,
+        w = scale_digits as usize
+    )
 }
 
 /// What [`generate`] produced.
@@ -335,10 +486,15 @@ pub struct ClientServerOutput {
 /// Simulates and writes `OUT/<host>/` traces and `OUT/ground-truth.json`.
 pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput, WriteError> {
     if !(2..=8).contains(&p.hosts) {
-        return Err(WriteError::Invalid(format!("--hosts must be 2..=8, got {}", p.hosts)));
+        return Err(WriteError::Invalid(format!(
+            "--hosts must be 2..=8, got {}",
+            p.hosts
+        )));
     }
     if p.max_drift_ppm > 100 {
-        return Err(WriteError::Invalid("--max-drift-ppm must be at most 100".into()));
+        return Err(WriteError::Invalid(
+            "--max-drift-ppm must be at most 100".into(),
+        ));
     }
     let mut rng = Rng::new(p.seed ^ 0x636c_6965_6e74);
     let t0: i128 = 1_709_600_000_000_000_000 + rng.range(0, 86_400_000_000_000) as i128;
@@ -369,10 +525,16 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
             next_tid: 1000 + rng.range(0, 3000) as i32,
         });
     }
-    let mut sim = Sim { rng: rng.fork(1), hosts, net: p.net, min_delay: i128::MAX, path: None };
+    let mut sim = Sim {
+        rng: rng.fork(1),
+        hosts,
+        net: p.net,
+        min_delay: i128::MAX,
+        path: None,
+    };
     let srv = nclients;
     let db = if n > 2 { Some(n - 1) } else { None };
-    let mut tid = |sim: &mut Sim, h: usize, comm: &str| {
+    let tid = |sim: &mut Sim, h: usize, comm: &str| {
         sim.hosts[h].next_tid += sim.rng.range(1, 50) as i32;
         let t = sim.hosts[h].next_tid;
         Task::new(t, t, comm)
@@ -389,20 +551,39 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
     }
     // Statedump on every host.
     let mut t = t0 + 1_000_000;
+    #[allow(clippy::needless_range_loop)]
     for h in 0..n {
         let mut tt = t + sim.rng.range(0, 50_000) as i128;
         sim.emit(h, 0, tt, ev::STATEDUMP_START, vec![]);
         let mut tasks: Vec<Task> = (0..p.cpus).map(Task::swapper).collect();
-        if h == srv { tasks.push(httpd.clone()); }
-        if Some(h) == db { tasks.push(pg.clone().unwrap()); }
-        if h < nclients { tasks.extend(client_tasks[h].iter().cloned()); }
+        if h == srv {
+            tasks.push(httpd.clone());
+        }
+        if Some(h) == db {
+            tasks.push(pg.clone().unwrap());
+        }
+        if h < nclients {
+            tasks.extend(client_tasks[h].iter().cloned());
+        }
         for (k, task) in tasks.iter().enumerate() {
             tt += 1200;
             let cpu = if task.tid == 0 { k as u32 } else { APP_CPU };
-            sim.emit(h, 0, tt, ev::STATEDUMP_PROCESS, statedump_process(task, cpu));
+            sim.emit(
+                h,
+                0,
+                tt,
+                ev::STATEDUMP_PROCESS,
+                statedump_process(task, cpu),
+            );
         }
         tt += 800;
-        sim.emit(h, 0, tt, ev::STATEDUMP_BLOCK, vec![Value::U64(8388608), Value::str("nvme0n1")]);
+        sim.emit(
+            h,
+            0,
+            tt,
+            ev::STATEDUMP_BLOCK,
+            vec![Value::U64(8388608), Value::str("nvme0n1")],
+        );
         sim.emit(h, 0, tt + 900, ev::STATEDUMP_END, vec![]);
     }
     t += 2_000_000;
@@ -410,7 +591,18 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
     let mut port = 40000u16;
     let mut mk = |sim: &mut Sim, a: usize, b: usize, ta: &Task, tb: &Task, dport: u16, fd: i32| {
         port += 1 + sim.rng.range(0, 30) as u16;
-        Conn { a, b, sport: port, dport, seq_a: sim.rng.next_u64() as u32, seq_b: sim.rng.next_u64() as u32, fd_a: fd, fd_b: fd + 1, task_a: ta.clone(), task_b: tb.clone() }
+        Conn {
+            a,
+            b,
+            sport: port,
+            dport,
+            seq_a: sim.rng.next_u64() as u32,
+            seq_b: sim.rng.next_u64() as u32,
+            fd_a: fd,
+            fd_b: fd + 1,
+            task_a: ta.clone(),
+            task_b: tb.clone(),
+        }
     };
     let mut dbconn = None;
     if let (Some(d), Some(pgt)) = (db, pg.clone()) {
@@ -447,16 +639,58 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
             sim.switch_to(h, 2 % p.cpus, tn, STATE_RUNNING, kw.clone());
             let (id, pl) = page(ev::PAGE_ALLOC, sim.rng.range(100_000, 900_000), true);
             sim.emit(h, 2 % p.cpus, tn + 20_000, id, pl);
-            sim.emit(h, 2 % p.cpus, tn + 30_000, ev::SYS_WRITE, write_entry(2, 0x55aa_0000_0000, 120));
+            sim.emit(
+                h,
+                2 % p.cpus,
+                tn + 30_000,
+                ev::SYS_WRITE,
+                write_entry(2, 0x55aa_0000_0000, 120),
+            );
             sim.emit(h, 2 % p.cpus, tn + 34_000, ev::SYSX_WRITE, ret(120));
-            sim.switch_to(h, 2 % p.cpus, tn + 60_000, STATE_INTERRUPTIBLE, Task::swapper(2 % p.cpus));
+            sim.switch_to(
+                h,
+                2 % p.cpus,
+                tn + 60_000,
+                STATE_INTERRUPTIBLE,
+                Task::swapper(2 % p.cpus),
+            );
         }
-        sim.emit(client, APP_CPU, t, ev::HRTIMER_ENTRY, hrtimer_entry(0xffff_9c3e_4bd7_fe60, t as i64, 0xffff_ffff_9a12_3450));
-        sim.emit(client, APP_CPU, t + 1000, ev::SCHED_WAKING, wake(&task, APP_CPU));
-        sim.emit(client, APP_CPU, t + 1800, ev::SCHED_WAKEUP, wake(&task, APP_CPU));
-        sim.emit(client, APP_CPU, t + 2500, ev::HRTIMER_EXIT, vec![Value::U64(0xffff_9c3e_4bd7_fe60)]);
+        sim.emit(
+            client,
+            APP_CPU,
+            t,
+            ev::HRTIMER_ENTRY,
+            hrtimer_entry(0xffff_9c3e_4bd7_fe60, t as i64, 0xffff_ffff_9a12_3450),
+        );
+        sim.emit(
+            client,
+            APP_CPU,
+            t + 1000,
+            ev::SCHED_WAKING,
+            wake(&task, APP_CPU),
+        );
+        sim.emit(
+            client,
+            APP_CPU,
+            t + 1800,
+            ev::SCHED_WAKEUP,
+            wake(&task, APP_CPU),
+        );
+        sim.emit(
+            client,
+            APP_CPU,
+            t + 2500,
+            ev::HRTIMER_EXIT,
+            vec![Value::U64(0xffff_9c3e_4bd7_fe60)],
+        );
         sim.switch_to(client, APP_CPU, t + 4000, STATE_RUNNING, task.clone());
-        sim.emit(client, APP_CPU, t + 6000, ev::SYSX_EPOLL_WAIT, epoll_exit(&[]));
+        sim.emit(
+            client,
+            APP_CPU,
+            t + 6000,
+            ev::SYSX_EPOLL_WAIT,
+            epoll_exit(&[]),
+        );
         let start = t + 9000;
         if r == marked {
             sim.path = Some(Vec::new());
@@ -479,7 +713,13 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
         tt = sim.send(&mut c, false, tt, resp);
         let end = tt;
         // The client finishes: back to epoll_wait with a timeout.
-        sim.emit(client, APP_CPU, tt + 2000, ev::SYS_EPOLL_WAIT, epoll_entry(4, 10));
+        sim.emit(
+            client,
+            APP_CPU,
+            tt + 2000,
+            ev::SYS_EPOLL_WAIT,
+            epoll_entry(4, 10),
+        );
         sim.block(client, tt + 4000, STATE_INTERRUPTIBLE);
         if let Some(path) = sim.path.take() {
             let segs: Vec<Json> = path.iter().map(|s| json!({"host": s.host, "tid": s.tid, "comm": s.comm, "state": s.state, "begin": s.begin.to_string(), "end": s.end.to_string()})).collect();
@@ -490,13 +730,18 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
     }
     let t_end = t + 1_000_000;
     // Write every host.
-    std::fs::create_dir_all(out).map_err(|e| WriteError::Io { path: out.to_path_buf(), source: e })?;
+    std::fs::create_dir_all(out).map_err(|e| WriteError::Io {
+        path: out.to_path_buf(),
+        source: e,
+    })?;
     let mut dirs = Vec::new();
     let mut hosts_json = Vec::new();
     let mut total = 0u64;
     let min_delay = sim.min_delay;
     for h in sim.hosts.iter_mut() {
-        let host_abs = |t: i128| t + (h.ppb as i128 * (t - t0)).div_euclid(1_000_000_000) + h.offset_ns as i128;
+        let host_abs = |t: i128| {
+            t + (h.ppb as i128 * (t - t0)).div_euclid(1_000_000_000) + h.offset_ns as i128
+        };
         let clock_offset = host_abs(t0) - h.uptime_ns as i128;
         let info = HostInfo {
             hostname: h.name.clone(),
@@ -552,6 +797,15 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
         "marked_request": marked_info,
     });
     let gpath = out.join("ground-truth.json");
-    std::fs::write(&gpath, serde_json::to_string_pretty(&gt).unwrap()).map_err(|e| WriteError::Io { path: gpath.clone(), source: e })?;
-    Ok(ClientServerOutput { dirs, events: total, ground_truth: gpath })
+    std::fs::write(&gpath, serde_json::to_string_pretty(&gt).unwrap()).map_err(|e| {
+        WriteError::Io {
+            path: gpath.clone(),
+            source: e,
+        }
+    })?;
+    Ok(ClientServerOutput {
+        dirs,
+        events: total,
+        ground_truth: gpath,
+    })
 }

@@ -239,7 +239,11 @@ pub fn futex_exit(r: i64, uaddr: u64) -> Vec<Value> {
 }
 
 pub fn epoll_entry(epfd: i32, timeout: i32) -> Vec<Value> {
-    vec![Value::I64(epfd as i64), Value::I64(64), Value::I64(timeout as i64)]
+    vec![
+        Value::I64(epfd as i64),
+        Value::I64(64),
+        Value::I64(timeout as i64),
+    ]
 }
 
 pub fn openat_entry(path: &str) -> Vec<Value> {

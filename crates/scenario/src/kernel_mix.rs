@@ -56,8 +56,22 @@ struct CpuState {
 }
 
 const NAMES: &[&str] = &[
-    "nginx", "postgres", "java", "python3", "sshd", "bash", "chrome", "Xorg", "redis-server",
-    "node", "systemd-journal", "containerd", "dockerd", "cc1", "make", "rustc",
+    "nginx",
+    "postgres",
+    "java",
+    "python3",
+    "sshd",
+    "bash",
+    "chrome",
+    "Xorg",
+    "redis-server",
+    "node",
+    "systemd-journal",
+    "containerd",
+    "dockerd",
+    "cc1",
+    "make",
+    "rustc",
 ];
 
 const FILES: &[&str] = &[
@@ -102,7 +116,7 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                 };
                 next_tid += rng.range(1, 40) as i32;
                 tasks.push(TaskState {
-                    task: Task::new(next_tid, next_tid - (k as i32 % 2), &name),
+                    task: Task::new(next_tid, next_tid - (k % 2), &name),
                     pending_exit: None,
                 });
             }
@@ -136,7 +150,12 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
             // (file_table_address instead of pid) makes lttng-analyses fail.
         }
         t += 500;
-        w.write_event(0, ev::STATEDUMP_BLOCK, t, &[Value::U64(8388608), Value::str("nvme0n1")])?;
+        w.write_event(
+            0,
+            ev::STATEDUMP_BLOCK,
+            t,
+            &[Value::U64(8388608), Value::str("nvme0n1")],
+        )?;
         t += 500;
         w.write_event(0, ev::STATEDUMP_END, t, &[])?;
         cpus[0].t = t;
@@ -154,11 +173,12 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
             c.t += rng.range(150, 2500);
             c.t
         };
-        let mut emit = |w: &mut TraceWriter, c: &mut CpuState, rng: &mut Rng, id: u64, pl: &[Value]| {
-            let t = tick(c, rng);
-            written += 1;
-            w.write_event(cpu, id, t, pl)
-        };
+        let mut emit =
+            |w: &mut TraceWriter, c: &mut CpuState, rng: &mut Rng, id: u64, pl: &[Value]| {
+                let t = tick(c, rng);
+                written += 1;
+                w.write_event(cpu, id, t, pl)
+            };
         let kind = rng.weighted(&[50, 30, 12, 5, 3]);
         let cur = match c.cur {
             None if kind != 2 => {
@@ -187,24 +207,72 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                     match rng.weighted(&[25, 20, 12, 12, 10, 10, 6, 5]) {
                         0 => {
                             let n = rng.range(1, 65536);
-                            (ev::SYS_READ, read_entry(fd, n), ev::SYSX_READ, read_exit(n as i64 / 2, buf), true)
+                            (
+                                ev::SYS_READ,
+                                read_entry(fd, n),
+                                ev::SYSX_READ,
+                                read_exit(n as i64 / 2, buf),
+                                true,
+                            )
                         }
                         1 => {
                             let n = rng.range(1, 8192);
-                            (ev::SYS_WRITE, write_entry(fd, buf, n), ev::SYSX_WRITE, ret(n as i64), false)
+                            (
+                                ev::SYS_WRITE,
+                                write_entry(fd, buf, n),
+                                ev::SYSX_WRITE,
+                                ret(n as i64),
+                                false,
+                            )
                         }
-                        2 => (ev::SYS_EPOLL_WAIT, epoll_entry(fd as i32, -1), ev::SYSX_EPOLL_WAIT, epoll_exit(&[fd + 1]), true),
-                        3 => (ev::SYS_FUTEX, futex_entry(buf, 128, 0), ev::SYSX_FUTEX, futex_exit(0, buf), true),
+                        2 => (
+                            ev::SYS_EPOLL_WAIT,
+                            epoll_entry(fd as i32, -1),
+                            ev::SYSX_EPOLL_WAIT,
+                            epoll_exit(&[fd + 1]),
+                            true,
+                        ),
+                        3 => (
+                            ev::SYS_FUTEX,
+                            futex_entry(buf, 128, 0),
+                            ev::SYSX_FUTEX,
+                            futex_exit(0, buf),
+                            true,
+                        ),
                         4 => {
                             let n = rng.range(1, 1500);
-                            (ev::SYS_RECVFROM, recvfrom_entry(fd as i32, 65536), ev::SYSX_RECVFROM, recvfrom_exit(n as i64, buf), true)
+                            (
+                                ev::SYS_RECVFROM,
+                                recvfrom_entry(fd as i32, 65536),
+                                ev::SYSX_RECVFROM,
+                                recvfrom_exit(n as i64, buf),
+                                true,
+                            )
                         }
                         5 => {
                             let n = rng.range(1, 1500);
-                            (ev::SYS_SENDTO, sendto_entry(fd as i32, buf, n), ev::SYSX_SENDTO, ret(n as i64), false)
+                            (
+                                ev::SYS_SENDTO,
+                                sendto_entry(fd as i32, buf, n),
+                                ev::SYSX_SENDTO,
+                                ret(n as i64),
+                                false,
+                            )
                         }
-                        6 => (ev::SYS_OPENAT, openat_entry(*rng.pick(FILES)), ev::SYSX_OPENAT, ret(fd as i64), false),
-                        _ => (ev::SYS_CLOSE, vec![Value::U64(fd as u64)], ev::SYSX_CLOSE, ret(0), false),
+                        6 => (
+                            ev::SYS_OPENAT,
+                            openat_entry(rng.pick(FILES)),
+                            ev::SYSX_OPENAT,
+                            ret(fd as i64),
+                            false,
+                        ),
+                        _ => (
+                            ev::SYS_CLOSE,
+                            vec![Value::U64(fd as u64)],
+                            ev::SYSX_CLOSE,
+                            ret(0),
+                            false,
+                        ),
                     };
                 emit(&mut w, c, &mut rng, entry, &pl)?;
                 if rng.chance(0.08) {
@@ -221,7 +289,8 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                         emit(&mut w, c, &mut rng, ev::SCHED_SWITCH, &sw)?;
                         c.cur = None;
                     } else {
-                        let n = (cur + rng.range(1, c.tasks.len() as u64 - 1) as usize) % c.tasks.len();
+                        let n =
+                            (cur + rng.range(1, c.tasks.len() as u64 - 1) as usize) % c.tasks.len();
                         let next = c.tasks[n].task.clone();
                         let sw = switch(&prev, STATE_INTERRUPTIBLE, &next);
                         emit(&mut w, c, &mut rng, ev::SCHED_SWITCH, &sw)?;
@@ -252,14 +321,44 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
             2 => {
                 // Hard interrupt, then its softirq.
                 if let Some((sector, nr, write)) = c.inflight.pop() {
-                    emit(&mut w, c, &mut rng, ev::IRQ_ENTRY, &irq_entry(40, "nvme0q1"))?;
-                    emit(&mut w, c, &mut rng, ev::BLOCK_COMPLETE, &block_complete(8388608, sector, nr, write))?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::IRQ_ENTRY,
+                        &irq_entry(40, "nvme0q1"),
+                    )?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::BLOCK_COMPLETE,
+                        &block_complete(8388608, sector, nr, write),
+                    )?;
                     emit(&mut w, c, &mut rng, ev::IRQ_EXIT, &irq_exit(40))?;
                 } else if rng.chance(0.5) {
-                    emit(&mut w, c, &mut rng, ev::IRQ_ENTRY, &irq_entry(25, "virtio0-input.0"))?;
-                    emit(&mut w, c, &mut rng, ev::SOFTIRQ_RAISE, &vec1(SOFTIRQ_NET_RX))?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::IRQ_ENTRY,
+                        &irq_entry(25, "virtio0-input.0"),
+                    )?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::SOFTIRQ_RAISE,
+                        &vec1(SOFTIRQ_NET_RX),
+                    )?;
                     emit(&mut w, c, &mut rng, ev::IRQ_EXIT, &irq_exit(25))?;
-                    emit(&mut w, c, &mut rng, ev::SOFTIRQ_ENTRY, &vec1(SOFTIRQ_NET_RX))?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::SOFTIRQ_ENTRY,
+                        &vec1(SOFTIRQ_NET_RX),
+                    )?;
                     let seg = crate::lttng::TcpSeg {
                         saddr: [10, 0, 0, 2],
                         daddr: [10, 0, 0, 1],
@@ -278,8 +377,20 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                     emit(&mut w, c, &mut rng, ev::SOFTIRQ_EXIT, &vec1(SOFTIRQ_NET_RX))?;
                 } else {
                     let now = c.t as i64;
-                    emit(&mut w, c, &mut rng, ev::HRTIMER_ENTRY, &hrtimer_entry(0xffff_8880_7fc1_e540, now, 0xffff_ffff_8113_2a40))?;
-                    emit(&mut w, c, &mut rng, ev::HRTIMER_EXIT, &[Value::U64(0xffff_8880_7fc1_e540)])?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::HRTIMER_ENTRY,
+                        &hrtimer_entry(0xffff_8880_7fc1_e540, now, 0xffff_ffff_8113_2a40),
+                    )?;
+                    emit(
+                        &mut w,
+                        c,
+                        &mut rng,
+                        ev::HRTIMER_EXIT,
+                        &[Value::U64(0xffff_8880_7fc1_e540)],
+                    )?;
                     emit(&mut w, c, &mut rng, ev::SOFTIRQ_RAISE, &vec1(SOFTIRQ_TIMER))?;
                     emit(&mut w, c, &mut rng, ev::SOFTIRQ_ENTRY, &vec1(SOFTIRQ_TIMER))?;
                     emit(&mut w, c, &mut rng, ev::SOFTIRQ_EXIT, &vec1(SOFTIRQ_TIMER))?;
@@ -302,12 +413,28 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                 let fd = rng.range(3, 20) as u32;
                 let buf = 0x7ffd_0000_0000 + rng.range(0, 1 << 30) * 16;
                 let (e, pl, x, xpl) = if write {
-                    (ev::SYS_WRITE, write_entry(fd, buf, nr as u64 * 512), ev::SYSX_WRITE, ret(nr as i64 * 512))
+                    (
+                        ev::SYS_WRITE,
+                        write_entry(fd, buf, nr as u64 * 512),
+                        ev::SYSX_WRITE,
+                        ret(nr as i64 * 512),
+                    )
                 } else {
-                    (ev::SYS_READ, read_entry(fd, nr as u64 * 512), ev::SYSX_READ, read_exit(nr as i64 * 512, buf))
+                    (
+                        ev::SYS_READ,
+                        read_entry(fd, nr as u64 * 512),
+                        ev::SYSX_READ,
+                        read_exit(nr as i64 * 512, buf),
+                    )
                 };
                 emit(&mut w, c, &mut rng, e, &pl)?;
-                emit(&mut w, c, &mut rng, ev::BLOCK_ISSUE, &block_issue(8388608, sector, nr, write, &task))?;
+                emit(
+                    &mut w,
+                    c,
+                    &mut rng,
+                    ev::BLOCK_ISSUE,
+                    &block_issue(8388608, sector, nr, write, &task),
+                )?;
                 c.inflight.push((sector, nr, write));
                 emit(&mut w, c, &mut rng, x, &xpl)?;
             }

@@ -164,7 +164,10 @@ fn enum8(n: &str, bo: ByteOrder, labels: &[(&str, i128)]) -> Field {
                 .iter()
                 .map(|(l, v)| EnumMapping {
                     label: l.to_string(),
-                    ranges: vec![IntRange { lower: *v, upper: *v }],
+                    ranges: vec![IntRange {
+                        lower: *v,
+                        upper: *v,
+                    }],
                 })
                 .collect(),
         }),
@@ -314,7 +317,11 @@ fn net_fields() -> Vec<Field> {
         variant(
             "network_header",
             vec![3],
-            vec![("unknown", 0, st(vec![])), ("ipv4", 1, ipv4), ("ipv6", 2, ipv6)],
+            vec![
+                ("unknown", 0, st(vec![])),
+                ("ipv4", 1, ipv4),
+                ("ipv6", 2, ipv6),
+            ],
         ),
     ]
 }
@@ -367,7 +374,11 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
     };
     let (out_name, in_name, netf) = match net {
         NetLayout::NetworkHeader => ("net_dev_queue", "net_if_receive_skb", net_fields()),
-        NetLayout::InetSock => ("inet_sock_local_out", "inet_sock_local_in", inet_sock_fields()),
+        NetLayout::InetSock => (
+            "inet_sock_local_out",
+            "inet_sock_local_in",
+            inet_sock_fields(),
+        ),
     };
     let mut connect = vec![
         i32f("fd"),
@@ -395,8 +406,16 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
         ),
         (SCHED_WAKING, "sched_waking", sched()),
         (SCHED_WAKEUP, "sched_wakeup", sched()),
-        (SYS_READ, "syscall_entry_read", vec![u32f("fd"), u64f("count")]),
-        (SYSX_READ, "syscall_exit_read", vec![i64f("ret"), u64f("buf")]),
+        (
+            SYS_READ,
+            "syscall_entry_read",
+            vec![u32f("fd"), u64f("count")],
+        ),
+        (
+            SYSX_READ,
+            "syscall_exit_read",
+            vec![i64f("ret"), u64f("buf")],
+        ),
         (
             SYS_WRITE,
             "syscall_entry_write",
@@ -458,7 +477,11 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
             "syscall_exit_futex",
             vec![i64f("ret"), u64f("uaddr"), u64f("uaddr2")],
         ),
-        (IRQ_ENTRY, "irq_handler_entry", vec![i32f("irq"), string("name")]),
+        (
+            IRQ_ENTRY,
+            "irq_handler_entry",
+            vec![i32f("irq"), string("name")],
+        ),
         (IRQ_EXIT, "irq_handler_exit", vec![i32f("irq"), i32f("ret")]),
         (SOFTIRQ_RAISE, "irq_softirq_raise", vec![u32f("vec")]),
         (SOFTIRQ_ENTRY, "irq_softirq_entry", vec![u32f("vec")]),
@@ -468,7 +491,11 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
             "timer_hrtimer_expire_entry",
             vec![hex64("hrtimer"), i64f("now"), hex64("function")],
         ),
-        (HRTIMER_EXIT, "timer_hrtimer_expire_exit", vec![hex64("hrtimer")]),
+        (
+            HRTIMER_EXIT,
+            "timer_hrtimer_expire_exit",
+            vec![hex64("hrtimer")],
+        ),
         (NET_OUT, out_name, netf.clone()),
         (NET_IN, in_name, netf),
         (
@@ -631,7 +658,10 @@ pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> Tra
         ("hostname".to_string(), EnvValue::Str(h.hostname.clone())),
         ("domain".into(), EnvValue::Str("kernel".into())),
         ("sysname".into(), EnvValue::Str("Linux".into())),
-        ("kernel_release".into(), EnvValue::Str(h.kernel_release.clone())),
+        (
+            "kernel_release".into(),
+            EnvValue::Str(h.kernel_release.clone()),
+        ),
         (
             "kernel_version".into(),
             EnvValue::Str("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)".into()),
@@ -640,7 +670,10 @@ pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> Tra
         ("tracer_major".into(), EnvValue::Int(2)),
         ("tracer_minor".into(), EnvValue::Int(13)),
         ("tracer_patchlevel".into(), EnvValue::Int(11)),
-        ("trace_buffering_scheme".into(), EnvValue::Str("global".into())),
+        (
+            "trace_buffering_scheme".into(),
+            EnvValue::Str("global".into()),
+        ),
         ("trace_name".into(), EnvValue::Str(h.trace_name.clone())),
         (
             "trace_creation_datetime".into(),
@@ -706,7 +739,8 @@ pub fn net_payload(net: NetLayout, s: &TcpSeg, dev: &str) -> Vec<Value> {
                 Value::U64((s.seq ^ s.ack) as u64 & 0xffff),
                 Value::U64(0),
             ]);
-            let bytes = |a: [u8; 4]| Value::Array(a.iter().map(|&b| Value::U64(b as u64)).collect());
+            let bytes =
+                |a: [u8; 4]| Value::Array(a.iter().map(|&b| Value::U64(b as u64)).collect());
             let ipv4 = Value::Struct(vec![
                 Value::U64(4),
                 Value::U64(5),

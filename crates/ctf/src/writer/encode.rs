@@ -99,7 +99,11 @@ impl BitBuf {
     #[inline]
     pub fn write_bits(&mut self, v: u64, size: u32, bo: ByteOrder) {
         debug_assert!((1..=64).contains(&size));
-        let v = if size == 64 { v } else { v & ((1u64 << size) - 1) };
+        let v = if size == 64 {
+            v
+        } else {
+            v & ((1u64 << size) - 1)
+        };
         if self.pos % 8 == 0 && size % 8 == 0 {
             let n = (size / 8) as usize;
             match bo {
@@ -381,7 +385,8 @@ pub fn encode(buf: &mut BitBuf, ty: &FieldType, v: &Value) -> Result<(), EncodeE
             let Some(opt) = var.options.get(*idx) else {
                 return err(format!("variant has no option {idx}"));
             };
-            encode(buf, &opt.ty, inner).map_err(|e| EncodeError(format!("{}: {}", opt.name, e.0)))?;
+            encode(buf, &opt.ty, inner)
+                .map_err(|e| EncodeError(format!("{}: {}", opt.name, e.0)))?;
         }
         FieldType::Array(a) => {
             buf.align(a.min_align);

@@ -82,7 +82,10 @@ pub fn packet_header(bo: ByteOrder) -> StructType {
     StructType {
         min_align: 8,
         fields: vec![
-            f("magic", FieldType::Int(with_role(uint(32, bo), Role::PacketMagicNumber))),
+            f(
+                "magic",
+                FieldType::Int(with_role(uint(32, bo), Role::PacketMagicNumber)),
+            ),
             f(
                 "uuid",
                 FieldType::Array(crate::ir::ArrayType {
@@ -92,8 +95,14 @@ pub fn packet_header(bo: ByteOrder) -> StructType {
                     role: Some(Role::MetadataStreamUuid),
                 }),
             ),
-            f("stream_id", FieldType::Int(with_role(uint(32, bo), Role::DataStreamClassId))),
-            f("stream_instance_id", FieldType::Int(with_role(uint(64, bo), Role::DataStreamId))),
+            f(
+                "stream_id",
+                FieldType::Int(with_role(uint(32, bo), Role::DataStreamClassId)),
+            ),
+            f(
+                "stream_instance_id",
+                FieldType::Int(with_role(uint(64, bo), Role::DataStreamId)),
+            ),
         ],
     }
 }
@@ -104,17 +113,29 @@ pub fn packet_context(bo: ByteOrder, clock: &str) -> StructType {
     StructType {
         min_align: 8,
         fields: vec![
-            f("timestamp_begin", ts(Role::PacketBeginningDefaultClockTimestamp)),
+            f(
+                "timestamp_begin",
+                ts(Role::PacketBeginningDefaultClockTimestamp),
+            ),
             f("timestamp_end", ts(Role::PacketEndDefaultClockTimestamp)),
-            f("content_size", FieldType::Int(with_role(uint(64, bo), Role::PacketContentLength))),
-            f("packet_size", FieldType::Int(with_role(uint(64, bo), Role::PacketTotalLength))),
+            f(
+                "content_size",
+                FieldType::Int(with_role(uint(64, bo), Role::PacketContentLength)),
+            ),
+            f(
+                "packet_size",
+                FieldType::Int(with_role(uint(64, bo), Role::PacketTotalLength)),
+            ),
             f(
                 "packet_seq_num",
                 FieldType::Int(with_role(uint(64, bo), Role::PacketSequenceNumber)),
             ),
             f(
                 "events_discarded",
-                FieldType::Int(with_role(uint(64, bo), Role::DiscardedEventRecordCounterSnapshot)),
+                FieldType::Int(with_role(
+                    uint(64, bo),
+                    Role::DiscardedEventRecordCounterSnapshot,
+                )),
             ),
             f("cpu_id", FieldType::Int(uint(32, bo))),
         ],
@@ -159,10 +180,16 @@ pub fn event_header(kind: EventHeaderKind, bo: ByteOrder, clock: &str) -> Struct
     let extended = StructType {
         min_align: 1,
         fields: vec![
-            f("id", FieldType::Int(with_role(uint(32, bo), Role::EventRecordClassId))),
+            f(
+                "id",
+                FieldType::Int(with_role(uint(32, bo), Role::EventRecordClassId)),
+            ),
             f(
                 "timestamp",
-                FieldType::Int(with_role(clocked(uint(64, bo), clock), Role::DefaultClockTimestamp)),
+                FieldType::Int(with_role(
+                    clocked(uint(64, bo), clock),
+                    Role::DefaultClockTimestamp,
+                )),
             ),
         ],
     };
@@ -264,5 +291,23 @@ pub fn header_kind_of(tc: &TraceClass, stream_class: u64) -> EventHeaderKind {
         EventHeaderKind::Large
     } else {
         EventHeaderKind::Compact
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventHeaderKind::*;
+
+    #[test]
+    fn compact_or_extended() {
+        assert!(!Compact.needs_extended(30, 100, 50));
+        assert!(Compact.needs_extended(31, 100, 50));
+        // Same bits above bit 27: compact even with a large delta.
+        assert!(!Compact.needs_extended(1, (1 << 27) - 1, 0));
+        // Crossing a 2^27 boundary, even by 1 ns: extended (LTTng's last_tsc_overflow).
+        assert!(Compact.needs_extended(1, 1 << 27, (1 << 27) - 1));
+        assert!(!Large.needs_extended(65534, 1 << 31, 0));
+        assert!(Large.needs_extended(65535, 5, 5));
+        assert!(Large.needs_extended(3, 1 << 32, (1 << 32) - 1));
     }
 }

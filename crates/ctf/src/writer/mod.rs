@@ -7,6 +7,9 @@
 //! - [`TraceWriter`]: a trace directory with one stream per CPU (`chan_0`, `chan_1`…),
 //!   written under a temporary name and renamed by [`TraceWriter::finish`].
 
+// `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
+#![allow(clippy::manual_is_multiple_of)]
+
 pub mod encode;
 pub mod lttng;
 pub mod stream;
@@ -123,9 +126,10 @@ impl TraceWriter {
         ncpus: u32,
         opts: &WriterOptions,
     ) -> Result<Self, WriteError> {
-        let sc = class.streams.get(&0).ok_or_else(|| {
-            WriteError::Invalid("the trace class has no stream class 0".into())
-        })?;
+        let sc = class
+            .streams
+            .get(&0)
+            .ok_or_else(|| WriteError::Invalid("the trace class has no stream class 0".into()))?;
         let uuid = class
             .uuid
             .ok_or_else(|| WriteError::Invalid("the trace class has no UUID".into()))?;
@@ -138,9 +142,9 @@ impl TraceWriter {
                 std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists"),
             ));
         }
-        let name = dir
-            .file_name()
-            .ok_or_else(|| WriteError::Invalid(format!("{}: not a directory name", dir.display())))?;
+        let name = dir.file_name().ok_or_else(|| {
+            WriteError::Invalid(format!("{}: not a directory name", dir.display()))
+        })?;
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(p) = parent {
             std::fs::create_dir_all(p).map_err(|e| WriteError::io(p, e))?;
@@ -163,7 +167,9 @@ impl TraceWriter {
 
         let max_id = sc.events.keys().next_back().copied().unwrap_or(0);
         if max_id > 1 << 20 {
-            return Err(WriteError::Invalid(format!("event class id {max_id} is too large")));
+            return Err(WriteError::Invalid(format!(
+                "event class id {max_id} is too large"
+            )));
         }
         let mut classes = vec![None; max_id as usize + 1];
         for (id, ev) in &sc.events {

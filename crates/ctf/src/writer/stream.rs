@@ -213,7 +213,9 @@ impl StreamWriter {
             self.last_ts = self.last_ts.max(end_ts);
             self.close_packet()?;
         }
-        self.file.flush().map_err(|e| WriteError::io(&self.path, e))?;
+        self.file
+            .flush()
+            .map_err(|e| WriteError::io(&self.path, e))?;
         Ok(StreamStats {
             events: self.events,
             packets: self.packets,

@@ -175,14 +175,19 @@ impl<'a> Ser<'a> {
                     .get(i)
                     .map(|f| (f.name.clone(), f.ty.clone()))
                     .ok_or_else(|| TsdlError(format!("bad field path {p:?}")))?,
-                FieldType::Variant(v) => v
-                    .options
-                    .get(i)
-                    .map(|o| (o.name.clone(), o.ty.clone()))
-                    .ok_or_else(|| TsdlError(format!("bad field path {p:?}")))?,
+                FieldType::Variant(v) => {
+                    v.options
+                        .get(i)
+                        .map(|o| (o.name.clone(), o.ty.clone()))
+                        .ok_or_else(|| TsdlError(format!("bad field path {p:?}")))?
+                }
                 _ => return Err(TsdlError(format!("bad field path {p:?}"))),
             };
-            names.push(if prefixed(p.scope) { format!("_{n}") } else { n });
+            names.push(if prefixed(p.scope) {
+                format!("_{n}")
+            } else {
+                n
+            });
             cur = next;
         }
         let relative = p.scope == self.scope
@@ -219,7 +224,9 @@ impl<'a> Ser<'a> {
                             let _ = write!(suffix, "[ {} ]", self.path_name(p)?);
                         }
                     }
-                    self.out.push_str("integer { size = 8; align = 8; signed = 0; encoding = none; base = 16; }");
+                    self.out.push_str(
+                        "integer { size = 8; align = 8; signed = 0; encoding = none; base = 16; }",
+                    );
                     return Ok(suffix);
                 }
                 _ => break,
@@ -372,7 +379,11 @@ pub fn to_tsdl(tc: &TraceClass) -> Result<String, TsdlError> {
         let _ = writeln!(s.out, "\tprecision = {};", c.precision);
         let _ = writeln!(s.out, "\toffset_s = {};", c.offset_s);
         let _ = writeln!(s.out, "\toffset = {};", c.offset_cycles);
-        let _ = writeln!(s.out, "\tabsolute = {};", if c.absolute { "true" } else { "false" });
+        let _ = writeln!(
+            s.out,
+            "\tabsolute = {};",
+            if c.absolute { "true" } else { "false" }
+        );
         s.out.push_str("};\n\n");
     }
 
@@ -391,9 +402,8 @@ pub fn to_tsdl(tc: &TraceClass) -> Result<String, TsdlError> {
         }
         s.out.push_str("};\n\n");
         for ev in sc.events.values() {
-            s.roots.retain(|(k, _)| {
-                !matches!(k, Scope::EventSpecificContext | Scope::EventPayload)
-            });
+            s.roots
+                .retain(|(k, _)| !matches!(k, Scope::EventSpecificContext | Scope::EventPayload));
             s.out.push_str("event {\n");
             let _ = writeln!(s.out, "\tname = \"{}\";", escape(&ev.name));
             let _ = writeln!(s.out, "\tid = {};", ev.id);
@@ -434,7 +444,9 @@ pub fn packetize(text: &str, uuid: &[u8; 16], bo: ByteOrder, packet_size: usize)
         out.extend_from_slice(&u32b(METADATA_PACKET_MAGIC));
         out.extend_from_slice(uuid);
         out.extend_from_slice(&u32b(0)); // checksum
-        out.extend_from_slice(&u32b(((METADATA_PACKET_HEADER_LEN + chunk.len()) * 8) as u32));
+        out.extend_from_slice(&u32b(
+            ((METADATA_PACKET_HEADER_LEN + chunk.len()) * 8) as u32,
+        ));
         out.extend_from_slice(&u32b((packet_size * 8) as u32));
         out.extend_from_slice(&[0, 0, 0, 1, 8]); // compression, encryption, checksum scheme, 1.8
         out.extend_from_slice(chunk);
