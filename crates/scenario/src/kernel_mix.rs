@@ -261,7 +261,7 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                         }
                         6 => (
                             ev::SYS_OPENAT,
-                            openat_entry(rng.pick(FILES)),
+                            openat_entry(FILES[rng.range(0, FILES.len() as u64 - 1) as usize]),
                             ev::SYSX_OPENAT,
                             ret(fd as i64),
                             false,
