@@ -18,6 +18,7 @@ pub mod stream;
 pub mod trace;
 pub mod tsdl;
 pub mod value;
+pub mod writer;
 
 pub use error::{Error, MetadataError, Result};
 pub use field::{FieldValue, FieldView};

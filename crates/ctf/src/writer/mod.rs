@@ -1,0 +1,278 @@
+//! Writing CTF 1.8 traces laid out as LTTng writes them.
+//!
+//! - [`tsdl`]: a [`TraceClass`] to TSDL text, plain or in metadata packets.
+//! - [`encode`]: bit-level encoding of [`Value`]s against their field types.
+//! - [`stream`]: one data stream file of fixed-size packets, in constant memory.
+//! - [`lttng`]: the LTTng packet header, packet context and event headers.
+//! - [`TraceWriter`]: a trace directory with one stream per CPU (`chan_0`, `chan_1`…),
+//!   written under a temporary name and renamed by [`TraceWriter::finish`].
+
+// `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
+#![allow(clippy::manual_is_multiple_of)]
+
+pub mod encode;
+pub mod lttng;
+pub mod stream;
+pub mod tsdl;
+
+pub use encode::{BitBuf, EncodeError};
+pub use lttng::EventHeaderKind;
+pub use stream::{StreamParams, StreamStats, StreamWriter};
+pub use tsdl::{packetize, to_tsdl, TsdlError};
+
+use crate::ir::{StructType, TraceClass};
+use crate::value::Value;
+use std::path::{Path, PathBuf};
+
+/// Errors of the writer. Each names the file or directory involved.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: event class {event_id}: {message}", path.display())]
+    Encode {
+        path: PathBuf,
+        event_id: u64,
+        message: String,
+    },
+    #[error("{}: timestamp {ts} is before the previous one ({last})", path.display())]
+    Timestamp { path: PathBuf, last: u64, ts: u64 },
+    #[error("metadata: {0}")]
+    Tsdl(#[from] TsdlError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl WriteError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        WriteError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// How the metadata file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetadataMode {
+    /// In 4 KiB metadata packets, as LTTng does.
+    #[default]
+    Packetized,
+    /// Plain TSDL text.
+    Text,
+}
+
+/// Options of a [`TraceWriter`].
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// Data packet size in bytes.
+    pub packet_size: usize,
+    pub metadata: MetadataMode,
+    /// Stream file name prefix; files are `{prefix}_{cpu}`.
+    pub stream_prefix: String,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            packet_size: 256 * 1024,
+            metadata: MetadataMode::Packetized,
+            stream_prefix: "chan".into(),
+        }
+    }
+}
+
+/// Totals of a finished trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceStats {
+    pub dir: PathBuf,
+    pub events: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    /// Events per CPU stream.
+    pub per_cpu: Vec<u64>,
+}
+
+/// Writes a trace directory: a metadata file and one data stream per CPU.
+///
+/// The trace class must use the LTTng skeleton ([`lttng::skeleton`]) with stream class 0.
+/// Everything is written in `.NAME.partial` next to the final directory, which is renamed on
+/// [`finish`](TraceWriter::finish); a failed or abandoned trace never looks complete.
+pub struct TraceWriter {
+    dir: PathBuf,
+    tmp: PathBuf,
+    /// Per event class id: (common context, specific context, payload) structures.
+    classes: Vec<Option<EventLayout>>,
+    streams: Vec<StreamWriter>,
+    max_ts: u64,
+}
+
+#[derive(Clone)]
+struct EventLayout {
+    common: Option<StructType>,
+    context: Option<StructType>,
+    payload: StructType,
+}
+
+impl TraceWriter {
+    /// Creates the (temporary) trace directory, the metadata and `ncpus` stream files.
+    pub fn create(
+        dir: &Path,
+        class: &TraceClass,
+        ncpus: u32,
+        opts: &WriterOptions,
+    ) -> Result<Self, WriteError> {
+        let sc = class
+            .streams
+            .get(&0)
+            .ok_or_else(|| WriteError::Invalid("the trace class has no stream class 0".into()))?;
+        let uuid = class
+            .uuid
+            .ok_or_else(|| WriteError::Invalid("the trace class has no UUID".into()))?;
+        if ncpus == 0 {
+            return Err(WriteError::Invalid("a trace needs at least one CPU".into()));
+        }
+        if dir.exists() {
+            return Err(WriteError::io(
+                dir,
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists"),
+            ));
+        }
+        let name = dir.file_name().ok_or_else(|| {
+            WriteError::Invalid(format!("{}: not a directory name", dir.display()))
+        })?;
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(p) = parent {
+            std::fs::create_dir_all(p).map_err(|e| WriteError::io(p, e))?;
+        }
+        let tmp = parent
+            .unwrap_or(Path::new("."))
+            .join(format!(".{}.partial", name.to_string_lossy()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
+        }
+        std::fs::create_dir(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
+
+        let text = to_tsdl(class)?;
+        let meta = match opts.metadata {
+            MetadataMode::Packetized => packetize(&text, &uuid, class.byte_order, 4096),
+            MetadataMode::Text => text.into_bytes(),
+        };
+        let mpath = tmp.join("metadata");
+        std::fs::write(&mpath, meta).map_err(|e| WriteError::io(&mpath, e))?;
+
+        let max_id = sc.events.keys().next_back().copied().unwrap_or(0);
+        if max_id > 1 << 20 {
+            return Err(WriteError::Invalid(format!(
+                "event class id {max_id} is too large"
+            )));
+        }
+        let mut classes = vec![None; max_id as usize + 1];
+        for (id, ev) in &sc.events {
+            classes[*id as usize] = Some(EventLayout {
+                common: sc.event_common_context.clone(),
+                context: ev.context.clone(),
+                payload: ev.payload.clone().unwrap_or_default(),
+            });
+        }
+        let header = lttng::header_kind_of(class, 0);
+        let mut streams = Vec::with_capacity(ncpus as usize);
+        for cpu in 0..ncpus {
+            let path = tmp.join(format!("{}_{cpu}", opts.stream_prefix));
+            streams.push(StreamWriter::create(
+                &path,
+                StreamParams {
+                    uuid,
+                    byte_order: class.byte_order,
+                    stream_class_id: 0,
+                    instance_id: cpu as u64,
+                    cpu_id: cpu,
+                    packet_size: opts.packet_size,
+                    header,
+                },
+            )?);
+        }
+        Ok(TraceWriter {
+            dir: dir.to_path_buf(),
+            tmp,
+            classes,
+            streams,
+            max_ts: 0,
+        })
+    }
+
+    /// Number of CPU streams.
+    pub fn cpus(&self) -> u32 {
+        self.streams.len() as u32
+    }
+
+    /// Writes an event without contexts. Timestamps are clock cycles, non-decreasing per CPU.
+    #[inline]
+    pub fn write_event(
+        &mut self,
+        cpu: u32,
+        class_id: u64,
+        ts: u64,
+        payload: &[Value],
+    ) -> Result<(), WriteError> {
+        self.write_event_with_context(cpu, class_id, ts, &[], &[], payload)
+    }
+
+    /// Writes an event with its stream-common and class-specific context values (empty slices
+    /// when the trace class has none).
+    pub fn write_event_with_context(
+        &mut self,
+        cpu: u32,
+        class_id: u64,
+        ts: u64,
+        common: &[Value],
+        context: &[Value],
+        payload: &[Value],
+    ) -> Result<(), WriteError> {
+        let layout = self
+            .classes
+            .get(class_id as usize)
+            .and_then(|c| c.as_ref())
+            .ok_or_else(|| WriteError::Invalid(format!("no event class with id {class_id}")))?;
+        let stream = self
+            .streams
+            .get_mut(cpu as usize)
+            .ok_or_else(|| WriteError::Invalid(format!("no stream for CPU {cpu}")))?;
+        let mut parts: [(&StructType, &[Value]); 3] = [(&layout.payload, payload); 3];
+        let mut n = 0;
+        if let Some(c) = &layout.common {
+            parts[n] = (c, common);
+            n += 1;
+        }
+        if let Some(c) = &layout.context {
+            parts[n] = (c, context);
+            n += 1;
+        }
+        parts[n] = (&layout.payload, payload);
+        n += 1;
+        stream.write_event(class_id, ts, &parts[..n])?;
+        self.max_ts = self.max_ts.max(ts);
+        Ok(())
+    }
+
+    /// Closes every stream, then renames the temporary directory to the final one.
+    pub fn finish(self) -> Result<TraceStats, WriteError> {
+        let mut stats = TraceStats {
+            dir: self.dir.clone(),
+            ..Default::default()
+        };
+        for s in self.streams {
+            let st = s.finish(self.max_ts)?;
+            stats.events += st.events;
+            stats.packets += st.packets;
+            stats.bytes += st.bytes;
+            stats.per_cpu.push(st.events);
+        }
+        std::fs::rename(&self.tmp, &self.dir).map_err(|e| WriteError::io(&self.dir, e))?;
+        Ok(stats)
+    }
+}

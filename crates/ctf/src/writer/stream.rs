@@ -1,0 +1,233 @@
+//! One data stream file of fixed-size LTTng packets, written in constant memory.
+
+use super::encode::{encode_struct, BitBuf};
+use super::lttng::{
+    EventHeaderKind, OFF_CONTENT_SIZE, OFF_TIMESTAMP_END, PACKET_MAGIC, PACKET_PREAMBLE_LEN,
+};
+use super::WriteError;
+use crate::ir::{ByteOrder, StructType};
+use crate::value::Value;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Fixed parameters of a data stream.
+#[derive(Debug, Clone)]
+pub struct StreamParams {
+    pub uuid: [u8; 16],
+    pub byte_order: ByteOrder,
+    /// Data stream class id (`stream_id`).
+    pub stream_class_id: u32,
+    /// `stream_instance_id` of the packet header.
+    pub instance_id: u64,
+    /// `cpu_id` of the packet context.
+    pub cpu_id: u32,
+    /// Packet size in bytes (a multiple of 8, at least 4 KiB).
+    pub packet_size: usize,
+    pub header: EventHeaderKind,
+}
+
+/// Writes one data stream: packets are filled in memory and flushed to the file when full.
+pub struct StreamWriter {
+    p: StreamParams,
+    path: PathBuf,
+    file: BufWriter<File>,
+    buf: BitBuf,
+    open: bool,
+    seq: u64,
+    last_ts: u64,
+    events: u64,
+    packets: u64,
+}
+
+impl StreamWriter {
+    /// Creates the stream file.
+    pub fn create(path: &Path, p: StreamParams) -> Result<Self, WriteError> {
+        if p.packet_size < 4096 || p.packet_size % 8 != 0 {
+            return Err(WriteError::Invalid(format!(
+                "packet size {} must be a multiple of 8 and at least 4096",
+                p.packet_size
+            )));
+        }
+        let file = File::create(path).map_err(|e| WriteError::io(path, e))?;
+        Ok(StreamWriter {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, file),
+            buf: BitBuf::with_capacity(p.packet_size + 64),
+            open: false,
+            seq: 0,
+            last_ts: 0,
+            events: 0,
+            packets: 0,
+            p,
+        })
+    }
+
+    /// Path of the stream file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Packets written so far (closed ones).
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Timestamp of the last event written.
+    pub fn last_timestamp(&self) -> u64 {
+        self.last_ts
+    }
+
+    fn open_packet(&mut self, ts: u64) {
+        let bo = self.p.byte_order;
+        let b = &mut self.buf;
+        b.clear();
+        b.write_bits(PACKET_MAGIC as u64, 32, bo);
+        b.write_bytes(&self.p.uuid);
+        b.write_bits(self.p.stream_class_id as u64, 32, bo);
+        b.write_bits(self.p.instance_id, 64, bo);
+        b.write_bits(ts, 64, bo); // timestamp_begin
+        b.write_bits(ts, 64, bo); // timestamp_end, patched
+        b.write_bits(0, 64, bo); // content_size, patched
+        b.write_bits(self.p.packet_size as u64 * 8, 64, bo);
+        b.write_bits(self.seq, 64, bo);
+        b.write_bits(0, 64, bo); // events_discarded
+        b.write_bits(self.p.cpu_id as u64, 32, bo);
+        debug_assert_eq!(b.pos(), PACKET_PREAMBLE_LEN as u64 * 8);
+        self.open = true;
+        self.last_ts = self.last_ts.max(ts);
+    }
+
+    fn close_packet(&mut self) -> Result<(), WriteError> {
+        let bo = self.p.byte_order;
+        let content = self.buf.pos();
+        self.buf.patch(OFF_TIMESTAMP_END, self.last_ts, 64, bo);
+        self.buf.patch(OFF_CONTENT_SIZE, content, 64, bo);
+        self.buf.pad_to(self.p.packet_size as u64 * 8);
+        self.file
+            .write_all(self.buf.bytes())
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.buf.clear();
+        self.open = false;
+        self.seq += 1;
+        self.packets += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn encode_event(
+        &mut self,
+        id: u64,
+        ts: u64,
+        parts: &[(&StructType, &[Value])],
+    ) -> Result<(), WriteError> {
+        let bo = self.p.byte_order;
+        let kind = self.p.header;
+        let b = &mut self.buf;
+        b.align(8);
+        if kind.needs_extended(id, ts, self.last_ts) {
+            match kind {
+                EventHeaderKind::Compact => b.write_bits(31, 5, bo),
+                EventHeaderKind::Large => b.write_bits(65535, 16, bo),
+            }
+            b.align(8);
+            b.write_bits(id, 32, bo);
+            b.write_bits(ts, 64, bo);
+        } else {
+            match kind {
+                EventHeaderKind::Compact => {
+                    b.write_bits(id, 5, bo);
+                    b.write_bits(ts & ((1 << 27) - 1), 27, bo);
+                }
+                EventHeaderKind::Large => {
+                    b.write_bits(id, 16, bo);
+                    b.write_bits(ts & 0xFFFF_FFFF, 32, bo);
+                }
+            }
+        }
+        for (st, vals) in parts {
+            encode_struct(b, st, vals).map_err(|e| WriteError::Encode {
+                path: self.path.clone(),
+                event_id: id,
+                message: e.0,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Appends an event record. `parts` are the event's scopes after the header, in order
+    /// (common context, specific context, payload), each with its structure type and values.
+    pub fn write_event(
+        &mut self,
+        id: u64,
+        ts: u64,
+        parts: &[(&StructType, &[Value])],
+    ) -> Result<(), WriteError> {
+        if ts < self.last_ts {
+            return Err(WriteError::Timestamp {
+                path: self.path.clone(),
+                last: self.last_ts,
+                ts,
+            });
+        }
+        if !self.open {
+            self.open_packet(ts);
+        }
+        let limit = self.p.packet_size as u64 * 8;
+        let mark = self.buf.pos();
+        let r = self.encode_event(id, ts, parts);
+        if r.is_err() {
+            self.buf.truncate_bits(mark);
+            return r;
+        }
+        if self.buf.pos() > limit {
+            self.buf.truncate_bits(mark);
+            self.close_packet()?;
+            self.open_packet(ts);
+            self.encode_event(id, ts, parts)?;
+            if self.buf.pos() > limit {
+                return Err(WriteError::Invalid(format!(
+                    "{}: event {id} does not fit in a packet of {} bytes",
+                    self.path.display(),
+                    self.p.packet_size
+                )));
+            }
+        }
+        self.last_ts = ts;
+        self.events += 1;
+        Ok(())
+    }
+
+    /// Closes the last packet and flushes the file. A stream without events gets one empty
+    /// packet stamped `end_ts`, so that readers see every CPU.
+    pub fn finish(mut self, end_ts: u64) -> Result<StreamStats, WriteError> {
+        if !self.open && self.packets == 0 {
+            self.open_packet(end_ts.max(self.last_ts));
+        }
+        if self.open {
+            self.last_ts = self.last_ts.max(end_ts);
+            self.close_packet()?;
+        }
+        self.file
+            .flush()
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        Ok(StreamStats {
+            events: self.events,
+            packets: self.packets,
+            bytes: self.packets * self.p.packet_size as u64,
+        })
+    }
+}
+
+/// What a finished stream holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    pub events: u64,
+    pub packets: u64,
+    pub bytes: u64,
+}

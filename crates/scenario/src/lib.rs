@@ -1,0 +1,11 @@
+//! Deterministic generators of LTTng-like kernel traces, with ground truth.
+//!
+//! - [`kernel_mix`]: one large single-host trace, streamed in constant memory.
+//! - [`client_server`]: several hosts with drifting clocks exchanging TCP traffic, with the
+//!   true clock formulas and the critical path of a marked request in `ground-truth.json`.
+
+pub mod client_server;
+pub mod common;
+pub mod kernel_mix;
+pub mod lttng;
+pub mod rng;

@@ -1,0 +1,780 @@
+//! Event classes as lttng-modules 2.13 declares them (x86-64 kernel), and the payload
+//! builders the generators use. Ids below 31 go to the most frequent events so that they get
+//! compact event headers.
+
+use ctf::ir::{
+    ArrayType, ByteOrder, DisplayBase, Encoding, EnumMapping, EnumType, EnvValue, EventClass,
+    Field, FieldPath, FieldType, IntRange, IntType, Scope, SequenceType, StringType, StructType,
+    TraceClass, VariantOption, VariantType,
+};
+use ctf::value::Value;
+use ctf::writer::lttng::{monotonic_clock, skeleton};
+use ctf::writer::EventHeaderKind;
+
+/// Event class ids.
+pub mod ev {
+    pub const SCHED_SWITCH: u64 = 0;
+    pub const SCHED_WAKING: u64 = 1;
+    pub const SCHED_WAKEUP: u64 = 2;
+    pub const SYS_READ: u64 = 3;
+    pub const SYSX_READ: u64 = 4;
+    pub const SYS_WRITE: u64 = 5;
+    pub const SYSX_WRITE: u64 = 6;
+    pub const SYS_RECVFROM: u64 = 7;
+    pub const SYSX_RECVFROM: u64 = 8;
+    pub const SYS_SENDTO: u64 = 9;
+    pub const SYSX_SENDTO: u64 = 10;
+    pub const SYS_EPOLL_WAIT: u64 = 11;
+    pub const SYSX_EPOLL_WAIT: u64 = 12;
+    pub const SYS_FUTEX: u64 = 13;
+    pub const SYSX_FUTEX: u64 = 14;
+    pub const IRQ_ENTRY: u64 = 15;
+    pub const IRQ_EXIT: u64 = 16;
+    pub const SOFTIRQ_RAISE: u64 = 17;
+    pub const SOFTIRQ_ENTRY: u64 = 18;
+    pub const SOFTIRQ_EXIT: u64 = 19;
+    pub const HRTIMER_ENTRY: u64 = 20;
+    pub const HRTIMER_EXIT: u64 = 21;
+    /// `net_dev_queue`, or `inet_sock_local_out` in the old layout.
+    pub const NET_OUT: u64 = 22;
+    /// `net_if_receive_skb`, or `inet_sock_local_in` in the old layout.
+    pub const NET_IN: u64 = 23;
+    pub const PAGE_ALLOC: u64 = 24;
+    pub const PAGE_FREE: u64 = 25;
+    pub const BLOCK_ISSUE: u64 = 26;
+    pub const BLOCK_COMPLETE: u64 = 27;
+    pub const SYS_OPENAT: u64 = 28;
+    pub const SYSX_OPENAT: u64 = 29;
+    pub const SYS_CLOSE: u64 = 30;
+    pub const SYSX_CLOSE: u64 = 31;
+    pub const SYS_CONNECT: u64 = 32;
+    pub const SYSX_CONNECT: u64 = 33;
+    pub const SYS_ACCEPT4: u64 = 34;
+    pub const SYSX_ACCEPT4: u64 = 35;
+    pub const SCHED_WAKEUP_NEW: u64 = 36;
+    pub const SCHED_FORK: u64 = 37;
+    pub const SCHED_EXEC: u64 = 38;
+    pub const SCHED_EXIT: u64 = 39;
+    pub const STATEDUMP_START: u64 = 40;
+    pub const STATEDUMP_END: u64 = 41;
+    pub const STATEDUMP_PROCESS: u64 = 42;
+    pub const STATEDUMP_FD: u64 = 43;
+    pub const STATEDUMP_BLOCK: u64 = 44;
+}
+
+/// Which network events the trace has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetLayout {
+    /// `net_dev_queue` / `net_if_receive_skb` with the parsed `network_header` (2.9+).
+    #[default]
+    NetworkHeader,
+    /// The older `inet_sock_local_out` / `inet_sock_local_in` with top-level TCP fields.
+    InetSock,
+}
+
+fn int(size: u32, signed: bool, base: DisplayBase, bo: ByteOrder) -> FieldType {
+    let mut i = if signed {
+        IntType::signed(size, bo)
+    } else {
+        IntType::unsigned(size, bo)
+    };
+    i.base = base;
+    if size % 8 != 0 {
+        i.align = 1;
+    }
+    FieldType::Int(i)
+}
+
+const LE: ByteOrder = ByteOrder::Little;
+const BE: ByteOrder = ByteOrder::Big;
+const D: DisplayBase = DisplayBase::Decimal;
+const H: DisplayBase = DisplayBase::Hexadecimal;
+
+fn fld(name: &str, ty: FieldType) -> Field {
+    Field {
+        name: name.into(),
+        ty,
+    }
+}
+fn i32f(n: &str) -> Field {
+    fld(n, int(32, true, D, LE))
+}
+fn u32f(n: &str) -> Field {
+    fld(n, int(32, false, D, LE))
+}
+fn i64f(n: &str) -> Field {
+    fld(n, int(64, true, D, LE))
+}
+fn u64f(n: &str) -> Field {
+    fld(n, int(64, false, D, LE))
+}
+fn hex64(n: &str) -> Field {
+    fld(n, int(64, false, H, LE))
+}
+fn string(n: &str) -> Field {
+    fld(
+        n,
+        FieldType::String(StringType {
+            encoding: Encoding::Utf8,
+        }),
+    )
+}
+fn comm(n: &str) -> Field {
+    let mut c = IntType::unsigned(8, LE);
+    c.encoding = Encoding::Utf8;
+    fld(
+        n,
+        FieldType::Array(ArrayType {
+            elem: Box::new(FieldType::Int(c)),
+            len: 16,
+            min_align: 1,
+            role: None,
+        }),
+    )
+}
+fn seq(n: &str, elem: FieldType, len_index: usize, parent: &[usize]) -> Field {
+    let mut indices = parent.to_vec();
+    indices.push(len_index);
+    fld(
+        n,
+        FieldType::Sequence(SequenceType {
+            elem: Box::new(elem),
+            length: FieldPath {
+                scope: Scope::EventPayload,
+                indices,
+            },
+            min_align: 1,
+        }),
+    )
+}
+fn st(fields: Vec<Field>) -> StructType {
+    StructType {
+        min_align: 1,
+        fields,
+    }
+}
+fn enum8(n: &str, bo: ByteOrder, labels: &[(&str, i128)]) -> Field {
+    let mut i = IntType::unsigned(8, bo);
+    i.base = D;
+    fld(
+        n,
+        FieldType::Enum(EnumType {
+            int: i,
+            mappings: labels
+                .iter()
+                .map(|(l, v)| EnumMapping {
+                    label: l.to_string(),
+                    ranges: vec![IntRange {
+                        lower: *v,
+                        upper: *v,
+                    }],
+                })
+                .collect(),
+        }),
+    )
+}
+fn variant(n: &str, tag: Vec<usize>, opts: Vec<(&str, i128, StructType)>) -> Field {
+    fld(
+        n,
+        FieldType::Variant(VariantType {
+            tag: FieldPath {
+                scope: Scope::EventPayload,
+                indices: tag,
+            },
+            options: opts
+                .into_iter()
+                .map(|(name, v, s)| VariantOption {
+                    name: name.into(),
+                    ty: FieldType::Struct(s),
+                    ranges: vec![IntRange { lower: v, upper: v }],
+                })
+                .collect(),
+        }),
+    )
+}
+
+const PROTO: &[(&str, i128)] = &[("_icmp", 1), ("_tcp", 6), ("_udp", 17)];
+const TRANSPORT: &[(&str, i128)] = &[("_unknown", 0), ("_tcp", 1), ("_udp", 2), ("_icmp", 3)];
+
+/// The transport header variant at `at` (indices of the variant's parent) with its tag at
+/// index `tag` of that parent.
+fn transport(at: &[usize], tag: usize) -> Field {
+    let mut t = at.to_vec();
+    t.push(tag);
+    let tcp = st(vec![
+        fld("source_port", int(16, false, D, BE)),
+        fld("dest_port", int(16, false, D, BE)),
+        fld("seq", int(32, false, D, BE)),
+        fld("ack_seq", int(32, false, D, BE)),
+        fld("data_offset", int(4, false, D, BE)),
+        fld("reserved", int(3, false, D, BE)),
+        fld("flags", int(9, false, H, BE)),
+        fld("window_size", int(16, false, D, BE)),
+        fld("checksum", int(16, false, H, BE)),
+        fld("urg_ptr", int(16, false, D, BE)),
+    ]);
+    let udp = st(vec![
+        fld("source_port", int(16, false, D, BE)),
+        fld("dest_port", int(16, false, D, BE)),
+        fld("len", int(16, false, D, BE)),
+        fld("check", int(16, false, H, BE)),
+    ]);
+    let icmp = st(vec![
+        fld("type", int(8, false, D, BE)),
+        fld("code", int(8, false, D, BE)),
+        fld("checksum", int(16, false, H, BE)),
+        fld("gateway", int(32, false, H, BE)),
+    ]);
+    let mut tcp = tcp;
+    tcp.min_align = 32;
+    let mut udp = udp;
+    udp.min_align = 32;
+    let mut icmp = icmp;
+    icmp.min_align = 32;
+    variant(
+        "transport_header",
+        t,
+        vec![
+            ("unknown", 0, st(vec![])),
+            ("tcp", 1, tcp),
+            ("udp", 2, udp),
+            ("icmp", 3, icmp),
+        ],
+    )
+}
+
+fn u8_array(n: &str, len: u64, bo: ByteOrder) -> Field {
+    fld(
+        n,
+        FieldType::Array(ArrayType {
+            elem: Box::new(int(8, false, D, bo)),
+            len,
+            min_align: 1,
+            role: None,
+        }),
+    )
+}
+
+fn net_fields() -> Vec<Field> {
+    // Payload: skbaddr, len, name, network_header_type (3), network_header (4).
+    let ipv4 = StructType {
+        min_align: 16,
+        fields: vec![
+            fld("version", int(4, false, D, BE)),
+            fld("ihl", int(4, false, D, BE)),
+            fld("tos", int(8, false, D, BE)),
+            fld("tot_len", int(16, false, D, BE)),
+            fld("id", int(16, false, H, BE)),
+            fld("frag_off", int(16, false, D, BE)),
+            fld("ttl", int(8, false, D, BE)),
+            enum8("protocol", BE, PROTO),
+            fld("checksum", int(16, false, H, BE)),
+            u8_array("saddr", 4, BE),
+            u8_array("daddr", 4, BE),
+            enum8("transport_header_type", LE, TRANSPORT),
+            transport(&[4, 1], 11),
+        ],
+    };
+    let mut flow = u8_array("flow_lbl", 3, BE);
+    if let FieldType::Array(a) = &mut flow.ty {
+        a.len = 3;
+    }
+    let addr6 = |n: &str| {
+        fld(
+            n,
+            FieldType::Array(ArrayType {
+                elem: Box::new(int(16, false, H, BE)),
+                len: 8,
+                min_align: 1,
+                role: None,
+            }),
+        )
+    };
+    let ipv6 = StructType {
+        min_align: 16,
+        fields: vec![
+            fld("version", int(4, false, D, BE)),
+            fld("prio", int(4, false, D, BE)),
+            flow,
+            fld("payload_len", int(16, false, D, BE)),
+            enum8("nexthdr", BE, PROTO),
+            fld("hop_limit", int(8, false, D, BE)),
+            addr6("saddr"),
+            addr6("daddr"),
+            enum8("transport_header_type", LE, TRANSPORT),
+            transport(&[4, 2], 8),
+        ],
+    };
+    vec![
+        hex64("skbaddr"),
+        u32f("len"),
+        string("name"),
+        enum8(
+            "network_header_type",
+            LE,
+            &[("_unknown", 0), ("_ipv4", 1), ("_ipv6", 2)],
+        ),
+        variant(
+            "network_header",
+            vec![3],
+            vec![
+                ("unknown", 0, st(vec![])),
+                ("ipv4", 1, ipv4),
+                ("ipv6", 2, ipv6),
+            ],
+        ),
+    ]
+}
+
+fn inet_sock_fields() -> Vec<Field> {
+    vec![
+        hex64("sk"),
+        fld("saddr", int(32, false, H, BE)),
+        fld("daddr", int(32, false, H, BE)),
+        fld("sport", int(16, false, D, BE)),
+        fld("dport", int(16, false, D, BE)),
+        fld("seq", int(32, false, D, BE)),
+        fld("ack_seq", int(32, false, D, BE)),
+        fld("check", int(16, false, H, BE)),
+        fld("window", int(16, false, D, BE)),
+        fld("flags", int(16, false, H, BE)),
+    ]
+}
+
+fn sockaddr_fields(port: &str, base: usize) -> Vec<Field> {
+    vec![
+        fld("family", int(16, false, D, LE)),
+        fld(port, int(16, false, D, BE)),
+        u32f("_v4addr_length"),
+        seq("v4addr", int(8, false, D, BE), base + 2, &[]),
+        u32f("_v6addr_length"),
+        seq("v6addr", int(16, false, D, BE), base + 4, &[]),
+    ]
+}
+
+/// All event classes of the layout: (id, name, payload fields).
+pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
+    use ev::*;
+    let sched = || vec![comm("comm"), i32f("tid"), i32f("prio"), i32f("target_cpu")];
+    let ret = || vec![i64f("ret")];
+    let epoll_fd = {
+        let mut bits = Vec::new();
+        for n in ["EPOLLIN", "EPOLLPRI", "EPOLLOUT", "EPOLLERR"] {
+            bits.push(fld(n, int(1, false, D, LE)));
+        }
+        bits.push(fld("padding", int(4, false, D, LE)));
+        FieldType::Struct(st(vec![
+            fld(
+                "data_union",
+                FieldType::Struct(st(vec![hex64("u64"), u32f("fd")])),
+            ),
+            fld("raw_events", int(32, false, H, LE)),
+            fld("events", FieldType::Struct(st(bits))),
+        ]))
+    };
+    let (out_name, in_name, netf) = match net {
+        NetLayout::NetworkHeader => ("net_dev_queue", "net_if_receive_skb", net_fields()),
+        NetLayout::InetSock => (
+            "inet_sock_local_out",
+            "inet_sock_local_in",
+            inet_sock_fields(),
+        ),
+    };
+    let mut connect = vec![
+        i32f("fd"),
+        hex64("uservaddr"),
+        fld("addrlen", int(32, true, H, LE)),
+    ];
+    connect.extend(sockaddr_fields("dport", 3));
+    let mut accept_x = vec![i64f("ret"), i32f("upeer_addrlen")];
+    accept_x.extend(sockaddr_fields("sport", 2));
+    let mut octal = IntType::unsigned(32, LE);
+    octal.base = DisplayBase::Octal;
+    let list: Vec<(u64, &str, Vec<Field>)> = vec![
+        (
+            SCHED_SWITCH,
+            "sched_switch",
+            vec![
+                comm("prev_comm"),
+                i32f("prev_tid"),
+                i32f("prev_prio"),
+                i64f("prev_state"),
+                comm("next_comm"),
+                i32f("next_tid"),
+                i32f("next_prio"),
+            ],
+        ),
+        (SCHED_WAKING, "sched_waking", sched()),
+        (SCHED_WAKEUP, "sched_wakeup", sched()),
+        (
+            SYS_READ,
+            "syscall_entry_read",
+            vec![u32f("fd"), u64f("count")],
+        ),
+        (
+            SYSX_READ,
+            "syscall_exit_read",
+            vec![i64f("ret"), u64f("buf")],
+        ),
+        (
+            SYS_WRITE,
+            "syscall_entry_write",
+            vec![u32f("fd"), u64f("buf"), u64f("count")],
+        ),
+        (SYSX_WRITE, "syscall_exit_write", ret()),
+        (
+            SYS_RECVFROM,
+            "syscall_entry_recvfrom",
+            vec![i32f("fd"), u64f("size"), u32f("flags"), u64f("addr_len")],
+        ),
+        (
+            SYSX_RECVFROM,
+            "syscall_exit_recvfrom",
+            vec![i64f("ret"), u64f("ubuf"), u64f("addr"), u64f("addr_len")],
+        ),
+        (
+            SYS_SENDTO,
+            "syscall_entry_sendto",
+            vec![
+                i32f("fd"),
+                u64f("buff"),
+                u64f("len"),
+                u32f("flags"),
+                u64f("addr"),
+                i32f("addr_len"),
+            ],
+        ),
+        (SYSX_SENDTO, "syscall_exit_sendto", ret()),
+        (
+            SYS_EPOLL_WAIT,
+            "syscall_entry_epoll_wait",
+            vec![i32f("epfd"), i32f("maxevents"), i32f("timeout")],
+        ),
+        (
+            SYSX_EPOLL_WAIT,
+            "syscall_exit_epoll_wait",
+            vec![
+                i64f("ret"),
+                u32f("fds_length"),
+                fld("overflow", int(8, false, D, LE)),
+                seq("fds", epoll_fd, 1, &[]),
+            ],
+        ),
+        (
+            SYS_FUTEX,
+            "syscall_entry_futex",
+            vec![
+                u64f("uaddr"),
+                i32f("op"),
+                u32f("val"),
+                u64f("utime"),
+                u64f("uaddr2"),
+                u32f("val3"),
+            ],
+        ),
+        (
+            SYSX_FUTEX,
+            "syscall_exit_futex",
+            vec![i64f("ret"), u64f("uaddr"), u64f("uaddr2")],
+        ),
+        (
+            IRQ_ENTRY,
+            "irq_handler_entry",
+            vec![i32f("irq"), string("name")],
+        ),
+        (IRQ_EXIT, "irq_handler_exit", vec![i32f("irq"), i32f("ret")]),
+        (SOFTIRQ_RAISE, "irq_softirq_raise", vec![u32f("vec")]),
+        (SOFTIRQ_ENTRY, "irq_softirq_entry", vec![u32f("vec")]),
+        (SOFTIRQ_EXIT, "irq_softirq_exit", vec![u32f("vec")]),
+        (
+            HRTIMER_ENTRY,
+            "timer_hrtimer_expire_entry",
+            vec![hex64("hrtimer"), i64f("now"), hex64("function")],
+        ),
+        (
+            HRTIMER_EXIT,
+            "timer_hrtimer_expire_exit",
+            vec![hex64("hrtimer")],
+        ),
+        (NET_OUT, out_name, netf.clone()),
+        (NET_IN, in_name, netf),
+        (
+            PAGE_ALLOC,
+            "kmem_mm_page_alloc",
+            vec![
+                hex64("page"),
+                u64f("pfn"),
+                u32f("order"),
+                u32f("gfp_flags"),
+                i32f("migratetype"),
+            ],
+        ),
+        (
+            PAGE_FREE,
+            "kmem_mm_page_free",
+            vec![hex64("page"), u64f("pfn"), u32f("order")],
+        ),
+        (
+            BLOCK_ISSUE,
+            "block_rq_issue",
+            vec![
+                u32f("dev"),
+                u64f("sector"),
+                u32f("nr_sector"),
+                u32f("bytes"),
+                i32f("tid"),
+                u32f("rwbs"),
+                comm("comm"),
+            ],
+        ),
+        (
+            BLOCK_COMPLETE,
+            "block_rq_complete",
+            vec![
+                u32f("dev"),
+                u64f("sector"),
+                u32f("nr_sector"),
+                i32f("error"),
+                u32f("rwbs"),
+            ],
+        ),
+        (
+            SYS_OPENAT,
+            "syscall_entry_openat",
+            vec![
+                i32f("dfd"),
+                string("filename"),
+                i32f("flags"),
+                fld("mode", int(16, false, D, LE)),
+            ],
+        ),
+        (SYSX_OPENAT, "syscall_exit_openat", ret()),
+        (SYS_CLOSE, "syscall_entry_close", vec![u32f("fd")]),
+        (SYSX_CLOSE, "syscall_exit_close", ret()),
+        (SYS_CONNECT, "syscall_entry_connect", connect),
+        (SYSX_CONNECT, "syscall_exit_connect", ret()),
+        (
+            SYS_ACCEPT4,
+            "syscall_entry_accept4",
+            vec![
+                i32f("fd"),
+                hex64("upeer_sockaddr"),
+                i32f("upeer_addrlen"),
+                fld("flags", int(32, true, H, LE)),
+            ],
+        ),
+        (SYSX_ACCEPT4, "syscall_exit_accept4", accept_x),
+        (SCHED_WAKEUP_NEW, "sched_wakeup_new", sched()),
+        (
+            SCHED_FORK,
+            "sched_process_fork",
+            vec![
+                comm("parent_comm"),
+                i32f("parent_tid"),
+                i32f("parent_pid"),
+                u32f("parent_ns_inum"),
+                comm("child_comm"),
+                i32f("child_tid"),
+                fld("_vtids_length", int(8, false, D, LE)),
+                seq("vtids", int(32, true, D, LE), 6, &[]),
+                i32f("child_pid"),
+                u32f("child_ns_inum"),
+            ],
+        ),
+        (
+            SCHED_EXEC,
+            "sched_process_exec",
+            vec![string("filename"), i32f("tid"), i32f("old_tid")],
+        ),
+        (
+            SCHED_EXIT,
+            "sched_process_exit",
+            vec![comm("comm"), i32f("tid"), i32f("prio")],
+        ),
+        (STATEDUMP_START, "lttng_statedump_start", vec![]),
+        (STATEDUMP_END, "lttng_statedump_end", vec![]),
+        (
+            STATEDUMP_PROCESS,
+            "lttng_statedump_process_state",
+            vec![
+                i32f("tid"),
+                i32f("pid"),
+                i32f("ppid"),
+                comm("name"),
+                i32f("type"),
+                i32f("mode"),
+                i32f("submode"),
+                i32f("status"),
+                u32f("cpu"),
+                hex64("file_table_address"),
+            ],
+        ),
+        (
+            STATEDUMP_FD,
+            "lttng_statedump_file_descriptor",
+            vec![
+                hex64("file_table_address"),
+                i32f("fd"),
+                fld("flags", FieldType::Int(octal)),
+                fld("fmode", int(32, false, H, LE)),
+                string("filename"),
+            ],
+        ),
+        (
+            STATEDUMP_BLOCK,
+            "lttng_statedump_block_device",
+            vec![u32f("dev"), string("diskname")],
+        ),
+    ];
+    list.into_iter()
+        .map(|(id, name, fields)| EventClass {
+            id,
+            name: name.to_string(),
+            loglevel: Some(4),
+            model_emf_uri: None,
+            context: None,
+            payload: Some(st(fields)),
+        })
+        .collect()
+}
+
+/// What identifies one traced host.
+#[derive(Debug, Clone)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub trace_uuid: [u8; 16],
+    pub clock_uuid: [u8; 16],
+    /// Clock offset: Unix-epoch time of monotonic zero, in ns.
+    pub clock_offset_ns: i128,
+    /// `trace_creation_datetime`, e.g. `20240305T101500+0000`.
+    pub creation: String,
+    pub trace_name: String,
+    pub kernel_release: String,
+}
+
+/// The whole trace class of an LTTng 2.13 kernel trace.
+pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> TraceClass {
+    let env = vec![
+        ("hostname".to_string(), EnvValue::Str(h.hostname.clone())),
+        ("domain".into(), EnvValue::Str("kernel".into())),
+        ("sysname".into(), EnvValue::Str("Linux".into())),
+        (
+            "kernel_release".into(),
+            EnvValue::Str(h.kernel_release.clone()),
+        ),
+        (
+            "kernel_version".into(),
+            EnvValue::Str("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)".into()),
+        ),
+        ("tracer_name".into(), EnvValue::Str("lttng-modules".into())),
+        ("tracer_major".into(), EnvValue::Int(2)),
+        ("tracer_minor".into(), EnvValue::Int(13)),
+        ("tracer_patchlevel".into(), EnvValue::Int(11)),
+        (
+            "trace_buffering_scheme".into(),
+            EnvValue::Str("global".into()),
+        ),
+        ("trace_name".into(), EnvValue::Str(h.trace_name.clone())),
+        (
+            "trace_creation_datetime".into(),
+            EnvValue::Str(h.creation.clone()),
+        ),
+    ];
+    let off = h.clock_offset_ns;
+    let clock = monotonic_clock(
+        h.clock_uuid,
+        off.div_euclid(1_000_000_000) as i64,
+        off.rem_euclid(1_000_000_000) as i64,
+    );
+    let mut tc = skeleton(h.trace_uuid, LE, clock, env, header);
+    let sc = tc.streams.get_mut(&0).unwrap();
+    for e in event_classes(net) {
+        sc.events.insert(e.id, e);
+    }
+    tc
+}
+
+/// A 16-byte `comm` value.
+pub fn comm_value(s: &str) -> Value {
+    Value::str(s)
+}
+
+/// A TCP segment as the network events describe it.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpSeg {
+    pub saddr: [u8; 4],
+    pub daddr: [u8; 4],
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    /// TCP flags (FIN=1, SYN=2, RST=4, PSH=8, ACK=16).
+    pub flags: u16,
+    /// Payload bytes.
+    pub len: u32,
+    pub skbaddr: u64,
+    pub sk: u64,
+    pub ip_id: u16,
+}
+
+pub const TCP_SYN: u16 = 2;
+pub const TCP_PSH: u16 = 8;
+pub const TCP_ACK: u16 = 16;
+pub const TCP_FIN: u16 = 1;
+
+/// The payload of `net_dev_queue`/`net_if_receive_skb` (or the old `inet_sock_local_*`).
+pub fn net_payload(net: NetLayout, s: &TcpSeg, dev: &str) -> Vec<Value> {
+    match net {
+        NetLayout::NetworkHeader => {
+            let tot = 20 + 20 + s.len;
+            let tcp = Value::Struct(vec![
+                Value::U64(s.sport as u64),
+                Value::U64(s.dport as u64),
+                Value::U64(s.seq as u64),
+                Value::U64(s.ack as u64),
+                Value::U64(5),
+                Value::U64(0),
+                Value::U64(s.flags as u64),
+                Value::U64(64240),
+                Value::U64((s.seq ^ s.ack) as u64 & 0xffff),
+                Value::U64(0),
+            ]);
+            let bytes =
+                |a: [u8; 4]| Value::Array(a.iter().map(|&b| Value::U64(b as u64)).collect());
+            let ipv4 = Value::Struct(vec![
+                Value::U64(4),
+                Value::U64(5),
+                Value::U64(0),
+                Value::U64(tot as u64),
+                Value::U64(s.ip_id as u64),
+                Value::U64(0x4000),
+                Value::U64(64),
+                Value::U64(6),
+                Value::U64((s.ip_id as u64 * 31) & 0xffff),
+                bytes(s.saddr),
+                bytes(s.daddr),
+                Value::U64(1),
+                Value::Variant(1, Box::new(tcp)),
+            ]);
+            vec![
+                Value::U64(s.skbaddr),
+                Value::U64(tot as u64 + 14),
+                Value::str(dev),
+                Value::U64(1),
+                Value::Variant(1, Box::new(ipv4)),
+            ]
+        }
+        NetLayout::InetSock => vec![
+            Value::U64(s.sk),
+            Value::U64(u32::from_be_bytes(s.saddr) as u64),
+            Value::U64(u32::from_be_bytes(s.daddr) as u64),
+            Value::U64(s.sport as u64),
+            Value::U64(s.dport as u64),
+            Value::U64(s.seq as u64),
+            Value::U64(s.ack as u64),
+            Value::U64((s.seq ^ s.ack) as u64 & 0xffff),
+            Value::U64(64240),
+            Value::U64(s.flags as u64),
+        ],
+    }
+}
