@@ -1,6 +1,8 @@
 //! `tracekit`: the command-line front end.
 
 mod count;
+mod demo;
+mod gen_cmd;
 mod print;
 mod progress;
 mod text;
@@ -20,6 +22,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Generate the built-in client-server scenario and show what tracekit finds in it.
+    Demo(demo::DemoArgs),
+    /// Generate deterministic LTTng-like kernel traces (with ground truth).
+    Gen(gen_cmd::GenArgs),
     /// Print events as text, byte-identical to `babeltrace2 PATH...`.
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
@@ -29,6 +35,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(a) => demo::run(&a),
+        Command::Gen(a) => gen_cmd::run(&a)
+            .map(|_| ExitCode::SUCCESS)
+            .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
     };
