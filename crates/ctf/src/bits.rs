@@ -3,7 +3,7 @@
 /// Reads an unsigned `size`-bit integer (1..=64) at bit offset `bit` of `data`, or `None` when
 /// it does not fit in `data`. Little-endian fields fill bytes from their least significant bit,
 /// big-endian ones from their most significant bit, as CTF specifies.
-#[inline]
+#[inline(always)]
 pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> {
     debug_assert!((1..=64).contains(&size));
     let end = bit.checked_add(size as u64)?;
@@ -32,13 +32,22 @@ pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> 
             _ => {}
         }
     }
-    let nbytes = (shift + size).div_ceil(8) as usize;
-    let bytes = &data[byte..byte + nbytes];
     let mask = if size == 64 {
         u64::MAX
     } else {
         (1u64 << size) - 1
     };
+    // Fast path: one unaligned 8-byte load holds the whole field.
+    if shift + size <= 64 && byte + 8 <= data.len() {
+        let word: [u8; 8] = data[byte..byte + 8].try_into().ok()?;
+        return Some(if little {
+            (u64::from_le_bytes(word) >> shift) & mask
+        } else {
+            (u64::from_be_bytes(word) >> (64 - shift - size)) & mask
+        });
+    }
+    let nbytes = (shift + size).div_ceil(8) as usize;
+    let bytes = &data[byte..byte + nbytes];
     if little {
         let mut x: u128 = 0;
         for (i, b) in bytes.iter().enumerate() {

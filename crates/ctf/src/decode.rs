@@ -5,7 +5,7 @@
 
 use crate::bits::{align_up, read_uint, sign_extend};
 use crate::ir::{BitArrayKind, Role};
-use crate::layout::{Layout, Len, NodeId, NodeKind, NO_REG};
+use crate::layout::{Layout, Len, Node, NodeId, NodeKind, NO_REG};
 
 /// One decoded field.
 #[derive(Debug, Clone, Copy, Default)]
@@ -15,7 +15,8 @@ pub struct Slot {
     pub aux: u32,
     /// Integers: raw bits (signed ones sign-extended). Floats: `f64` bits. Strings and BLOBs:
     /// byte offset in the decoded buffer. Arrays: element count. Variants: option index.
-    /// Optionals: 1 when present.
+    /// Optionals: 1 when present. Structures with a fixed plan: bit position of their start
+    /// (their members have no slots).
     pub val: u64,
 }
 
@@ -85,54 +86,15 @@ impl Decoder {
         let n = &layout.nodes[node as usize];
         *pos = align_up(*pos, n.align);
         match &n.kind {
-            NodeKind::Int {
-                size,
-                signed,
-                little,
-                ..
-            } => {
-                let raw = read_uint(data, *pos, *size, *little)
-                    .ok_or_else(|| DecodeError::new(*pos, "integer past the end of the data"))?;
+            NodeKind::Int { size, .. }
+            | NodeKind::Bits { size, .. }
+            | NodeKind::Float { size, .. } => {
+                if pos.saturating_add(*size as u64) > data.len() as u64 * 8 {
+                    return Err(DecodeError::new(*pos, "field past the end of the data"));
+                }
+                let slot = self.scalar_at(n, node, data, *pos);
                 *pos += *size as u64;
-                let val = if *signed {
-                    sign_extend(raw, *size) as u64
-                } else {
-                    raw
-                };
-                if n.clock {
-                    self.update_clock(raw, *size);
-                }
-                if n.store != NO_REG {
-                    self.regs[n.store as usize] = if *signed {
-                        val as i64 as i128
-                    } else {
-                        val as i128
-                    };
-                }
-                if let Some(role) = n.role {
-                    self.set_special(role, raw);
-                }
-                out.push(Slot { node, aux: 0, val });
-            }
-            NodeKind::Bits { size, little, kind } => {
-                let raw = read_uint(data, *pos, *size, *little)
-                    .ok_or_else(|| DecodeError::new(*pos, "bit array past the end of the data"))?;
-                *pos += *size as u64;
-                if n.store != NO_REG {
-                    self.regs[n.store as usize] = if *kind == BitArrayKind::Boolean {
-                        (raw != 0) as i128
-                    } else {
-                        raw as i128
-                    };
-                }
-                if let Some(role) = n.role {
-                    self.set_special(role, raw);
-                }
-                out.push(Slot {
-                    node,
-                    aux: 0,
-                    val: raw,
-                });
+                out.push(slot);
             }
             NodeKind::VarInt { signed, .. } => {
                 let start = *pos;
@@ -156,21 +118,6 @@ impl Decoder {
                     node,
                     aux: 0,
                     val: raw,
-                });
-            }
-            NodeKind::Float { size, little } => {
-                let raw = read_uint(data, *pos, *size, *little)
-                    .ok_or_else(|| DecodeError::new(*pos, "float past the end of the data"))?;
-                *pos += *size as u64;
-                let f = if *size == 32 {
-                    f32::from_bits(raw as u32) as f64
-                } else {
-                    f64::from_bits(raw)
-                };
-                out.push(Slot {
-                    node,
-                    aux: 0,
-                    val: f.to_bits(),
                 });
             }
             NodeKind::CString => {
@@ -208,13 +155,41 @@ impl Decoder {
                 });
             }
             NodeKind::Struct { first, count } => {
+                if let Some(plan) = &n.plan {
+                    if pos.saturating_add(plan.size_bits) <= data.len() as u64 * 8 {
+                        // Members are read on access (see `FieldView`): record the start only.
+                        out.push(Slot {
+                            node,
+                            aux: 0,
+                            val: *pos,
+                        });
+                        *pos += plan.size_bits;
+                        return Ok(());
+                    }
+                    // Truncated: decode member by member to report the exact position.
+                }
                 let at = out.len();
                 out.push(Slot {
                     node,
                     aux: 0,
                     val: *count as u64,
                 });
-                for m in *first..*first + *count {
+                let mut start = *first;
+                if let Some(pre) = &n.prefix {
+                    // Leading fixed-size scalars: one bounds check, no recursion.
+                    let base = *pos;
+                    if base.saturating_add(pre.size_bits) <= data.len() as u64 * 8 {
+                        let members = &layout.members[*first as usize..];
+                        for (m, off) in members.iter().zip(pre.offsets.iter()) {
+                            let child = &layout.nodes[m.node as usize];
+                            let slot = self.scalar_at(child, m.node, data, base + off);
+                            out.push(slot);
+                        }
+                        *pos = base + pre.size_bits;
+                        start += pre.offsets.len() as u32;
+                    }
+                }
+                for m in start..*first + *count {
                     let child = layout.members[m as usize].node;
                     self.decode(layout, child, data, pos, out)?;
                 }
@@ -287,6 +262,49 @@ impl Decoder {
             }
         }
         Ok(())
+    }
+
+    /// Decodes a fixed-size scalar known to lie inside `data`, applying its side effects
+    /// (clock, register, role).
+    #[inline]
+    fn scalar_at(&mut self, n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slot {
+        let mut s = lazy_slot_of(n, node, data, pos);
+        if let NodeKind::Int { size, signed, .. } = n.kind {
+            let raw = if size < 64 {
+                s.val & ((1u64 << size) - 1)
+            } else {
+                s.val
+            };
+            if n.clock {
+                self.update_clock(raw, size);
+            }
+            if n.store != NO_REG {
+                self.regs[n.store as usize] = if signed {
+                    s.val as i64 as i128
+                } else {
+                    s.val as i128
+                };
+            }
+            if let Some(role) = n.role {
+                self.set_special(role, raw);
+            }
+        } else if n.store != NO_REG || n.role.is_some() {
+            if let NodeKind::Bits { kind, .. } = n.kind {
+                if kind == BitArrayKind::Boolean {
+                    s.val = (s.val != 0) as u64;
+                }
+                if n.store != NO_REG {
+                    self.regs[n.store as usize] = s.val as i128;
+                }
+                if let Some(role) = n.role {
+                    self.set_special(role, s.val);
+                }
+            }
+            if n.role == Some(Role::MetadataStreamUuid) && s.aux == 16 {
+                self.specials.uuid_at = Some(s.val);
+            }
+        }
+        s
     }
 
     fn len(&self, len: Len, pos: u64) -> Result<u64, DecodeError> {
@@ -394,4 +412,46 @@ mod tests {
         d.update_clock(7, 64);
         assert_eq!(d.clock, 7);
     }
+}
+
+/// The slot a fixed-size scalar at bit `pos` would have had, read from `data` on access.
+#[inline]
+pub(crate) fn lazy_slot(layout: &Layout, node: NodeId, data: &[u8], pos: u64) -> Slot {
+    lazy_slot_of(&layout.nodes[node as usize], node, data, pos)
+}
+
+/// [`lazy_slot`] for a node already looked up.
+#[inline]
+pub(crate) fn lazy_slot_of(n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slot {
+    let (val, aux) = match n.kind {
+        NodeKind::Int {
+            size,
+            signed,
+            little,
+            ..
+        } => {
+            let raw = read_uint(data, pos, size, little).unwrap_or(0);
+            let v = if signed {
+                sign_extend(raw, size) as u64
+            } else {
+                raw
+            };
+            (v, 0)
+        }
+        NodeKind::Bits { size, little, .. } => (read_uint(data, pos, size, little).unwrap_or(0), 0),
+        NodeKind::Float { size, little } => {
+            let raw = read_uint(data, pos, size, little).unwrap_or(0);
+            let f = if size == 32 {
+                f32::from_bits(raw as u32) as f64
+            } else {
+                f64::from_bits(raw)
+            };
+            (f.to_bits(), 0)
+        }
+        NodeKind::SizedString {
+            len: Len::Static(len),
+        } => (pos / 8, len as u32),
+        _ => (0, 0),
+    };
+    Slot { node, aux, val }
 }

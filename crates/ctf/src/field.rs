@@ -1,8 +1,8 @@
 //! Zero-copy views over decoded fields.
 
-use crate::decode::Slot;
+use crate::decode::{lazy_slot, Slot};
 use crate::ir::{BitArrayKind, DisplayBase, EnumMapping, Role};
-use crate::layout::{Layout, NodeKind};
+use crate::layout::{Layout, NodeId, NodeKind};
 use crate::value::Value;
 
 /// A decoded field: its type node, its slot and the bytes it was decoded from.
@@ -12,6 +12,8 @@ pub struct FieldView<'a> {
     pub(crate) slots: &'a [Slot],
     pub(crate) idx: usize,
     pub(crate) data: &'a [u8],
+    /// A member of a fixed-plan structure: its node and bit position (it has no slot).
+    pub(crate) fixed: Option<(NodeId, u64)>,
 }
 
 /// The value of a field, borrowing from the trace data.
@@ -23,6 +25,8 @@ pub enum FieldValue<'a> {
     },
     SInt {
         value: i64,
+        /// Size in bits (64 for variable-length integers).
+        size: u32,
         base: DisplayBase,
         mappings: Option<&'a [EnumMapping]>,
     },
@@ -40,14 +44,94 @@ pub enum FieldValue<'a> {
 
 impl<'a> FieldView<'a> {
     #[inline]
-    fn slot(&self) -> &'a Slot {
-        &self.slots[self.idx]
+    fn slot(&self) -> Slot {
+        match self.fixed {
+            Some((node, pos)) => lazy_slot(self.layout, node, self.data, pos),
+            None => self.slots[self.idx],
+        }
     }
 
     /// Number of slots this field spans (itself and its descendants).
     #[inline]
     pub(crate) fn span(&self) -> usize {
-        span_of(self.layout, self.slots, self.idx)
+        if self.fixed.is_some() {
+            0
+        } else {
+            span_of(self.layout, self.slots, self.idx)
+        }
+    }
+
+    /// Walks this field and everything below it, pushing each to `v` in order: cheaper than
+    /// navigating views when every field is wanted (printers, exporters).
+    pub fn walk<V: FieldVisitor>(&self, v: &mut V) {
+        match self.fixed {
+            Some((node, pos)) => {
+                let s = lazy_slot(self.layout, node, self.data, pos);
+                let n = &self.layout.nodes[node as usize];
+                v.value(None, n.role, &scalar_value(self.layout, s, self.data));
+            }
+            None => {
+                self.walk_at(self.idx, None, v);
+            }
+        }
+    }
+
+    fn walk_at<V: FieldVisitor>(&self, idx: usize, name: Option<&'a str>, v: &mut V) -> usize {
+        let layout = self.layout;
+        let s = self.slots[idx];
+        let n = &layout.nodes[s.node as usize];
+        match &n.kind {
+            NodeKind::Struct { .. } => {
+                v.enter(name, Compound::Struct);
+                let members = layout.members_of(s.node);
+                let next = if let Some(plan) = &n.plan {
+                    for (m, off) in members.iter().zip(plan.offsets.iter()) {
+                        let mn = &layout.nodes[m.node as usize];
+                        let ms = crate::decode::lazy_slot_of(mn, m.node, self.data, s.val + off);
+                        v.value(Some(&m.name), mn.role, &scalar_value(layout, ms, self.data));
+                    }
+                    idx + 1
+                } else {
+                    let mut i = idx + 1;
+                    for m in members {
+                        i = self.walk_at(i, Some(&m.name), v);
+                    }
+                    i
+                };
+                v.leave();
+                next
+            }
+            NodeKind::Array { .. } => {
+                v.enter(name, Compound::Array(s.val as usize));
+                let mut i = idx + 1;
+                for _ in 0..s.val {
+                    i = self.walk_at(i, None, v);
+                }
+                v.leave();
+                i
+            }
+            NodeKind::Variant { .. } => {
+                let opt = &layout.members_of(s.node)[s.val as usize];
+                v.enter(name, Compound::Variant(&opt.name));
+                let i = self.walk_at(idx + 1, None, v);
+                v.leave();
+                i
+            }
+            NodeKind::Optional { .. } => {
+                v.enter(name, Compound::Optional(s.val != 0));
+                let i = if s.val != 0 {
+                    self.walk_at(idx + 1, None, v)
+                } else {
+                    idx + 1
+                };
+                v.leave();
+                i
+            }
+            _ => {
+                v.value(name, n.role, &scalar_value(layout, s, self.data));
+                idx + 1
+            }
+        }
     }
 
     /// The decoded value.
@@ -70,6 +154,7 @@ impl<'a> FieldView<'a> {
                 if *signed {
                     FieldValue::SInt {
                         value: s.val as i64,
+                        size: int_size(&layout.nodes[s.node as usize].kind),
                         base: *base,
                         mappings,
                     }
@@ -134,6 +219,35 @@ impl<'a> FieldView<'a> {
             }
             _ => u64::MAX,
         }
+    }
+
+    /// Reads every scalar value at or below this field and folds their raw bits together: a
+    /// cheap way to decode everything eagerly (what `tracekit count` does) without building
+    /// views.
+    pub fn fold_raw(&self) -> u64 {
+        if let Some((node, pos)) = self.fixed {
+            return lazy_slot(self.layout, node, self.data, pos).val;
+        }
+        let mut acc = 0u64;
+        let end = self.idx + self.span();
+        for s in &self.slots[self.idx..end] {
+            let n = &self.layout.nodes[s.node as usize];
+            match &n.plan {
+                Some(plan) => {
+                    for (m, off) in self
+                        .layout
+                        .members_of(s.node)
+                        .iter()
+                        .zip(plan.offsets.iter())
+                    {
+                        let v = lazy_slot(self.layout, m.node, self.data, s.val + off);
+                        acc = acc.wrapping_add(v.val ^ v.aux as u64);
+                    }
+                }
+                None => acc = acc.wrapping_add(s.val ^ s.aux as u64),
+            }
+        }
+        acc
     }
 
     /// The member named `name`, when this field is a structure.
@@ -219,11 +333,17 @@ impl<'a> Iterator for Members<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let layout = self.view.layout;
-        let node = self.view.slot().node;
-        let m = layout.members_of(node).get(self.member)?;
-        let v = FieldView {
-            idx: self.next,
-            ..self.view
+        let s = self.view.slot();
+        let m = layout.members_of(s.node).get(self.member)?;
+        let v = match &layout.nodes[s.node as usize].plan {
+            Some(plan) => FieldView {
+                fixed: Some((m.node, s.val + plan.offsets[self.member])),
+                ..self.view
+            },
+            None => FieldView {
+                idx: self.next,
+                ..self.view
+            },
         };
         self.member += 1;
         self.next += v.span();
@@ -260,3 +380,74 @@ impl<'a> Iterator for Elements<'a> {
 }
 
 impl ExactSizeIterator for Elements<'_> {}
+
+/// A compound field entered during [`FieldView::walk`].
+#[derive(Debug, Clone, Copy)]
+pub enum Compound<'a> {
+    Struct,
+    /// An array or sequence of this many elements.
+    Array(usize),
+    /// A variant with its selected option's name.
+    Variant(&'a str),
+    /// An optional field, present or not.
+    Optional(bool),
+}
+
+/// Receives the fields of a walk in order. Scalars come with their member name (None for array
+/// elements and variant/optional contents) and role; compounds are bracketed by `enter`/`leave`.
+pub trait FieldVisitor {
+    fn value(&mut self, name: Option<&str>, role: Option<Role>, value: &FieldValue<'_>);
+    fn enter(&mut self, name: Option<&str>, kind: Compound<'_>);
+    fn leave(&mut self);
+}
+
+/// The value of a scalar slot.
+fn scalar_value<'a>(layout: &'a Layout, s: Slot, data: &'a [u8]) -> FieldValue<'a> {
+    let bytes = |at: usize, len: usize| data.get(at..at + len).unwrap_or(&[]);
+    match &layout.nodes[s.node as usize].kind {
+        NodeKind::Int {
+            signed,
+            base,
+            enum_idx,
+            ..
+        }
+        | NodeKind::VarInt {
+            signed,
+            base,
+            enum_idx,
+        } => {
+            let mappings = enum_idx.map(|i| &*layout.enums[i as usize]);
+            if *signed {
+                FieldValue::SInt {
+                    value: s.val as i64,
+                    size: int_size(&layout.nodes[s.node as usize].kind),
+                    base: *base,
+                    mappings,
+                }
+            } else {
+                FieldValue::UInt {
+                    value: s.val,
+                    base: *base,
+                    mappings,
+                }
+            }
+        }
+        NodeKind::Bits { kind, .. } => match kind {
+            BitArrayKind::Boolean => FieldValue::Bool(s.val != 0),
+            _ => FieldValue::Bits(s.val),
+        },
+        NodeKind::Float { .. } => FieldValue::Float(f64::from_bits(s.val)),
+        NodeKind::CString | NodeKind::SizedString { .. } => {
+            FieldValue::Str(bytes(s.val as usize, s.aux as usize))
+        }
+        NodeKind::Blob { .. } => FieldValue::Blob(bytes(s.val as usize, s.aux as usize)),
+        _ => FieldValue::Bits(s.val),
+    }
+}
+
+fn int_size(kind: &NodeKind) -> u32 {
+    match kind {
+        NodeKind::Int { size, .. } => *size,
+        _ => 64,
+    }
+}

@@ -93,6 +93,21 @@ pub struct Node {
     pub role: Option<Role>,
     /// True when the integer updates the stream's default clock.
     pub clock: bool,
+    /// For a structure of fixed-size scalars without side effects: the constant bit offset of
+    /// each member. The decoder then records only where the structure starts and its members
+    /// are read on access.
+    pub plan: Option<Arc<FixedPlan>>,
+    /// For other structures: the fixed layout of their leading fixed-size scalars (side
+    /// effects allowed), decoded eagerly in one pass.
+    pub prefix: Option<Arc<FixedPlan>>,
+}
+
+/// Constant layout of a structure whose members are all fixed-size scalars.
+#[derive(Debug)]
+pub struct FixedPlan {
+    pub size_bits: u64,
+    /// Bit offset of each member from the structure start.
+    pub offsets: Box<[u64]>,
 }
 
 /// A structure member or variant option.
@@ -257,6 +272,8 @@ impl Compiler<'_> {
             store,
             role: None,
             clock: false,
+            plan: None,
+            prefix: None,
         });
         (self.layout.nodes.len() - 1) as NodeId
     }
@@ -278,10 +295,53 @@ impl Compiler<'_> {
                 node: id,
             });
         }
+        let plan = self.fixed_plan(&members, false);
+        let prefix = if plan.is_none() {
+            self.fixed_plan(&members, true)
+                .filter(|p| !p.offsets.is_empty())
+        } else {
+            None
+        };
         let first = self.layout.members.len() as u32;
         let count = members.len() as u32;
         self.layout.members.extend(members);
-        Ok(self.push(NodeKind::Struct { first, count }, align, path))
+        let id = self.push(NodeKind::Struct { first, count }, align, path);
+        self.layout.nodes[id as usize].plan = plan.map(Arc::new);
+        self.layout.nodes[id as usize].prefix = prefix.map(Arc::new);
+        Ok(id)
+    }
+
+    /// A fixed plan when every member is a fixed-size scalar whose value nothing else needs
+    /// while decoding (no register, role or clock). Offsets are constant because a structure is
+    /// aligned to the largest alignment of its members.
+    ///
+    /// With `prefix`, side effects are allowed and the plan covers the leading fixed members.
+    fn fixed_plan(&self, members: &[Member], prefix: bool) -> Option<FixedPlan> {
+        let mut off = 0u64;
+        let mut offsets = Vec::with_capacity(members.len());
+        for m in members {
+            let n = &self.layout.nodes[m.node as usize];
+            if !prefix && (n.store != NO_REG || n.role.is_some() || n.clock) {
+                return None;
+            }
+            let size = match n.kind {
+                NodeKind::Int { size, .. }
+                | NodeKind::Float { size, .. }
+                | NodeKind::Bits { size, .. } => size as u64,
+                NodeKind::SizedString {
+                    len: Len::Static(len),
+                } if len <= u32::MAX as u64 => len * 8,
+                _ if prefix => break,
+                _ => return None,
+            };
+            off = crate::bits::align_up(off, n.align);
+            offsets.push(off);
+            off = off.checked_add(size)?;
+        }
+        Some(FixedPlan {
+            size_bits: off,
+            offsets: offsets.into_boxed_slice(),
+        })
     }
 
     fn enum_idx(&mut self, mappings: &[EnumMapping]) -> u32 {
@@ -318,7 +378,7 @@ impl Compiler<'_> {
     }
 
     fn is_text_elem(t: &FieldType) -> bool {
-        matches!(t, FieldType::Int(i) if i.size == 8 && i.encoding == Encoding::Utf8 && i.align <= 8)
+        matches!(t, FieldType::Int(i) if i.size == 8 && i.encoding == Encoding::Utf8 && i.align == 8)
     }
 
     fn compile(&mut self, t: &FieldType, path: &mut FieldPath) -> Result<NodeId, MetadataError> {

@@ -537,7 +537,13 @@ pub struct Event<'a> {
 
 impl<'a> Event<'a> {
     fn layout(&self) -> &'a EventLayout {
-        self.r.trace.layout.streams.at(self.r.sc_idx).events.at(self.r.ev_idx)
+        self.r
+            .trace
+            .layout
+            .streams
+            .at(self.r.sc_idx)
+            .events
+            .at(self.r.ev_idx)
     }
 
     fn packet_data(&self) -> &'a [u8] {
@@ -552,6 +558,7 @@ impl<'a> Event<'a> {
             slots: &self.r.ev_slots,
             idx,
             data: self.packet_data(),
+            fixed: None,
         })
     }
 
@@ -611,6 +618,7 @@ impl<'a> Event<'a> {
             slots: &self.r.pkt_slots,
             idx,
             data: self.packet_data(),
+            fixed: None,
         })
     }
 
@@ -632,6 +640,12 @@ impl<'a> Event<'a> {
     /// Index of the stream in its trace.
     pub fn stream_index(&self) -> usize {
         self.r.stream
+    }
+
+    /// Identifies the packet holding this event within its stream (file and byte offset), so
+    /// that consumers can cache per-packet work.
+    pub fn packet_key(&self) -> u64 {
+        ((self.r.file_idx as u64) << 48) | self.r.packet_off as u64
     }
 
     /// File and byte offset of the event, for messages.

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ctf::field::{FieldValue, FieldView};
 use ctf::Message;
 use rayon::prelude::*;
 
@@ -64,21 +63,6 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     }
 }
 
-/// Touches every decoded value so that nothing is left lazily undecoded.
-fn visit(v: &FieldView<'_>) -> u64 {
-    match v.value() {
-        FieldValue::UInt { value, .. } | FieldValue::Bits(value) => value,
-        FieldValue::SInt { value, .. } => value as u64,
-        FieldValue::Bool(b) => b as u64,
-        FieldValue::Float(f) => f.to_bits(),
-        FieldValue::Str(s) | FieldValue::Blob(s) => s.len() as u64,
-        FieldValue::Struct(m) => m.map(|(_, f)| visit(&f)).fold(0, u64::wrapping_add),
-        FieldValue::Array(e) => e.map(|f| visit(&f)).fold(0, u64::wrapping_add),
-        FieldValue::Variant(_, f) => visit(&f),
-        FieldValue::Optional(o) => o.map_or(0, |f| visit(&f)),
-    }
-}
-
 /// Counts one stream.
 fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     let mut c = Counts::default();
@@ -101,7 +85,7 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
                     .into_iter()
                     .flatten()
                 {
-                    checksum = checksum.wrapping_add(visit(&v));
+                    checksum = checksum.wrapping_add(v.fold_raw());
                 }
                 let e = by_id
                     .entry((ev.stream_class_id(), ev.class_id()))

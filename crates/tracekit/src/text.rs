@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use ctf::field::{FieldValue, FieldView};
-use ctf::ir::{DisplayBase, EnumMapping, EnvValue};
+use ctf::field::{Compound, FieldValue, FieldVisitor};
+use ctf::ir::{DisplayBase, EnumMapping, EnvValue, Role};
 use ctf::stream::Event;
 
 use crate::timefmt::TimeFormatter;
@@ -15,6 +15,9 @@ pub struct TextPrinter {
     buf: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
+    /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
+    packet_text: Vec<Vec<Option<(u64, Option<Vec<u8>>)>>>,
+    stack: Vec<(usize, Frame)>,
 }
 
 /// Babeltrace's per-trace prefix: the `hostname`, `procname` and `vpid` environment entries.
@@ -45,6 +48,8 @@ impl TextPrinter {
             last_ns: None,
             buf: Vec::with_capacity(512),
             labels: Vec::new(),
+            packet_text: Vec::new(),
+            stack: Vec::new(),
         }
     }
 
@@ -66,7 +71,9 @@ impl TextPrinter {
                     let d = ns - last;
                     b.push(if d < 0 { b'-' } else { b'+' });
                     let d = d.unsigned_abs();
-                    write!(b, "{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)?;
+                    b.extend_from_slice(itoa::Buffer::new().format(d / 1_000_000_000).as_bytes());
+                    b.push(b'.');
+                    push_nanos(b, d % 1_000_000_000);
                 }
                 None => b.extend_from_slice(b"+?.?????????"),
             }
@@ -82,25 +89,54 @@ impl TextPrinter {
         b.extend_from_slice(ev.name().as_bytes());
         // Babeltrace writes the space even when no field scope follows.
         b.extend_from_slice(b": ");
-        let mut first = true;
-        let scopes = [
-            ev.packet_context(),
-            ev.common_context(),
-            ev.specific_context(),
-            ev.payload(),
-        ];
-        for (i, scope) in scopes.into_iter().enumerate() {
-            let Some(v) = scope else { continue };
-            // The packet context shows only what is not bookkeeping (cpu_id and the like).
-            let skip_roles = i == 0;
-            if skip_roles && !has_visible_member(&v) {
-                continue;
+        // The packet context is the same for every event of a packet: render it once.
+        let si = ev.stream_index();
+        if self.packet_text.len() <= ti {
+            self.packet_text.resize(ti + 1, Vec::new());
+        }
+        let per_stream = &mut self.packet_text[ti];
+        if per_stream.len() <= si {
+            per_stream.resize(si + 1, None);
+        }
+        let key = ev.packet_key();
+        let cached = match &per_stream[si] {
+            Some((k, text)) if *k == key => text,
+            _ => {
+                let text = ev.packet_context().and_then(|v| {
+                    let mut t = Vec::new();
+                    let mut w = TextWriter {
+                        b: &mut t,
+                        stack: &mut self.stack,
+                        skip_roles: true,
+                        visible: 0,
+                    };
+                    v.walk(&mut w);
+                    (w.visible > 0).then_some(t)
+                });
+                per_stream[si] = Some((key, text));
+                &per_stream[si].as_ref().expect("just set").1
             }
+        };
+        let mut first = true;
+        if let Some(t) = cached {
+            b.extend_from_slice(t);
+            first = false;
+        }
+        for v in [ev.common_context(), ev.specific_context(), ev.payload()]
+            .into_iter()
+            .flatten()
+        {
             if !first {
                 b.extend_from_slice(b", ");
             }
             first = false;
-            write_struct(b, &v, skip_roles);
+            let mut w = TextWriter {
+                b,
+                stack: &mut self.stack,
+                skip_roles: false,
+                visible: 0,
+            };
+            v.walk(&mut w);
         }
         b.push(b'\n');
         out.write_all(b)
@@ -171,66 +207,134 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
     )
 }
 
-fn has_visible_member(v: &FieldView<'_>) -> bool {
-    match v.value() {
-        FieldValue::Struct(m) => m.into_iter().any(|(_, f)| f.role().is_none()),
-        _ => true,
+/// Appends nine digits of nanoseconds.
+pub fn push_nanos(b: &mut Vec<u8>, ns: u64) {
+    let mut digits = [b'0'; 9];
+    let mut f = ns;
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (f % 10) as u8;
+        f /= 10;
     }
+    b.extend_from_slice(&digits);
 }
 
-fn write_struct(b: &mut Vec<u8>, v: &FieldView<'_>, skip_roles: bool) {
-    let FieldValue::Struct(members) = v.value() else {
-        write_value(b, v);
-        return;
-    };
-    b.push(b'{');
-    let mut first = true;
-    for (name, f) in members {
-        if skip_roles && f.role().is_some() {
-            continue;
+/// Renders a field walk in Babeltrace's syntax: `{ a = 1, b = [ [0] = 2 ], c = { "x" } }`.
+struct TextWriter<'b> {
+    b: &'b mut Vec<u8>,
+    /// Per open compound: items written so far, and its kind.
+    stack: &'b mut Vec<(usize, Frame)>,
+    /// At the top level of the scope, leave out fields that have a role.
+    skip_roles: bool,
+    /// Top-level items written.
+    visible: usize,
+}
+
+/// An open compound in a [`TextWriter`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    Braces,
+    Array,
+    /// An optional's value is written bare.
+    Optional,
+}
+
+impl TextWriter<'_> {
+    fn prefix(&mut self, name: Option<&str>) {
+        let Some((count, frame)) = self.stack.last_mut() else {
+            return;
+        };
+        if *frame == Frame::Optional {
+            *count += 1;
+            return;
         }
-        b.extend_from_slice(if first { b" " } else { b", " });
-        first = false;
-        b.extend_from_slice(name.as_bytes());
-        b.extend_from_slice(b" = ");
-        write_value(b, &f);
+        self.b
+            .extend_from_slice(if *count == 0 { b" " } else { b", " });
+        if *frame == Frame::Array {
+            self.b.push(b'[');
+            self.b
+                .extend_from_slice(itoa::Buffer::new().format(*count).as_bytes());
+            self.b.extend_from_slice(b"] = ");
+        } else if let Some(n) = name {
+            self.b.extend_from_slice(n.as_bytes());
+            self.b.extend_from_slice(b" = ");
+        }
+        *count += 1;
+        if self.stack.len() == 1 {
+            self.visible += 1;
+        }
     }
-    b.extend_from_slice(b" }");
 }
 
-fn write_int(b: &mut Vec<u8>, v: i128, unsigned_bits: u64, base: DisplayBase, signed: bool) {
-    use std::io::Write as _;
-    let _ = match base {
-        DisplayBase::Decimal => {
-            if signed {
-                write!(b, "{v}")
-            } else {
-                write!(b, "{unsigned_bits}")
+impl FieldVisitor for TextWriter<'_> {
+    fn value(&mut self, name: Option<&str>, role: Option<Role>, value: &FieldValue<'_>) {
+        if self.skip_roles && role.is_some() && self.stack.len() == 1 {
+            return;
+        }
+        self.prefix(name);
+        write_scalar(self.b, value);
+    }
+
+    fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
+        self.prefix(name);
+        let frame = match kind {
+            Compound::Array(_) => {
+                self.b.push(b'[');
+                Frame::Array
             }
+            Compound::Optional(_) => Frame::Optional,
+            _ => {
+                self.b.push(b'{');
+                Frame::Braces
+            }
+        };
+        self.stack.push((0, frame));
+    }
+
+    fn leave(&mut self) {
+        match self.stack.pop() {
+            Some((_, Frame::Array)) => self.b.extend_from_slice(b" ]"),
+            Some((_, Frame::Braces)) => self.b.extend_from_slice(b" }"),
+            Some((0, Frame::Optional)) => self.b.extend_from_slice(b"<none>"),
+            _ => {}
         }
-        DisplayBase::Hexadecimal => write!(b, "0x{unsigned_bits:X}"),
-        DisplayBase::Octal => write!(b, "0{unsigned_bits:o}"),
-        DisplayBase::Binary => write!(b, "0b{unsigned_bits:b}"),
-    };
+    }
 }
 
-fn write_enum(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
-    let labels: Vec<&str> = mappings
+fn write_int(b: &mut Vec<u8>, signed_value: Option<i64>, bits: u64, base: DisplayBase) {
+    use std::io::Write as _;
+    match base {
+        DisplayBase::Decimal => match signed_value {
+            Some(v) => b.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            None => b.extend_from_slice(itoa::Buffer::new().format(bits).as_bytes()),
+        },
+        DisplayBase::Hexadecimal => {
+            let _ = write!(b, "0x{bits:X}");
+        }
+        DisplayBase::Octal => {
+            let _ = write!(b, "0{bits:o}");
+        }
+        DisplayBase::Binary => {
+            let _ = write!(b, "0b{bits:b}");
+        }
+    }
+}
+
+fn write_enum_open(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
+    let mut labels = mappings
         .iter()
         .filter(|m| m.ranges.iter().any(|r| r.contains(v)))
-        .map(|m| m.label.as_str())
-        .collect();
+        .map(|m| m.label.as_str());
     b.extend_from_slice(b"( ");
-    match labels.len() {
-        0 => b.extend_from_slice(b"<unknown>"),
-        1 => {
+    match (labels.next(), labels.next()) {
+        (None, _) => b.extend_from_slice(b"<unknown>"),
+        (Some(l), None) => {
             b.push(b'"');
-            b.extend_from_slice(labels[0].as_bytes());
+            b.extend_from_slice(l.as_bytes());
             b.push(b'"');
         }
-        _ => {
+        (Some(a), Some(c)) => {
             b.extend_from_slice(b"{ ");
-            for (i, l) in labels.iter().enumerate() {
+            for (i, l) in [a, c].into_iter().chain(labels).enumerate() {
                 if i > 0 {
                     b.extend_from_slice(b", ");
                 }
@@ -244,45 +348,46 @@ fn write_enum(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
     b.extend_from_slice(b" : container = ");
 }
 
-fn write_value(b: &mut Vec<u8>, v: &FieldView<'_>) {
+fn write_scalar(b: &mut Vec<u8>, value: &FieldValue<'_>) {
     use std::io::Write as _;
-    match v.value() {
+    match *value {
         FieldValue::UInt {
             value,
             base,
             mappings,
         } => {
             if let Some(m) = mappings {
-                write_enum(b, value as i128, m);
-                write_int(b, value as i128, value, base, false);
+                write_enum_open(b, value as i128, m);
+            }
+            write_int(b, None, value, base);
+            if mappings.is_some() {
                 b.extend_from_slice(b" )");
-            } else {
-                write_int(b, value as i128, value, base, false);
             }
         }
         FieldValue::SInt {
             value,
+            size,
             base,
             mappings,
         } => {
-            let bits = if base == DisplayBase::Decimal {
+            if let Some(m) = mappings {
+                write_enum_open(b, value as i128, m);
+            }
+            let bits = if size >= 64 {
                 value as u64
             } else {
-                value as u64 & v.int_mask()
+                value as u64 & ((1u64 << size) - 1)
             };
-            if let Some(m) = mappings {
-                write_enum(b, value as i128, m);
-                write_int(b, value as i128, bits, base, true);
+            write_int(b, Some(value), bits, base);
+            if mappings.is_some() {
                 b.extend_from_slice(b" )");
-            } else {
-                write_int(b, value as i128, bits, base, true);
             }
         }
         FieldValue::Bool(x) => b.extend_from_slice(if x { b"true" } else { b"false" }),
         FieldValue::Bits(x) => {
             let _ = write!(b, "0x{x:X}");
         }
-        FieldValue::Float(f) => write_float(b, f),
+        FieldValue::Float(f) => b.extend_from_slice(format_g(f, 6).as_bytes()),
         FieldValue::Str(s) => {
             b.push(b'"');
             let s = s.split(|&c| c == 0).next().unwrap_or(s);
@@ -294,32 +399,18 @@ fn write_value(b: &mut Vec<u8>, v: &FieldView<'_>) {
                 let _ = write!(b, "{x:02x}");
             }
         }
-        FieldValue::Struct(_) => write_struct(b, v, false),
-        FieldValue::Array(elems) => {
-            b.push(b'[');
-            let mut first = true;
-            for (i, e) in elems.enumerate() {
-                b.extend_from_slice(if first { b" " } else { b", " });
-                first = false;
-                let _ = write!(b, "[{i}] = ");
-                write_value(b, &e);
-            }
-            b.extend_from_slice(b" ]");
-        }
-        FieldValue::Variant(_, inner) => {
-            b.extend_from_slice(b"{ ");
-            write_value(b, &inner);
-            b.extend_from_slice(b" }");
-        }
-        FieldValue::Optional(o) => match o {
-            Some(inner) => write_value(b, &inner),
-            None => b.extend_from_slice(b"<none>"),
-        },
+        // Compounds come through `enter`/`leave`.
+        _ => {}
     }
 }
 
 /// Writes a string's bytes, escaping control characters as Babeltrace does.
 fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
+    let plain = |c: u8| c >= 0x20 && !matches!(c, b'\\' | b'"' | b'\'' | b'?');
+    if s.iter().all(|&c| plain(c)) {
+        b.extend_from_slice(s);
+        return;
+    }
     for &c in s {
         match c {
             b'\n' => b.extend_from_slice(b"\\n"),
@@ -343,9 +434,6 @@ fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// C's `%g` with 6 significant digits, which Babeltrace uses for floats.
-fn write_float(b: &mut Vec<u8>, f: f64) {
-    b.extend_from_slice(format_g(f, 6).as_bytes());
-}
 
 /// Formats like C's `printf("%.{prec}g")`.
 pub fn format_g(f: f64, prec: usize) -> String {
