@@ -296,7 +296,7 @@ mod gen {
     // Strategies
 
     fn int_align(size: u32) -> BoxedStrategy<u32> {
-        if size % 8 == 0 {
+        if size.is_multiple_of(8) {
             prop_oneof![Just(8u32), Just(1), Just(16), Just(32), Just(64)].boxed()
         } else {
             prop_oneof![Just(1u32), Just(8), Just(32)].boxed()
@@ -315,7 +315,7 @@ mod gen {
     /// Only byte-aligned integers of whole bytes may use the other byte order, so that no byte is
     /// shared by two byte orders.
     fn swappable(size: u32, align: u32) -> bool {
-        size % 8 == 0 && align >= 8
+        size.is_multiple_of(8) && align >= 8
     }
 
     fn int_g() -> impl Strategy<Value = G> {
