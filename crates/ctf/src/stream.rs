@@ -537,13 +537,7 @@ pub struct Event<'a> {
 
 impl<'a> Event<'a> {
     fn layout(&self) -> &'a EventLayout {
-        self.r
-            .trace
-            .layout
-            .streams
-            .at(self.r.sc_idx)
-            .events
-            .at(self.r.ev_idx)
+        self.r.trace.layout.streams.at(self.r.sc_idx).events.at(self.r.ev_idx)
     }
 
     fn packet_data(&self) -> &'a [u8] {

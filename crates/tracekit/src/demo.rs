@@ -50,15 +50,10 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         show_trace(t);
     }
     let counts = count_traces(&traces, &Progress::for_traces(&traces));
-    let net: u64 = [
-        "net_dev_queue",
-        "net_if_receive_skb",
-        "inet_sock_local_out",
-        "inet_sock_local_in",
-    ]
-    .iter()
-    .filter_map(|n| counts.classes.get(*n))
-    .sum();
+    let net: u64 = ["net_dev_queue", "net_if_receive_skb", "inet_sock_local_out", "inet_sock_local_in"]
+        .iter()
+        .filter_map(|n| counts.classes.get(*n))
+        .sum();
     println!(
         "\nIn all: {} events in {} traces, {} event classes, {} network packet events, {} discarded.",
         counts.events,

@@ -80,7 +80,9 @@ fn split_strings(line: &str) -> (Vec<String>, Vec<String>) {
 fn empty_string_reuse(bt: &str, tk: &str) -> bool {
     let (bo, bi) = split_strings(bt);
     let (to, ti) = split_strings(tk);
-    bo == to && bi.len() == ti.len() && bi.iter().zip(&ti).all(|(b, t)| b == t || t.is_empty())
+    bo == to
+        && bi.len() == ti.len()
+        && bi.iter().zip(&ti).all(|(b, t)| b == t || t.is_empty())
 }
 
 fn parse_ts(line: &str) -> Option<(i64, &str)> {
@@ -108,31 +110,19 @@ fn compare(name: &str, bt: &Output, tk: &Output, non_ghz: bool) -> Result<(), St
     let bl: Vec<&str> = bt.stdout.lines().collect();
     let tl: Vec<&str> = tk.stdout.lines().collect();
     if bt.ok && bl.len() != tl.len() {
-        return Err(format!(
-            "{name}: babeltrace2 printed {} lines, tracekit {}",
-            bl.len(),
-            tl.len()
-        ));
+        return Err(format!("{name}: babeltrace2 printed {} lines, tracekit {}", bl.len(), tl.len()));
     }
     if !bt.ok && tl.len() < bl.len() {
-        return Err(format!(
-            "{name}: tracekit printed fewer lines than babeltrace2 before it failed"
-        ));
+        return Err(format!("{name}: tracekit printed fewer lines than babeltrace2 before it failed"));
     }
     for (i, (b, t)) in bl.iter().zip(&tl).enumerate() {
         if b == t || empty_string_reuse(b, t) || (non_ghz && one_ns_apart(b, t)) {
             continue;
         }
-        return Err(format!(
-            "{name}: line {}:\n  babeltrace2: {b}\n  tracekit:    {t}",
-            i + 1
-        ));
+        return Err(format!("{name}: line {}:\n  babeltrace2: {b}\n  tracekit:    {t}", i + 1));
     }
     let warnings = |s: &str| -> Vec<String> {
-        s.lines()
-            .filter(|l| l.starts_with("WARNING: Tracer"))
-            .map(String::from)
-            .collect()
+        s.lines().filter(|l| l.starts_with("WARNING: Tracer")).map(String::from).collect()
     };
     if bt.ok && warnings(&bt.stderr) != warnings(&tk.stderr) {
         return Err(format!(
@@ -150,38 +140,22 @@ fn print_matches_babeltrace2_on_shared_traces() {
         eprintln!("TRACEKIT_SHARED unset: skipping the babeltrace2 conformance test");
         return;
     };
-    let have_bt = Command::new("babeltrace2")
-        .arg("--version")
-        .output()
-        .is_ok();
-    assert!(
-        have_bt,
-        "TRACEKIT_SHARED is set but babeltrace2 is not installed (apt install babeltrace2)"
-    );
+    let have_bt = Command::new("babeltrace2").arg("--version").output().is_ok();
+    assert!(have_bt, "TRACEKIT_SHARED is set but babeltrace2 is not installed (apt install babeltrace2)");
     let mut dirs = Vec::new();
     for sub in ["kernel", "ust", "ctf"] {
         trace_dirs(&shared.join("traces").join(sub), &mut dirs);
     }
-    assert!(
-        dirs.len() > 40,
-        "expected the shared traces, found {}",
-        dirs.len()
-    );
+    assert!(dirs.len() > 40, "expected the shared traces, found {}", dirs.len());
     let mut failures = Vec::new();
     let mut compared = 0;
     for d in &dirs {
         let name = d.strip_prefix(&shared).unwrap_or(d).display().to_string();
         let bt = run(Command::new("babeltrace2").arg(d));
-        let tk = run(Command::new(env!("CARGO_BIN_EXE_tracekit"))
-            .arg("print")
-            .arg(d));
+        let tk = run(Command::new(env!("CARGO_BIN_EXE_tracekit")).arg("print").arg(d));
         if !bt.ok && bt.stdout.is_empty() {
             // babeltrace2 cannot read it at all (an assertion in its metadata code): we must not fail.
-            assert!(
-                tk.ok,
-                "{name}: babeltrace2 fails and so does tracekit: {}",
-                tk.stderr
-            );
+            assert!(tk.ok, "{name}: babeltrace2 fails and so does tracekit: {}", tk.stderr);
             continue;
         }
         let meta = std::fs::read(d.join("metadata")).unwrap();
@@ -192,34 +166,14 @@ fn print_matches_babeltrace2_on_shared_traces() {
             failures.push(e);
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {compared} traces differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {compared} traces differ:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
 fn string_tolerance_is_narrow() {
-    assert!(empty_string_reuse(
-        r#"a: { f = "x", m = 4 }"#,
-        r#"a: { f = "", m = 4 }"#
-    ));
-    assert!(!empty_string_reuse(
-        r#"a: { f = "x", m = 4 }"#,
-        r#"a: { f = "", m = 5 }"#
-    ));
-    assert!(!empty_string_reuse(
-        r#"a: { f = "", m = 4 }"#,
-        r#"a: { f = "x", m = 4 }"#
-    ));
-    assert!(one_ns_apart(
-        "[1:00:00.000000001] (+0.1) a",
-        "[1:00:00.000000002] (+0.1) a"
-    ));
-    assert!(!one_ns_apart(
-        "[1:00:00.000000001] (+0.1) a",
-        "[1:00:00.000000003] (+0.1) a"
-    ));
+    assert!(empty_string_reuse(r#"a: { f = "x", m = 4 }"#, r#"a: { f = "", m = 4 }"#));
+    assert!(!empty_string_reuse(r#"a: { f = "x", m = 4 }"#, r#"a: { f = "", m = 5 }"#));
+    assert!(!empty_string_reuse(r#"a: { f = "", m = 4 }"#, r#"a: { f = "x", m = 4 }"#));
+    assert!(one_ns_apart("[1:00:00.000000001] (+0.1) a", "[1:00:00.000000002] (+0.1) a"));
+    assert!(!one_ns_apart("[1:00:00.000000001] (+0.1) a", "[1:00:00.000000003] (+0.1) a"));
 }
