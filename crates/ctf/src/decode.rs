@@ -381,39 +381,6 @@ fn read_leb128(data: &[u8], pos: u64, signed: bool) -> Option<(u64, u64)> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leb128() {
-        assert_eq!(
-            read_leb128(&[0xe5, 0x8e, 0x26], 0, false),
-            Some((624485, 24))
-        );
-        assert_eq!(
-            read_leb128(&[0xc0, 0xbb, 0x78], 0, true),
-            Some(((-123456i64) as u64, 24))
-        );
-        assert_eq!(read_leb128(&[0x80], 0, false), None);
-    }
-
-    #[test]
-    fn clock_wraps() {
-        let mut d = Decoder {
-            regs: vec![],
-            clock: (5 << 27) | 100,
-            specials: Specials::default(),
-        };
-        d.update_clock(50, 27);
-        assert_eq!(d.clock, (6 << 27) | 50);
-        d.update_clock(60, 27);
-        assert_eq!(d.clock, (6 << 27) | 60);
-        d.update_clock(7, 64);
-        assert_eq!(d.clock, 7);
-    }
-}
-
 /// The slot a fixed-size scalar at bit `pos` would have had, read from `data` on access.
 #[inline]
 pub(crate) fn lazy_slot(layout: &Layout, node: NodeId, data: &[u8], pos: u64) -> Slot {
@@ -454,4 +421,37 @@ pub(crate) fn lazy_slot_of(n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slo
         _ => (0, 0),
     };
     Slot { node, aux, val }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leb128() {
+        assert_eq!(
+            read_leb128(&[0xe5, 0x8e, 0x26], 0, false),
+            Some((624485, 24))
+        );
+        assert_eq!(
+            read_leb128(&[0xc0, 0xbb, 0x78], 0, true),
+            Some(((-123456i64) as u64, 24))
+        );
+        assert_eq!(read_leb128(&[0x80], 0, false), None);
+    }
+
+    #[test]
+    fn clock_wraps() {
+        let mut d = Decoder {
+            regs: vec![],
+            clock: (5 << 27) | 100,
+            specials: Specials::default(),
+        };
+        d.update_clock(50, 27);
+        assert_eq!(d.clock, (6 << 27) | 50);
+        d.update_clock(60, 27);
+        assert_eq!(d.clock, (6 << 27) | 60);
+        d.update_clock(7, 64);
+        assert_eq!(d.clock, 7);
+    }
 }

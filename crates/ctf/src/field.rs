@@ -432,10 +432,11 @@ fn scalar_value<'a>(layout: &'a Layout, s: Slot, data: &'a [u8]) -> FieldValue<'
                 }
             }
         }
-        NodeKind::Bits { kind, .. } => match kind {
-            BitArrayKind::Boolean => FieldValue::Bool(s.val != 0),
-            _ => FieldValue::Bits(s.val),
-        },
+        NodeKind::Bits {
+            kind: BitArrayKind::Boolean,
+            ..
+        } => FieldValue::Bool(s.val != 0),
+        NodeKind::Bits { .. } => FieldValue::Bits(s.val),
         NodeKind::Float { .. } => FieldValue::Float(f64::from_bits(s.val)),
         NodeKind::CString | NodeKind::SizedString { .. } => {
             FieldValue::Str(bytes(s.val as usize, s.aux as usize))

@@ -79,7 +79,7 @@ fn int(size: u32, signed: bool, base: DisplayBase, bo: ByteOrder) -> FieldType {
         IntType::unsigned(size, bo)
     };
     i.base = base;
-    if size % 8 != 0 {
+    if !size.is_multiple_of(8) {
         i.align = 1;
     }
     FieldType::Int(i)

@@ -16,9 +16,12 @@ pub struct TextPrinter {
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
-    packet_text: Vec<Vec<Option<(u64, Option<Vec<u8>>)>>>,
+    packet_text: Vec<Vec<Option<PacketText>>>,
     stack: Vec<(usize, Frame)>,
 }
+
+/// A packet (by [`ctf::Event::packet_key`]) and its rendered context, if anything shows.
+type PacketText = (u64, Option<Vec<u8>>);
 
 /// Babeltrace's per-trace prefix: the `hostname`, `procname` and `vpid` environment entries.
 fn trace_label(t: &ctf::Trace) -> Vec<u8> {
@@ -432,8 +435,6 @@ fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
         }
     }
 }
-
-/// C's `%g` with 6 significant digits, which Babeltrace uses for floats.
 
 /// Formats like C's `printf("%.{prec}g")`.
 pub fn format_g(f: f64, prec: usize) -> String {

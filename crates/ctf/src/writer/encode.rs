@@ -104,7 +104,7 @@ impl BitBuf {
         } else {
             v & ((1u64 << size) - 1)
         };
-        if self.pos % 8 == 0 && size % 8 == 0 {
+        if self.pos.is_multiple_of(8) && size.is_multiple_of(8) {
             let n = (size / 8) as usize;
             match bo {
                 ByteOrder::Little => self.buf.extend_from_slice(&v.to_le_bytes()[..n]),
@@ -154,7 +154,7 @@ impl BitBuf {
 
     /// Writes raw bytes at a byte-aligned position.
     pub fn write_bytes(&mut self, b: &[u8]) {
-        debug_assert!(self.pos % 8 == 0);
+        debug_assert!(self.pos.is_multiple_of(8));
         self.buf.extend_from_slice(b);
         self.pos += 8 * b.len() as u64;
     }
@@ -244,7 +244,7 @@ fn encode_elems(
             if b.len() > n {
                 return err(format!("{} bytes for an array of {n}", b.len()));
             }
-            if buf.pos() % 8 == 0 {
+            if buf.pos().is_multiple_of(8) {
                 buf.write_bytes(b);
                 for _ in b.len()..n {
                     buf.write_bits(0, 8, ByteOrder::Little);

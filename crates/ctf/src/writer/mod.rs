@@ -8,7 +8,6 @@
 //!   written under a temporary name and renamed by [`TraceWriter::finish`].
 
 // `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
-#![allow(clippy::manual_is_multiple_of)]
 
 pub mod encode;
 pub mod lttng;

@@ -43,7 +43,7 @@ pub struct StreamWriter {
 impl StreamWriter {
     /// Creates the stream file.
     pub fn create(path: &Path, p: StreamParams) -> Result<Self, WriteError> {
-        if p.packet_size < 4096 || p.packet_size % 8 != 0 {
+        if p.packet_size < 4096 || !p.packet_size.is_multiple_of(8) {
             return Err(WriteError::Invalid(format!(
                 "packet size {} must be a multiple of 8 and at least 4096",
                 p.packet_size

@@ -1,0 +1,370 @@
+//! The `tracekit` binary end to end, on traces it generates itself (`tracekit gen`) in
+//! temporary directories.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tracekit");
+
+fn tracekit(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut c = Command::new(BIN);
+    for a in args {
+        c.arg(a);
+    }
+    c.env("TZ", "UTC").output().expect("tracekit runs")
+}
+
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "tracekit failed ({}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+fn gen_client_server(dir: &Path, seed: u64) {
+    ok(tracekit(&[
+        &"gen",
+        &"client-server",
+        &"-o",
+        &dir,
+        &"--seed",
+        &seed.to_string(),
+        &"--requests",
+        &"8",
+    ]));
+}
+
+fn gen_kernel_mix(dir: &Path, seed: u64, events: u64) {
+    ok(tracekit(&[
+        &"gen",
+        &"kernel-mix",
+        &"-o",
+        &dir,
+        &"--seed",
+        &seed.to_string(),
+        &"--events",
+        &events.to_string(),
+        &"--cpus",
+        &"2",
+    ]));
+}
+
+/// Trace directories (holding `metadata`) below `root`, sorted.
+fn trace_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if root.join("metadata").is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let mut subs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subs.sort();
+    for s in subs {
+        out.extend(trace_dirs(&s));
+    }
+    out
+}
+
+/// Every file below `root` with its bytes, by relative path.
+fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Nanoseconds since midnight of a `[HH:MM:SS.nnnnnnnnn] …` line.
+fn time_of_day(line: &str) -> i64 {
+    let t = line
+        .strip_prefix('[')
+        .and_then(|l| l.get(..18))
+        .unwrap_or_else(|| panic!("no timestamp in {line:?}"));
+    let b = t.as_bytes();
+    assert_eq!((b[2], b[5], b[8]), (b':', b':', b'.'), "{line:?}");
+    let n = |s: &str| s.parse::<i64>().unwrap_or_else(|_| panic!("{line:?}"));
+    ((n(&t[0..2]) * 60 + n(&t[3..5])) * 60 + n(&t[6..8])) * 1_000_000_000 + n(&t[9..18])
+}
+
+/// The event class name of a printed line: `[time] (+delta) host name: { … }`.
+fn class_of(line: &str) -> &str {
+    let rest = line.split_once(") ").expect("delta").1;
+    let head = rest.split_once(": ").expect("name").0;
+    head.rsplit(' ').next().unwrap()
+}
+
+/// A line without its `(+delta)`, which depends on the previous line printed.
+fn without_delta(line: &str) -> String {
+    let (a, rest) = line.split_once(" (").unwrap();
+    let (_, b) = rest.split_once(") ").unwrap();
+    format!("{a} {b}")
+}
+
+fn count_json(path: &Path) -> serde_json::Value {
+    let out = ok(tracekit(&[&"count", &"--json", &path]));
+    serde_json::from_str(&out).expect("count --json prints JSON")
+}
+
+fn check_count_matches_print(path: &Path) {
+    let counts = count_json(path);
+    let printed = ok(tracekit(&[&"print", &"--clock-gmt", &path]));
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(!lines.is_empty());
+    assert_eq!(counts["events"].as_u64().unwrap(), lines.len() as u64);
+    assert_eq!(counts["errors"].as_array().unwrap().len(), 0);
+    let mut by_class: BTreeMap<String, u64> = BTreeMap::new();
+    for l in &lines {
+        *by_class.entry(class_of(l).to_string()).or_default() += 1;
+    }
+    let json: BTreeMap<String, u64> = counts["classes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(json, by_class);
+    let total: u64 = json.values().sum();
+    assert_eq!(total, lines.len() as u64);
+}
+
+#[test]
+fn count_json_agrees_with_print() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = tmp.path().join("cs");
+    gen_client_server(&cs, 11);
+    check_count_matches_print(&cs);
+    let km = tmp.path().join("km");
+    gen_kernel_mix(&km, 5, 3000);
+    check_count_matches_print(&km);
+}
+
+#[test]
+fn print_of_many_hosts_is_time_ordered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = tmp.path().join("cs");
+    gen_client_server(&cs, 12);
+    let hosts = trace_dirs(&cs);
+    assert!(hosts.len() >= 2, "{hosts:?}");
+    let printed = ok(tracekit(&[&"print", &"--clock-gmt", &cs]));
+    let times: Vec<i64> = printed.lines().map(time_of_day).collect();
+    assert!(times.len() > 100);
+    for (i, w) in times.windows(2).enumerate() {
+        assert!(w[0] <= w[1], "line {} goes back in time", i + 2);
+    }
+    // Every host is in the merged output.
+    for h in &hosts {
+        let name = h.file_name().unwrap().to_str().unwrap();
+        assert!(
+            printed.lines().any(|l| l.contains(&format!(" {name} "))),
+            "host {name} missing"
+        );
+    }
+}
+
+#[test]
+fn print_begin_end_keeps_exactly_the_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = tmp.path().join("cs");
+    gen_client_server(&cs, 13);
+    let all = ok(tracekit(&[&"print", &"--clock-gmt", &cs]));
+    let lines: Vec<&str> = all.lines().collect();
+    let n = lines.len();
+    assert!(n > 100);
+    let begin_ns = count_json(&cs)["begin_ns"].as_i64().unwrap();
+    let day = begin_ns - begin_ns.rem_euclid(86_400_000_000_000);
+    let (lo, hi) = (time_of_day(lines[n / 4]), time_of_day(lines[3 * n / 4]));
+    assert!(
+        time_of_day(lines[0]) < lo && lo < hi,
+        "day wrap in the trace"
+    );
+    let want: Vec<String> = lines
+        .iter()
+        .filter(|l| (lo..=hi).contains(&time_of_day(l)))
+        .map(|l| without_delta(l))
+        .collect();
+    assert!(want.len() >= n / 2);
+
+    let hms = |t: i64| {
+        let s = t / 1_000_000_000;
+        format!(
+            "{:02}:{:02}:{:02}.{:09}",
+            s / 3600,
+            s / 60 % 60,
+            s % 60,
+            t % 1_000_000_000
+        )
+    };
+    let epoch = |t: i64| {
+        let e = day + t;
+        format!("{}.{:09}", e / 1_000_000_000, e % 1_000_000_000)
+    };
+    for (b, e) in [(hms(lo), hms(hi)), (epoch(lo), epoch(hi))] {
+        let got = ok(tracekit(&[
+            &"print",
+            &"--clock-gmt",
+            &"--begin",
+            &b,
+            &"--end",
+            &e,
+            &cs,
+        ]));
+        let got: Vec<String> = got.lines().map(without_delta).collect();
+        assert_eq!(got.len(), want.len(), "--begin {b} --end {e}");
+        assert_eq!(got.first(), want.first(), "first line, --begin {b}");
+        assert_eq!(got.last(), want.last(), "last line, --end {e}");
+        assert_eq!(got, want, "--begin {b} --end {e}");
+    }
+}
+
+#[test]
+fn gen_is_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    gen_client_server(&t.join("a"), 21);
+    gen_client_server(&t.join("b"), 21);
+    gen_client_server(&t.join("c"), 22);
+    let (a, b, c) = (
+        files(&t.join("a")),
+        files(&t.join("b")),
+        files(&t.join("c")),
+    );
+    assert!(a.len() > 3);
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in &a {
+        assert!(b[k] == *v, "{} differs with the same seed", k.display());
+    }
+    assert_ne!(a, c, "a different seed gives the same client-server trace");
+
+    gen_kernel_mix(&t.join("ka"), 21, 2000);
+    gen_kernel_mix(&t.join("kb"), 21, 2000);
+    gen_kernel_mix(&t.join("kc"), 22, 2000);
+    let (a, b, c) = (
+        files(&t.join("ka")),
+        files(&t.join("kb")),
+        files(&t.join("kc")),
+    );
+    assert_eq!(a, b, "kernel-mix differs with the same seed");
+    assert_ne!(a, c, "a different seed gives the same kernel-mix trace");
+}
+
+#[test]
+fn gen_into_an_unwritable_path_fails_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-regular-file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let target = file.join("trace");
+    for scenario in ["client-server", "kernel-mix"] {
+        let o = tracekit(&[&"gen", &scenario, &"-o", &target, &"--events", &"100"]);
+        assert!(!o.status.success(), "{scenario}: gen succeeded");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(file.to_str().unwrap()),
+            "{scenario}: the error does not name the path: {err}"
+        );
+    }
+}
+
+#[test]
+fn print_of_a_missing_path_fails_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-trace");
+    let o = tracekit(&[&"print", &missing]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(missing.to_str().unwrap()), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn demo_mentions_every_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let out = ok(tracekit(&[&"demo", &"--dir", &dir]));
+    let hosts = trace_dirs(&dir);
+    assert!(hosts.len() >= 2, "{hosts:?}");
+    for h in hosts {
+        let name = h.file_name().unwrap().to_str().unwrap();
+        assert!(
+            out.contains(name),
+            "demo output does not mention {name}:\n{out}"
+        );
+    }
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("which")
+        .arg(tool)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn print_is_byte_identical_to_babeltrace2() {
+    if !have("babeltrace2") {
+        println!("babeltrace2 is not installed: comparison skipped");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = tmp.path().join("cs");
+    gen_client_server(&cs, 14);
+    let km = tmp.path().join("km");
+    gen_kernel_mix(&km, 14, 3000);
+    let mut dirs = trace_dirs(&cs);
+    dirs.truncate(1);
+    dirs.push(km);
+    for d in dirs {
+        let bt = Command::new("babeltrace2")
+            .arg(&d)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert!(
+            bt.status.success(),
+            "babeltrace2: {}",
+            String::from_utf8_lossy(&bt.stderr)
+        );
+        let tk = ok(tracekit(&[&"print", &d]));
+        let bt = String::from_utf8(bt.stdout).unwrap();
+        if tk != bt {
+            let first = tk
+                .lines()
+                .zip(bt.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(tk.lines().count().min(bt.lines().count()));
+            panic!(
+                "{}: outputs differ from line {}:\ntracekit:   {:?}\nbabeltrace: {:?}",
+                d.display(),
+                first + 1,
+                tk.lines().nth(first),
+                bt.lines().nth(first)
+            );
+        }
+    }
+}
+
+#[test]
+fn print_snapshot_of_a_small_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let km = tmp.path().join("km");
+    gen_kernel_mix(&km, 9, 40);
+    let out = ok(tracekit(&[&"print", &"--clock-gmt", &km]));
+    insta::assert_snapshot!("kernel_mix_seed9_40_events", out);
+}
