@@ -93,12 +93,30 @@ fn stream_layout(layout: &Layout, id: Option<u64>) -> Option<&StreamLayout> {
     }
 }
 
+/// The bytes of the stream file being read: a file map, or a buffer given to
+/// [`StreamReader::from_bytes`].
+enum StreamData {
+    Mapped(Mmap),
+    Owned(Arc<[u8]>),
+}
+
+impl std::ops::Deref for StreamData {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            StreamData::Mapped(m) => m,
+            StreamData::Owned(b) => b,
+        }
+    }
+}
+
 /// Sequential reader of one data stream (all its files, in order).
 pub struct StreamReader {
     trace: Arc<Trace>,
     stream: usize,
     file_idx: usize,
-    map: Option<Mmap>,
+    map: Option<StreamData>,
     dec: Decoder,
     /// Byte offset of the current packet in the current file.
     packet_off: usize,
@@ -174,6 +192,17 @@ impl StreamReader {
         }
     }
 
+    /// A reader of stream `stream` of `trace` whose data is `bytes` instead of the stream's
+    /// files (its first file name is still used in messages). Reads no file: for tests, fuzzing
+    /// and in-memory traces (see [`Trace::from_metadata_bytes`]).
+    pub fn from_bytes(trace: Arc<Trace>, stream: usize, bytes: impl Into<Arc<[u8]>>) -> Self {
+        let mut r = StreamReader::new(trace, stream);
+        // `open_packet` moves to the next file at the end of this buffer: make that the end.
+        r.file_idx = r.trace.streams[stream].files.len().saturating_sub(1);
+        r.map = Some(StreamData::Owned(bytes.into()));
+        r
+    }
+
     /// The trace this stream belongs to.
     pub fn trace(&self) -> &Arc<Trace> {
         &self.trace
@@ -236,7 +265,7 @@ impl StreamReader {
                 }
                 self.packet_off = 0;
                 match map_file(&files[self.file_idx]) {
-                    Ok(Some(m)) => self.map = Some(m),
+                    Ok(Some(m)) => self.map = Some(StreamData::Mapped(m)),
                     Ok(None) => {
                         self.file_idx += 1;
                         continue;
