@@ -252,6 +252,17 @@ impl Decoder {
                         format!("array length {count} is implausible"),
                     ));
                 }
+                // A CTF 1.8 `uint8_t uuid[16]` is an array of integers, not a BLOB.
+                if n.role == Some(Role::MetadataStreamUuid)
+                    && count == 16
+                    && pos.is_multiple_of(8)
+                    && matches!(
+                        layout.nodes[*elem as usize].kind,
+                        NodeKind::Int { size: 8, .. }
+                    )
+                {
+                    self.specials.uuid_at = Some(*pos / 8);
+                }
                 let at = out.len();
                 out.push(Slot {
                     node,
