@@ -441,6 +441,23 @@ impl StreamReader {
                     return Some(Ok(Message::Event));
                 }
                 Err(e) => {
+                    if self.truncated {
+                        // The file ends inside this packet: report that, at the packet's
+                        // offset, with the event that could not be read, and skip the rest.
+                        let at = self.packet_off as u64 + e.bit / 8;
+                        return match self.finish_packet() {
+                            Some(Error::Decode {
+                                path,
+                                offset,
+                                message,
+                            }) => Some(Err(Error::Decode {
+                                path,
+                                offset,
+                                message: format!("{message} (event at byte {at}: {})", e.message),
+                            })),
+                            other => other.map(Err),
+                        };
+                    }
                     let err = self.decode_error(self.packet_off, e);
                     // Skip the rest of this packet; the next one starts at a known offset.
                     self.finish_packet();
