@@ -359,7 +359,7 @@ impl StreamReader {
             let prev_end_ns = self.prev_ts_end.and_then(|c| self.ns(c));
             if let Some(seq) = sp.seq_num {
                 if let Some(prev) = self.prev_seq {
-                    if seq > prev + 1 {
+                    if seq > prev && seq - prev > 1 {
                         self.pending.push_back(Message::DiscardedPackets {
                             count: seq - prev - 1,
                             begin_ns: prev_end_ns,
