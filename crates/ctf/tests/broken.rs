@@ -528,3 +528,43 @@ fn sequence_number_wrap_is_not_a_gap() {
         ]
     );
 }
+
+/// Reads `data` as the only stream of a trace whose metadata is `tsdl` (after a trace block).
+fn read_with_metadata(tsdl: &str, data: &[u8]) -> Vec<Got> {
+    let text =
+        format!("/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = le; }};\n{tsdl}");
+    let t = std::sync::Arc::new(ctf::Trace::from_metadata_bytes(text.as_bytes(), "s").unwrap());
+    read_all(&mut ctf::StreamReader::from_bytes(t, 0, data.to_vec()))
+}
+
+#[test]
+fn huge_array_of_empty_structs_is_refused_quickly() {
+    // 2^28 empty structures take no data: decoding them took minutes and ~4 GiB of slots.
+    let meta = "typealias integer { size = 8; } := u8;
+        stream { event.header := struct { u8 id; }; };
+        event { name = \"e\"; id = 0; fields := struct { struct { } a[268435456]; }; };
+        event { name = \"f\"; id = 1; fields := struct { u8 n; struct { struct { } b[10000]; } a[n]; }; };";
+    let start = std::time::Instant::now();
+    // Event 0: refused at the array (byte 1).
+    assert_eq!(read_with_metadata(meta, &[0, 0]), vec![dec("s", 1)]);
+    // Event 1 with n = 3: 3 × 10000 empty elements are fine.
+    let got = read_with_metadata(meta, &[1, 3]);
+    assert_eq!(got.len(), 1);
+    let Got::Event(name, _, Value::Struct(v)) = &got[0] else {
+        panic!("not an event")
+    };
+    assert_eq!(name, "f");
+    let want = Value::Array(vec![
+        Value::Struct(vec![Value::Array(vec![
+            Value::Struct(
+                vec![]
+            );
+            10000
+        ])]);
+        3
+    ]);
+    assert!(v[1] == want, "unexpected payload");
+    // n = 255: 255 × 10000 empty elements are refused, at the outer array (byte 2).
+    assert_eq!(read_with_metadata(meta, &[1, 255]), vec![dec("s", 2)]);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+}
