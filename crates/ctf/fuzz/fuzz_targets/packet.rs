@@ -30,7 +30,13 @@ fuzz_target!(|data: &[u8]| {
         assert!(n <= limit, "reader does not end");
         if let Ok(Message::Event) = m {
             let ev = r.event();
-            let _ = (ev.name(), ev.class_id(), ev.cycles(), ev.time_ns(), ev.location());
+            let _ = (
+                ev.name(),
+                ev.class_id(),
+                ev.cycles(),
+                ev.time_ns(),
+                ev.location(),
+            );
             for v in [
                 ev.packet_header(),
                 ev.packet_context(),
