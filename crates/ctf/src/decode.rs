@@ -55,6 +55,8 @@ pub struct Specials {
 
 /// Limit on the element count of one array, against corrupt lengths.
 const MAX_ELEMENTS: u64 = 1 << 28;
+/// Limit on the slots an array of elements that take no bits may produce.
+const MAX_EMPTY_SLOTS: u64 = 1 << 20;
 
 /// Decoding state of one data stream: registers, the default clock and role values.
 #[derive(Debug, Clone)]
@@ -227,14 +229,39 @@ impl Decoder {
                         format!("array length {count} is implausible"),
                     ));
                 }
+                // A CTF 1.8 `uint8_t uuid[16]` is an array of integers, not a BLOB.
+                if n.role == Some(Role::MetadataStreamUuid)
+                    && count == 16
+                    && pos.is_multiple_of(8)
+                    && matches!(
+                        layout.nodes[*elem as usize].kind,
+                        NodeKind::Int { size: 8, .. }
+                    )
+                {
+                    self.specials.uuid_at = Some(*pos / 8);
+                }
                 let at = out.len();
                 out.push(Slot {
                     node,
                     aux: 0,
                     val: count,
                 });
-                for _ in 0..count {
+                let mut prev = *pos;
+                for i in 0..count {
+                    let before = out.len();
                     self.decode(layout, *elem, data, pos, out)?;
+                    // Elements taking no bits (empty structures…) read no field, so they all
+                    // decode alike: refuse to make millions of slots out of no data.
+                    if i == 1
+                        && *pos == prev
+                        && ((out.len() - before) as u64).saturating_mul(count) > MAX_EMPTY_SLOTS
+                    {
+                        return Err(DecodeError::new(
+                            *pos,
+                            format!("array of {count} empty elements is implausible"),
+                        ));
+                    }
+                    prev = *pos;
                 }
                 out[at].aux = (out.len() - at - 1) as u32;
             }

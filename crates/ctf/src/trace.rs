@@ -116,6 +116,31 @@ impl Trace {
         Ok(trace)
     }
 
+    /// A trace with no directory behind it: the class comes from `metadata` (any form), and
+    /// it has one data stream whose only file is named `stream_name` (used in messages only).
+    /// Read it with [`StreamReader::from_bytes`]; for tests and fuzzing.
+    pub fn from_metadata_bytes(metadata: &[u8], stream_name: &str) -> Result<Trace> {
+        let path = PathBuf::from(stream_name);
+        let meta_err = |source| Error::Metadata {
+            path: path.clone(),
+            source,
+        };
+        let class = crate::metadata::parse(metadata).map_err(meta_err)?;
+        let layout = Layout::compile(&class).map_err(meta_err)?;
+        Ok(Trace {
+            path: PathBuf::new(),
+            class: Arc::new(class),
+            layout: Arc::new(layout),
+            streams: vec![StreamFiles {
+                files: vec![path.clone()],
+                stream_class_id: None,
+                stream_id: None,
+            }],
+            index: 0,
+            errors: Vec::new(),
+        })
+    }
+
     fn find_streams(&mut self) -> Result<()> {
         let rd = std::fs::read_dir(&self.path).map_err(|e| Error::io(&self.path, e))?;
         let mut files: Vec<PathBuf> = rd

@@ -1,0 +1,62 @@
+//! Fuzzer bytes as the data stream of a fixed LTTng-kernel-like trace (the metadata of the
+//! broken-input tests: compact/extended headers, strings, arrays, sequences, a variant and
+//! enums), decoded in memory to the end with every field touched.
+#![no_main]
+
+use std::sync::{Arc, OnceLock};
+
+use ctf::{Message, StreamReader, Trace};
+use libfuzzer_sys::fuzz_target;
+
+const METADATA: &str = include_str!("../../tests/common/kernel.tsdl");
+
+fn trace() -> Arc<Trace> {
+    static TRACE: OnceLock<Arc<Trace>> = OnceLock::new();
+    TRACE
+        .get_or_init(|| {
+            Arc::new(Trace::from_metadata_bytes(METADATA.as_bytes(), "fuzz_stream").unwrap())
+        })
+        .clone()
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    // Each `next` consumes at least one packet or event of at least one byte, or ends the
+    // stream: more items than bits would mean a loop.
+    let limit = data.len() as u64 * 8 + 16;
+    let mut n = 0u64;
+    while let Some(m) = r.next() {
+        n += 1;
+        assert!(n <= limit, "reader does not end");
+        if let Ok(Message::Event) = m {
+            let ev = r.event();
+            let _ = (
+                ev.name(),
+                ev.class_id(),
+                ev.cycles(),
+                ev.time_ns(),
+                ev.location(),
+            );
+            for v in [
+                ev.packet_header(),
+                ev.packet_context(),
+                ev.header(),
+                ev.common_context(),
+                ev.specific_context(),
+                ev.payload(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let _ = v.to_value();
+            }
+            if let Some(p) = ev.payload() {
+                for name in ["prev_comm", "filename", "data", "v", "names"] {
+                    if let Some(f) = p.field(name) {
+                        let _ = (f.as_str(), f.as_i128(), f.int_mask(), f.role());
+                    }
+                }
+            }
+        }
+    }
+});
