@@ -152,7 +152,7 @@ TK_LINES="$(TZ=UTC "$TK" print "$TRACE" 2>/dev/null | wc -l)"
 log "text lines: tracekit print $TK_LINES, babeltrace2 $BT_LINES"
 [[ "$BT_LINES" == "$TK_LINES" ]] || log "WARNING: tracekit print and babeltrace2 print a different number of lines"
 
-declare -A RSS SECS SMIN SMAX
+declare -A RSS SECS SMIN SMAX CPU
 for l in "${LABELS[@]}"; do
     log "peak RSS: $l"
     RSS[$l]="$(peak_rss_kib "${CMD[$l]}")"
@@ -161,28 +161,32 @@ done
 # ---------------------------------------------------------------------------------------------
 # Timing.
 if ((HAVE_HYPERFINE)); then
-    METHOD="hyperfine $(hyperfine --version | awk '{print $2}'), $BENCH_RUNS runs, warm cache"
+    METHOD="hyperfine $(hyperfine --version | awk '{print $2}'), $BENCH_RUNS runs, warm cache; CPU s = mean user+sys"
     for l in "${LABELS[@]}"; do
         log "timing $l (hyperfine, $BENCH_RUNS runs): ${CMD[$l]}"
         hyperfine --style basic --runs "$BENCH_RUNS" --warmup 0 \
             --export-csv "$WORK/$l.csv" --command-name "$l" "${CMD[$l]}" >&2
         # CSV: command,mean,stddev,median,user,system,min,max
-        IFS=, read -r _ _ _ SECS[$l] _ _ SMIN[$l] SMAX[$l] < <(tail -n 1 "$WORK/$l.csv")
+        IFS=, read -r _ _ _ SECS[$l] u s SMIN[$l] SMAX[$l] < <(tail -n 1 "$WORK/$l.csv")
+        CPU[$l]="$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.3f", u + s}')"
     done
 else
-    METHOD="/usr/bin/time loop, median of $BENCH_RUNS runs, warm cache"
+    METHOD="/usr/bin/time loop, median of $BENCH_RUNS runs, warm cache; CPU s = median user+sys"
     for l in "${LABELS[@]}"; do
         log "timing $l ($BENCH_RUNS runs): ${CMD[$l]}"
         : >"$WORK/$l.times"
+        : >"$WORK/$l.cpu"
         for ((i = 0; i < BENCH_RUNS; i++)); do
             t0=$EPOCHREALTIME
-            /usr/bin/time -f %M -o "$WORK/rss" bash -c "${CMD[$l]} >/dev/null" || die "command failed: ${CMD[$l]}"
+            /usr/bin/time -f '%U %S %M' -o "$WORK/rss" bash -c "${CMD[$l]} >/dev/null" || die "command failed: ${CMD[$l]}"
             t1=$EPOCHREALTIME
             awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f\n", b - a}' >>"$WORK/$l.times"
-            r="$(tail -n 1 "$WORK/rss")"
+            read -r u s r < <(tail -n 1 "$WORK/rss")
+            awk -v u="$u" -v s="$s" 'BEGIN {printf "%.3f\n", u + s}' >>"$WORK/$l.cpu"
             if ((r > RSS[$l])); then RSS[$l]=$r; fi
         done
         SECS[$l]="$(median <"$WORK/$l.times")"
+        CPU[$l]="$(median <"$WORK/$l.cpu")"
         SMIN[$l]="$(sort -g "$WORK/$l.times" | head -n 1)"
         SMAX[$l]="$(sort -g "$WORK/$l.times" | tail -n 1)"
     done
@@ -196,6 +200,8 @@ SCALE_EVENTS="$(events_of "$SCALE_TRACE")"
 log "RSS scaling: tracekit count on $EVENTS and $SCALE_EVENTS events"
 read -r S1_TOT S1_ANON S1_FILE < <(rss_breakdown "$TKQ count $TRQ")
 read -r S2_TOT S2_ANON S2_FILE < <(rss_breakdown "$TKQ count $(printf '%q' "$SCALE_TRACE")")
+B1_TOT="${RSS[bt2-dummy]}"
+B2_TOT="$(peak_rss_kib "babeltrace2 --output-format=dummy $(printf '%q' "$SCALE_TRACE")")"
 S1_BYTES="$(du -sk "$TRACE" | awk '{print $1}')"
 S2_BYTES="$(du -sk "$SCALE_TRACE" | awk '{print $1}')"
 
@@ -212,8 +218,8 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     echo "events:    $EVENTS (tracekit count --json)"
     echo "timing:    $METHOD"
     echo
-    printf '%-12s %-13s %-44s %9s %15s %12s %8s %9s\n' \
-        tool row command "median s" "min-max s" "events/s" speedup "RSS MiB"
+    printf '%-12s %-13s %-44s %9s %15s %8s %10s %8s %9s\n' \
+        tool row command "median s" "min-max s" "CPU s" "events/s" speedup "RSS MiB"
     for l in "${LABELS[@]}"; do
         cmd="${CMD[$l]//$TKQ/tracekit}"
         cmd="${cmd//$TRQ/DIR}"
@@ -225,11 +231,14 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
         else
             ratio="1.0x"
         fi
-        printf '%-12s %-13s %-44s %9.3f %15s %12s %8s %9s\n' "${TOOL[$l]}" "$l" "$cmd" "${SECS[$l]}" \
-            "$(printf '%.3f-%.3f' "${SMIN[$l]}" "${SMAX[$l]}")" "$eps" "$ratio" "$(mib "${RSS[$l]}")"
+        printf '%-12s %-13s %-44s %9.3f %15s %8.3f %10s %8s %9s\n' "${TOOL[$l]}" "$l" "$cmd" "${SECS[$l]}" \
+            "$(printf '%.3f-%.3f' "${SMIN[$l]}" "${SMAX[$l]}")" "${CPU[$l]}" "$eps" "$ratio" "$(mib "${RSS[$l]}")"
     done
     echo
     echo "speedup = babeltrace2 median / tracekit median (count rows vs bt2-dummy, print vs bt2-print)"
+    echo "CPU speedup (user+sys): count $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count]}" 'BEGIN {printf "%.1fx", a / b}')," \
+         "count-1core $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count-1core]}" 'BEGIN {printf "%.1fx", a / b}')," \
+         "print $(awk -v a="${CPU[bt2-print]}" -v b="${CPU[print]}" 'BEGIN {printf "%.1fx", a / b}')"
     echo "targets: count >= 50x -> $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 50 ? "MET" : "NOT MET")}'),"\
          "print >= 20x -> $(awk -v a="${SECS[bt2-print]}" -v b="${SECS[print]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 20 ? "MET" : "NOT MET")}')"
     echo
@@ -237,11 +246,17 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     printf '  %10s events  %8s MiB on disk: peak RSS %7s MiB (anon %6s MiB, file-backed %7s MiB)\n' \
         "$EVENTS" "$(mib "$S1_BYTES")" "$(mib "$S1_TOT")" "$(mib "$S1_ANON")" "$(mib "$S1_FILE")" \
         "$SCALE_EVENTS" "$(mib "$S2_BYTES")" "$(mib "$S2_TOT")" "$(mib "$S2_ANON")" "$(mib "$S2_FILE")"
+    echo "  for comparison, babeltrace2 --output-format=dummy: peak RSS $(mib "$B1_TOT") MiB and $(mib "$B2_TOT") MiB"
     awk -v a="$S1_TOT" -v b="$S2_TOT" -v ea="$EVENTS" -v eb="$SCALE_EVENTS" 'BEGIN {
         r = b / a; s = eb / ea;
         # Relative growth of memory per relative growth of the trace: 0 = flat, 1 = linear.
         g = (s == 1) ? 0 : (r - 1) / (s - 1);
         printf "  peak RSS ratio %.2f for an events ratio of %.2f: %s\n", r, s,
             (g < 0.1) ? "flat (does not grow with trace size)" : sprintf("GROWS with trace size (%.0f%% of linear)", 100 * g)
+    }'
+    awk -v a="$S1_ANON" -v b="$S2_ANON" -v ea="$EVENTS" -v eb="$SCALE_EVENTS" 'BEGIN {
+        r = (a > 0) ? b / a : 1; s = eb / ea; g = (s == 1) ? 0 : (r - 1) / (s - 1);
+        printf "  anonymous (heap) peak ratio %.2f: %s\n", r,
+            (g < 0.1) ? "flat; any growth of the total is file-backed pages of the mapped trace files" : sprintf("GROWS (%.0f%% of linear)", 100 * g)
     }'
 } | tee "$BENCH_DIR/results-$(date -u +%Y%m%dT%H%M%SZ).txt"
