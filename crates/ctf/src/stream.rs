@@ -12,6 +12,9 @@ use crate::field::FieldView;
 use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
 use crate::trace::{map_file, Trace};
 
+/// Granularity of giving read pages back (a multiple of the page size).
+const RELEASE_CHUNK: usize = 8 << 20;
+
 /// Magic number of CTF data packets.
 pub const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 
@@ -117,6 +120,8 @@ pub struct StreamReader {
     stream: usize,
     file_idx: usize,
     map: Option<StreamData>,
+    /// Bytes of the current file whose pages were given back to the kernel.
+    released: usize,
     dec: Decoder,
     /// Byte offset of the current packet in the current file.
     packet_off: usize,
@@ -168,6 +173,7 @@ impl StreamReader {
             stream,
             file_idx: 0,
             map: None,
+            released: 0,
             dec,
             packet_off: 0,
             packet_len: 0,
@@ -272,7 +278,10 @@ impl StreamReader {
                 }
                 self.packet_off = 0;
                 match map_file(&files[self.file_idx]) {
-                    Ok(Some(m)) => self.map = Some(StreamData::Mapped(m)),
+                    Ok(Some(m)) => {
+                        self.map = Some(StreamData::Mapped(m));
+                        self.released = 0;
+                    }
                     Ok(None) => {
                         self.file_idx += 1;
                         continue;
@@ -423,7 +432,30 @@ impl StreamReader {
             None
         };
         self.packet_off = self.packet_off.saturating_add(self.packet_len.max(1));
+        self.release_consumed();
         err
+    }
+
+    /// Drops the pages of packets already read from memory, so that the resident size of a
+    /// reader stays bounded (about [`RELEASE_CHUNK`]) whatever the file size.
+    fn release_consumed(&mut self) {
+        let Some(StreamData::Mapped(m)) = &self.map else {
+            return;
+        };
+        let upto = self.packet_off.min(m.len()) & !(RELEASE_CHUNK - 1);
+        if upto >= self.released + RELEASE_CHUNK {
+            // SAFETY: a read-only, file-backed private mapping: dropped pages are read again
+            // from the file if touched, never replaced by zeros, so no reference can observe a
+            // change. Views into packets before `packet_off` are no longer handed out.
+            unsafe {
+                let _ = m.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    self.released,
+                    upto - self.released,
+                );
+            }
+            self.released = upto;
+        }
     }
 
     /// Advances to the next message. After `Some(Ok(Message::Event))`, [`Self::event`] reads it.

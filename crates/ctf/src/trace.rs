@@ -88,6 +88,8 @@ pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
     // SAFETY: the map is read-only; a trace file truncated while mapped by another process
     // would fault, a risk every mmap-based reader (and babeltrace2) accepts for speed.
     let m = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
+    // Readers go front to back: let the kernel read ahead.
+    let _ = m.advise(memmap2::Advice::Sequential);
     Ok(Some(m))
 }
 
