@@ -653,6 +653,12 @@ impl<'a> Event<'a> {
         &self.layout().name
     }
 
+    /// Dense index of the event class within its trace: `(stream class position, event class
+    /// position)`, for per-class tables indexed without hashing.
+    pub fn class_index(&self) -> (usize, usize) {
+        (self.r.sc_idx, self.r.ev_idx)
+    }
+
     /// The event class id.
     pub fn class_id(&self) -> u64 {
         self.r.event_id

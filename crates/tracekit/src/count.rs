@@ -66,9 +66,8 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 /// Counts one stream.
 fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     let mut c = Counts::default();
-    // Per-class counts by id first: a map keyed by (stream class, event class) ids is cheaper
-    // than hashing names for every event.
-    let mut by_id: BTreeMap<(u64, u64), (String, u64)> = BTreeMap::new();
+    // Per-class counts in tables indexed by class position: no hashing per event.
+    let mut by_class: Vec<Vec<u64>> = Vec::new();
     let mut checksum = 0u64;
     let mut ticks = 0u64;
     while let Some(m) = r.next() {
@@ -87,10 +86,15 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
                 {
                     checksum = checksum.wrapping_add(v.fold_raw());
                 }
-                let e = by_id
-                    .entry((ev.stream_class_id(), ev.class_id()))
-                    .or_insert_with(|| (ev.name().to_string(), 0));
-                e.1 += 1;
+                let (sc, ec) = ev.class_index();
+                if by_class.len() <= sc {
+                    by_class.resize(sc + 1, Vec::new());
+                }
+                let row = &mut by_class[sc];
+                if row.len() <= ec {
+                    row.resize(ec + 1, 0);
+                }
+                row[ec] += 1;
                 ticks += 1;
                 if ticks == 1 << 16 {
                     progress.add(ticks);
@@ -104,8 +108,12 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     }
     progress.add(ticks);
     std::hint::black_box(checksum);
-    for (_, (name, n)) in by_id {
-        *c.classes.entry(name).or_default() += n;
+    let layout = &r.trace().layout;
+    for (sc, row) in by_class.iter().enumerate() {
+        for (ec, n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let name = &layout.streams.at(sc).events.at(ec).name;
+            *c.classes.entry(name.to_string()).or_default() += n;
+        }
     }
     c.warnings = std::mem::take(&mut r.warnings);
     c
