@@ -132,7 +132,9 @@ fn benches(c: &mut Criterion) {
     g.measurement_time(std::time::Duration::from_secs(8));
     g.throughput(Throughput::Elements(stream_events));
     g.bench_function("next", |b| b.iter(|| black_box(stream_next(&trace))));
-    g.bench_function("all_fields", |b| b.iter(|| black_box(stream_all_fields(&trace))));
+    g.bench_function("all_fields", |b| {
+        b.iter(|| black_box(stream_all_fields(&trace)))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("merge");

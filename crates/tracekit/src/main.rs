@@ -3,6 +3,7 @@
 mod count;
 mod demo;
 mod gen_cmd;
+mod pipeline;
 mod print;
 mod progress;
 mod text;

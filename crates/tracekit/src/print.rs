@@ -4,10 +4,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ctf::Message;
-
+use crate::pipeline::{print_parallel, PrintSetup};
 use crate::progress::Progress;
-use crate::text::{Loss, TextPrinter};
 use crate::timefmt::{parse_time, TimeFormatter};
 
 #[derive(clap::Args)]
@@ -28,124 +26,44 @@ pub struct PrintArgs {
 
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let traces = ctf::open_all(&args.paths)?;
-    let mut failed = false;
     for t in &traces {
         for e in &t.errors {
             eprintln!("tracekit: warning: {e}");
         }
     }
-    let times = TimeFormatter::new(args.clock_gmt);
-    let tz = times.tz().clone();
-    let mut printer = TextPrinter::new(times);
-    let mut merger = ctf::Merger::new(&traces);
+    let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
+    let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
+    let setup = PrintSetup {
+        gmt: args.clock_gmt,
+        time_map: None,
+    };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut bounds: Option<(i64, i64)> = None;
-    let mut progress = Progress::for_traces(&traces);
-    let mut reported_errors = 0;
-    let mut reported_warnings = 0usize;
-    while let Some(msg) = merger.next() {
-        let msg = msg.clone();
-        let time = merger.current_time();
-        if bounds.is_none() && (args.begin.is_some() || args.end.is_some()) {
-            let b = match &args.begin {
-                Some(s) => parse_time(s, &tz, time)?,
-                None => i64::MIN,
-            };
-            let e = match &args.end {
-                Some(s) => parse_time(s, &tz, time)?,
-                None => i64::MAX,
-            };
-            bounds = Some((b, e));
+    let progress = Progress::for_traces(&traces);
+    let bounds = |first: Option<i64>| -> Result<Option<(i64, i64)>, String> {
+        if args.begin.is_none() && args.end.is_none() {
+            return Ok(None);
         }
-        if let (Some((b, e)), Some(t)) = (bounds, time) {
-            if t < b {
-                continue;
-            }
-            if t > e {
-                break;
-            }
-        }
-        let res = match msg {
-            Message::Event => {
-                progress.tick();
-                let ev = merger.event().expect("event message");
-                printer.event(&mut out, &ev, time)
-            }
-            Message::DiscardedEvents {
-                count,
-                begin_ns,
-                end_ns,
-            }
-            | Message::DiscardedPackets {
-                count,
-                begin_ns,
-                end_ns,
-            } => {
-                let what = if matches!(msg, Message::DiscardedEvents { .. }) {
-                    "event"
-                } else {
-                    "packet"
-                };
-                let reader = merger
-                    .current_reader()
-                    .expect("current message has a reader");
-                let loss = Loss {
-                    what,
-                    count,
-                    begin_ns,
-                    end_ns,
-                    reader,
-                };
-                // Babeltrace writes these warnings to the standard error, between events.
-                out.flush()
-                    .and_then(|_| printer.discarded(&mut io::stderr(), &loss))
-            }
+        let b = match &args.begin {
+            Some(s) => parse_time(s, &tz, first)?,
+            None => i64::MIN,
         };
-        if let Err(e) = res {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return Ok(ExitCode::SUCCESS);
-            }
-            return Err(e.into());
-        }
-        reported_errors = report_new(&merger.errors, reported_errors, &mut failed);
-        reported_warnings = report_warnings(&merger, reported_warnings);
-    }
+        let e = match &args.end {
+            Some(s) => parse_time(s, &tz, first)?,
+            None => i64::MAX,
+        };
+        Ok(Some((b, e)))
+    };
+    let outcome = print_parallel(readers, setup, &mut out, bounds, &progress)?;
     progress.finish();
     if let Err(e) = out.flush() {
         if e.kind() != io::ErrorKind::BrokenPipe {
             return Err(e.into());
         }
     }
-    report_new(&merger.errors, reported_errors, &mut failed);
-    report_warnings(&merger, reported_warnings);
-    Ok(if failed {
+    Ok(if outcome.errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn report_new(errors: &[ctf::Error], from: usize, failed: &mut bool) -> usize {
-    for e in &errors[from..] {
-        eprintln!("tracekit: error: {e}");
-        *failed = true;
-    }
-    errors.len()
-}
-
-fn report_warnings(merger: &ctf::Merger, already: usize) -> usize {
-    let all: usize = merger.readers().iter().map(|r| r.warnings.len()).sum();
-    if all > already {
-        let mut seen = 0;
-        for r in merger.readers() {
-            for w in &r.warnings {
-                if seen >= already {
-                    eprintln!("tracekit: warning: {w}");
-                }
-                seen += 1;
-            }
-        }
-    }
-    all
 }

@@ -9,7 +9,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Counts decoded events on a spinner line (thread-safe).
 pub struct Progress {
     bar: Option<ProgressBar>,
-    local: u64,
 }
 
 impl Progress {
@@ -23,10 +22,7 @@ impl Progress {
             .sum();
         // Small traces finish before a bar would be useful.
         if !std::io::stderr().is_terminal() || bytes < 32 << 20 {
-            return Progress {
-                bar: None,
-                local: 0,
-            };
+            return Progress { bar: None };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
@@ -36,25 +32,13 @@ impl Progress {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(200));
-        Progress {
-            bar: Some(bar),
-            local: 0,
-        }
+        Progress { bar: Some(bar) }
     }
 
     /// Adds `n` decoded events.
     pub fn add(&self, n: u64) {
         if let Some(b) = &self.bar {
             b.inc(n);
-        }
-    }
-
-    /// Counts one event, updating the display every 64 Ki events.
-    pub fn tick(&mut self) {
-        self.local += 1;
-        if self.local == 1 << 16 {
-            self.add(self.local);
-            self.local = 0;
         }
     }
 

@@ -56,33 +56,29 @@ impl TextPrinter {
         }
     }
 
-    /// Writes one event line. `time_ns` is the timestamp on the merged time line.
-    pub fn event<W: Write>(
-        &mut self,
-        out: &mut W,
-        ev: &Event<'_>,
-        time_ns: Option<i64>,
-    ) -> io::Result<()> {
-        let b = &mut self.buf;
-        b.clear();
-        if let Some(ns) = time_ns {
-            b.push(b'[');
-            self.times.write_time(b, ns);
-            b.extend_from_slice(b"] (");
-            match self.last_ns {
-                Some(last) => {
-                    let d = ns - last;
-                    b.push(if d < 0 { b'-' } else { b'+' });
-                    let d = d.unsigned_abs();
-                    b.extend_from_slice(itoa::Buffer::new().format(d / 1_000_000_000).as_bytes());
-                    b.push(b'.');
-                    push_nanos(b, d % 1_000_000_000);
-                }
-                None => b.extend_from_slice(b"+?.?????????"),
+    /// Appends `[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) ` for an event at `ns`, the delta being from
+    /// the previous call.
+    pub fn time_prefix(&mut self, b: &mut Vec<u8>, ns: i64) {
+        b.push(b'[');
+        self.times.write_time(b, ns);
+        b.extend_from_slice(b"] (");
+        match self.last_ns {
+            Some(last) => {
+                let d = ns - last;
+                b.push(if d < 0 { b'-' } else { b'+' });
+                let d = d.unsigned_abs();
+                b.extend_from_slice(itoa::Buffer::new().format(d / 1_000_000_000).as_bytes());
+                b.push(b'.');
+                push_nanos(b, d % 1_000_000_000);
             }
-            b.extend_from_slice(b") ");
-            self.last_ns = Some(ns);
+            None => b.extend_from_slice(b"+?.?????????"),
         }
+        b.extend_from_slice(b") ");
+        self.last_ns = Some(ns);
+    }
+
+    /// Appends what follows the time: trace label, event name and field scopes, and a newline.
+    pub fn event_tail(&mut self, b: &mut Vec<u8>, ev: &Event<'_>) {
         let ti = ev.trace().index;
         if self.labels.len() <= ti {
             self.labels.resize(ti + 1, None);
@@ -142,7 +138,6 @@ impl TextPrinter {
             v.walk(&mut w);
         }
         b.push(b'\n');
-        out.write_all(b)
     }
 
     /// Writes Babeltrace's warning for events or packets the tracer lost.

@@ -1,0 +1,261 @@
+//! Parallel text output: one worker thread per stream decodes and formats its events; the
+//! main thread merges the formatted lines by time and adds what depends on the merged order
+//! (the timestamp and the delta from the previous line).
+//!
+//! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
+//! byte-identical to the sequential printer.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use ctf::merge::TimeMap;
+use ctf::{Message, StreamReader};
+
+use crate::progress::Progress;
+use crate::text::{Loss, TextPrinter};
+use crate::timefmt::TimeFormatter;
+
+/// What a formatted entry is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An event line (stdout); the main thread prefixes its time.
+    Event,
+    /// A loss warning (stderr), complete.
+    Loss,
+    /// A decoding error (stderr), complete.
+    Error,
+    /// A warning about the stream (stderr), complete.
+    Warning,
+}
+
+struct Entry {
+    /// Time on the merged time line; `i64::MIN` when the stream has no clock.
+    time: i64,
+    kind: Kind,
+    /// End of this entry's text in the chunk.
+    end: u32,
+}
+
+/// A batch of formatted entries from one stream.
+#[derive(Default)]
+struct Chunk {
+    entries: Vec<Entry>,
+    text: Vec<u8>,
+}
+
+const CHUNK_ENTRIES: usize = 4096;
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Settings shared by the workers.
+pub struct PrintSetup {
+    pub gmt: bool,
+    pub time_map: Option<Arc<dyn TimeMap>>,
+}
+
+/// Decodes and formats one stream into chunks.
+fn worker(mut r: StreamReader, setup: &PrintSetup, tx: std::sync::mpsc::SyncSender<Chunk>) {
+    let mut printer = TextPrinter::new(TimeFormatter::new(setup.gmt));
+    let mut chunk = Chunk::default();
+    let trace_index = r.trace().index;
+    let map = |ns: Option<i64>| match (ns, &setup.time_map) {
+        (Some(t), Some(m)) => m.map(trace_index, t),
+        (Some(t), None) => t,
+        (None, _) => i64::MIN,
+    };
+    let mut warnings_sent = 0;
+    while let Some(m) = r.next() {
+        let (time, kind) = match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                printer.event_tail(&mut chunk.text, &ev);
+                (map(ev.time_ns()), Kind::Event)
+            }
+            Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
+                let (what, count, begin_ns, end_ns) = match msg {
+                    Message::DiscardedEvents {
+                        count,
+                        begin_ns,
+                        end_ns,
+                    } => ("event", count, begin_ns, end_ns),
+                    Message::DiscardedPackets {
+                        count,
+                        begin_ns,
+                        end_ns,
+                    } => ("packet", count, begin_ns, end_ns),
+                    Message::Event => unreachable!(),
+                };
+                let loss = Loss {
+                    what,
+                    count,
+                    begin_ns,
+                    end_ns,
+                    reader: &r,
+                };
+                let _ = printer.discarded(&mut chunk.text, &loss);
+                (map(begin_ns), Kind::Loss)
+            }
+            Err(e) => {
+                let _ = writeln!(chunk.text, "tracekit: error: {e}");
+                // Errors keep their place just after the previous entry of the stream.
+                let t = chunk.entries.last().map_or(i64::MIN, |e| e.time);
+                (t, Kind::Error)
+            }
+        };
+        chunk.entries.push(Entry {
+            time,
+            kind,
+            end: chunk.text.len() as u32,
+        });
+        if r.warnings.len() > warnings_sent {
+            for w in &r.warnings[warnings_sent..] {
+                let _ = writeln!(chunk.text, "tracekit: warning: {w}");
+                chunk.entries.push(Entry {
+                    time,
+                    kind: Kind::Warning,
+                    end: chunk.text.len() as u32,
+                });
+            }
+            warnings_sent = r.warnings.len();
+        }
+        let full = chunk.entries.len() >= CHUNK_ENTRIES || chunk.text.len() >= CHUNK_BYTES;
+        // A send fails when the printer stopped early (--end, broken pipe).
+        if full && tx.send(std::mem::take(&mut chunk)).is_err() {
+            return;
+        }
+    }
+    if !chunk.entries.is_empty() {
+        let _ = tx.send(chunk);
+    }
+}
+
+/// The entries of one stream as the main thread walks them.
+struct Cursor {
+    rx: Receiver<Chunk>,
+    chunk: Chunk,
+    next: usize,
+    start: usize,
+}
+
+impl Cursor {
+    /// Makes sure an entry is available; false at the end of the stream.
+    fn fill(&mut self) -> bool {
+        while self.next >= self.chunk.entries.len() {
+            match self.rx.recv() {
+                Ok(c) => {
+                    self.chunk = c;
+                    self.next = 0;
+                    self.start = 0;
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    fn time(&self) -> i64 {
+        self.chunk.entries[self.next].time
+    }
+}
+
+/// What the merged output held.
+#[derive(Default)]
+pub struct Outcome {
+    pub events: u64,
+    pub errors: u64,
+}
+
+/// Prints every stream of `readers` merged by time, keeping events within `bounds`
+/// (computed from the first merged time by `bounds`).
+pub fn print_parallel<W: Write>(
+    readers: Vec<StreamReader>,
+    setup: PrintSetup,
+    out: &mut W,
+    mut bounds: impl FnMut(Option<i64>) -> Result<Option<(i64, i64)>, String>,
+    progress: &Progress,
+) -> Result<Outcome, Box<dyn std::error::Error>> {
+    let mut main_printer = TextPrinter::new(TimeFormatter::new(setup.gmt));
+    let mut outcome = Outcome::default();
+    std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
+        let mut cursors = Vec::with_capacity(readers.len());
+        for r in readers {
+            let (tx, rx) = sync_channel(2);
+            let setup = &setup;
+            scope.spawn(move || worker(r, setup, tx));
+            cursors.push(Cursor {
+                rx,
+                chunk: Chunk::default(),
+                next: 0,
+                start: 0,
+            });
+        }
+        let mut heap = BinaryHeap::with_capacity(cursors.len());
+        for (i, c) in cursors.iter_mut().enumerate() {
+            if c.fill() {
+                heap.push(Reverse((c.time(), i)));
+            }
+        }
+        let first = heap
+            .peek()
+            .map(|Reverse((t, _))| *t)
+            .filter(|t| *t != i64::MIN);
+        let bounds = bounds(first)?;
+        let mut line = Vec::with_capacity(256);
+        let stderr = io::stderr();
+        while let Some(Reverse((time, i))) = heap.pop() {
+            let c = &mut cursors[i];
+            let e = &c.chunk.entries[c.next];
+            let text = &c.chunk.text[c.start..e.end as usize];
+            let (kind, end) = (e.kind, e.end as usize);
+            let in_range = match bounds {
+                Some((b, en)) if time != i64::MIN => {
+                    if time > en && kind != Kind::Error {
+                        break;
+                    }
+                    time >= b
+                }
+                _ => true,
+            };
+            if in_range || kind == Kind::Error {
+                match kind {
+                    Kind::Event => {
+                        line.clear();
+                        if time != i64::MIN {
+                            main_printer.time_prefix(&mut line, time);
+                        }
+                        line.extend_from_slice(text);
+                        outcome.events += 1;
+                        if outcome.events & 0xffff == 0 {
+                            progress.add(1 << 16);
+                        }
+                        if let Err(e) = out.write_all(&line) {
+                            if e.kind() == io::ErrorKind::BrokenPipe {
+                                return Ok(());
+                            }
+                            return Err(e.into());
+                        }
+                    }
+                    Kind::Loss | Kind::Error | Kind::Warning => {
+                        if kind == Kind::Error {
+                            outcome.errors += 1;
+                        }
+                        // Keep stdout and stderr in the order Babeltrace gives them.
+                        out.flush()?;
+                        stderr.lock().write_all(text)?;
+                    }
+                }
+            }
+            c.start = end;
+            c.next += 1;
+            if c.fill() {
+                heap.push(Reverse((c.time(), i)));
+            }
+        }
+        // Dropping the receivers stops workers that are still producing.
+        drop(cursors);
+        Ok(())
+    })?;
+    Ok(outcome)
+}
