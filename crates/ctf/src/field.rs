@@ -250,6 +250,31 @@ impl<'a> FieldView<'a> {
         acc
     }
 
+    /// Member `i` of a structure: O(1) for fixed-layout structures (most kernel payloads),
+    /// otherwise a skip over the preceding members' slots.
+    pub fn member_at(&self, i: usize) -> Option<FieldView<'a>> {
+        if self.fixed.is_some() {
+            return None;
+        }
+        let s = self.slots[self.idx];
+        let n = &self.layout.nodes[s.node as usize];
+        if !matches!(n.kind, NodeKind::Struct { .. }) {
+            return None;
+        }
+        let m = self.layout.members_of(s.node).get(i)?;
+        if let Some(plan) = &n.plan {
+            return Some(FieldView {
+                fixed: Some((m.node, s.val + plan.offsets[i])),
+                ..*self
+            });
+        }
+        let mut idx = self.idx + 1;
+        for _ in 0..i {
+            idx += span_of(self.layout, self.slots, idx);
+        }
+        Some(FieldView { idx, ..*self })
+    }
+
     /// The member named `name`, when this field is a structure.
     pub fn field(&self, name: &str) -> Option<FieldView<'a>> {
         match self.value() {

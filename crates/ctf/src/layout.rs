@@ -147,6 +147,15 @@ pub struct EventLayout {
     pub payload: Option<NodeId>,
 }
 
+impl EventLayout {
+    /// Position of the payload member named `name`, to read it with
+    /// [`crate::Event::payload_member`] without a name lookup per event.
+    pub fn payload_index(&self, layout: &Layout, name: &str) -> Option<usize> {
+        let p = self.payload?;
+        layout.members_of(p).iter().position(|m| &*m.name == name)
+    }
+}
+
 impl Layout {
     /// Member `i` of a struct or option `i` of a variant node.
     pub fn members_of(&self, node: NodeId) -> &[Member] {

@@ -729,6 +729,17 @@ impl<'a> Event<'a> {
         self.payload()?.field(name)
     }
 
+    /// A payload member by position, pre-resolved once per event class with
+    /// [`Event::class_layout`] and [`EventLayout::payload_index`].
+    pub fn payload_member(&self, index: usize) -> Option<FieldView<'a>> {
+        self.payload()?.member_at(index)
+    }
+
+    /// The compiled layout of this event's class.
+    pub fn class_layout(&self) -> &'a EventLayout {
+        self.layout()
+    }
+
     /// Index of the stream in its trace.
     pub fn stream_index(&self) -> usize {
         self.r.stream

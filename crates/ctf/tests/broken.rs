@@ -584,3 +584,33 @@ fn huge_array_of_empty_structs_is_refused_quickly() {
     assert_eq!(read_with_metadata(meta, &[1, 255]), vec![dec("s", 2)]);
     assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
 }
+
+#[test]
+fn payload_members_by_preresolved_index_match_names() {
+    let pkts = three_packets();
+    let dir = one_stream_trace(&stream(&pkts));
+    let traces = ctf::open_all(&[dir.path()]).unwrap();
+    let mut r = traces[0].readers().remove(0);
+    let mut checked = 0;
+    while let Some(m) = r.next() {
+        if !matches!(m, Ok(ctf::Message::Event)) {
+            continue;
+        }
+        let ev = r.event();
+        let layout = &traces[0].layout;
+        let names: Vec<String> = match ev.payload().map(|p| p.value()) {
+            Some(ctf::FieldValue::Struct(m)) => m.map(|(n, _)| n.to_string()).collect(),
+            _ => vec![],
+        };
+        for (i, name) in names.iter().enumerate() {
+            let idx = ev.class_layout().payload_index(layout, name).unwrap();
+            assert_eq!(idx, i);
+            let by_index = ev.payload_member(idx).unwrap().to_value();
+            let by_name = ev.field(name).unwrap().to_value();
+            assert_eq!(by_index, by_name, "{} {name}", ev.name());
+            checked += 1;
+        }
+        assert!(ev.payload_member(names.len()).is_none());
+    }
+    assert!(checked >= 6, "only {checked} fields checked");
+}

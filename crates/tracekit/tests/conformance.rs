@@ -223,3 +223,49 @@ fn string_tolerance_is_narrow() {
         "[1:00:00.000000003] (+0.1) a"
     ));
 }
+
+/// CTF 2 versions of CTF 1.8 conformance traces hold the same events: `tracekit print` of the
+/// CTF 2 trace must equal `babeltrace2` (2.0, which cannot read CTF 2) of the CTF 1.8 one.
+#[test]
+fn ctf2_traces_print_like_their_ctf18_twins() {
+    let Some(shared) = shared() else {
+        eprintln!("TRACEKIT_SHARED unset: skipping the CTF 2 twin test");
+        return;
+    };
+    let t = shared.join("traces");
+    let pairs = [
+        (
+            "ctf2/final-spec/bt-traces_succeed_succeed1",
+            "ctf/succeed/succeed1",
+        ),
+        (
+            "ctf2/final-spec/bt-traces_succeed_sequence",
+            "ctf/succeed/sequence",
+        ),
+        ("ctf2/tc-draft/CTF2-7.0-succeed1", "ctf/succeed/succeed1"),
+        (
+            "ctf2/tc-draft/CTF2-7.0-lttng-crash",
+            "ctf/succeed/lttng-crash",
+        ),
+        (
+            "ctf2/tc-draft/CTF2-7.0-smalltrace",
+            "ctf/succeed/smalltrace",
+        ),
+        (
+            "ctf2/tc-draft/CTF2-7.0-trace-with-index",
+            "ctf/succeed/trace-with-index",
+        ),
+    ];
+    for (ctf2, ctf18) in pairs {
+        let bt = run(Command::new("babeltrace2").arg(t.join(ctf18)));
+        let tk = run(Command::new(env!("CARGO_BIN_EXE_tracekit"))
+            .arg("print")
+            .arg(t.join(ctf2)));
+        assert!(bt.ok && tk.ok, "{ctf2}: {} {}", bt.stderr, tk.stderr);
+        assert!(!tk.stdout.is_empty(), "{ctf2}: no events");
+        assert_eq!(
+            tk.stdout, bt.stdout,
+            "{ctf2} differs from babeltrace2 on {ctf18}"
+        );
+    }
+}
