@@ -139,42 +139,6 @@ impl<'a> FieldView<'a> {
         let s = self.slot();
         let layout = self.layout;
         match &layout.nodes[s.node as usize].kind {
-            NodeKind::Int {
-                signed,
-                base,
-                enum_idx,
-                ..
-            }
-            | NodeKind::VarInt {
-                signed,
-                base,
-                enum_idx,
-            } => {
-                let mappings = enum_idx.map(|i| &*layout.enums[i as usize]);
-                if *signed {
-                    FieldValue::SInt {
-                        value: s.val as i64,
-                        size: int_size(&layout.nodes[s.node as usize].kind),
-                        base: *base,
-                        mappings,
-                    }
-                } else {
-                    FieldValue::UInt {
-                        value: s.val,
-                        base: *base,
-                        mappings,
-                    }
-                }
-            }
-            NodeKind::Bits { kind, .. } => match kind {
-                BitArrayKind::Boolean => FieldValue::Bool(s.val != 0),
-                _ => FieldValue::Bits(s.val),
-            },
-            NodeKind::Float { .. } => FieldValue::Float(f64::from_bits(s.val)),
-            NodeKind::CString | NodeKind::SizedString { .. } => {
-                FieldValue::Str(self.bytes(s.val as usize, s.aux as usize))
-            }
-            NodeKind::Blob { .. } => FieldValue::Blob(self.bytes(s.val as usize, s.aux as usize)),
             NodeKind::Struct { .. } => FieldValue::Struct(Members {
                 view: *self,
                 next: self.idx + 1,
@@ -199,11 +163,8 @@ impl<'a> FieldView<'a> {
                 idx: self.idx + 1,
                 ..*self
             })),
+            _ => scalar_value(layout, s, self.data),
         }
-    }
-
-    fn bytes(&self, at: usize, len: usize) -> &'a [u8] {
-        self.data.get(at..at + len).unwrap_or(&[])
     }
 
     /// The role of this field (packet sizes, timestamps, ids…), if any.
