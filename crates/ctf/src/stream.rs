@@ -233,14 +233,10 @@ impl StreamReader {
     }
 
     fn decode_error(&self, packet_off: usize, e: DecodeError) -> Error {
-        let mut message = e.message;
-        if self.truncated {
-            message = format!("{message} (the packet is truncated: the file ends inside it)");
-        }
         Error::Decode {
             path: self.path().to_path_buf(),
             offset: packet_off as u64 + e.bit / 8,
-            message,
+            message: e.message,
         }
     }
 
