@@ -362,27 +362,27 @@ impl Decoder {
     /// (clock, register, role).
     #[inline]
     fn scalar_at(&mut self, n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slot {
-        let mut s = lazy_slot_of(n, node, data, pos);
-        if let NodeKind::Int { size, signed, .. } = n.kind {
-            let raw = if size < 64 {
-                s.val & ((1u64 << size) - 1)
+        // The common case first: an integer nothing else depends on.
+        if let NodeKind::Int {
+            size,
+            signed,
+            little,
+            ..
+        } = n.kind
+        {
+            let raw = read_uint(data, pos, size, little).unwrap_or(0);
+            let val = if signed {
+                sign_extend(raw, size) as u64
             } else {
-                s.val
+                raw
             };
-            if n.clock {
-                self.update_clock(raw, size);
+            if n.effects {
+                self.int_effects(n, raw, val, size, signed);
             }
-            if n.store != NO_REG {
-                self.regs[n.store as usize] = if signed {
-                    s.val as i64 as i128
-                } else {
-                    s.val as i128
-                };
-            }
-            if let Some(role) = n.role {
-                self.set_special(role, raw);
-            }
-        } else if n.store != NO_REG || n.role.is_some() {
+            return Slot { node, aux: 0, val };
+        }
+        let mut s = lazy_slot_of(n, node, data, pos);
+        if n.effects {
             if let NodeKind::Bits { kind, .. } = n.kind {
                 if kind == BitArrayKind::Boolean {
                     s.val = (s.val != 0) as u64;
@@ -399,6 +399,24 @@ impl Decoder {
             }
         }
         s
+    }
+
+    /// Clock, register and role updates of an integer.
+    #[inline(never)]
+    fn int_effects(&mut self, n: &Node, raw: u64, val: u64, size: u32, signed: bool) {
+        if n.clock {
+            self.update_clock(raw, size);
+        }
+        if n.store != NO_REG {
+            self.regs[n.store as usize] = if signed {
+                val as i64 as i128
+            } else {
+                val as i128
+            };
+        }
+        if let Some(role) = n.role {
+            self.set_special(role, raw);
+        }
     }
 
     fn len(&self, len: Len, pos: u64) -> Result<u64, DecodeError> {

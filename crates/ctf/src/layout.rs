@@ -93,6 +93,8 @@ pub struct Node {
     pub role: Option<Role>,
     /// True when the integer updates the stream's default clock.
     pub clock: bool,
+    /// True when decoding this node does more than produce its value (clock, register, role).
+    pub effects: bool,
     /// For a structure of fixed-size scalars without side effects: the constant bit offset of
     /// each member. The decoder then records only where the structure starts and its members
     /// are read on access.
@@ -236,6 +238,9 @@ impl Layout {
             c.layout.streams.insert(*id, sl);
         }
         c.layout.registers = c.regs.len();
+        for n in &mut c.layout.nodes {
+            n.effects = n.clock || n.store != NO_REG || n.role.is_some();
+        }
         Ok(c.layout)
     }
 }
@@ -299,6 +304,7 @@ impl Compiler<'_> {
             store,
             role: None,
             clock: false,
+            effects: false,
             plan: None,
             prefix: None,
         });
