@@ -223,6 +223,12 @@ fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
     if !tracefs::is_root() {
         return Err(RecordError::NotRoot);
     }
+    if opts.output.exists() && opts.flight_recorder.is_none() {
+        return Err(RecordError::Invalid(format!(
+            "{}: already exists",
+            opts.output.display()
+        )));
+    }
     let tfs = Tracefs::find(opts.tracefs.as_deref())?;
     let layout = tfs.page_layout()?;
     let spec = if opts.events.is_empty() {
@@ -249,6 +255,9 @@ fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
 }
 
 fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, RecordError> {
+    for n in Instance::remove_stale(&s.tfs) {
+        eprintln!("tracekit: removed the stale tracefs instance {n} of a dead recorder");
+    }
     let name = format!("tracekit-{}", std::process::id());
     let inst = Instance::create(&s.tfs, &name)?;
     inst.write("trace_clock", "mono")?;

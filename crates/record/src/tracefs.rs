@@ -184,6 +184,28 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// Removes `instances/tracekit-PID` left by recorders that died without cleaning up
+    /// (SIGKILL). Returns the names removed.
+    pub fn remove_stale(tfs: &Tracefs) -> Vec<String> {
+        let mut removed = Vec::new();
+        let Ok(rd) = std::fs::read_dir(tfs.root.join("instances")) else {
+            return removed;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_prefix("tracekit-") else {
+                continue;
+            };
+            if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::write(e.path().join("tracing_on"), "0");
+                if std::fs::remove_dir(e.path()).is_ok() {
+                    removed.push(name);
+                }
+            }
+        }
+        removed
+    }
+
     /// Creates the instance, with tracing off.
     pub fn create(tfs: &Tracefs, name: &str) -> Result<Self, RecordError> {
         let dir = tfs.root.join("instances").join(name);
