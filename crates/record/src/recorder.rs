@@ -79,6 +79,7 @@ pub struct RecordSummary {
     pub unknown_syscalls: u64,
     pub malformed: u64,
     pub bytes: u64,
+    /// Recording time (from tracing on to the end of the trace).
     pub elapsed: Duration,
 }
 
@@ -391,7 +392,6 @@ fn drain_once(
 }
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
-    let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
     let cpus = inst.cpus()?;
@@ -401,12 +401,14 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
         .collect::<Result<Vec<_>, RecordError>>()?;
     let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
+    let mut start = Instant::now();
     let result = (|| -> Result<(), RecordError> {
         let base: Vec<u64> = cpus
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
             .collect::<Result<_, _>>()?;
         let (t0, _) = tracefs::clocks_ns();
+        start = Instant::now();
         inst.write("tracing_on", "1")?;
         let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
             path: "/proc".into(),
