@@ -6,6 +6,7 @@ mod gen_cmd;
 mod pipeline;
 mod print;
 mod progress;
+mod record_cmd;
 mod text;
 mod timefmt;
 
@@ -31,6 +32,8 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
+    Record(record_cmd::RecordArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Record(a) => record_cmd::run(&a),
     };
     match result {
         Ok(code) => code,
