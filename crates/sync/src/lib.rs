@@ -1,0 +1,15 @@
+//! Distributed trace synchronization.
+//!
+//! - [`matching`]: pairs the TCP packets that hosts sent with those other hosts received
+//!   (sans-io: fed with [`matching::NetEvent`]s).
+//! - [`extract`]: turns `ctf::Event`s of every LTTng network layout into `NetEvent`s.
+//! - [`hull`]: the fully incremental convex-hull algorithm for one pair of hosts.
+//! - [`transform`]: exact clock transforms, their composition and [`TimeMaps`].
+//! - [`graph`]: N hosts: reference choice, spanning tree, per-trace transforms.
+
+pub mod bigint;
+pub mod hull;
+pub mod rational;
+
+pub use hull::{ConvexHullSync, PairDir, Quality};
+pub use rational::Rational;
