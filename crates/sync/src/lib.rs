@@ -9,6 +9,7 @@
 
 pub mod bigint;
 pub mod hull;
+pub mod matching;
 pub mod rational;
 
 pub use hull::{ConvexHullSync, PairDir, Quality};
