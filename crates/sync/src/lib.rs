@@ -8,9 +8,12 @@
 //! - [`graph`]: N hosts: reference choice, spanning tree, per-trace transforms.
 
 pub mod bigint;
+pub mod extract;
 pub mod hull;
 pub mod matching;
 pub mod rational;
+pub mod transform;
 
 pub use hull::{ConvexHullSync, PairDir, Quality};
 pub use rational::Rational;
+pub use transform::{Linear, TimeMaps, Transform};
