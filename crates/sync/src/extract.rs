@@ -187,3 +187,49 @@ impl Extractor {
         })
     }
 }
+
+fn collect_names(ty: &ctf::ir::FieldType, out: &mut Vec<String>, depth: u32) {
+    if depth > 8 {
+        return;
+    }
+    match ty {
+        ctf::ir::FieldType::Struct(s) => {
+            for f in &s.fields {
+                out.push(f.name.clone());
+                collect_names(&f.ty, out, depth + 1);
+            }
+        }
+        ctf::ir::FieldType::Variant(v) => {
+            for o in &v.options {
+                collect_names(&o.ty, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// True when every network event class of the trace carries the address/port 4-tuple, so
+/// that keys can include the flow. None when the trace has no network event class.
+pub fn has_flow_fields(trace: &Trace) -> Option<bool> {
+    let mut any = false;
+    let mut all = true;
+    for e in trace.class.streams.values().flat_map(|s| s.events.values()) {
+        if direction(&e.name).is_none() {
+            continue;
+        }
+        any = true;
+        let mut names = Vec::new();
+        if let Some(p) = &e.payload {
+            for f in &p.fields {
+                names.push(f.name.clone());
+                collect_names(&f.ty, &mut names, 1);
+            }
+        }
+        let has = |a: &str, b: &str| names.iter().any(|n| n == a || n == b);
+        all &= has("saddr", "saddr")
+            && has("daddr", "daddr")
+            && has("sport", "source_port")
+            && has("dport", "dest_port");
+    }
+    any.then_some(all)
+}

@@ -9,11 +9,15 @@
 
 pub mod bigint;
 pub mod extract;
+pub mod graph;
 pub mod hull;
 pub mod matching;
 pub mod rational;
+pub mod session;
 pub mod transform;
 
 pub use hull::{ConvexHullSync, PairDir, Quality};
 pub use rational::Rational;
 pub use transform::{Linear, TimeMaps, Transform};
+pub use graph::{SyncResult, Synchronizer};
+pub use session::{synchronize, Session, SyncOptions};
