@@ -5,6 +5,7 @@ mod demo;
 mod gen_cmd;
 mod print;
 mod progress;
+mod sync_cmd;
 mod text;
 mod timefmt;
 
@@ -30,6 +31,8 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
+    Sync(sync_cmd::SyncArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Sync(a) => sync_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

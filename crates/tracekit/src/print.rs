@@ -24,6 +24,9 @@ pub struct PrintArgs {
     /// Print times in UTC instead of the local time zone.
     #[arg(long)]
     pub clock_gmt: bool,
+    /// Synchronize the traces' clocks first (`tracekit sync`) and merge on the reference's.
+    #[arg(long)]
+    pub sync: bool,
 }
 
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -38,6 +41,13 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let tz = times.tz().clone();
     let mut printer = TextPrinter::new(times);
     let mut merger = ctf::Merger::new(&traces);
+    if args.sync {
+        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        merger = merger.with_time_map(std::sync::Arc::new(session.time_maps()));
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut bounds: Option<(i64, i64)> = None;
