@@ -11,9 +11,10 @@
 //! - A packet received on the host that sent it (loopback, veth/bridge) is a *local* match:
 //!   consumed, counted, never given to the clock algorithm; a pending receive is never paired
 //!   with a later send of the same host.
-//! - Memory is bounded: unmatched entries of a host are dropped, oldest first, once they are
-//!   older than the last match of that host with every host it matched with (as Trace
-//!   Compass's cleanup), and in any case beyond `max_pending` entries per host and direction.
+//! - Memory is bounded: once a host has matched packets with every other host (the number of
+//!   hosts is given with [`Matcher::set_hosts`]), its unmatched entries older than its last
+//!   match with each of them are dropped (Trace Compass's cleanup); and in any case, beyond
+//!   `max_pending` entries per host and direction, the oldest go.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -225,6 +226,8 @@ pub struct Matcher {
     partners_out: Vec<Vec<u32>>,
     partners_in: Vec<Vec<u32>>,
     max_pending: usize,
+    /// Hosts that can match (the cleanup runs once a host matched all the others).
+    hosts: Option<usize>,
     pub stats: MatchStats,
 }
 
@@ -248,8 +251,14 @@ impl Matcher {
             partners_out: Vec::new(),
             partners_in: Vec::new(),
             max_pending: max_pending.max(1),
+            hosts: None,
             stats: MatchStats::default(),
         }
+    }
+
+    /// Sets the number of hosts taking part: enables the cleanup of old unmatched entries.
+    pub fn set_hosts(&mut self, n: usize) {
+        self.hosts = Some(n);
     }
 
     /// Unmatched (sends, receives) currently held.
@@ -310,17 +319,26 @@ impl Matcher {
         // Cleanup: the sender's unmatched sends older than its last match to every partner,
         // the receiver's unmatched receives older than its last match from every partner.
         let max = self.max_pending;
-        let wm_out = self.partners_out[sh as usize]
-            .iter()
-            .map(|d| self.last[&(sh, *d)].0)
-            .min();
+        let others = self.hosts.map(|n| n.saturating_sub(1)).unwrap_or(usize::MAX);
+        let wm_out = (self.partners_out[sh as usize].len() >= others)
+            .then(|| {
+                self.partners_out[sh as usize]
+                    .iter()
+                    .map(|d| self.last[&(sh, *d)].0)
+                    .min()
+            })
+            .flatten();
         if let Some(wm) = wm_out {
             self.stats.evicted += self.sends.evict(sh, |ts, n| ts < wm || n > max);
         }
-        let wm_in = self.partners_in[rh as usize]
-            .iter()
-            .map(|o| self.last[&(*o, rh)].1)
-            .min();
+        let wm_in = (self.partners_in[rh as usize].len() >= others)
+            .then(|| {
+                self.partners_in[rh as usize]
+                    .iter()
+                    .map(|o| self.last[&(*o, rh)].1)
+                    .min()
+            })
+            .flatten();
         if let Some(wm) = wm_in {
             self.stats.evicted += self.recvs.evict(rh, |ts, n| ts < wm || n > max);
         }
@@ -413,8 +431,9 @@ mod tests {
         }
         assert!(m.pending().0 <= 100 && m.pending().1 <= 100);
         assert_eq!(m.stats.evicted, 2 * (10_000 - 100));
-        // Cleanup: once host 0 matched host 1, its older unmatched sends go.
+        // Cleanup: once host 0 matched host 1 (the only other), its older unmatched sends go.
         let mut m = Matcher::new();
+        m.set_hosts(2);
         for i in 0..50 {
             m.push(ev(0, Dir::Send, i, i as i64));
         }
