@@ -33,8 +33,8 @@ fn add_mag(a: &[u32], b: &[u32]) -> Vec<u32> {
     let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     let mut out = Vec::with_capacity(a.len() + 1);
     let mut carry = 0u64;
-    for i in 0..a.len() {
-        let s = a[i] as u64 + *b.get(i).unwrap_or(&0) as u64 + carry;
+    for (i, &x) in a.iter().enumerate() {
+        let s = x as u64 + *b.get(i).unwrap_or(&0) as u64 + carry;
         out.push(s as u32);
         carry = s >> 32;
     }
@@ -48,8 +48,8 @@ fn add_mag(a: &[u32], b: &[u32]) -> Vec<u32> {
 fn sub_mag(a: &[u32], b: &[u32]) -> Vec<u32> {
     let mut out = Vec::with_capacity(a.len());
     let mut borrow = 0i64;
-    for i in 0..a.len() {
-        let mut d = a[i] as i64 - *b.get(i).unwrap_or(&0) as i64 - borrow;
+    for (i, &x) in a.iter().enumerate() {
+        let mut d = x as i64 - *b.get(i).unwrap_or(&0) as i64 - borrow;
         if d < 0 {
             d += 1 << 32;
             borrow = 1;

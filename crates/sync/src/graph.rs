@@ -310,7 +310,10 @@ impl Synchronizer {
             if p.transform.is_none() {
                 continue;
             }
-            let rank = match (p.quality, p.windows.is_some() && matches!(p.transform, Some(Transform::Piecewise(_)))) {
+            let rank = match (
+                p.quality,
+                p.windows.is_some() && matches!(p.transform, Some(Transform::Piecewise(_))),
+            ) {
                 (Quality::Accurate, _) => 0.0,
                 (Quality::Approximate, _) => 1.0,
                 (Quality::Fail, true) => 2.0,
@@ -403,10 +406,14 @@ impl Synchronizer {
                     (fwd, p.bounds.clone())
                 } else {
                     // ref → other: the inverse; bounds of y = α·x + β.
-                    let eb = p.formula.as_ref().and_then(|f| f.bounds.as_ref()).map(|fb| Bounds {
-                        slope: (fb.alpha_min.clone(), fb.alpha_max.clone()),
-                        offset: (fb.beta_min.clone(), fb.beta_max.clone()),
-                    });
+                    let eb = p
+                        .formula
+                        .as_ref()
+                        .and_then(|f| f.bounds.as_ref())
+                        .map(|fb| Bounds {
+                            slope: (fb.alpha_min.clone(), fb.alpha_max.clone()),
+                            offset: (fb.beta_min.clone(), fb.beta_max.clone()),
+                        });
                     (fwd.inverse(), if p.windows.is_some() { None } else { eb })
                 };
                 t = t.compose(&edge);

@@ -91,7 +91,9 @@ type Line = [Option<Pt>; 2];
 /// Slope of the line through p0 and p1, or 1 when p0 is missing or Δx = 0.
 fn slope(p1: Pt, p0: Option<Pt>) -> Rational {
     match p0 {
-        Some(p0) if p0.x != p1.x => Rational::ratio(p1.y as i128 - p0.y as i128, p1.x as i128 - p0.x as i128),
+        Some(p0) if p0.x != p1.x => {
+            Rational::ratio(p1.y as i128 - p0.y as i128, p1.x as i128 - p0.x as i128)
+        }
         _ => Rational::one(),
     }
 }
@@ -274,7 +276,7 @@ impl ConvexHullSync {
         let bmax = intercept(p_min, &amin);
         let alpha = amax.add(&amin).half();
         let beta = bmin.add(&bmax).half();
-        let bounds = (lmax[0].is_some() && lmin[0].is_some()).then(|| FormulaBounds {
+        let bounds = (lmax[0].is_some() && lmin[0].is_some()).then_some(FormulaBounds {
             alpha_min: amin,
             alpha_max: amax,
             beta_min: bmin,

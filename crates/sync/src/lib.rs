@@ -16,8 +16,8 @@ pub mod rational;
 pub mod session;
 pub mod transform;
 
+pub use graph::{SyncResult, Synchronizer};
 pub use hull::{ConvexHullSync, PairDir, Quality};
 pub use rational::Rational;
-pub use transform::{Linear, TimeMaps, Transform};
-pub use graph::{SyncResult, Synchronizer};
 pub use session::{synchronize, Session, SyncOptions};
+pub use transform::{Linear, TimeMaps, Transform};

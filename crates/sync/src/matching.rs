@@ -181,10 +181,7 @@ impl Table {
     /// live entries were dropped.
     fn evict(&mut self, host: u32, drop: impl Fn(i64, usize) -> bool) -> u64 {
         let mut dropped = 0;
-        loop {
-            let Some(&(key, ts)) = self.queues.get(host as usize).and_then(|q| q.front()) else {
-                break;
-            };
+        while let Some(&(key, ts)) = self.queues.get(host as usize).and_then(|q| q.front()) {
             let live = self.contains(host, &key, ts);
             let qlen = self.queues[host as usize].len();
             if live && !drop(ts, qlen) {
@@ -319,7 +316,10 @@ impl Matcher {
         // Cleanup: the sender's unmatched sends older than its last match to every partner,
         // the receiver's unmatched receives older than its last match from every partner.
         let max = self.max_pending;
-        let others = self.hosts.map(|n| n.saturating_sub(1)).unwrap_or(usize::MAX);
+        let others = self
+            .hosts
+            .map(|n| n.saturating_sub(1))
+            .unwrap_or(usize::MAX);
         let wm_out = (self.partners_out[sh as usize].len() >= others)
             .then(|| {
                 self.partners_out[sh as usize]
@@ -388,7 +388,10 @@ mod tests {
         // Receive before send (clock offsets).
         assert!(m.push(ev(1, Dir::Recv, 2, 10)).is_none());
         let y = m.push(ev(0, Dir::Send, 2, 900)).unwrap();
-        assert_eq!((y.send.host, y.send.ts, y.recv.host, y.recv.ts), (0, 900, 1, 10));
+        assert_eq!(
+            (y.send.host, y.send.ts, y.recv.host, y.recv.ts),
+            (0, 900, 1, 10)
+        );
         assert_eq!(m.stats.matches, 2);
         assert_eq!(m.stats.duplicates, 1);
     }

@@ -246,7 +246,10 @@ mod tests {
         assert_eq!(Rational::ratio(123456789, 1000).to_decimal(4), "123457");
         let p = Rational::parse_decimal("-5119896721993.052524680").unwrap();
         assert_eq!(p.to_decimal(40), "-5119896721993.05252468");
-        assert_eq!(Rational::parse_decimal("1.5").unwrap(), Rational::ratio(3, 2));
+        assert_eq!(
+            Rational::parse_decimal("1.5").unwrap(),
+            Rational::ratio(3, 2)
+        );
         assert!(Rational::parse_decimal("1e5").is_none());
         assert_eq!(Rational::ratio(7, -2).floor().to_i128(), Some(-4));
         assert_eq!(Rational::ratio(7, 2).round().to_i128(), Some(4));

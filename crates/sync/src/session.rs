@@ -128,7 +128,11 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
         .map(|i| Extractor::new(host_of[i], i as u32))
         .collect();
     let mut matcher = Matcher::with_max_pending(opts.max_pending);
-    let mut matching_hosts: Vec<u32> = infos.iter().filter(|t| t.can_match).map(|t| t.host).collect();
+    let mut matching_hosts: Vec<u32> = infos
+        .iter()
+        .filter(|t| t.can_match)
+        .map(|t| t.host)
+        .collect();
     matching_hosts.sort_unstable();
     matching_hosts.dedup();
     matcher.set_hosts(matching_hosts.len());

@@ -285,7 +285,11 @@ impl TimeMaps {
                         t.pieces()
                             .iter()
                             .map(|p| {
-                                let anchor = if p.start == i64::MIN { a } else { p.start.max(a) };
+                                let anchor = if p.start == i64::MIN {
+                                    a
+                                } else {
+                                    p.start.max(a)
+                                };
                                 (p.start, Fixed::new(&p.lin, anchor))
                             })
                             .collect()
@@ -341,7 +345,10 @@ mod tests {
 
     #[test]
     fn fixed_point_is_within_a_tenth_of_ns() {
-        let l = lin("0.9999413783703139011056845831168394", "79796507913179.33347660124688298171");
+        let l = lin(
+            "0.9999413783703139011056845831168394",
+            "79796507913179.33347660124688298171",
+        );
         let fx = Fixed::new(&l, 1_361_203_559_332_331_489);
         let mut prev = i64::MIN;
         for k in 0..1000i64 {
@@ -357,7 +364,10 @@ mod tests {
         assert_eq!(maps.map(0, 42), 42);
         assert_eq!(
             maps.map(1, 1_361_203_559_332_331_489),
-            l.apply_ns(1_361_203_559_332_331_489).round().to_i128().unwrap() as i64
+            l.apply_ns(1_361_203_559_332_331_489)
+                .round()
+                .to_i128()
+                .unwrap() as i64
         );
     }
 

@@ -12,7 +12,14 @@ fn dec(v: &Value) -> Rational {
 }
 
 /// Returns the largest error (ns) over all hosts and the scenario's min one-way delay.
-fn run(hosts: u32, offset_s: u64, ppm: u32, seed: u64, net: NetLayout, requests: u32) -> (f64, u64) {
+fn run(
+    hosts: u32,
+    offset_s: u64,
+    ppm: u32,
+    seed: u64,
+    net: NetLayout,
+    requests: u32,
+) -> (f64, u64) {
     let dir = tempfile::tempdir().unwrap();
     let p = ClientServerParams {
         seed,
@@ -37,7 +44,10 @@ fn run(hosts: u32, offset_s: u64, ppm: u32, seed: u64, net: NetLayout, requests:
     for (i, t) in s.traces.iter().enumerate() {
         let h = &s.result.hosts[t.host as usize];
         assert!(h.connected, "host {i} not connected");
-        assert_eq!(h.quality, if i == r { Quality::Accurate } else { h.quality });
+        assert_eq!(
+            h.quality,
+            if i == r { Quality::Accurate } else { h.quality }
+        );
         assert!(
             matches!(h.quality, Quality::Accurate),
             "host {i}: {:?}",

@@ -15,9 +15,10 @@ fn shared() -> Option<PathBuf> {
 /// |a − b| ≤ 10^-digits·|b|.
 fn agree(a: &Rational, b: &str, digits: u32) -> bool {
     let b = Rational::parse_decimal(b).unwrap();
-    let tol = b
-        .abs()
-        .mul(&Rational::new(1i128.into(), sync::bigint::BigInt::from(10i128).pow(digits)));
+    let tol = b.abs().mul(&Rational::new(
+        1i128.into(),
+        sync::bigint::BigInt::from(10i128).pow(digits),
+    ));
     a.sub(&b).abs() <= tol
 }
 
@@ -48,6 +49,9 @@ fn synctraces_agree_with_trace_compass() {
     assert!(agree(&l.slope, "0.9999413783703139011056845831168394", 30));
     assert!(agree(&l.offset, "79796507913179.33347660124688298171", 24));
     // The reported bounds hold the formula.
-    let b = s.result.hosts[s.traces[0].host as usize].bounds.clone().unwrap();
+    let b = s.result.hosts[s.traces[0].host as usize]
+        .bounds
+        .clone()
+        .unwrap();
     assert!(b.contains(l));
 }

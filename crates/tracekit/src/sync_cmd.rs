@@ -42,12 +42,7 @@ pub fn resolve_reference(traces: &[Arc<ctf::Trace>], p: &Path) -> Result<usize, 
                 .map(|c| c == want || c.starts_with(&want))
                 .unwrap_or(false)
         })
-        .ok_or_else(|| {
-            format!(
-                "--reference {}: not one of the traces given",
-                p.display()
-            )
-        })
+        .ok_or_else(|| format!("--reference {}: not one of the traces given", p.display()))
 }
 
 /// Opens the traces and synchronizes them (shared by `sync` and the `--sync` flags).
@@ -56,7 +51,9 @@ pub fn session_for(
     reference: Option<&Path>,
     window_s: f64,
 ) -> Result<Session, String> {
-    let reference = reference.map(|p| resolve_reference(traces, p)).transpose()?;
+    let reference = reference
+        .map(|p| resolve_reference(traces, p))
+        .transpose()?;
     let opts = SyncOptions {
         reference,
         window_ns: (window_s * 1e9).max(1.0) as i64,
@@ -245,7 +242,11 @@ pub fn to_text(s: &Session) -> String {
         s.stats.local_matches,
         s.stats.duplicates,
         s.stats.evicted,
-        if s.uses_flows { " and the address/port 4-tuple" } else { "" }
+        if s.uses_flows {
+            " and the address/port 4-tuple"
+        } else {
+            ""
+        }
     );
     for p in &r.pairs {
         let _ = writeln!(o);
@@ -268,7 +269,11 @@ pub fn to_text(s: &Session) -> String {
             let _ = writeln!(
                 o,
                 "  T_other = α·T_ref + β{}:",
-                if p.quality == Quality::Fail { " (last good formula)" } else { "" }
+                if p.quality == Quality::Fail {
+                    " (last good formula)"
+                } else {
+                    ""
+                }
             );
             let _ = writeln!(o, "    α = {}", dec(&f.alpha));
             let _ = writeln!(o, "    β = {} ns", dec(&f.beta));
@@ -302,7 +307,10 @@ pub fn to_text(s: &Session) -> String {
         }
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "Transforms (t_ref = slope × t + offset, ns since the epoch):");
+    let _ = writeln!(
+        o,
+        "Transforms (t_ref = slope × t + offset, ns since the epoch):"
+    );
     for t in &s.traces {
         let h = &r.hosts[t.host as usize];
         if t.host == r.reference {
@@ -315,7 +323,11 @@ pub fn to_text(s: &Session) -> String {
             "  {}: {}{}",
             t.path.display(),
             h.quality.as_str(),
-            if h.connected { "" } else { ", not connected (unchanged)" }
+            if h.connected {
+                ""
+            } else {
+                ", not connected (unchanged)"
+            }
         );
         match &h.transform {
             Transform::Linear(_) => {
