@@ -446,3 +446,117 @@ impl Synchronizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matching::{End, Match, PacketKey};
+
+    fn m(sh: u32, st: i64, rh: u32, rt: i64) -> Match {
+        Match {
+            send: End {
+                host: sh,
+                trace: sh,
+                ts: st,
+            },
+            recv: End {
+                host: rh,
+                trace: rh,
+                ts: rt,
+            },
+            key: PacketKey::default(),
+        }
+    }
+
+    /// A tiny deterministic generator.
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, lo: i64, hi: i64) -> i64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            lo + ((self.0 >> 33) as i64).rem_euclid(hi - lo)
+        }
+    }
+
+    /// Host "b"'s clock drifts from −20 to +20 ppm over 10 minutes (quadratic): the global hull
+    /// fails and the piecewise fallback follows the clock within a few µs.
+    #[test]
+    fn nonlinear_drift_falls_back_to_piecewise() {
+        let t0: i64 = 1_700_000_000_000_000_000;
+        let span: i64 = 600_000_000_000;
+        // b(t) = t + 3 600 s + c·(t−t0−span/2)², c such that the drift goes ±20 ppm.
+        let c = 20e-6 / span as f64;
+        let b = |t: i64| {
+            let u = (t - t0 - span / 2) as f64;
+            t + 3_600_000_000_000 + (c * u * u) as i64
+        };
+        let mut s = Synchronizer::new(vec!["a".into(), "b".into()]).with_window(60_000_000_000);
+        let mut r = Lcg(7);
+        let mut t = t0;
+        while t < t0 + span {
+            let d = r.next(50_000, 500_000);
+            s.add(&m(0, t, 1, b(t + d)));
+            let t2 = t + 1_000_000;
+            let d = r.next(50_000, 500_000);
+            s.add(&m(1, b(t2), 0, t2 + d));
+            t += 20_000_000;
+        }
+        let res = s.finish(None);
+        assert_eq!(res.reference, 0);
+        let p = &res.pairs[0];
+        assert_eq!(p.quality, Quality::Fail);
+        let w = p.windows.as_ref().unwrap();
+        assert!(w.len() >= 10);
+        let good = w.iter().filter(|w| w.quality == Quality::Accurate).count();
+        assert!(good >= 9, "{w:?}");
+        let h = &res.hosts[1];
+        assert!(h.piecewise && h.connected);
+        let Transform::Piecewise(_) = &h.transform else {
+            panic!("piecewise expected")
+        };
+        let mut worst = 0f64;
+        for k in 0..600 {
+            let tr = t0 + k * 1_000_000_000;
+            let err = h.transform.apply_ns(b(tr)).to_f64() - tr as f64;
+            worst = worst.max(err.abs());
+        }
+        assert!(worst < 100_000.0, "piecewise error {worst} ns");
+        // The last good linear formula alone would be off by far more.
+        let last = p.formula.as_ref().unwrap();
+        let lin = Linear::new(last.alpha.clone(), last.beta.clone()).inverse();
+        let err_lin = (lin.apply_ns(b(t0 + span - 1)).to_f64() - (t0 + span - 1) as f64).abs();
+        assert!(err_lin > 5.0 * worst, "{err_lin} vs {worst}");
+    }
+
+    #[test]
+    fn tree_prefers_accurate_links_and_reports_islands() {
+        // a–b accurate, b–c accurate, a–c approximate (one point on one side); d isolated
+        // with one-way traffic only.
+        let mut s = Synchronizer::new(vec!["a".into(), "b".into(), "c".into(), "d".into()]);
+        let mut r = Lcg(3);
+        let t0 = 1_000_000_000_000i64;
+        for k in 0..200 {
+            let t = t0 + k * 10_000_000;
+            for (x, y, off) in [(0u32, 1u32, 5_000i64), (1, 2, 7_000)] {
+                let d = r.next(50_000, 500_000);
+                let clock = |h: u32, t: i64| t + if h == 0 { 0 } else if h == 1 { 5_000 } else { 12_000 };
+                let _ = off;
+                s.add(&m(x, clock(x, t), y, clock(y, t + d)));
+                let d = r.next(50_000, 500_000);
+                s.add(&m(y, clock(y, t + 3_000_000), x, clock(x, t + 3_000_000 + d)));
+            }
+        }
+        s.add(&m(0, t0, 2, t0 + 12_000 + 90_000));
+        s.add(&m(2, t0 + 10, 0, t0 + 95_000));
+        s.add(&m(3, t0, 0, t0 + 70_000));
+        let res = s.finish(None);
+        let c = &res.hosts[2];
+        assert_eq!(c.path, vec![0, 1, 2]);
+        assert_eq!(c.quality, Quality::Accurate);
+        let off = c.transform.apply_ns(t0 + 12_000).to_f64() - t0 as f64;
+        assert!(off.abs() < 50_000.0, "{off}");
+        let d = &res.hosts[3];
+        assert!(!d.connected);
+        assert_eq!(d.quality, Quality::Incomplete);
+        assert!(d.transform.is_identity());
+    }
+}
