@@ -9,7 +9,6 @@
 //! `unknown` variant options) to the first structure with `seq`, `ack_seq` and `flags`, so every
 //! layout above is handled by one rule. Events without TCP fields give nothing.
 
-use std::collections::HashMap;
 use std::hash::Hasher;
 
 use ctf::{Event, FieldValue, FieldView, Trace};
@@ -154,11 +153,89 @@ fn find_tcp<'a>(v: &FieldView<'a>, ctx: &mut FlowParts, depth: u32) -> Option<Fi
     }
 }
 
-/// Extracts network events from one trace's events, caching the direction per event class.
+/// Where the TCP fields of an event class are: the names leading to the structure holding
+/// `seq`/`ack_seq`/`flags` (variants on the way are stepped through), and to the one holding
+/// `saddr`/`daddr`. Found on the class's first TCP event, then followed directly.
+#[derive(Clone, Debug)]
+struct Plan {
+    tcp: Vec<String>,
+    addr: Option<Vec<String>>,
+}
+
+fn through_variants<'a>(mut v: FieldView<'a>) -> Option<FieldView<'a>> {
+    loop {
+        match v.value() {
+            FieldValue::Variant(opt, inner) => {
+                if opt.contains("unknown") {
+                    return None;
+                }
+                v = inner;
+            }
+            _ => return Some(v),
+        }
+    }
+}
+
+fn follow<'a>(root: &FieldView<'a>, path: &[String]) -> Option<FieldView<'a>> {
+    let mut v = through_variants(*root)?;
+    for name in path {
+        v = through_variants(v.field(name)?)?;
+    }
+    Some(v)
+}
+
+fn discover(
+    v: &FieldView<'_>,
+    path: &mut Vec<String>,
+    addr: &mut Option<Vec<String>>,
+    depth: u32,
+) -> Option<Vec<String>> {
+    if depth > 6 {
+        return None;
+    }
+    let v = through_variants(*v)?;
+    let FieldValue::Struct(members) = v.value() else {
+        return None;
+    };
+    let (mut seq, mut ack, mut flags, mut sa, mut da) = (false, false, false, false, false);
+    let mut inner = Vec::new();
+    for (name, m) in members {
+        match name {
+            "seq" => seq = true,
+            "ack_seq" => ack = true,
+            "flags" => flags = true,
+            "saddr" => sa = true,
+            "daddr" => da = true,
+            _ => {
+                if matches!(m.value(), FieldValue::Struct(_) | FieldValue::Variant(..)) {
+                    inner.push((name, m));
+                }
+            }
+        }
+    }
+    if sa && da {
+        *addr = Some(path.clone());
+    }
+    if seq && ack && flags {
+        return Some(path.clone());
+    }
+    for (name, m) in inner {
+        path.push(name.to_string());
+        if let Some(p) = discover(&m, path, addr, depth + 1) {
+            return Some(p);
+        }
+        path.pop();
+    }
+    None
+}
+
+/// Extracts network events from one trace's events, caching per event class its direction and
+/// where its TCP fields are.
 pub struct Extractor {
     host: u32,
     trace: u32,
-    classes: HashMap<(u64, u64), Option<Dir>>,
+    classes: crate::matching::FastMap<(u64, u64), Option<Dir>>,
+    plans: crate::matching::FastMap<(u64, u64), Plan>,
 }
 
 impl Extractor {
@@ -166,18 +243,31 @@ impl Extractor {
         Extractor {
             host,
             trace,
-            classes: HashMap::new(),
+            classes: Default::default(),
+            plans: Default::default(),
         }
     }
 
     /// The network event of `ev`, if it is one with TCP fields and a timestamp.
     pub fn event(&mut self, ev: &Event<'_>) -> Option<NetEvent> {
+        let class = (ev.stream_class_id(), ev.class_id());
         let dir = *self
             .classes
-            .entry((ev.stream_class_id(), ev.class_id()))
+            .entry(class)
             .or_insert_with(|| direction(ev.name()))
             .as_ref()?;
-        let key = packet_key(&ev.payload()?)?;
+        let payload = ev.payload()?;
+        let key = match self.plans.get(&class) {
+            Some(plan) => key_by_plan(&payload, plan)?,
+            None => {
+                let mut addr = None;
+                let tcp = discover(&payload, &mut Vec::new(), &mut addr, 0)?;
+                let plan = Plan { tcp, addr };
+                let k = key_by_plan(&payload, &plan)?;
+                self.plans.insert(class, plan);
+                k
+            }
+        };
         Some(NetEvent {
             host: self.host,
             trace: self.trace,
@@ -186,6 +276,46 @@ impl Extractor {
             ts: ev.time_ns()?,
         })
     }
+}
+
+fn key_by_plan(payload: &FieldView<'_>, plan: &Plan) -> Option<PacketKey> {
+    let tcp = follow(payload, &plan.tcp)?;
+    let FieldValue::Struct(members) = tcp.value() else {
+        return None;
+    };
+    let (mut seq, mut ack, mut flags) = (None, None, None);
+    let mut ctx = FlowParts::default();
+    for (name, m) in members {
+        match name {
+            "seq" => seq = m.as_u64(),
+            "ack_seq" => ack = m.as_u64(),
+            "flags" => flags = m.as_u64(),
+            "sport" | "source_port" => ctx.sport = m.as_u64(),
+            "dport" | "dest_port" => ctx.dport = m.as_u64(),
+            "saddr" => ctx.saddr = addr_hash(&m),
+            "daddr" => ctx.daddr = addr_hash(&m),
+            _ => {}
+        }
+    }
+    if let Some(ap) = &plan.addr {
+        if *ap != plan.tcp {
+            if let Some(FieldValue::Struct(members)) = follow(payload, ap).map(|v| v.value()) {
+                for (name, m) in members {
+                    match name {
+                        "saddr" => ctx.saddr = addr_hash(&m),
+                        "daddr" => ctx.daddr = addr_hash(&m),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    Some(PacketKey {
+        seq: seq? as u32,
+        ack_seq: ack? as u32,
+        flags: flags? as u32,
+        flow: ctx.flow(),
+    })
 }
 
 fn collect_names(ty: &ctf::ir::FieldType, out: &mut Vec<String>, depth: u32) {

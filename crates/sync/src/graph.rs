@@ -472,7 +472,10 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self, lo: i64, hi: i64) -> i64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             lo + ((self.0 >> 33) as i64).rem_euclid(hi - lo)
         }
     }
@@ -538,11 +541,24 @@ mod tests {
             let t = t0 + k * 10_000_000;
             for (x, y, off) in [(0u32, 1u32, 5_000i64), (1, 2, 7_000)] {
                 let d = r.next(50_000, 500_000);
-                let clock = |h: u32, t: i64| t + if h == 0 { 0 } else if h == 1 { 5_000 } else { 12_000 };
+                let clock = |h: u32, t: i64| {
+                    t + if h == 0 {
+                        0
+                    } else if h == 1 {
+                        5_000
+                    } else {
+                        12_000
+                    }
+                };
                 let _ = off;
                 s.add(&m(x, clock(x, t), y, clock(y, t + d)));
                 let d = r.next(50_000, 500_000);
-                s.add(&m(y, clock(y, t + 3_000_000), x, clock(x, t + 3_000_000 + d)));
+                s.add(&m(
+                    y,
+                    clock(y, t + 3_000_000),
+                    x,
+                    clock(x, t + 3_000_000 + d),
+                ));
             }
         }
         s.add(&m(0, t0, 2, t0 + 12_000 + 90_000));

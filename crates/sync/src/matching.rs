@@ -13,11 +13,16 @@
 //!   with a later send of the same host.
 //! - Memory is bounded: once a host has matched packets with every other host (the number of
 //!   hosts is given with [`Matcher::set_hosts`]), its unmatched entries older than its last
-//!   match with each of them are dropped (Trace Compass's cleanup); and in any case, beyond
-//!   `max_pending` entries per host and direction, the oldest go.
+//!   match with each of them, by more than [`CLEANUP_MARGIN_NS`], are dropped (Trace
+//!   Compass's cleanup, which has no margin and so loses packets overtaken by later ones);
+//!   and in any case, beyond `max_pending` entries per host and direction, the oldest go.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+
+/// How much older than a host's last matches an unmatched entry must be to be dropped (on that
+/// host's clock): packets overtaken by later ones still match.
+pub const CLEANUP_MARGIN_NS: i64 = 1_000_000_000;
 
 /// Send (cause) or receive (effect).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,7 +91,7 @@ impl Hasher for FastHasher {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// A pending (unmatched) end: host, trace, time.
 type Pending = (u32, u32, i64);
@@ -326,6 +331,7 @@ impl Matcher {
                     .iter()
                     .map(|d| self.last[&(sh, *d)].0)
                     .min()
+                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
             })
             .flatten();
         if let Some(wm) = wm_out {
@@ -337,6 +343,7 @@ impl Matcher {
                     .iter()
                     .map(|o| self.last[&(*o, rh)].1)
                     .min()
+                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
             })
             .flatten();
         if let Some(wm) = wm_in {
@@ -440,7 +447,11 @@ mod tests {
         for i in 0..50 {
             m.push(ev(0, Dir::Send, i, i as i64));
         }
+        // Entries within the margin stay.
         m.push(ev(1, Dir::Recv, 49, 1000));
+        assert_eq!(m.pending(), (49, 0));
+        m.push(ev(0, Dir::Send, 1000, 2 * CLEANUP_MARGIN_NS));
+        m.push(ev(1, Dir::Recv, 1000, 2 * CLEANUP_MARGIN_NS + 5));
         assert_eq!(m.pending(), (0, 0));
         assert_eq!(m.stats.evicted, 49);
     }
