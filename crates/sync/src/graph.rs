@@ -16,7 +16,30 @@ pub const DEFAULT_WINDOW_NS: i64 = 60_000_000_000;
 #[derive(Clone, Debug)]
 struct PairState {
     hull: ConvexHullSync,
+    /// Finished windows, and the current one (points arrive nearly in time order).
     windows: BTreeMap<i64, ConvexHullSync>,
+    cur: Option<(i64, ConvexHullSync)>,
+}
+
+impl PairState {
+    fn window(&mut self, w: i64) -> &mut ConvexHullSync {
+        if self.cur.as_ref().is_none_or(|c| c.0 != w) {
+            if let Some((i, h)) = self.cur.take() {
+                self.windows.insert(i, h);
+            }
+            let h = self.windows.remove(&w).unwrap_or_default();
+            self.cur = Some((w, h));
+        }
+        &mut self.cur.as_mut().unwrap().1
+    }
+
+    fn all_windows(&self) -> BTreeMap<i64, ConvexHullSync> {
+        let mut all = self.windows.clone();
+        if let Some((i, h)) = &self.cur {
+            all.insert(*i, h.clone());
+        }
+        all
+    }
 }
 
 /// Accumulates matches into per-pair hulls.
@@ -180,12 +203,10 @@ impl Synchronizer {
         let st = self.pairs.entry(key).or_insert_with(|| PairState {
             hull: ConvexHullSync::new(),
             windows: BTreeMap::new(),
+            cur: None,
         });
         st.hull.add(dir, m.send.ts, m.recv.ts);
-        st.windows
-            .entry(x.div_euclid(w))
-            .or_default()
-            .add(dir, m.send.ts, m.recv.ts);
+        st.window(x.div_euclid(w)).add(dir, m.send.ts, m.recv.ts);
     }
 
     /// Per-pair reports.
@@ -224,7 +245,7 @@ impl Synchronizer {
         }
         if h.quality() == Quality::Fail {
             let w: Vec<WindowReport> = st
-                .windows
+                .all_windows()
                 .iter()
                 .map(|(&i, wh)| WindowReport {
                     start: i * self.window_ns,
@@ -256,7 +277,7 @@ impl Synchronizer {
     fn piecewise(&self, st: &PairState) -> Option<Transform> {
         let mut knots: Vec<(Rational, Rational)> = Vec::new();
         let mut lins = Vec::new();
-        for (&i, wh) in &st.windows {
+        for (&i, wh) in &st.all_windows() {
             if !matches!(wh.quality(), Quality::Accurate | Quality::Approximate) {
                 continue;
             }

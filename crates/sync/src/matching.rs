@@ -128,6 +128,8 @@ struct Table {
     map: FastMap<PacketKey, Slot>,
     /// Per host: (key, ts) in insertion order; entries already matched are skipped lazily.
     queues: Vec<VecDeque<(PacketKey, i64)>>,
+    /// Live (unmatched) entries per host.
+    live: Vec<usize>,
     len: usize,
 }
 
@@ -136,6 +138,7 @@ impl Table {
         let h = host as usize;
         if self.queues.len() <= h {
             self.queues.resize_with(h + 1, VecDeque::new);
+            self.live.resize(h + 1, 0);
         }
         &mut self.queues[h]
     }
@@ -161,6 +164,7 @@ impl Table {
         }
         self.len += 1;
         self.queue(host).push_back((key, ts));
+        self.live[host as usize] += 1;
         true
     }
 
@@ -173,6 +177,7 @@ impl Table {
             self.map.remove(key);
         }
         self.len -= 1;
+        self.live[p.0 as usize] -= 1;
         Some(p)
     }
 
@@ -182,20 +187,34 @@ impl Table {
             .is_some_and(|s| s.iter().any(|p| p.0 == host && p.2 == ts))
     }
 
-    /// Drops `host`'s oldest entries while `drop(ts, queue_len)` says so; returns how many
-    /// live entries were dropped.
-    fn evict(&mut self, host: u32, drop: impl Fn(i64, usize) -> bool) -> u64 {
+    fn live(&self, host: u32) -> usize {
+        self.live.get(host as usize).copied().unwrap_or(0)
+    }
+
+    /// Drops `host`'s oldest live entries while they are older than `watermark` or more than
+    /// `max` are live, skipping entries already matched; returns how many were dropped.
+    fn evict(&mut self, host: u32, watermark: Option<i64>, max: usize) -> u64 {
         let mut dropped = 0;
         while let Some(&(key, ts)) = self.queues.get(host as usize).and_then(|q| q.front()) {
             let live = self.contains(host, &key, ts);
-            let qlen = self.queues[host as usize].len();
-            if live && !drop(ts, qlen) {
+            if live && !(watermark.is_some_and(|w| ts < w) || self.live(host) > max) {
                 break;
             }
             self.queues[host as usize].pop_front();
             if live {
                 self.take(&key, |p| p.0 == host && p.2 == ts);
                 dropped += 1;
+            }
+        }
+        // Matched entries behind a long-pending one: compact the queue now and then.
+        let live = self.live(host);
+        if let Some(q) = self.queues.get_mut(host as usize) {
+            if q.len() > 2 * live + 4096 {
+                let map = &self.map;
+                q.retain(|(k, ts)| {
+                    map.get(k)
+                        .is_some_and(|s| s.iter().any(|p| p.0 == host && p.2 == *ts))
+                });
             }
         }
         dropped
@@ -230,6 +249,8 @@ pub struct Matcher {
     max_pending: usize,
     /// Hosts that can match (the cleanup runs once a host matched all the others).
     hosts: Option<usize>,
+    /// The cleanup runs every this many matches.
+    cleanup_every: u64,
     pub stats: MatchStats,
 }
 
@@ -254,6 +275,7 @@ impl Matcher {
             partners_in: Vec::new(),
             max_pending: max_pending.max(1),
             hosts: None,
+            cleanup_every: 1024,
             stats: MatchStats::default(),
         }
     }
@@ -285,8 +307,9 @@ impl Matcher {
                 if !self.recvs.insert(h, ev.trace, ev.key, ev.ts) {
                     self.stats.duplicates += 1;
                 }
-                let max = self.max_pending;
-                self.stats.evicted += self.recvs.evict(h, |_, n| n > max);
+                if self.recvs.live(h) > self.max_pending {
+                    self.stats.evicted += self.recvs.evict(h, None, self.max_pending);
+                }
                 None
             }
             Dir::Send => {
@@ -296,8 +319,9 @@ impl Matcher {
                 if !self.sends.insert(h, ev.trace, ev.key, ev.ts) {
                     self.stats.duplicates += 1;
                 }
-                let max = self.max_pending;
-                self.stats.evicted += self.sends.evict(h, |_, n| n > max);
+                if self.sends.live(h) > self.max_pending {
+                    self.stats.evicted += self.sends.evict(h, None, self.max_pending);
+                }
                 None
             }
         }
@@ -320,34 +344,8 @@ impl Matcher {
         }
         // Cleanup: the sender's unmatched sends older than its last match to every partner,
         // the receiver's unmatched receives older than its last match from every partner.
-        let max = self.max_pending;
-        let others = self
-            .hosts
-            .map(|n| n.saturating_sub(1))
-            .unwrap_or(usize::MAX);
-        let wm_out = (self.partners_out[sh as usize].len() >= others)
-            .then(|| {
-                self.partners_out[sh as usize]
-                    .iter()
-                    .map(|d| self.last[&(sh, *d)].0)
-                    .min()
-                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
-            })
-            .flatten();
-        if let Some(wm) = wm_out {
-            self.stats.evicted += self.sends.evict(sh, |ts, n| ts < wm || n > max);
-        }
-        let wm_in = (self.partners_in[rh as usize].len() >= others)
-            .then(|| {
-                self.partners_in[rh as usize]
-                    .iter()
-                    .map(|o| self.last[&(*o, rh)].1)
-                    .min()
-                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
-            })
-            .flatten();
-        if let Some(wm) = wm_in {
-            self.stats.evicted += self.recvs.evict(rh, |ts, n| ts < wm || n > max);
+        if self.stats.matches % self.cleanup_every == 0 {
+            self.cleanup(sh, rh);
         }
         Match {
             send: End {
@@ -362,6 +360,39 @@ impl Matcher {
             },
             key,
         }
+    }
+
+    fn cleanup(&mut self, sh: u32, rh: u32) {
+        let max = self.max_pending;
+        let others = self
+            .hosts
+            .map(|n| n.saturating_sub(1))
+            .unwrap_or(usize::MAX);
+        let wm_out = (self.partners_out[sh as usize].len() >= others)
+            .then(|| {
+                self.partners_out[sh as usize]
+                    .iter()
+                    .map(|d| self.last[&(sh, *d)].0)
+                    .min()
+                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
+            })
+            .flatten();
+        self.stats.evicted += self.sends.evict(sh, wm_out, max);
+        let wm_in = (self.partners_in[rh as usize].len() >= others)
+            .then(|| {
+                self.partners_in[rh as usize]
+                    .iter()
+                    .map(|o| self.last[&(*o, rh)].1)
+                    .min()
+                    .map(|w| w.saturating_sub(CLEANUP_MARGIN_NS))
+            })
+            .flatten();
+        self.stats.evicted += self.recvs.evict(rh, wm_in, max);
+    }
+
+    /// Runs the cleanup every `n` matches (default 1024).
+    pub fn set_cleanup_every(&mut self, n: u64) {
+        self.cleanup_every = n.max(1);
     }
 }
 
@@ -444,6 +475,7 @@ mod tests {
         // Cleanup: once host 0 matched host 1 (the only other), its older unmatched sends go.
         let mut m = Matcher::new();
         m.set_hosts(2);
+        m.set_cleanup_every(1);
         for i in 0..50 {
             m.push(ev(0, Dir::Send, i, i as i64));
         }
