@@ -344,7 +344,7 @@ impl Matcher {
         }
         // Cleanup: the sender's unmatched sends older than its last match to every partner,
         // the receiver's unmatched receives older than its last match from every partner.
-        if self.stats.matches % self.cleanup_every == 0 {
+        if self.stats.matches.is_multiple_of(self.cleanup_every) {
             self.cleanup(sh, rh);
         }
         Match {
