@@ -46,6 +46,8 @@ impl PairState {
 #[derive(Clone, Debug)]
 pub struct Synchronizer {
     host_ids: Vec<String>,
+    /// Rank of each host's ID in sorted order.
+    rank: Vec<usize>,
     pairs: BTreeMap<(u32, u32), PairState>,
     window_ns: i64,
     same_host: u64,
@@ -158,8 +160,15 @@ fn quality_badness(q: Quality) -> u8 {
 
 impl Synchronizer {
     pub fn new(host_ids: Vec<String>) -> Self {
+        let mut order: Vec<usize> = (0..host_ids.len()).collect();
+        order.sort_by(|a, b| host_ids[*a].cmp(&host_ids[*b]).then(a.cmp(b)));
+        let mut rank = vec![0; host_ids.len()];
+        for (r, h) in order.into_iter().enumerate() {
+            rank[h] = r;
+        }
         Synchronizer {
             host_ids,
+            rank,
             pairs: BTreeMap::new(),
             window_ns: DEFAULT_WINDOW_NS,
             same_host: 0,
@@ -178,7 +187,7 @@ impl Synchronizer {
 
     /// Orders a pair: the host with the smaller ID is the pair's reference.
     fn order(&self, a: u32, b: u32) -> (u32, u32) {
-        if self.host_ids[a as usize] <= self.host_ids[b as usize] {
+        if self.rank[a as usize] <= self.rank[b as usize] {
             (a, b)
         } else {
             (b, a)
@@ -192,13 +201,12 @@ impl Synchronizer {
             self.same_host += 1;
             return;
         }
-        let (rh, _) = self.order(s, r);
-        let (dir, x) = if s == rh {
+        let key = self.order(s, r);
+        let (dir, x) = if s == key.0 {
             (PairDir::RefToOther, m.send.ts)
         } else {
             (PairDir::OtherToRef, m.recv.ts)
         };
-        let key = self.order(s, r);
         let w = self.window_ns;
         let st = self.pairs.entry(key).or_insert_with(|| PairState {
             hull: ConvexHullSync::new(),
