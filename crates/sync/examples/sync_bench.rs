@@ -5,8 +5,34 @@
 //!    order as the session does.
 //! 2. With trace paths: a plain decoding pass (every event's payload read) against a full
 //!    `synchronize` pass over the same traces.
+//!
+//! Times are this thread's CPU time.
 
-use std::time::Instant;
+/// CPU time of this thread (s), from /proc (the machine may be shared: wall time would
+/// count other processes' time slices).
+fn cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|ns| ns as f64 / 1e9)
+        .unwrap_or(0.0)
+}
+
+struct Instant(f64);
+impl Instant {
+    fn now() -> Self {
+        Instant(cpu())
+    }
+    fn elapsed(&self) -> Secs {
+        Secs(cpu() - self.0)
+    }
+}
+struct Secs(f64);
+impl Secs {
+    fn as_secs_f64(&self) -> f64 {
+        self.0
+    }
+}
 
 use sync::graph::Synchronizer;
 use sync::matching::{Dir, Matcher, NetEvent, PacketKey};
