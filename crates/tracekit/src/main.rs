@@ -7,6 +7,7 @@ mod pipeline;
 mod print;
 mod progress;
 mod record_cmd;
+mod sync_cmd;
 mod text;
 mod timefmt;
 
@@ -34,6 +35,8 @@ enum Command {
     Count(count::CountArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
     Record(record_cmd::RecordArgs),
+    /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
+    Sync(sync_cmd::SyncArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
         Command::Record(a) => record_cmd::run(&a),
+        Command::Sync(a) => sync_cmd::run(&a),
     };
     match result {
         Ok(code) => code,
