@@ -6,16 +6,18 @@
 //! 2. With trace paths: a plain decoding pass (every event's payload read) against a full
 //!    `synchronize` pass over the same traces.
 //!
-//! Times are this thread's CPU time.
+//! Times are the process's CPU time (all threads).
 
-/// CPU time of this thread (s), from /proc (the machine may be shared: wall time would
-/// count other processes' time slices).
+/// CPU time of the whole process, all threads (s): the machine may be shared, so wall time
+/// would count other processes' time slices, and synchronization decodes on several threads.
 fn cpu() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map(|ns| ns as f64 / 1e9)
-        .unwrap_or(0.0)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 struct Instant(f64);

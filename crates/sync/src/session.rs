@@ -7,7 +7,7 @@ use ctf::{Message, Trace};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
 use crate::graph::{SyncResult, Synchronizer, DEFAULT_WINDOW_NS};
-use crate::matching::{MatchStats, Matcher};
+use crate::matching::{MatchStats, Matcher, NetEvent};
 use crate::transform::{TimeMaps, Transform};
 
 /// Options of [`synchronize`].
@@ -87,6 +87,49 @@ impl Session {
     }
 }
 
+/// Decodes one stream, sending its network events in chunks; returns the trace index, the
+/// stream's first and last event times and its decoding errors.
+fn stream_net_events(
+    mut r: ctf::StreamReader,
+    mut ex: Extractor,
+    can_match: bool,
+    strip_flow: bool,
+    tx: std::sync::mpsc::SyncSender<Vec<NetEvent>>,
+) -> (usize, Option<i64>, Option<i64>, Vec<String>) {
+    let ti = r.trace().index;
+    let (mut first, mut last) = (None, None);
+    let mut errors = Vec::new();
+    let mut chunk = Vec::with_capacity(4096);
+    while let Some(m) = r.next() {
+        match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                let Some(ts) = ev.time_ns() else { continue };
+                first.get_or_insert(ts);
+                last = Some(ts);
+                if !can_match {
+                    continue;
+                }
+                if let Some(mut ne) = ex.event(&ev) {
+                    if strip_flow {
+                        ne.key.flow = 0;
+                    }
+                    chunk.push(ne);
+                    if chunk.len() == 4096 && tx.send(std::mem::take(&mut chunk)).is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !chunk.is_empty() {
+        let _ = tx.send(chunk);
+    }
+    (ti, first, last, errors)
+}
+
 /// Host IDs of the traces (traces sharing an ID are one host): (ids, host of each trace).
 pub fn hosts_of(traces: &[Arc<Trace>]) -> (Vec<String>, Vec<u32>) {
     let mut ids: Vec<String> = Vec::new();
@@ -124,9 +167,6 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
             last_ns: None,
         })
         .collect();
-    let mut extractors: Vec<Extractor> = (0..traces.len())
-        .map(|i| Extractor::new(host_of[i], i as u32))
-        .collect();
     let mut matcher = Matcher::with_max_pending(opts.max_pending);
     let mut matching_hosts: Vec<u32> = infos
         .iter()
@@ -137,32 +177,73 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
     matching_hosts.dedup();
     matcher.set_hosts(matching_hosts.len());
     let mut sync = Synchronizer::new(ids).with_window(opts.window_ns);
-    let mut merger = ctf::Merger::new(traces);
-    while let Some(msg) = merger.next() {
-        if !matches!(msg, Message::Event) {
-            continue;
+    let mut errors = Vec::new();
+    // Each stream is decoded on its own thread, which sends on only its network events; they
+    // are merged here by (time, stream position), the order a full time merge would give them.
+    let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
+    let outcomes = std::thread::scope(|scope| {
+        let mut receivers = Vec::with_capacity(readers.len());
+        let mut handles = Vec::with_capacity(readers.len());
+        for r in readers {
+            let ti = r.trace().index;
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NetEvent>>(4);
+            let ex = Extractor::new(host_of[ti], ti as u32);
+            let can = infos[ti].can_match;
+            let strip_flow = !uses_flows;
+            handles.push(scope.spawn(move || stream_net_events(r, ex, can, strip_flow, tx)));
+            receivers.push(rx);
         }
-        let ev = merger.event().expect("event message");
-        let ti = ev.trace().index;
-        let Some(ts) = ev.time_ns() else { continue };
-        let info = &mut infos[ti];
-        if info.first_ns.is_none() {
-            info.first_ns = Some(ts);
-        }
-        info.last_ns = Some(ts);
-        if !info.can_match {
-            continue;
-        }
-        let Some(mut ne) = extractors[ti].event(&ev) else {
-            continue;
+        let mut cursors: Vec<(
+            std::vec::IntoIter<NetEvent>,
+            std::sync::mpsc::Receiver<Vec<NetEvent>>,
+        )> = receivers
+            .into_iter()
+            .map(|rx| (Vec::new().into_iter(), rx))
+            .collect();
+        let mut heads: Vec<Option<NetEvent>> = vec![None; cursors.len()];
+        let mut heap = std::collections::BinaryHeap::new();
+        let next_of = |c: &mut (
+            std::vec::IntoIter<NetEvent>,
+            std::sync::mpsc::Receiver<Vec<NetEvent>>,
+        )| loop {
+            if let Some(e) = c.0.next() {
+                return Some(e);
+            }
+            c.0 = c.1.recv().ok()?.into_iter();
         };
-        info.net_events += 1;
-        if !uses_flows {
-            ne.key.flow = 0;
+        for (i, c) in cursors.iter_mut().enumerate() {
+            if let Some(e) = next_of(c) {
+                heap.push(std::cmp::Reverse((e.ts, i)));
+                heads[i] = Some(e);
+            }
         }
-        if let Some(m) = matcher.push(ne) {
-            sync.add(&m);
+        while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
+            let ne = heads[i].take().expect("queued stream has a head");
+            infos[ne.trace as usize].net_events += 1;
+            if let Some(m) = matcher.push(ne) {
+                sync.add(&m);
+            }
+            if let Some(e) = next_of(&mut cursors[i]) {
+                heap.push(std::cmp::Reverse((e.ts, i)));
+                heads[i] = Some(e);
+            }
         }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("stream worker panicked"))
+            .collect::<Vec<_>>()
+    });
+    for (ti, first, last, errs) in outcomes {
+        let info = &mut infos[ti];
+        info.first_ns = match (info.first_ns, first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        info.last_ns = match (info.last_ns, last) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        errors.extend(errs);
     }
     let reference = opts.reference.and_then(|i| host_of.get(i).copied());
     let result = sync.finish(reference);
@@ -171,6 +252,6 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
         result,
         stats: matcher.stats.clone(),
         uses_flows,
-        errors: merger.errors.iter().map(|e| e.to_string()).collect(),
+        errors,
     }
 }
