@@ -1,5 +1,6 @@
 //! `tracekit`: the command-line front end.
 
+mod analyze_cmd;
 mod count;
 mod demo;
 mod gen_cmd;
@@ -30,6 +31,8 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Kernel trace analyses (lttng-analyses equivalents): cputop, syscallstats, irqstats…
+    Analyze(analyze_cmd::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Analyze(a) => analyze_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,61 @@
+//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford).
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stats {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    pub sum: i128,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    pub fn add(&mut self, v: i64) {
+        if self.count == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.count += 1;
+        self.sum += v as i128;
+        let x = v as f64;
+        let d = x - self.mean;
+        self.mean += d / self.count as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    pub fn avg(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    /// Sample standard deviation (n − 1); None below two samples.
+    pub fn stdev(&self) -> Option<f64> {
+        (self.count >= 2).then(|| (self.m2 / (self.count - 1) as f64).sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdev_matches_definition() {
+        let mut s = Stats::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            s.add(v);
+        }
+        assert_eq!((s.min, s.max, s.count), (2, 9, 8));
+        assert!((s.avg() - 5.0).abs() < 1e-12);
+        assert!((s.stdev().unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let mut one = Stats::default();
+        one.add(3);
+        assert_eq!(one.stdev(), None);
+    }
+}
