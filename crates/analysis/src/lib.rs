@@ -5,6 +5,8 @@ pub mod cputop;
 pub mod driver;
 pub mod irq;
 pub mod lami;
+pub mod memtop;
+pub mod sched;
 pub mod stats;
 pub mod syscallstats;
 pub mod text;
@@ -171,6 +173,10 @@ pub struct Options {
     /// Only these hard IRQs / soft IRQ vectors.
     pub irqs: Option<Vec<i64>>,
     pub softirqs: Option<Vec<u64>>,
+    /// schedstats tables.
+    pub total: bool,
+    pub per_tid: bool,
+    pub per_prio: bool,
 }
 
 impl Default for Options {
@@ -181,12 +187,23 @@ impl Default for Options {
             max: None,
             irqs: None,
             softirqs: None,
+            total: false,
+            per_tid: false,
+            per_prio: false,
         }
     }
 }
 
 /// Names of the available analyses.
-pub const NAMES: &[&str] = &["cputop", "syscallstats", "irqstats"];
+pub const NAMES: &[&str] = &[
+    "cputop",
+    "memtop",
+    "syscallstats",
+    "irqstats",
+    "schedlog",
+    "schedtop",
+    "schedstats",
+];
 
 /// Builds the analysis called `name` (see [`NAMES`]) and returns it with its metadata.
 pub fn build(
@@ -199,6 +216,26 @@ pub fn build(
             Box::new(cputop::CpuTop::new(common.clone(), opts.limit)),
             &cputop::METADATA,
         ),
+        "memtop" => (
+            Box::new(memtop::MemTop::new(common.clone(), opts.limit)),
+            &memtop::METADATA,
+        ),
+        "schedlog" | "schedtop" | "schedstats" => {
+            let mode = match name {
+                "schedlog" => sched::SchedMode::Log,
+                "schedtop" => sched::SchedMode::Top,
+                _ => sched::SchedMode::Stats {
+                    total: opts.total,
+                    per_tid: opts.per_tid,
+                    per_prio: opts.per_prio,
+                },
+            };
+            let mut a = sched::Sched::new(common.clone(), mode);
+            a.limit = opts.limit;
+            a.min = opts.min;
+            a.max = opts.max;
+            (Box::new(a), &sched::METADATA)
+        }
         "syscallstats" => (
             Box::new(syscallstats::SyscallStats::new(common.clone())),
             &syscallstats::METADATA,

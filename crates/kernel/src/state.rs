@@ -69,6 +69,8 @@ pub enum Notification {
         prev_tid: i32,
         next_tid: i32,
         next_prio_known: Option<i32>,
+        /// `next_prio` of the event.
+        next_prio: Option<i32>,
         wakeup: Option<(i64, Option<i32>)>,
     },
     /// The priority of a thread changed.
@@ -113,8 +115,8 @@ pub enum Notification {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateOptions {
     /// Reproduce lttng-analyses 0.6.1's event handling defects (for comparisons): ignore the
-    /// ≥ 2.7 `irq_softirq_*` names, and do not take `compat_syscall_exit_*` as system call
-    /// exits.
+    /// ≥ 2.7 `irq_softirq_*` names, and do not take `compat_syscall_exit_*` as system
+    /// call exits.
     pub lttng_analyses_quirks: bool,
 }
 
@@ -217,6 +219,12 @@ impl State {
                     self.cpu_mut(target as u32);
                 }
                 let waker = self.current_tid(cpu);
+                // A running thread is not waiting to run: ignore its wakeups.
+                if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
+                    let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
+                    self.check_prio(ts, tid, int(ev, "prio").map(|p| p - fix), out);
+                    return;
+                }
                 let comm = text(ev, "comm");
                 let t = self.thread_mut(tid, comm.as_deref());
                 if t.last_wakeup.is_none() {
@@ -396,6 +404,7 @@ impl State {
             prev_tid,
             next_tid,
             next_prio_known,
+            next_prio: int(ev, "next_prio").map(|p| p as i32),
             wakeup,
         });
         self.check_prio(ts, next_tid, int(ev, "next_prio"), out);

@@ -11,8 +11,12 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Name {
     Cputop,
+    Memtop,
     Syscallstats,
     Irqstats,
+    Schedlog,
+    Schedtop,
+    Schedstats,
 }
 
 #[derive(Args, Debug)]
@@ -50,10 +54,10 @@ pub struct AnalyzeArgs {
     /// Rows of top tables.
     #[arg(long, alias = "top", default_value_t = 10)]
     pub limit: usize,
-    /// Minimum duration, µs (IRQ analyses).
+    /// Minimum duration or latency, µs.
     #[arg(long)]
     pub min: Option<f64>,
-    /// Maximum duration, µs (IRQ analyses).
+    /// Maximum duration or latency, µs.
     #[arg(long)]
     pub max: Option<f64>,
     /// Only these hard IRQs (comma-separated).
@@ -62,9 +66,22 @@ pub struct AnalyzeArgs {
     /// Only these soft IRQ vectors (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub softirq: Option<Vec<u64>>,
+    /// schedstats: total statistics.
+    #[arg(long)]
+    pub total: bool,
+    /// schedstats: per-thread statistics (the default).
+    #[arg(long)]
+    pub per_tid: bool,
+    /// schedstats: per-priority statistics.
+    #[arg(long)]
+    pub per_prio: bool,
     /// Analyse every event, not only the range every stream covers.
     #[arg(long)]
     pub no_intersection: bool,
+    /// Reproduce lttng-analyses 0.6.1's event-handling defects (see
+    /// crates/analysis/DIFFERENCES.md), to compare with its output.
+    #[arg(long)]
+    pub lttng_analyses_quirks: bool,
     /// Times are always UTC (accepted for lttng-analyses compatibility).
     #[arg(long)]
     pub gmt: bool,
@@ -79,8 +96,10 @@ pub struct AnalyzeArgs {
 fn metadata_of(n: Name) -> &'static Metadata {
     match n {
         Name::Cputop => &analysis::cputop::METADATA,
+        Name::Memtop => &analysis::memtop::METADATA,
         Name::Syscallstats => &analysis::syscallstats::METADATA,
         Name::Irqstats => &analysis::irq::METADATA,
+        Name::Schedlog | Name::Schedtop | Name::Schedstats => &analysis::sched::METADATA,
     }
 }
 
@@ -166,6 +185,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         tids: a.tid.clone(),
         procnames: a.procname.clone(),
         no_intersection: a.no_intersection,
+        lttng_analyses_quirks: a.lttng_analyses_quirks,
         ..Default::default()
     };
     if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
@@ -198,6 +218,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         max: us(a.max),
         irqs: a.irq.clone(),
         softirqs: a.softirq.clone(),
+        total: a.total,
+        per_tid: a.per_tid,
+        per_prio: a.per_prio,
     };
     let name = a
         .name
@@ -213,6 +236,8 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let tables = tables.remove(0);
     if a.mi {
         println!("{}", results_json(&tables));
+    } else if tables.is_empty() {
+        println!("No results in the analysed range.");
     } else {
         print!("{}", analysis::text::render(meta, &tables));
     }
