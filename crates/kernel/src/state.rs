@@ -130,6 +130,8 @@ pub struct State {
     pub disks: HashMap<u64, Disk>,
     /// Names of hard IRQs, from their handler entries.
     pub irq_names: HashMap<i64, String>,
+    /// Statedump file table addresses → pid.
+    pub file_tables: HashMap<i64, i32>,
 }
 
 fn int(ev: &Event<'_>, name: &str) -> Option<i64> {
@@ -262,7 +264,13 @@ impl State {
             }
             Kind::StatedumpProcessState => self.statedump_process(ev),
             Kind::StatedumpFileDescriptor => {
-                let (Some(pid), Some(fd)) = (int(ev, "pid"), int(ev, "fd")) else {
+                // lttng-modules < 2.11 give the pid; later ones the file table address of a
+                // process, announced by its process_state event.
+                let pid = int(ev, "pid").or_else(|| {
+                    let addr = int(ev, "file_table_address")?;
+                    self.file_tables.get(&addr).map(|p| *p as i64)
+                });
+                let (Some(pid), Some(fd)) = (pid, int(ev, "fd")) else {
                     return;
                 };
                 let filename = text(ev, "filename").unwrap_or_default();
@@ -458,6 +466,9 @@ impl State {
         }
         if t.prio.is_none() {
             t.prio = prio.map(|p| p as i32);
+        }
+        if let (Some(pid), Some(addr)) = (pid, int(ev, "file_table_address")) {
+            self.file_tables.insert(addr, pid);
         }
         if let Some(pid) = pid {
             self.processes.entry(pid).or_insert_with(|| Process {
