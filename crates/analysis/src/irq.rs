@@ -7,7 +7,7 @@ use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::Stats;
+use crate::stats::{histogram, Stats};
 
 pub const METADATA: Metadata = Metadata {
     title: "System interrupt analysis",
@@ -114,10 +114,20 @@ struct SoftStat {
     raise: Stats,
 }
 
-/// The IRQ analysis (stats; log kept when asked).
+/// What the IRQ analysis outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrqMode {
+    Stats,
+    Log,
+    /// Histograms of handler durations, with this many bins.
+    Freq(usize),
+}
+
+/// The IRQ analysis.
 #[derive(Debug)]
 pub struct Irq {
     common: Common,
+    pub mode: IrqMode,
     /// Restrict to these hard IRQs / soft IRQ vectors (None: all). An empty list disables
     /// that kind, as giving only the other filter does in lttng-analyses.
     pub irqs: Option<Vec<i64>>,
@@ -135,6 +145,7 @@ impl Irq {
     pub fn new(common: Common) -> Self {
         Irq {
             common,
+            mode: IrqMode::Stats,
             irqs: None,
             softirqs: None,
             min: None,
@@ -213,12 +224,68 @@ impl Analysis for Irq {
 
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
         let state = &model.state;
+        let irq_cell = |hard: bool, nr: i64| {
+            if hard {
+                let name = state.irq_names.get(&nr).map(|s| s.as_str()).unwrap_or("");
+                cell::irq(true, nr, name)
+            } else {
+                cell::irq(false, nr, softirq_name(nr as u64))
+            }
+        };
+        match self.mode {
+            IrqMode::Stats => {}
+            IrqMode::Log => {
+                if self.log.is_empty() {
+                    return Vec::new();
+                }
+                let mut t = Table::new("log", range.begin, range.end);
+                for r in &self.log {
+                    t.rows.push(vec![
+                        cell::time_range(r.begin, r.end),
+                        r.raise
+                            .map(cell::timestamp)
+                            .unwrap_or(serde_json::Value::Null),
+                        cell::cpu(r.cpu),
+                        irq_cell(r.hard, r.nr),
+                    ]);
+                }
+                return vec![t];
+            }
+            IrqMode::Freq(bins) => {
+                let mut groups: BTreeMap<(bool, i64), Vec<i64>> = BTreeMap::new();
+                for r in &self.log {
+                    groups
+                        .entry((!r.hard, r.nr))
+                        .or_default()
+                        .push(r.end - r.begin);
+                }
+                let mut out = Vec::new();
+                for ((soft, nr), durs) in groups {
+                    let c = irq_cell(!soft, nr);
+                    let mut t = Table::new("freq", range.begin, range.end);
+                    t.title = Some(format!(
+                        "Interrupt handler duration frequency distribution [{} ({nr})]",
+                        c["name"].as_str().unwrap_or("")
+                    ));
+                    for (lo, hi, n) in histogram(&durs, bins, self.min, self.max) {
+                        t.rows.push(vec![
+                            cell::duration(lo),
+                            cell::duration(hi),
+                            cell::number(n),
+                        ]);
+                    }
+                    if !t.rows.is_empty() {
+                        out.push(t);
+                    }
+                }
+                return out;
+            }
+        }
         let sd = |s: &Stats| s.stdev().map(cell::duration).unwrap_or_else(cell::unknown);
         let mut hard = Table::new("hard-stats", range.begin, range.end);
         for (irq, s) in &self.hard {
-            let name = state.irq_names.get(irq).map(|s| s.as_str()).unwrap_or("");
             hard.rows.push(vec![
-                cell::irq(true, *irq, name),
+                irq_cell(true, *irq),
                 cell::number(s.count),
                 cell::duration_int(s.min),
                 cell::duration(s.avg()),

@@ -173,6 +173,8 @@ pub struct Options {
     /// Only these hard IRQs / soft IRQ vectors.
     pub irqs: Option<Vec<i64>>,
     pub softirqs: Option<Vec<u64>>,
+    /// Histogram bins (`--freq-resolution`).
+    pub freq_resolution: usize,
     /// schedstats tables.
     pub total: bool,
     pub per_tid: bool,
@@ -187,6 +189,7 @@ impl Default for Options {
             max: None,
             irqs: None,
             softirqs: None,
+            freq_resolution: 20,
             total: false,
             per_tid: false,
             per_prio: false,
@@ -200,7 +203,10 @@ pub const NAMES: &[&str] = &[
     "memtop",
     "syscallstats",
     "irqstats",
+    "irqlog",
+    "irqfreq",
     "schedlog",
+    "schedfreq",
     "schedtop",
     "schedstats",
 ];
@@ -220,9 +226,10 @@ pub fn build(
             Box::new(memtop::MemTop::new(common.clone(), opts.limit)),
             &memtop::METADATA,
         ),
-        "schedlog" | "schedtop" | "schedstats" => {
+        "schedlog" | "schedtop" | "schedstats" | "schedfreq" => {
             let mode = match name {
                 "schedlog" => sched::SchedMode::Log,
+                "schedfreq" => sched::SchedMode::Freq(opts.freq_resolution),
                 "schedtop" => sched::SchedMode::Top,
                 _ => sched::SchedMode::Stats {
                     total: opts.total,
@@ -240,8 +247,14 @@ pub fn build(
             Box::new(syscallstats::SyscallStats::new(common.clone())),
             &syscallstats::METADATA,
         ),
-        "irqstats" => {
+        "irqstats" | "irqlog" | "irqfreq" => {
             let mut a = irq::Irq::new(common.clone());
+            a.mode = match name {
+                "irqlog" => irq::IrqMode::Log,
+                "irqfreq" => irq::IrqMode::Freq(opts.freq_resolution),
+                _ => irq::IrqMode::Stats,
+            };
+            a.keep_log = a.mode != irq::IrqMode::Stats;
             a.min = opts.min;
             a.max = opts.max;
             // Giving only one of the filters selects that kind alone (as lttng-analyses does).

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
-use crate::stats::Stats;
+use crate::stats::{histogram, Stats};
 
 const RECORD_COLUMNS: &[Column] = &[
     col("Wakeup timestamp", "timestamp"),
@@ -97,6 +97,8 @@ pub const METADATA: Metadata = Metadata {
 pub enum SchedMode {
     Log,
     Top,
+    /// Per-thread histograms with this many bins.
+    Freq(usize),
     /// Statistics: (total, per-TID, per-priority); none set means per-TID.
     Stats {
         total: bool,
@@ -223,6 +225,30 @@ impl Analysis for Sched {
                 let mut t = Table::new("log", b, e);
                 t.rows = self.records.iter().map(|r| record_row(state, r)).collect();
                 vec![t]
+            }
+            SchedMode::Freq(bins) => {
+                let mut m: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+                for r in &self.records {
+                    m.entry(r.wakee).or_default().push(r.switch - r.wakeup);
+                }
+                let mut out = Vec::new();
+                for (tid, lats) in m {
+                    let mut t = Table::new("freq", b, e);
+                    t.title = Some(format!(
+                        "Scheduling latency frequency distribution [TID: {tid}]"
+                    ));
+                    for (lo, hi, n) in histogram(&lats, bins, self.min, self.max) {
+                        t.rows.push(vec![
+                            cell::duration(lo),
+                            cell::duration(hi),
+                            cell::number(n),
+                        ]);
+                    }
+                    if !t.rows.is_empty() {
+                        out.push(t);
+                    }
+                }
+                out
             }
             SchedMode::Top => {
                 let mut v: Vec<&SchedRecord> = self.records.iter().collect();

@@ -59,3 +59,45 @@ mod tests {
         assert_eq!(one.stdev(), None);
     }
 }
+
+/// A linear histogram of `values` (ns) over `[min, max]` (ns; default: the values' range) in
+/// `bins` bins: (lower bound, upper bound, count), bounds in ns. Bounds are computed in µs and
+/// scaled, as lttng-analyses does, so they agree to the last digit.
+pub fn histogram(
+    values: &[i64],
+    bins: usize,
+    min: Option<i64>,
+    max: Option<i64>,
+) -> Vec<(f64, f64, u64)> {
+    if values.is_empty() || bins == 0 {
+        return Vec::new();
+    }
+    let lo = min.unwrap_or_else(|| *values.iter().min().unwrap()) as f64 / 1000.0;
+    let hi = max.unwrap_or_else(|| *values.iter().max().unwrap()) as f64 / 1000.0;
+    if hi <= lo {
+        // A single value: no distribution to show (lttng-analyses omits these too).
+        return Vec::new();
+    }
+    let step = (hi - lo) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for &v in values {
+        let x = v as f64 / 1000.0;
+        if x < lo || x > hi {
+            continue;
+        }
+        let i = if step > 0.0 {
+            (((x - lo) / step) as usize).min(bins - 1)
+        } else {
+            0
+        };
+        counts[i] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let b = lo + i as f64 * step;
+            ((b * 1000.0), ((b + step) * 1000.0), c)
+        })
+        .collect()
+}

@@ -269,6 +269,29 @@ fn irqstats_parity() {
         };
         let legacy = ours_q(&sh, path, "irqstats", true);
         compare(&format!("irqstats {name}"), &legacy, &r, &no_fix);
+        // The log and the histograms follow the same rules.
+        for cmd in ["irqlog", "irqfreq"] {
+            let Some(r) = reference(&sh, name, cmd) else {
+                continue;
+            };
+            let legacy = ours_q(&sh, path, cmd, true);
+            compare(&format!("{cmd} {name}"), &legacy, &r, &no_fix);
+            let o = ours(&sh, path, cmd);
+            if matches!(*name, "many-threads" | "basic-kernel-analysis") {
+                // Soft IRQs are added (log rows, histogram tables).
+                let n = |v: &Value| -> usize {
+                    v["results"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["data"].as_array().unwrap().len())
+                        .sum()
+                };
+                assert!(n(&o) > n(&legacy), "{cmd} {name}: soft IRQs");
+            } else {
+                assert_eq!(o, legacy, "{cmd} {name}");
+            }
+        }
         let o = ours(&sh, path, "irqstats");
         assert_eq!(o["results"][0], legacy["results"][0], "{name}: hard IRQs");
         let soft = o["results"][1]["data"].as_array().map_or(0, |d| d.len());
@@ -299,7 +322,7 @@ fn strip_names(v: &mut Value) {
 #[test]
 fn sched_parity() {
     let Some(sh) = shared() else { return };
-    for cmd in ["schedlog", "schedtop", "schedstats"] {
+    for cmd in ["schedlog", "schedtop", "schedstats", "schedfreq"] {
         for (name, path) in TRACES {
             let Some(mut r) = reference(&sh, name, cmd) else {
                 continue;

@@ -14,7 +14,10 @@ pub enum Name {
     Memtop,
     Syscallstats,
     Irqstats,
+    Irqlog,
+    Irqfreq,
     Schedlog,
+    Schedfreq,
     Schedtop,
     Schedstats,
 }
@@ -66,6 +69,9 @@ pub struct AnalyzeArgs {
     /// Only these soft IRQ vectors (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub softirq: Option<Vec<u64>>,
+    /// Histogram bins (irqfreq, schedfreq).
+    #[arg(long, default_value_t = 20)]
+    pub freq_resolution: usize,
     /// schedstats: total statistics.
     #[arg(long)]
     pub total: bool,
@@ -98,8 +104,10 @@ fn metadata_of(n: Name) -> &'static Metadata {
         Name::Cputop => &analysis::cputop::METADATA,
         Name::Memtop => &analysis::memtop::METADATA,
         Name::Syscallstats => &analysis::syscallstats::METADATA,
-        Name::Irqstats => &analysis::irq::METADATA,
-        Name::Schedlog | Name::Schedtop | Name::Schedstats => &analysis::sched::METADATA,
+        Name::Irqstats | Name::Irqlog | Name::Irqfreq => &analysis::irq::METADATA,
+        Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
+            &analysis::sched::METADATA
+        }
     }
 }
 
@@ -218,6 +226,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         max: us(a.max),
         irqs: a.irq.clone(),
         softirqs: a.softirq.clone(),
+        freq_resolution: a.freq_resolution,
         total: a.total,
         per_tid: a.per_tid,
         per_prio: a.per_prio,
