@@ -41,25 +41,6 @@ impl Stats {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stdev_matches_definition() {
-        let mut s = Stats::default();
-        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
-            s.add(v);
-        }
-        assert_eq!((s.min, s.max, s.count), (2, 9, 8));
-        assert!((s.avg() - 5.0).abs() < 1e-12);
-        assert!((s.stdev().unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
-        let mut one = Stats::default();
-        one.add(3);
-        assert_eq!(one.stdev(), None);
-    }
-}
-
 /// A linear histogram of `values` (ns) over `[min, max]` (ns; default: the values' range) in
 /// `bins` bins: (lower bound, upper bound, count), bounds in ns. Bounds are computed in µs and
 /// scaled, as lttng-analyses does, so they agree to the last digit.
@@ -100,4 +81,32 @@ pub fn histogram(
             ((b * 1000.0), ((b + step) * 1000.0), c)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdev_matches_definition() {
+        let mut s = Stats::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            s.add(v);
+        }
+        assert_eq!((s.min, s.max, s.count), (2, 9, 8));
+        assert!((s.avg() - 5.0).abs() < 1e-12);
+        assert!((s.stdev().unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let mut one = Stats::default();
+        one.add(3);
+        assert_eq!(one.stdev(), None);
+    }
+
+    #[test]
+    fn histogram_bins() {
+        let h = histogram(&[1000, 2000, 3000, 5000], 4, None, None);
+        let counts: Vec<u64> = h.iter().map(|x| x.2).collect();
+        assert_eq!(counts, vec![1, 1, 0, 2]);
+        assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
+        assert!(histogram(&[7, 7], 4, None, None).is_empty());
+    }
 }
