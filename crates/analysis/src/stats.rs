@@ -105,7 +105,7 @@ mod tests {
     fn histogram_bins() {
         let h = histogram(&[1000, 2000, 3000, 5000], 4, None, None);
         let counts: Vec<u64> = h.iter().map(|x| x.2).collect();
-        assert_eq!(counts, vec![1, 1, 0, 2]);
+        assert_eq!(counts, vec![1, 1, 1, 1]);
         assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
         assert!(histogram(&[7, 7], 4, None, None).is_empty());
     }
