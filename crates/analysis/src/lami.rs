@@ -42,6 +42,9 @@ pub mod cell {
     pub fn time_range(begin: i64, end: i64) -> Value {
         json!({"class": "time-range", "begin": timestamp(begin), "end": timestamp(end)})
     }
+    pub fn disk(name: &str) -> Value {
+        json!({"class": "disk", "name": name})
+    }
     pub fn unknown() -> Value {
         json!({"class": "unknown"})
     }

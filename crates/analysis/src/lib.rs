@@ -3,6 +3,7 @@
 
 pub mod cputop;
 pub mod driver;
+pub mod io;
 pub mod irq;
 pub mod lami;
 pub mod memtop;
@@ -209,6 +210,8 @@ pub const NAMES: &[&str] = &[
     "schedfreq",
     "schedtop",
     "schedstats",
+    "iolatencystats",
+    "iolatencyfreq",
 ];
 
 /// Builds the analysis called `name` (see [`NAMES`]) and returns it with its metadata.
@@ -242,6 +245,17 @@ pub fn build(
             a.min = opts.min;
             a.max = opts.max;
             (Box::new(a), &sched::METADATA)
+        }
+        "iolatencystats" | "iolatencyfreq" => {
+            let mode = if name == "iolatencyfreq" {
+                io::IoMode::Freq(opts.freq_resolution)
+            } else {
+                io::IoMode::Stats
+            };
+            let mut a = io::IoLatency::new(common.clone(), mode);
+            a.min = opts.min;
+            a.max = opts.max;
+            (Box::new(a), &io::METADATA)
         }
         "syscallstats" => (
             Box::new(syscallstats::SyscallStats::new(common.clone())),

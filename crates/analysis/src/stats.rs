@@ -27,6 +27,25 @@ impl Stats {
         self.m2 += d * (x - self.mean);
     }
 
+    /// Adds every sample of `o` (Chan et al.'s parallel update).
+    pub fn merge(&mut self, o: &Stats) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *o;
+            return;
+        }
+        let n = (self.count + o.count) as f64;
+        let delta = o.mean - self.mean;
+        self.mean += delta * o.count as f64 / n;
+        self.m2 += o.m2 + delta * delta * self.count as f64 * o.count as f64 / n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.count += o.count;
+        self.sum += o.sum;
+    }
+
     pub fn avg(&self) -> f64 {
         if self.count == 0 {
             0.0

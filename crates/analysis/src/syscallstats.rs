@@ -95,6 +95,7 @@ impl Analysis for SyscallStats {
             entry_ts,
             exit_ts,
             ret,
+            ..
         } = *n
         else {
             return;

@@ -381,3 +381,16 @@ fn memtop_parity() {
         }
     }
 }
+
+#[test]
+fn iolatency_parity() {
+    let Some(sh) = shared() else { return };
+    for cmd in ["iolatencystats", "iolatencyfreq"] {
+        for (name, path) in TRACES {
+            let Some(r) = reference(&sh, name, cmd) else {
+                continue;
+            };
+            compare(&format!("{cmd} {name}"), &ours(&sh, path, cmd), &r, &no_fix);
+        }
+    }
+}

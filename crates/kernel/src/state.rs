@@ -15,8 +15,8 @@ pub struct Thread {
     pub pid: Option<i32>,
     pub comm: String,
     pub prio: Option<i32>,
-    /// The system call in progress: (name index, entry time).
-    pub current_syscall: Option<(u32, i64)>,
+    /// The system call in progress: (name index, entry time, `cmd` argument if any).
+    pub current_syscall: Option<(u32, i64, Option<i64>)>,
     /// The first wakeup since the thread last ran, and the thread that woke it.
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
@@ -54,8 +54,8 @@ pub struct Cpu {
 pub struct Disk {
     pub dev: u64,
     pub name: Option<String>,
-    /// Issued requests by sector: (issue time, nr_sector, tid, write).
-    pub pending: HashMap<u64, (i64, u64, Option<i32>, bool)>,
+    /// Issued requests by sector: (issue time, nr_sector, tid, write, device issued for).
+    pub pending: HashMap<u64, (i64, u64, Option<i32>, bool, u64)>,
 }
 
 /// What the state machine reports to analyses. Plain data; look details up in the [`State`].
@@ -84,6 +84,8 @@ pub enum Notification {
         entry_ts: i64,
         exit_ts: i64,
         ret: i64,
+        /// The `cmd` argument of the entry (fcntl, ioctl…).
+        cmd: Option<i64>,
     },
     /// A completed hard IRQ handler.
     HardIrqDone {
@@ -101,6 +103,16 @@ pub enum Notification {
         raise: Option<i64>,
         begin: i64,
         end: i64,
+    },
+    /// A completed block request (issue → complete with the same sector count). `disk` is the
+    /// device it was issued for (the partition, through `block_bio_remap`).
+    BlockDone {
+        disk: u64,
+        issue: i64,
+        complete: i64,
+        nr_sector: u64,
+        write: bool,
+        tid: Option<i32>,
     },
     /// A page allocation / free on `cpu` while `tid` ran.
     Page {
@@ -132,6 +144,10 @@ pub struct State {
     pub irq_names: HashMap<i64, String>,
     /// Statedump file table addresses → pid.
     pub file_tables: HashMap<i64, i32>,
+    /// Remapped bios: (device, sector) → original device (partition).
+    pub remaps: HashMap<(u64, u64), u64>,
+    /// Devices that partitions are remapped to (whole disks).
+    pub whole_disks: std::collections::HashSet<u64>,
 }
 
 fn int(ev: &Event<'_>, name: &str) -> Option<i64> {
@@ -298,7 +314,57 @@ impl State {
             }
             Kind::SyscallEntry(name) => {
                 if let Some(tid) = self.current_tid(cpu) {
-                    self.thread_mut(tid, None).current_syscall = Some((name, ts));
+                    let cmd = int(ev, "cmd");
+                    self.thread_mut(tid, None).current_syscall = Some((name, ts, cmd));
+                }
+            }
+            Kind::BlockBioRemap => {
+                if let (Some(dev), Some(sector), Some(old)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "old_dev"))
+                {
+                    self.remaps.insert((dev as u64, sector as u64), old as u64);
+                    if old != dev {
+                        self.whole_disks.insert(dev as u64);
+                    }
+                }
+            }
+            Kind::BlockRqIssue => {
+                let (Some(dev), Some(sector), Some(nr)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                else {
+                    return;
+                };
+                let (dev, sector) = (dev as u64, sector as u64);
+                let disk = self.remaps.remove(&(dev, sector)).unwrap_or(dev);
+                let write = int(ev, "rwbs").unwrap_or(0) & 1 == 1;
+                let tid = int(ev, "tid").map(|t| t as i32);
+                let d = self.disks.entry(dev).or_insert_with(|| Disk {
+                    dev,
+                    ..Default::default()
+                });
+                d.pending.insert(sector, (ts, nr as u64, tid, write, disk));
+            }
+            Kind::BlockRqComplete => {
+                let (Some(dev), Some(sector), Some(nr)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                else {
+                    return;
+                };
+                let Some(d) = self.disks.get_mut(&(dev as u64)) else {
+                    return;
+                };
+                if let Some(&(issue, n, tid, write, disk)) = d.pending.get(&(sector as u64)) {
+                    if n == nr as u64 {
+                        d.pending.remove(&(sector as u64));
+                        out.push(Notification::BlockDone {
+                            disk,
+                            issue,
+                            complete: ts,
+                            nr_sector: n,
+                            write,
+                            tid,
+                        });
+                    }
                 }
             }
             Kind::SyscallExit(_) => {
@@ -311,7 +377,7 @@ impl State {
                 let Some(t) = self.threads.get_mut(&tid) else {
                     return;
                 };
-                if let Some((name, entry_ts)) = t.current_syscall.take() {
+                if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = int(ev, "ret").unwrap_or(0);
                     out.push(Notification::SyscallDone {
                         tid,
@@ -319,6 +385,7 @@ impl State {
                         entry_ts,
                         exit_ts: ts,
                         ret,
+                        cmd,
                     });
                 }
             }

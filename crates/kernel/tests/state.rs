@@ -125,6 +125,7 @@ fn generated_trace() {
                 entry_ts,
                 exit_ts,
                 ret,
+                ..
             } => Some((
                 *tid,
                 read.name(*name).to_string(),

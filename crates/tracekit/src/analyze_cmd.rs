@@ -20,6 +20,8 @@ pub enum Name {
     Schedfreq,
     Schedtop,
     Schedstats,
+    Iolatencystats,
+    Iolatencyfreq,
 }
 
 #[derive(Args, Debug)]
@@ -105,6 +107,7 @@ fn metadata_of(n: Name) -> &'static Metadata {
         Name::Memtop => &analysis::memtop::METADATA,
         Name::Syscallstats => &analysis::syscallstats::METADATA,
         Name::Irqstats | Name::Irqlog | Name::Irqfreq => &analysis::irq::METADATA,
+        Name::Iolatencystats | Name::Iolatencyfreq => &analysis::io::METADATA,
         Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
             &analysis::sched::METADATA
         }
