@@ -43,6 +43,9 @@ fn fmt_duration(v: f64) -> String {
 pub fn cell_text(c: &Value) -> (String, bool) {
     let class = c["class"].as_str().unwrap_or("");
     let num = |v: &Value| v.as_f64().unwrap_or(0.0);
+    if c.is_null() {
+        return (String::new(), false);
+    }
     match class {
         "process" => {
             let pid = c.get("pid").and_then(|p| p.as_i64());
@@ -72,6 +75,18 @@ pub fn cell_text(c: &Value) -> (String, bool) {
             (format!("{name} ({})", c["nr"]), false)
         }
         "string" => (c["value"].as_str().unwrap_or("").to_string(), false),
+        "disk" | "netif" => (c["name"].as_str().unwrap_or("").to_string(), false),
+        "path" => (c["path"].as_str().unwrap_or("").to_string(), false),
+        "fd" => (c["fd"].to_string(), true),
+        "size" => (format!("{} B", c["value"]), true),
+        "bool" => (
+            match c["value"].as_bool() {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => String::new(),
+            },
+            false,
+        ),
         "unknown" => ("?".into(), true),
         "empty" => (String::new(), false),
         _ => (c.to_string(), false),

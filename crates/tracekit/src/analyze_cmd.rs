@@ -1,5 +1,6 @@
 //! `tracekit analyze NAME [options] PATH...`: the lttng-analyses equivalents.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -246,12 +247,18 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Err(e) => return Ok(fail(a.mi, &e.to_string())),
     };
     let tables = tables.remove(0);
-    if a.mi {
-        println!("{}", results_json(&tables));
+    let text = if a.mi {
+        format!("{}\n", results_json(&tables))
     } else if tables.is_empty() {
-        println!("No results in the analysed range.");
+        "No results in the analysed range.\n".to_string()
     } else {
-        print!("{}", analysis::text::render(meta, &tables));
+        analysis::text::render(meta, &tables)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe (`| head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
     Ok(ExitCode::SUCCESS)
 }
