@@ -135,6 +135,29 @@ pub fn results_json(tables: &[Table]) -> Value {
     json!({"results": tables.iter().map(Table::to_json).collect::<Vec<_>>()})
 }
 
+/// Writes the `--mi` document of a set of results to `w`, table by table (no intermediate
+/// document: the results of large traces are big).
+pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::Result<()> {
+    w.write_all(b"{\"results\":[")?;
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        let class = match &t.title {
+            Some(title) => json!({"inherit": t.class, "title": title}),
+            None => json!(t.class),
+        };
+        w.write_all(b"{\"class\":")?;
+        serde_json::to_writer(&mut *w, &class)?;
+        w.write_all(b",\"time-range\":")?;
+        serde_json::to_writer(&mut *w, &cell::time_range(t.begin, t.end))?;
+        w.write_all(b",\"data\":")?;
+        serde_json::to_writer(&mut *w, &t.rows)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"]}\n")
+}
+
 /// The `--metadata` document of an analysis.
 pub fn metadata_json(m: &Metadata) -> Value {
     let mut classes = Map::new();
@@ -172,4 +195,21 @@ pub fn metadata_json(m: &Metadata) -> Value {
 /// An error document (`{"error-message": ...}`), as LAMI specifies.
 pub fn error_json(msg: &str) -> Value {
     json!({"error-message": msg})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_equals_document() {
+        let mut t = Table::new("per-tid", 1, 2);
+        t.title = Some("T".into());
+        t.rows.push(vec![cell::number(3), cell::unknown()]);
+        let u = Table::new("total", 1, 2);
+        let mut buf = Vec::new();
+        write_results(&mut buf, &[t.clone(), u.clone()]).unwrap();
+        let v: Value = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(v, results_json(&[t, u]));
+    }
 }

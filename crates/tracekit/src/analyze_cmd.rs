@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use analysis::lami::{error_json, metadata_json, results_json};
+use analysis::lami::{error_json, metadata_json};
 use analysis::{Common, Metadata};
 use clap::{Args, ValueEnum};
 
@@ -247,15 +247,15 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Err(e) => return Ok(fail(a.mi, &e.to_string())),
     };
     let tables = tables.remove(0);
-    let text = if a.mi {
-        format!("{}\n", results_json(&tables))
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let r = if a.mi {
+        analysis::lami::write_results(&mut out, &tables)
     } else if tables.is_empty() {
-        "No results in the analysed range.\n".to_string()
+        out.write_all(b"No results in the analysed range.\n")
     } else {
-        analysis::text::render(meta, &tables)
+        out.write_all(analysis::text::render(meta, &tables).as_bytes())
     };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match r.and_then(|_| out.flush()) {
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
         _ => {}
