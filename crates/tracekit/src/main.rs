@@ -1,5 +1,6 @@
 //! `tracekit`: the command-line front end.
 
+mod analyze_cmd;
 mod count;
 mod demo;
 mod gen_cmd;
@@ -37,6 +38,8 @@ enum Command {
     Record(record_cmd::RecordArgs),
     /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
     Sync(sync_cmd::SyncArgs),
+    /// Kernel trace analyses (lttng-analyses equivalents): cputop, syscallstats, irqstats…
+    Analyze(analyze_cmd::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Count(a) => count::run(&a),
         Command::Record(a) => record_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),
+        Command::Analyze(a) => analyze_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,238 @@
+//! The shared single pass: opens the traces, restricts them to the stream intersection and the
+//! requested time range, feeds the kernel model and hands its notifications to every analysis.
+
+use std::sync::Arc;
+
+use ctf::{Merger, Message, Trace};
+use kernel::{Model, Notification, State, StateOptions};
+
+use crate::lami::Table;
+
+/// Options shared by every analysis.
+#[derive(Debug, Clone, Default)]
+pub struct Common {
+    /// Only events at or after this time (ns since the epoch).
+    pub begin: Option<i64>,
+    /// Only events at or before this time.
+    pub end: Option<i64>,
+    /// Only these CPUs.
+    pub cpus: Option<Vec<u32>>,
+    /// Only these threads.
+    pub tids: Option<Vec<i32>>,
+    /// Only threads with these command names.
+    pub procnames: Option<Vec<String>>,
+    /// Do not restrict the analysis to the time range every stream covers.
+    pub no_intersection: bool,
+    /// Reproduce lttng-analyses 0.6.1's event handling defects (see
+    /// [`kernel::StateOptions::lttng_analyses_quirks`]); off by default.
+    pub lttng_analyses_quirks: bool,
+}
+
+impl Common {
+    pub fn cpu_ok(&self, cpu: u32) -> bool {
+        self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
+    }
+
+    /// Whether thread `tid` passes `--tid` / `--procname`.
+    pub fn thread_ok(&self, state: &State, tid: i32) -> bool {
+        if let Some(t) = &self.tids {
+            if !t.contains(&tid) {
+                return false;
+            }
+        }
+        if let Some(p) = &self.procnames {
+            let comm = state.thread(tid).map(|t| t.comm.as_str()).unwrap_or("");
+            if !p.iter().any(|n| n == comm) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The time range actually analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// Time of the first analysed event.
+    pub begin: i64,
+    /// Time of the last analysed event.
+    pub end: i64,
+}
+
+/// An analysis fed by the kernel model.
+pub trait Analysis {
+    /// Called once with the time of the first analysed event (the period start).
+    fn start(&mut self, _ts: i64) {}
+    /// Called for every notification, after the state applied the event.
+    fn notify(&mut self, state: &State, n: &Notification);
+    /// Called once at the end; returns the result tables.
+    fn finish(&mut self, model: &Model, range: Range) -> Vec<Table>;
+}
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Ctf(#[from] ctf::Error),
+    #[error("no events in the analysed time range")]
+    NoEvents,
+}
+
+/// Time (ns) bounds of every stream, from the packet contexts: (first packet's
+/// `timestamp_begin`, last packet's `timestamp_end`); None when the stream has no clock.
+fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
+    let mut out = Vec::new();
+    for (si, mut r) in trace.readers().into_iter().enumerate() {
+        let clock = trace.streams[si]
+            .stream_class_id
+            .and_then(|id| trace.class.streams.get(&id))
+            .or_else(|| trace.class.streams.values().next())
+            .and_then(|sc| sc.default_clock)
+            .and_then(|i| trace.class.clocks.get(i))
+            .cloned();
+        if let (Some(c), Some((b, e))) = (&clock, index_bounds(&trace.streams[si].files)) {
+            out.push(Some((c.cycles_to_ns(b) as i64, c.cycles_to_ns(e) as i64)));
+            continue;
+        }
+        let mut first: Option<i64> = None;
+        let mut last: Option<i64> = None;
+        let mut key = u64::MAX;
+        while let Some(m) = r.next() {
+            let Ok(Message::Event) = m else { continue };
+            let ev = r.event();
+            if ev.packet_key() == key {
+                continue;
+            }
+            key = ev.packet_key();
+            let pc = ev.packet_context();
+            let get = |n: &str| -> Option<i64> {
+                let c = pc?.field(n)?.as_u64()?;
+                Some(clock.as_ref()?.cycles_to_ns(c) as i64)
+            };
+            let b = get("timestamp_begin").or(ev.time_ns());
+            let e = get("timestamp_end").or(ev.time_ns());
+            if first.is_none() {
+                first = b;
+            }
+            if e.is_some() {
+                last = e;
+            }
+        }
+        out.push(first.zip(last));
+    }
+    out
+}
+
+/// (first `timestamp_begin`, last `timestamp_end`) in cycles from the LTTng packet index files
+/// (`index/NAME.idx`) of a stream's files, which also list the empty packets the reader skips.
+fn index_bounds(files: &[std::path::PathBuf]) -> Option<(u64, u64)> {
+    let read = |f: &std::path::PathBuf| -> Option<Vec<(u64, u64)>> {
+        let idx = f
+            .parent()?
+            .join("index")
+            .join(format!("{}.idx", f.file_name()?.to_string_lossy()));
+        let b = std::fs::read(idx).ok()?;
+        let be32 = |o: usize| Some(u32::from_be_bytes(b.get(o..o + 4)?.try_into().ok()?));
+        let be64 = |o: usize| Some(u64::from_be_bytes(b.get(o..o + 8)?.try_into().ok()?));
+        if be32(0)? != 0xC1F1_DCC1 {
+            return None;
+        }
+        let (major, minor) = (be32(4)?, be32(8)?);
+        let (hdr, size) = if (major, minor) == (1, 0) && be32(12)? != 56 {
+            (12, 56)
+        } else {
+            (16, be32(12)? as usize)
+        };
+        if size < 56 {
+            return None;
+        }
+        let n = (b.len() - hdr) / size;
+        (0..n)
+            .map(|i| {
+                let o = hdr + i * size;
+                Some((be64(o + 24)?, be64(o + 32)?))
+            })
+            .collect()
+    };
+    let first = read(files.first()?)?;
+    let last = read(files.last()?)?;
+    Some((first.first()?.0, last.last()?.1))
+}
+
+/// The time range every stream of every trace covers.
+pub fn intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
+    let mut b = i64::MIN;
+    let mut e = i64::MAX;
+    let mut any = false;
+    for t in traces {
+        for (sb, se) in stream_bounds(t).into_iter().flatten() {
+            any = true;
+            b = b.max(sb);
+            e = e.min(se);
+        }
+    }
+    any.then_some((b, e))
+}
+
+/// Runs `analyses` over `traces` in one pass.
+pub fn run(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    analyses: &mut [&mut dyn Analysis],
+) -> Result<(Vec<Vec<Table>>, Range), RunError> {
+    let (mut lo, mut hi) = (
+        common.begin.unwrap_or(i64::MIN),
+        common.end.unwrap_or(i64::MAX),
+    );
+    if !common.no_intersection {
+        if let Some((b, e)) = intersection(traces) {
+            lo = lo.max(b);
+            hi = hi.min(e);
+        }
+    }
+    let mut model = Model::new(StateOptions {
+        lttng_analyses_quirks: common.lttng_analyses_quirks,
+    });
+    let mut merger = Merger::new(traces);
+    let mut notes = Vec::with_capacity(8);
+    let mut first: Option<i64> = None;
+    let mut last = 0i64;
+    while let Some(m) = merger.next() {
+        if *m != Message::Event {
+            continue;
+        }
+        let Some(ts) = merger.current_time() else {
+            continue;
+        };
+        if ts < lo {
+            continue;
+        }
+        if ts > hi {
+            break;
+        }
+        let Some(ev) = merger.event() else { continue };
+        if first.is_none() {
+            first = Some(ts);
+            for a in analyses.iter_mut() {
+                a.start(ts);
+            }
+        }
+        model.process(&ev, ts, &mut notes);
+        last = ts;
+        for n in notes.drain(..) {
+            for a in analyses.iter_mut() {
+                a.notify(&model.state, &n);
+            }
+        }
+    }
+    let first = first.ok_or(RunError::NoEvents)?;
+    let range = Range {
+        begin: first,
+        end: last,
+    };
+    let tables = analyses
+        .iter_mut()
+        .map(|a| a.finish(&model, range))
+        .collect();
+    Ok((tables, range))
+}

@@ -1,0 +1,282 @@
+//! `iolatencystats` / `iolatencyfreq`: latencies of I/O system calls by category, and of disk
+//! (partition) requests.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kernel::{Model, Notification, State};
+
+use crate::driver::{Analysis, Common, Range};
+use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::stats::{histogram, Stats};
+
+pub const METADATA: Metadata = Metadata {
+    title: "I/O analysis",
+    description: "System call/disk latency statistics, system call latency distribution, \
+                  system call top latencies, I/O usage top, and I/O operations log",
+    tags: &[
+        "linux-kernel",
+        "lttng-analyses",
+        "io",
+        "syscall",
+        "stats",
+        "freq",
+        "log",
+        "top",
+    ],
+    table_classes: &[
+        TableClass {
+            name: "syscall-latency-stats",
+            title: "System call latency statistics",
+            columns: &[
+                col("System call category", "string"),
+                colu("Call count", "number", "calls"),
+                col("Minimum call latency", "duration"),
+                col("Average call latency", "duration"),
+                col("Maximum call latency", "duration"),
+                col("System call latency standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "disk-latency-stats",
+            title: "Partition latency statistics",
+            columns: &[
+                col("Partition", "disk"),
+                colu("Access count", "number", "accesses"),
+                col("Minimum access latency", "duration"),
+                col("Average access latency", "duration"),
+                col("Maximum access latency", "duration"),
+                col("System access latency standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "freq",
+            title: "I/O request latency distribution",
+            columns: &[
+                col("Latency (lower bound)", "duration"),
+                col("Latency (upper bound)", "duration"),
+                colu("Request count", "number", "requests"),
+            ],
+        },
+    ],
+};
+
+/// I/O system call categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    Open,
+    Read,
+    Write,
+    Sync,
+}
+
+impl Category {
+    pub const ALL: [Category; 4] = [
+        Category::Open,
+        Category::Read,
+        Category::Write,
+        Category::Sync,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Category::Open => "Open",
+            Category::Read => "Read",
+            Category::Write => "Write",
+            Category::Sync => "Sync",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Category::Open => "open",
+            Category::Read => "read",
+            Category::Write => "write",
+            Category::Sync => "sync",
+        }
+    }
+
+    /// The category of system call `name` (with its `cmd` argument for fcntl). The sets are
+    /// lttng-analyses's: `accept*`, `splice`, `sendmmsg`, `sendfile*`, `fcntl64` and
+    /// `sync_file_range2` are not counted.
+    pub fn of(name: &str, cmd: Option<i64>) -> Option<Category> {
+        Some(match name {
+            "open" | "openat" | "creat" | "socket" | "dup" | "dup2" | "dup3" => Category::Open,
+            // F_DUPFD and F_DUPFD_CLOEXEC create descriptors.
+            "fcntl" if matches!(cmd, Some(0) | Some(1030)) => Category::Open,
+            "read" | "readv" | "pread64" | "preadv" | "recvfrom" | "recvmsg" => Category::Read,
+            "write" | "writev" | "pwrite64" | "pwritev" | "sendto" | "sendmsg" => Category::Write,
+            "sync" | "fsync" | "fdatasync" | "syncfs" | "sync_file_range" => Category::Sync,
+            _ => return None,
+        })
+    }
+}
+
+/// Output of the I/O latency analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    Stats,
+    Freq(usize),
+}
+
+/// The I/O latency analysis.
+#[derive(Debug)]
+pub struct IoLatency {
+    common: Common,
+    pub mode: IoMode,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    /// Per (system call name index, fcntl duplicating a descriptor).
+    raw: HashMap<(u32, bool), (Stats, Vec<i64>)>,
+    calls: BTreeMap<Category, (Stats, Vec<i64>)>,
+    disks: BTreeMap<u64, (Stats, Vec<i64>)>,
+}
+
+impl IoLatency {
+    pub fn new(common: Common, mode: IoMode) -> Self {
+        IoLatency {
+            common,
+            mode,
+            min: None,
+            max: None,
+            raw: HashMap::new(),
+            calls: BTreeMap::new(),
+            disks: BTreeMap::new(),
+        }
+    }
+
+    fn ok(&self, d: i64) -> bool {
+        self.min.is_none_or(|m| d >= m) && self.max.is_none_or(|m| d <= m)
+    }
+}
+
+/// The name of a block device: from the statedump, else `MAJOR,MINOR`.
+pub fn disk_name(state: &State, dev: u64) -> String {
+    state
+        .disks
+        .get(&dev)
+        .and_then(|d| d.name.clone())
+        .unwrap_or_else(|| format!("{},{}", dev >> 20, dev & 0xfffff))
+}
+
+impl Analysis for IoLatency {
+    fn notify(&mut self, state: &State, n: &Notification) {
+        let keep = matches!(self.mode, IoMode::Freq(_));
+        match *n {
+            Notification::SyscallDone {
+                tid,
+                name,
+                entry_ts,
+                exit_ts,
+                cmd,
+                ..
+            } => {
+                let d = exit_ts - entry_ts;
+                if !self.ok(d) || !self.common.thread_ok(state, tid) {
+                    return;
+                }
+                let dupfd = matches!(cmd, Some(0) | Some(1030));
+                let e = self.raw.entry((name, dupfd)).or_default();
+                e.0.add(d);
+                if keep {
+                    e.1.push(d);
+                }
+            }
+            Notification::BlockDone {
+                disk,
+                issue,
+                complete,
+                ..
+            } => {
+                let d = complete - issue;
+                if !self.ok(d) {
+                    return;
+                }
+                let e = self.disks.entry(disk).or_default();
+                e.0.add(d);
+                if keep {
+                    e.1.push(d);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
+        let state = &model.state;
+        for ((name, dupfd), (s, v)) in self.raw.drain() {
+            let cmd = dupfd.then_some(0);
+            if let Some(c) = Category::of(model.resolver.syscalls.name(name), cmd) {
+                let e = self.calls.entry(c).or_default();
+                e.0.merge(&s);
+                e.1.extend(v);
+            }
+        }
+        let (b, e) = (range.begin, range.end);
+        let sd = |s: &Stats| s.stdev().map(cell::duration).unwrap_or_else(cell::unknown);
+        match self.mode {
+            IoMode::Stats => {
+                let mut t = Table::new("syscall-latency-stats", b, e);
+                for c in Category::ALL {
+                    let s = self.calls.get(&c).map(|x| x.0).unwrap_or_default();
+                    t.rows.push(vec![
+                        cell::string(c.title()),
+                        cell::number(s.count),
+                        cell::duration_int(s.min),
+                        cell::duration(s.avg()),
+                        cell::duration_int(s.max),
+                        sd(&s),
+                    ]);
+                }
+                let mut out = vec![t];
+                // Partitions: whole disks that partitions are remapped to are left out.
+                let parts: Vec<_> = self
+                    .disks
+                    .iter()
+                    .filter(|(d, _)| !state.whole_disks.contains(d))
+                    .collect();
+                if !parts.is_empty() {
+                    let mut t = Table::new("disk-latency-stats", b, e);
+                    for (dev, (s, _)) in parts {
+                        t.rows.push(vec![
+                            cell::disk(&disk_name(state, *dev)),
+                            cell::number(s.count),
+                            cell::duration_int(s.min),
+                            cell::duration(s.avg()),
+                            cell::duration_int(s.max),
+                            sd(s),
+                        ]);
+                    }
+                    out.push(t);
+                }
+                out
+            }
+            IoMode::Freq(bins) => {
+                let mut out = Vec::new();
+                let mut push = |title: String, v: &[i64]| {
+                    let mut t = Table::new("freq", b, e);
+                    t.title = Some(format!("I/O request latency distribution [{title}]"));
+                    for (lo, hi, n) in histogram(v, bins, self.min, self.max) {
+                        t.rows.push(vec![
+                            cell::duration(lo),
+                            cell::duration(hi),
+                            cell::number(n),
+                        ]);
+                    }
+                    if !t.rows.is_empty() {
+                        out.push(t);
+                    }
+                };
+                for (c, (_, v)) in &self.calls {
+                    push(c.key().to_string(), v);
+                }
+                for (dev, (_, v)) in &self.disks {
+                    if state.whole_disks.contains(dev) {
+                        continue;
+                    }
+                    push(format!("disk: {}", disk_name(state, *dev)), v);
+                }
+                out
+            }
+        }
+    }
+}

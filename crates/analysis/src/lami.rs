@@ -1,0 +1,215 @@
+//! LAMI 1.0 (LTTng Analyses Machine Interface) output: result tables of typed cells.
+
+use serde_json::{json, Map, Value};
+
+/// A typed LAMI cell.
+pub mod cell {
+    use serde_json::{json, Value};
+
+    pub fn process(name: &str, tid: i32, pid: Option<i32>) -> Value {
+        match pid {
+            Some(pid) => json!({"class": "process", "name": name, "pid": pid, "tid": tid}),
+            None => json!({"class": "process", "name": name, "tid": tid}),
+        }
+    }
+    pub fn number(v: impl Into<serde_json::Number>) -> Value {
+        json!({"class": "number", "value": Value::Number(v.into())})
+    }
+    pub fn ratio(v: f64) -> Value {
+        json!({"class": "ratio", "value": v})
+    }
+    pub fn duration_int(v: i64) -> Value {
+        json!({"class": "duration", "value": v})
+    }
+    pub fn duration(v: f64) -> Value {
+        json!({"class": "duration", "value": v})
+    }
+    pub fn string(v: &str) -> Value {
+        json!({"class": "string", "value": v})
+    }
+    pub fn cpu(id: u32) -> Value {
+        json!({"class": "cpu", "id": id})
+    }
+    pub fn syscall(name: &str) -> Value {
+        json!({"class": "syscall", "name": name})
+    }
+    pub fn irq(hard: bool, nr: i64, name: &str) -> Value {
+        json!({"class": "irq", "hard": hard, "nr": nr, "name": name})
+    }
+    pub fn timestamp(ns: i64) -> Value {
+        json!({"class": "timestamp", "value": ns})
+    }
+    pub fn time_range(begin: i64, end: i64) -> Value {
+        json!({"class": "time-range", "begin": timestamp(begin), "end": timestamp(end)})
+    }
+    pub fn disk(name: &str) -> Value {
+        json!({"class": "disk", "name": name})
+    }
+    pub fn unknown() -> Value {
+        json!({"class": "unknown"})
+    }
+    pub fn empty() -> Value {
+        json!({"class": "empty"})
+    }
+}
+
+/// A column of a table class.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub title: &'static str,
+    pub class: &'static str,
+    pub unit: Option<&'static str>,
+}
+
+pub const fn col(title: &'static str, class: &'static str) -> Column {
+    Column {
+        title,
+        class,
+        unit: None,
+    }
+}
+
+pub const fn colu(title: &'static str, class: &'static str, unit: &'static str) -> Column {
+    Column {
+        title,
+        class,
+        unit: Some(unit),
+    }
+}
+
+/// A table class: its name, title and columns.
+#[derive(Debug, Clone)]
+pub struct TableClass {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub columns: &'static [Column],
+}
+
+/// What an analysis declares in `--metadata`.
+#[derive(Debug, Clone)]
+pub struct Metadata {
+    pub title: &'static str,
+    pub description: &'static str,
+    pub tags: &'static [&'static str],
+    pub table_classes: &'static [TableClass],
+}
+
+/// One result table.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The table class name.
+    pub class: &'static str,
+    /// A title replacing the class's (a LAMI "inherit" class), e.g. per-TID tables.
+    pub title: Option<String>,
+    pub begin: i64,
+    pub end: i64,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl Table {
+    pub fn new(class: &'static str, begin: i64, end: i64) -> Self {
+        Table {
+            class,
+            title: None,
+            begin,
+            end,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let class = match &self.title {
+            Some(t) => json!({"inherit": self.class, "title": t}),
+            None => json!(self.class),
+        };
+        json!({
+            "class": class,
+            "time-range": cell::time_range(self.begin, self.end),
+            "data": self.rows,
+        })
+    }
+}
+
+/// The `--mi` document of a set of results.
+pub fn results_json(tables: &[Table]) -> Value {
+    json!({"results": tables.iter().map(Table::to_json).collect::<Vec<_>>()})
+}
+
+/// Writes the `--mi` document of a set of results to `w`, table by table (no intermediate
+/// document: the results of large traces are big).
+pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::Result<()> {
+    w.write_all(b"{\"results\":[")?;
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        let class = match &t.title {
+            Some(title) => json!({"inherit": t.class, "title": title}),
+            None => json!(t.class),
+        };
+        w.write_all(b"{\"class\":")?;
+        serde_json::to_writer(&mut *w, &class)?;
+        w.write_all(b",\"time-range\":")?;
+        serde_json::to_writer(&mut *w, &cell::time_range(t.begin, t.end))?;
+        w.write_all(b",\"data\":")?;
+        serde_json::to_writer(&mut *w, &t.rows)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"]}\n")
+}
+
+/// The `--metadata` document of an analysis.
+pub fn metadata_json(m: &Metadata) -> Value {
+    let mut classes = Map::new();
+    for tc in m.table_classes {
+        let cols: Vec<Value> = tc
+            .columns
+            .iter()
+            .map(|c| {
+                let mut o = Map::new();
+                o.insert("title".into(), json!(c.title));
+                o.insert("class".into(), json!(c.class));
+                if let Some(u) = c.unit {
+                    o.insert("unit".into(), json!(u));
+                }
+                Value::Object(o)
+            })
+            .collect();
+        classes.insert(
+            tc.name.into(),
+            json!({"title": tc.title, "column-descriptions": cols}),
+        );
+    }
+    json!({
+        "mi-version": {"major": 1, "minor": 0},
+        "version": {"major": 0, "minor": 1, "patch": 0, "extra": "tracekit"},
+        "title": m.title,
+        "description": m.description,
+        "authors": ["tracekit developers"],
+        "url": "https://github.com/tracekit/tracekit",
+        "tags": m.tags,
+        "table-classes": Value::Object(classes),
+    })
+}
+
+/// An error document (`{"error-message": ...}`), as LAMI specifies.
+pub fn error_json(msg: &str) -> Value {
+    json!({"error-message": msg})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_equals_document() {
+        let mut t = Table::new("per-tid", 1, 2);
+        t.title = Some("T".into());
+        t.rows.push(vec![cell::number(3), cell::unknown()]);
+        let u = Table::new("total", 1, 2);
+        let mut buf = Vec::new();
+        write_results(&mut buf, &[t.clone(), u.clone()]).unwrap();
+        let v: Value = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(v, results_json(&[t, u]));
+    }
+}

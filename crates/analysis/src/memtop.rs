@@ -1,0 +1,144 @@
+//! `memtop`: pages allocated and freed per thread.
+
+use std::collections::HashMap;
+
+use kernel::{Model, Notification, State};
+
+use crate::driver::{Analysis, Common, Range};
+use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+
+pub const METADATA: Metadata = Metadata {
+    title: "Top memory usage",
+    description: "Per-TID top allocated/freed memory",
+    tags: &["linux-kernel", "lttng-analyses", "memory", "top"],
+    table_classes: &[
+        TableClass {
+            name: "allocd",
+            title: "Per-TID top allocated memory",
+            columns: &[
+                col("Process", "process"),
+                colu("Allocated pages", "number", "pages"),
+            ],
+        },
+        TableClass {
+            name: "freed",
+            title: "Per-TID top freed memory",
+            columns: &[
+                col("Process", "process"),
+                colu("Freed pages", "number", "pages"),
+            ],
+        },
+        TableClass {
+            name: "total",
+            title: "Total allocated/freed memory",
+            columns: &[
+                colu("Total allocated pages", "number", "pages"),
+                colu("Total freed pages", "number", "pages"),
+            ],
+        },
+        TableClass {
+            name: "summary",
+            title: "Memory usage - summary",
+            columns: &[
+                col("Time range", "time-range"),
+                colu("Total allocated pages", "number", "pages"),
+                colu("Total freed pages", "number", "pages"),
+            ],
+        },
+    ],
+};
+
+#[derive(Debug, Default)]
+struct TidMem {
+    comm: String,
+    allocd: u64,
+    freed: u64,
+}
+
+/// The memtop analysis.
+#[derive(Debug)]
+pub struct MemTop {
+    common: Common,
+    pub limit: usize,
+    tids: HashMap<i32, TidMem>,
+    allocd: u64,
+    freed: u64,
+}
+
+impl MemTop {
+    pub fn new(common: Common, limit: usize) -> Self {
+        MemTop {
+            common,
+            limit,
+            tids: HashMap::new(),
+            allocd: 0,
+            freed: 0,
+        }
+    }
+}
+
+impl Analysis for MemTop {
+    fn notify(&mut self, state: &State, n: &Notification) {
+        let Notification::Page {
+            cpu, tid, alloc, ..
+        } = *n
+        else {
+            return;
+        };
+        if !self.common.cpu_ok(cpu) {
+            return;
+        }
+        // Pages are counted when a thread (not the idle task) is known to run, as
+        // lttng-analyses does.
+        let Some(tid) = tid.filter(|t| *t != 0) else {
+            return;
+        };
+        if !self.common.thread_ok(state, tid) {
+            return;
+        }
+        let t = self.tids.entry(tid).or_insert_with(|| TidMem {
+            comm: state
+                .thread(tid)
+                .map(|t| t.comm.clone())
+                .unwrap_or_default(),
+            ..Default::default()
+        });
+        if alloc {
+            t.allocd += 1;
+            self.allocd += 1;
+        } else {
+            t.freed += 1;
+            self.freed += 1;
+        }
+    }
+
+    fn finish(&mut self, _model: &Model, range: Range) -> Vec<Table> {
+        let mut out = Vec::new();
+        for (class, alloc) in [("allocd", true), ("freed", false)] {
+            let mut v: Vec<(i32, &TidMem, u64)> = self
+                .tids
+                .iter()
+                .map(|(tid, t)| (*tid, t, if alloc { t.allocd } else { t.freed }))
+                .filter(|x| x.2 > 0)
+                .collect();
+            v.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            if self.limit > 0 {
+                v.truncate(self.limit);
+            }
+            if v.is_empty() {
+                continue;
+            }
+            let mut t = Table::new(class, range.begin, range.end);
+            for (tid, m, n) in v {
+                t.rows
+                    .push(vec![cell::process(&m.comm, tid, None), cell::number(n)]);
+            }
+            out.push(t);
+        }
+        let mut t = Table::new("total", range.begin, range.end);
+        t.rows
+            .push(vec![cell::number(self.allocd), cell::number(self.freed)]);
+        out.push(t);
+        out
+    }
+}

@@ -1,0 +1,321 @@
+//! `schedlog` / `schedtop` / `schedstats` / `schedfreq`: wakeup → switch-in latencies.
+
+use std::collections::BTreeMap;
+
+use kernel::{Model, Notification, State};
+use serde_json::Value;
+
+use crate::driver::{Analysis, Common, Range};
+use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
+use crate::stats::{histogram, Stats};
+
+const RECORD_COLUMNS: &[Column] = &[
+    col("Wakeup timestamp", "timestamp"),
+    col("Switch timestamp", "timestamp"),
+    col("Scheduling latency", "duration"),
+    col("Priority", "number"),
+    col("Target CPU", "cpu"),
+    col("Wakee process", "process"),
+    col("Waker process", "process"),
+];
+
+const STATS_COLUMNS: &[Column] = &[
+    colu("Scheduling count", "number", "schedulings"),
+    col("Minimum latency", "duration"),
+    col("Average latency", "duration"),
+    col("Maximum latency", "duration"),
+    col("Scheduling latency standard deviation", "duration"),
+];
+
+pub const METADATA: Metadata = Metadata {
+    title: "Scheduling latencies analysis",
+    description: "Scheduling latencies frequency distribution, statistics, top, and log",
+    tags: &[
+        "linux-kernel",
+        "lttng-analyses",
+        "sched",
+        "stats",
+        "freq",
+        "log",
+        "top",
+    ],
+    table_classes: &[
+        TableClass {
+            name: "log",
+            title: "Scheduling log",
+            columns: RECORD_COLUMNS,
+        },
+        TableClass {
+            name: "top",
+            title: "Scheduling top",
+            columns: RECORD_COLUMNS,
+        },
+        TableClass {
+            name: "total_stats",
+            title: "Scheduling latency stats (total)",
+            columns: STATS_COLUMNS,
+        },
+        TableClass {
+            name: "per_tid_stats",
+            title: "Scheduling latency stats (per-TID)",
+            columns: &[
+                col("Wakee process", "process"),
+                colu("Scheduling count", "number", "schedulings"),
+                col("Minimum latency", "duration"),
+                col("Average latency", "duration"),
+                col("Maximum latency", "duration"),
+                col("Scheduling latency standard deviation", "duration"),
+                col("Chronological priorities", "string"),
+            ],
+        },
+        TableClass {
+            name: "per_prio_stats",
+            title: "Scheduling latency stats (per-prio)",
+            columns: &[
+                col("Priority", "number"),
+                colu("Scheduling count", "number", "schedulings"),
+                col("Minimum latency", "duration"),
+                col("Average latency", "duration"),
+                col("Maximum latency", "duration"),
+                col("Scheduling latency standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "freq",
+            title: "Scheduling latency frequency distribution",
+            columns: &[
+                col("Duration (lower bound)", "duration"),
+                col("Duration (upper bound)", "duration"),
+                colu("Scheduling count", "number", "schedulings"),
+            ],
+        },
+    ],
+};
+
+/// Which tables to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedMode {
+    Log,
+    Top,
+    /// Per-thread histograms with this many bins.
+    Freq(usize),
+    /// Statistics: (total, per-TID, per-priority); none set means per-TID.
+    Stats {
+        total: bool,
+        per_tid: bool,
+        per_prio: bool,
+    },
+}
+
+/// One scheduling (a wakeup followed by the switch-in).
+#[derive(Debug, Clone)]
+pub struct SchedRecord {
+    pub wakeup: i64,
+    pub switch: i64,
+    pub prio: Option<i32>,
+    pub cpu: u32,
+    pub wakee: i32,
+    pub waker: Option<i32>,
+    /// Names at the time of the switch.
+    pub wakee_name: String,
+    pub waker_name: String,
+}
+
+/// The scheduling latency analysis.
+#[derive(Debug)]
+pub struct Sched {
+    common: Common,
+    pub mode: SchedMode,
+    pub limit: usize,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub records: Vec<SchedRecord>,
+}
+
+impl Sched {
+    pub fn new(common: Common, mode: SchedMode) -> Self {
+        Sched {
+            common,
+            mode,
+            limit: 10,
+            min: None,
+            max: None,
+            records: Vec::new(),
+        }
+    }
+}
+
+fn comm(state: &State, tid: i32) -> String {
+    state
+        .thread(tid)
+        .map(|t| t.comm.clone())
+        .unwrap_or_default()
+}
+
+/// A process cell: the name at the time of the record, the pid known at the end.
+fn process_cell(state: &State, name: &str, tid: i32) -> Value {
+    cell::process(name, tid, state.thread(tid).and_then(|t| t.pid))
+}
+
+fn stats_cells(s: &Stats) -> Vec<Value> {
+    vec![
+        cell::number(s.count),
+        cell::duration_int(s.min),
+        cell::duration(s.avg()),
+        cell::duration_int(s.max),
+        s.stdev().map(cell::duration).unwrap_or_else(cell::unknown),
+    ]
+}
+
+fn record_row(state: &State, r: &SchedRecord) -> Vec<Value> {
+    vec![
+        cell::timestamp(r.wakeup),
+        cell::timestamp(r.switch),
+        cell::duration_int(r.switch - r.wakeup),
+        r.prio.map(cell::number).unwrap_or_else(cell::unknown),
+        cell::cpu(r.cpu),
+        process_cell(state, &r.wakee_name, r.wakee),
+        r.waker
+            .map(|w| process_cell(state, &r.waker_name, w))
+            .unwrap_or(Value::Null),
+    ]
+}
+
+impl Analysis for Sched {
+    fn notify(&mut self, state: &State, n: &Notification) {
+        let Notification::SchedSwitch {
+            ts,
+            cpu,
+            next_tid,
+            next_prio,
+            wakeup: Some((wakeup, waker)),
+            ..
+        } = *n
+        else {
+            return;
+        };
+        let lat = ts - wakeup;
+        if !self.common.cpu_ok(cpu)
+            || !self.common.thread_ok(state, next_tid)
+            || self.min.is_some_and(|m| lat < m)
+            || self.max.is_some_and(|m| lat > m)
+        {
+            return;
+        }
+        self.records.push(SchedRecord {
+            wakeup,
+            switch: ts,
+            prio: next_prio,
+            cpu,
+            wakee: next_tid,
+            waker: waker.filter(|w| *w != 0),
+            wakee_name: comm(state, next_tid),
+            waker_name: waker.map(|w| comm(state, w)).unwrap_or_default(),
+        });
+    }
+
+    fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
+        let state = &model.state;
+        let (b, e) = (range.begin, range.end);
+        if self.records.is_empty() {
+            return Vec::new();
+        }
+        match self.mode {
+            SchedMode::Log => {
+                let mut t = Table::new("log", b, e);
+                t.rows = self.records.iter().map(|r| record_row(state, r)).collect();
+                vec![t]
+            }
+            SchedMode::Freq(bins) => {
+                let mut m: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+                for r in &self.records {
+                    m.entry(r.wakee).or_default().push(r.switch - r.wakeup);
+                }
+                let mut out = Vec::new();
+                for (tid, lats) in m {
+                    let mut t = Table::new("freq", b, e);
+                    t.title = Some(format!(
+                        "Scheduling latency frequency distribution [TID: {tid}]"
+                    ));
+                    for (lo, hi, n) in histogram(&lats, bins, self.min, self.max) {
+                        t.rows.push(vec![
+                            cell::duration(lo),
+                            cell::duration(hi),
+                            cell::number(n),
+                        ]);
+                    }
+                    if !t.rows.is_empty() {
+                        out.push(t);
+                    }
+                }
+                out
+            }
+            SchedMode::Top => {
+                let mut v: Vec<&SchedRecord> = self.records.iter().collect();
+                v.sort_by_key(|r| std::cmp::Reverse(r.switch - r.wakeup));
+                if self.limit > 0 {
+                    v.truncate(self.limit);
+                }
+                let mut t = Table::new("top", b, e);
+                t.rows = v.into_iter().map(|r| record_row(state, r)).collect();
+                vec![t]
+            }
+            SchedMode::Stats {
+                total,
+                per_tid,
+                per_prio,
+            } => {
+                let per_tid = per_tid || !(total || per_prio);
+                let mut out = Vec::new();
+                if total {
+                    let mut s = Stats::default();
+                    for r in &self.records {
+                        s.add(r.switch - r.wakeup);
+                    }
+                    let mut t = Table::new("total_stats", b, e);
+                    t.rows.push(stats_cells(&s));
+                    out.push(t);
+                }
+                if per_tid {
+                    let mut m: BTreeMap<i32, (String, Stats, Vec<i32>)> = BTreeMap::new();
+                    for r in &self.records {
+                        let x = m
+                            .entry(r.wakee)
+                            .or_insert_with(|| (comm(state, r.wakee), Stats::default(), vec![]));
+                        x.1.add(r.switch - r.wakeup);
+                        if let Some(p) = r.prio {
+                            if x.2.last() != Some(&p) {
+                                x.2.push(p);
+                            }
+                        }
+                    }
+                    let mut t = Table::new("per_tid_stats", b, e);
+                    for (tid, (name, s, prios)) in m {
+                        let mut row = vec![cell::process(&name, tid, None)];
+                        row.extend(stats_cells(&s));
+                        let p: Vec<String> = prios.iter().map(|p| p.to_string()).collect();
+                        row.push(cell::string(&format!("[{}]", p.join(", "))));
+                        t.rows.push(row);
+                    }
+                    out.push(t);
+                }
+                if per_prio {
+                    let mut m: BTreeMap<i32, Stats> = BTreeMap::new();
+                    for r in &self.records {
+                        if let Some(p) = r.prio {
+                            m.entry(p).or_default().add(r.switch - r.wakeup);
+                        }
+                    }
+                    let mut t = Table::new("per_prio_stats", b, e);
+                    for (p, s) in m {
+                        let mut row = vec![cell::number(p)];
+                        row.extend(stats_cells(&s));
+                        t.rows.push(row);
+                    }
+                    out.push(t);
+                }
+                out
+            }
+        }
+    }
+}

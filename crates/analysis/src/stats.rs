@@ -1,0 +1,131 @@
+//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford).
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stats {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    pub sum: i128,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    pub fn add(&mut self, v: i64) {
+        if self.count == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.count += 1;
+        self.sum += v as i128;
+        let x = v as f64;
+        let d = x - self.mean;
+        self.mean += d / self.count as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// Adds every sample of `o` (Chan et al.'s parallel update).
+    pub fn merge(&mut self, o: &Stats) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *o;
+            return;
+        }
+        let n = (self.count + o.count) as f64;
+        let delta = o.mean - self.mean;
+        self.mean += delta * o.count as f64 / n;
+        self.m2 += o.m2 + delta * delta * self.count as f64 * o.count as f64 / n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.count += o.count;
+        self.sum += o.sum;
+    }
+
+    pub fn avg(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    /// Sample standard deviation (n − 1); None below two samples.
+    pub fn stdev(&self) -> Option<f64> {
+        (self.count >= 2).then(|| (self.m2 / (self.count - 1) as f64).sqrt())
+    }
+}
+
+/// A linear histogram of `values` (ns) over `[min, max]` (ns; default: the values' range) in
+/// `bins` bins: (lower bound, upper bound, count), bounds in ns. Bounds are computed in µs and
+/// scaled, as lttng-analyses does, so they agree to the last digit.
+pub fn histogram(
+    values: &[i64],
+    bins: usize,
+    min: Option<i64>,
+    max: Option<i64>,
+) -> Vec<(f64, f64, u64)> {
+    if values.is_empty() || bins == 0 {
+        return Vec::new();
+    }
+    let lo = min.unwrap_or_else(|| *values.iter().min().unwrap()) as f64 / 1000.0;
+    let hi = max.unwrap_or_else(|| *values.iter().max().unwrap()) as f64 / 1000.0;
+    if hi <= lo {
+        // A single value: no distribution to show (lttng-analyses omits these too).
+        return Vec::new();
+    }
+    let step = (hi - lo) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for &v in values {
+        let x = v as f64 / 1000.0;
+        if x < lo || x > hi {
+            continue;
+        }
+        let i = if step > 0.0 {
+            (((x - lo) / step) as usize).min(bins - 1)
+        } else {
+            0
+        };
+        counts[i] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let b = lo + i as f64 * step;
+            ((b * 1000.0), ((b + step) * 1000.0), c)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdev_matches_definition() {
+        let mut s = Stats::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            s.add(v);
+        }
+        assert_eq!((s.min, s.max, s.count), (2, 9, 8));
+        assert!((s.avg() - 5.0).abs() < 1e-12);
+        assert!((s.stdev().unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let mut one = Stats::default();
+        one.add(3);
+        assert_eq!(one.stdev(), None);
+    }
+
+    #[test]
+    fn histogram_bins() {
+        let h = histogram(&[1000, 2000, 3000, 5000], 4, None, None);
+        let counts: Vec<u64> = h.iter().map(|x| x.2).collect();
+        assert_eq!(counts, vec![1, 1, 1, 1]);
+        assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
+        assert!(histogram(&[7, 7], 4, None, None).is_empty());
+    }
+}

@@ -1,0 +1,64 @@
+//! The LTTng kernel model shared by tracekit's analyses.
+//!
+//! * [`model`]: the event names of lttng-modules 2.1–2.13 mapped to one typed [`Kind`],
+//!   resolved once per (trace, stream class, event class).
+//! * [`state`]: one per-host state machine (threads, CPUs, IRQ context, fd tables, disks)
+//!   that emits [`Notification`]s.
+//! * [`Model`]: both together, fed events in time order.
+
+pub mod model;
+pub mod state;
+
+pub use model::{Kind, Resolved, Resolver, SyscallNames};
+pub use state::{Cpu, Notification, State, StateOptions, Thread};
+
+use ctf::Event;
+
+/// A resolver and a state machine, fed time-ordered events.
+#[derive(Debug, Default)]
+pub struct Model {
+    pub resolver: Resolver,
+    pub state: State,
+    /// CPU of each (trace, stream), from the packet context's `cpu_id`.
+    cpu_of: Vec<Vec<Option<u32>>>,
+}
+
+impl Model {
+    pub fn new(options: StateOptions) -> Self {
+        Model {
+            state: State::new(options),
+            ..Default::default()
+        }
+    }
+
+    /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
+    pub fn cpu_of(&mut self, ev: &Event<'_>) -> u32 {
+        let (t, s) = (ev.trace().index, ev.stream_index());
+        if self.cpu_of.len() <= t {
+            self.cpu_of.resize(t + 1, Vec::new());
+        }
+        let v = &mut self.cpu_of[t];
+        if v.len() <= s {
+            v.resize(s + 1, None);
+        }
+        *v[s].get_or_insert_with(|| {
+            ev.packet_context()
+                .and_then(|p| p.field("cpu_id"))
+                .and_then(|f| f.as_u64())
+                .map(|c| c as u32)
+                .unwrap_or(s as u32)
+        })
+    }
+
+    /// Resolves `ev`, applies it at time `ts` and appends the notifications to `out`.
+    /// Returns the resolved kind.
+    #[inline]
+    pub fn process(&mut self, ev: &Event<'_>, ts: i64, out: &mut Vec<Notification>) -> Resolved {
+        let r = self.resolver.resolve(ev);
+        if r.kind != Kind::Other {
+            let cpu = self.cpu_of(ev);
+            self.state.handle(r, ts, cpu, ev, out);
+        }
+        r
+    }
+}

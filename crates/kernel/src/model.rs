@@ -1,0 +1,282 @@
+//! The typed kernel event model: one enum for the event names of every lttng-modules version
+//! (2.1–2.13), resolved once per event class.
+
+use std::collections::HashMap;
+
+use ctf::Event;
+
+/// What a kernel event means, independent of the tracer version that named it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    SchedSwitch,
+    /// `sched_wakeup`.
+    SchedWakeup,
+    /// `sched_waking` (lttng-modules ≥ 2.8).
+    SchedWaking,
+    SchedWakeupNew,
+    SchedMigrateTask,
+    SchedProcessFork,
+    SchedProcessExec,
+    SchedProcessExit,
+    SchedProcessFree,
+    SchedPiSetprio,
+    IrqHandlerEntry,
+    IrqHandlerExit,
+    /// `softirq_raise` (< 2.7) or `irq_softirq_raise` (≥ 2.7).
+    SoftirqRaise,
+    SoftirqEntry,
+    SoftirqExit,
+    /// A system call entry; the value indexes the [`Resolver`]'s syscall name table.
+    SyscallEntry(u32),
+    /// A system call exit: named (`syscall_exit_*`, value = name index) or not (`exit_syscall`
+    /// of lttng-modules < 2.6, `None`).
+    SyscallExit(Option<u32>),
+    /// `mm_page_alloc` / `kmem_mm_page_alloc`.
+    PageAlloc,
+    /// `mm_page_free` / `kmem_mm_page_free`.
+    PageFree,
+    BlockRqIssue,
+    BlockRqComplete,
+    BlockBioRemap,
+    BlockBioBackmerge,
+    NetDevXmit,
+    /// `netif_receive_skb` / `net_if_receive_skb`.
+    NetifReceiveSkb,
+    HrtimerExpireEntry,
+    HrtimerExpireExit,
+    StatedumpStart,
+    StatedumpEnd,
+    StatedumpProcessState,
+    StatedumpFileDescriptor,
+    StatedumpBlockDevice,
+    /// Anything else (ignored by the state machine).
+    Other,
+}
+
+/// How an event class was named, for the version-dependent details of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved {
+    pub kind: Kind,
+    /// The name uses the ≥ 2.7 prefixes (`irq_softirq_*`, `timer_hrtimer_*`, `kmem_mm_page_*`).
+    pub prefixed: bool,
+    /// A `compat_syscall_*` event (32-bit system call on a 64-bit kernel).
+    pub compat: bool,
+    /// Subtract 100 from the `prio` of `sched_wak*` events (lttng-modules < 2.7.1 report the
+    /// kernel priority there).
+    pub wakeup_prio_plus_100: bool,
+}
+
+/// Classifies an event class name.
+pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
+    use Kind::*;
+    let mut prefixed = false;
+    let kind = match name {
+        "sched_switch" => SchedSwitch,
+        "sched_wakeup" => SchedWakeup,
+        "sched_waking" => SchedWaking,
+        "sched_wakeup_new" => SchedWakeupNew,
+        "sched_migrate_task" => SchedMigrateTask,
+        "sched_process_fork" => SchedProcessFork,
+        "sched_process_exec" => SchedProcessExec,
+        "sched_process_exit" => SchedProcessExit,
+        "sched_process_free" => SchedProcessFree,
+        "sched_pi_setprio" => SchedPiSetprio,
+        "irq_handler_entry" => IrqHandlerEntry,
+        "irq_handler_exit" => IrqHandlerExit,
+        "softirq_raise" => SoftirqRaise,
+        "softirq_entry" => SoftirqEntry,
+        "softirq_exit" => SoftirqExit,
+        "irq_softirq_raise" => {
+            prefixed = true;
+            SoftirqRaise
+        }
+        "irq_softirq_entry" => {
+            prefixed = true;
+            SoftirqEntry
+        }
+        "irq_softirq_exit" => {
+            prefixed = true;
+            SoftirqExit
+        }
+        "mm_page_alloc" => PageAlloc,
+        "mm_page_free" => PageFree,
+        "kmem_mm_page_alloc" => {
+            prefixed = true;
+            PageAlloc
+        }
+        "kmem_mm_page_free" => {
+            prefixed = true;
+            PageFree
+        }
+        "block_rq_issue" => BlockRqIssue,
+        "block_rq_complete" => BlockRqComplete,
+        "block_bio_remap" => BlockBioRemap,
+        "block_bio_backmerge" => BlockBioBackmerge,
+        "net_dev_xmit" => NetDevXmit,
+        "netif_receive_skb" | "net_if_receive_skb" => NetifReceiveSkb,
+        "hrtimer_expire_entry" => HrtimerExpireEntry,
+        "hrtimer_expire_exit" => HrtimerExpireExit,
+        "timer_hrtimer_expire_entry" => {
+            prefixed = true;
+            HrtimerExpireEntry
+        }
+        "timer_hrtimer_expire_exit" => {
+            prefixed = true;
+            HrtimerExpireExit
+        }
+        "lttng_statedump_start" => StatedumpStart,
+        "lttng_statedump_end" => StatedumpEnd,
+        "lttng_statedump_process_state" => StatedumpProcessState,
+        "lttng_statedump_file_descriptor" => StatedumpFileDescriptor,
+        "lttng_statedump_block_device" => StatedumpBlockDevice,
+        "exit_syscall" => SyscallExit(None),
+        _ => {
+            if let Some(s) = name
+                .strip_prefix("syscall_entry_")
+                .or_else(|| name.strip_prefix("compat_syscall_entry_"))
+            {
+                SyscallEntry(syscalls.intern(s))
+            } else if let Some(s) = name
+                .strip_prefix("syscall_exit_")
+                .or_else(|| name.strip_prefix("compat_syscall_exit_"))
+            {
+                SyscallExit(Some(syscalls.intern(s)))
+            } else if let Some(s) = name.strip_prefix("sys_") {
+                SyscallEntry(syscalls.intern(s))
+            } else {
+                Other
+            }
+        }
+    };
+    Resolved {
+        kind,
+        prefixed,
+        compat: name.starts_with("compat_syscall_"),
+        wakeup_prio_plus_100: false,
+    }
+}
+
+/// The lttng-modules version of a trace, from its environment.
+pub fn tracer_version(trace: &ctf::Trace) -> Option<(i64, i64, i64)> {
+    use ctf::ir::EnvValue;
+    if trace.class.env_str("tracer_name")? != "lttng-modules" {
+        return None;
+    }
+    let get = |n: &str| match trace.class.env(n) {
+        Some(EnvValue::Int(v)) => Some(*v),
+        Some(EnvValue::Str(s)) => s.parse().ok(),
+        None => None,
+    };
+    Some((
+        get("tracer_major")?,
+        get("tracer_minor")?,
+        get("tracer_patchlevel").unwrap_or(0),
+    ))
+}
+
+/// Interned system call names.
+#[derive(Debug, Default, Clone)]
+pub struct SyscallNames {
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl SyscallNames {
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+
+    pub fn name(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+}
+
+/// Resolves events to [`Resolved`] kinds through a per-(trace, stream class, event class)
+/// table, so names are compared once per class, not once per event.
+#[derive(Debug, Default)]
+pub struct Resolver {
+    /// Indexed by trace, then stream class id (sparse), then event class id.
+    tables: Vec<HashMap<u64, Vec<Option<Resolved>>>>,
+    pub syscalls: SyscallNames,
+}
+
+impl Resolver {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The kind of `ev`.
+    #[inline]
+    pub fn resolve(&mut self, ev: &Event<'_>) -> Resolved {
+        let t = ev.trace().index;
+        if self.tables.len() <= t {
+            self.tables.resize_with(t + 1, HashMap::new);
+        }
+        let table = self.tables[t].entry(ev.stream_class_id()).or_default();
+        let id = ev.class_id() as usize;
+        if id < table.len() {
+            if let Some(r) = table[id] {
+                return r;
+            }
+        } else if id < (1 << 20) {
+            table.resize(id + 1, None);
+        } else {
+            return classify(ev.name(), &mut self.syscalls);
+        }
+        let mut r = classify(ev.name(), &mut self.syscalls);
+        if matches!(
+            r.kind,
+            Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew
+        ) {
+            r.wakeup_prio_plus_100 = tracer_version(ev.trace()).is_some_and(|v| v < (2, 7, 1));
+        }
+        table[id] = Some(r);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_across_versions() {
+        let mut s = SyscallNames::default();
+        assert_eq!(classify("softirq_entry", &mut s).kind, Kind::SoftirqEntry);
+        let r = classify("irq_softirq_entry", &mut s);
+        assert_eq!(r.kind, Kind::SoftirqEntry);
+        assert!(r.prefixed);
+        assert_eq!(classify("kmem_mm_page_alloc", &mut s).kind, Kind::PageAlloc);
+        assert_eq!(
+            classify("timer_hrtimer_expire_exit", &mut s).kind,
+            Kind::HrtimerExpireExit
+        );
+        assert_eq!(
+            classify("net_if_receive_skb", &mut s).kind,
+            Kind::NetifReceiveSkb
+        );
+        let Kind::SyscallEntry(a) = classify("sys_open", &mut s).kind else {
+            panic!()
+        };
+        let Kind::SyscallEntry(b) = classify("syscall_entry_open", &mut s).kind else {
+            panic!()
+        };
+        assert_eq!(a, b);
+        assert_eq!(s.name(a), "open");
+        assert_eq!(
+            classify("exit_syscall", &mut s).kind,
+            Kind::SyscallExit(None)
+        );
+        let Kind::SyscallExit(Some(c)) = classify("compat_syscall_exit_open", &mut s).kind else {
+            panic!()
+        };
+        assert_eq!(c, a);
+        assert_eq!(classify("sched_stat_runtime", &mut s).kind, Kind::Other);
+    }
+}

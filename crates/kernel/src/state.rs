@@ -1,0 +1,547 @@
+//! The per-host kernel state machine: threads, CPUs (current thread, IRQ and soft IRQ
+//! context), per-process file descriptor tables, disks and pending block requests. It is fed
+//! time-ordered events and emits [`Notification`]s that analyses consume.
+
+use std::collections::{HashMap, VecDeque};
+
+use ctf::Event;
+
+use crate::model::{Kind, Resolved};
+
+/// A thread as the state knows it.
+#[derive(Debug, Clone, Default)]
+pub struct Thread {
+    pub tid: i32,
+    pub pid: Option<i32>,
+    pub comm: String,
+    pub prio: Option<i32>,
+    /// The system call in progress: (name index, entry time, `cmd` argument if any).
+    pub current_syscall: Option<(u32, i64, Option<i64>)>,
+    /// The first wakeup since the thread last ran, and the thread that woke it.
+    pub last_wakeup: Option<i64>,
+    pub last_waker: Option<i32>,
+}
+
+/// A file descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fd {
+    pub filename: String,
+    pub cloexec: bool,
+}
+
+/// A process (thread group): its file descriptor table.
+#[derive(Debug, Clone, Default)]
+pub struct Process {
+    pub pid: i32,
+    pub fds: HashMap<i64, Fd>,
+}
+
+/// A CPU.
+#[derive(Debug, Clone, Default)]
+pub struct Cpu {
+    pub id: u32,
+    /// The running thread (None before the CPU's first `sched_switch`).
+    pub current_tid: Option<i32>,
+    /// The hard IRQ being handled: (irq, entry time).
+    pub current_hard_irq: Option<(i64, i64)>,
+    /// Per soft IRQ vector: pending raise times (FIFO) and the running handler's entry time.
+    pub softirq_raises: HashMap<u64, VecDeque<i64>>,
+    pub softirq_running: HashMap<u64, (i64, Option<i64>)>,
+}
+
+/// A disk (block device).
+#[derive(Debug, Clone, Default)]
+pub struct Disk {
+    pub dev: u64,
+    pub name: Option<String>,
+    /// Issued requests by sector: (issue time, nr_sector, tid, write, device issued for).
+    pub pending: HashMap<u64, (i64, u64, Option<i32>, bool, u64)>,
+}
+
+/// What the state machine reports to analyses. Plain data; look details up in the [`State`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Notification {
+    /// A context switch. `next_prio_known` is the state's priority of `next_tid` before this
+    /// event updated it. `wakeup` is the pending wakeup of `next_tid` (time, waker).
+    SchedSwitch {
+        ts: i64,
+        cpu: u32,
+        prev_tid: i32,
+        next_tid: i32,
+        next_prio_known: Option<i32>,
+        /// `next_prio` of the event.
+        next_prio: Option<i32>,
+        wakeup: Option<(i64, Option<i32>)>,
+    },
+    /// The priority of a thread changed.
+    PrioChanged { ts: i64, tid: i32, prio: i32 },
+    /// A thread moved to another CPU.
+    Migrate { ts: i64, tid: i32 },
+    /// A completed system call of thread `tid` (name index of the entry).
+    SyscallDone {
+        tid: i32,
+        name: u32,
+        entry_ts: i64,
+        exit_ts: i64,
+        ret: i64,
+        /// The `cmd` argument of the entry (fcntl, ioctl…).
+        cmd: Option<i64>,
+    },
+    /// A completed hard IRQ handler.
+    HardIrqDone {
+        cpu: u32,
+        irq: i64,
+        begin: i64,
+        end: i64,
+    },
+    /// A soft IRQ was raised.
+    SoftIrqRaise { ts: i64, cpu: u32, vec: u64 },
+    /// A completed soft IRQ handler, with the raise that led to it (if seen).
+    SoftIrqDone {
+        cpu: u32,
+        vec: u64,
+        raise: Option<i64>,
+        begin: i64,
+        end: i64,
+    },
+    /// A completed block request (issue → complete with the same sector count). `disk` is the
+    /// device it was issued for (the partition, through `block_bio_remap`).
+    BlockDone {
+        disk: u64,
+        issue: i64,
+        complete: i64,
+        nr_sector: u64,
+        write: bool,
+        tid: Option<i32>,
+    },
+    /// A page allocation / free on `cpu` while `tid` ran.
+    Page {
+        ts: i64,
+        cpu: u32,
+        tid: Option<i32>,
+        alloc: bool,
+    },
+}
+
+/// Options of the state machine.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StateOptions {
+    /// Reproduce lttng-analyses 0.6.1's event handling defects (for comparisons): ignore the
+    /// ≥ 2.7 `irq_softirq_*` names, and do not take `compat_syscall_exit_*` as system
+    /// call exits.
+    pub lttng_analyses_quirks: bool,
+}
+
+/// The state of one traced host.
+#[derive(Debug, Default)]
+pub struct State {
+    pub options: StateOptions,
+    pub threads: HashMap<i32, Thread>,
+    pub processes: HashMap<i32, Process>,
+    pub cpus: Vec<Option<Cpu>>,
+    pub disks: HashMap<u64, Disk>,
+    /// Names of hard IRQs, from their handler entries.
+    pub irq_names: HashMap<i64, String>,
+    /// Statedump file table addresses → pid.
+    pub file_tables: HashMap<i64, i32>,
+    /// Remapped bios: (device, sector) → original device (partition).
+    pub remaps: HashMap<(u64, u64), u64>,
+    /// Devices that partitions are remapped to (whole disks).
+    pub whole_disks: std::collections::HashSet<u64>,
+}
+
+fn int(ev: &Event<'_>, name: &str) -> Option<i64> {
+    ev.field(name).and_then(|f| f.as_i64())
+}
+
+fn text(ev: &Event<'_>, name: &str) -> Option<String> {
+    ev.field(name)
+        .and_then(|f| f.as_str())
+        .map(|s| s.into_owned())
+}
+
+impl State {
+    pub fn new(options: StateOptions) -> Self {
+        State {
+            options,
+            ..Default::default()
+        }
+    }
+
+    /// The CPU `id`, created if unknown.
+    pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
+        let i = id as usize;
+        if self.cpus.len() <= i {
+            self.cpus.resize(i + 1, None);
+        }
+        self.cpus[i].get_or_insert_with(|| Cpu {
+            id,
+            ..Default::default()
+        })
+    }
+
+    /// The CPUs known so far (seen in events or as wakeup targets).
+    pub fn known_cpus(&self) -> impl Iterator<Item = &Cpu> {
+        self.cpus.iter().flatten()
+    }
+
+    pub fn current_tid(&self, cpu: u32) -> Option<i32> {
+        self.cpus.get(cpu as usize)?.as_ref()?.current_tid
+    }
+
+    pub fn thread(&self, tid: i32) -> Option<&Thread> {
+        self.threads.get(&tid)
+    }
+
+    fn thread_mut(&mut self, tid: i32, comm: Option<&str>) -> &mut Thread {
+        let t = self.threads.entry(tid).or_insert_with(|| Thread {
+            tid,
+            ..Default::default()
+        });
+        if let Some(c) = comm {
+            if t.comm != c {
+                t.comm = c.to_string();
+            }
+        }
+        t
+    }
+
+    fn check_prio(&mut self, ts: i64, tid: i32, prio: Option<i64>, out: &mut Vec<Notification>) {
+        let Some(prio) = prio else { return };
+        let prio = prio as i32;
+        if let Some(t) = self.threads.get_mut(&tid) {
+            if t.prio != Some(prio) {
+                t.prio = Some(prio);
+                out.push(Notification::PrioChanged { ts, tid, prio });
+            }
+        }
+    }
+
+    /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
+    pub fn handle(
+        &mut self,
+        r: Resolved,
+        ts: i64,
+        cpu: u32,
+        ev: &Event<'_>,
+        out: &mut Vec<Notification>,
+    ) {
+        match r.kind {
+            Kind::SchedSwitch => self.sched_switch(ts, cpu, ev, out),
+            Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
+                self.cpu_mut(cpu);
+                let Some(tid) = int(ev, "tid").map(|v| v as i32) else {
+                    return;
+                };
+                if let Some(target) = int(ev, "target_cpu") {
+                    self.cpu_mut(target as u32);
+                }
+                let waker = self.current_tid(cpu);
+                // A running thread is not waiting to run: ignore its wakeups.
+                if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
+                    let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
+                    self.check_prio(ts, tid, int(ev, "prio").map(|p| p - fix), out);
+                    return;
+                }
+                let comm = text(ev, "comm");
+                let t = self.thread_mut(tid, comm.as_deref());
+                if t.last_wakeup.is_none() {
+                    t.last_wakeup = Some(ts);
+                    t.last_waker = waker;
+                }
+                let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
+                self.check_prio(ts, tid, int(ev, "prio").map(|p| p - fix), out);
+            }
+            Kind::SchedPiSetprio => {
+                if let Some(tid) = int(ev, "tid") {
+                    self.check_prio(ts, tid as i32, int(ev, "newprio"), out);
+                }
+            }
+            Kind::SchedMigrateTask => {
+                self.cpu_mut(cpu);
+                if let Some(tid) = int(ev, "tid") {
+                    let tid = tid as i32;
+                    let comm = text(ev, "comm");
+                    self.thread_mut(tid, comm.as_deref());
+                    out.push(Notification::Migrate { ts, tid });
+                }
+            }
+            Kind::SchedProcessFork => self.fork(ev),
+            Kind::SchedProcessExec => {
+                // The new command name comes with the thread's next sched_switch.
+                if let Some(tid) = int(ev, "tid") {
+                    let tid = tid as i32;
+                    let t = self.thread_mut(tid, None);
+                    let pid = t.pid.unwrap_or(tid);
+                    if let Some(p) = self.processes.get_mut(&pid) {
+                        p.fds.retain(|_, fd| !fd.cloexec);
+                    }
+                }
+            }
+            Kind::StatedumpProcessState => self.statedump_process(ev),
+            Kind::StatedumpFileDescriptor => {
+                // lttng-modules < 2.11 give the pid; later ones the file table address of a
+                // process, announced by its process_state event.
+                let pid = int(ev, "pid").or_else(|| {
+                    let addr = int(ev, "file_table_address")?;
+                    self.file_tables.get(&addr).map(|p| *p as i64)
+                });
+                let (Some(pid), Some(fd)) = (pid, int(ev, "fd")) else {
+                    return;
+                };
+                let filename = text(ev, "filename").unwrap_or_default();
+                let flags = int(ev, "flags").unwrap_or(0);
+                let p = self.processes.entry(pid as i32).or_insert_with(|| Process {
+                    pid: pid as i32,
+                    ..Default::default()
+                });
+                p.fds.insert(
+                    fd,
+                    Fd {
+                        filename,
+                        cloexec: flags & 0o2000000 != 0,
+                    },
+                );
+            }
+            Kind::StatedumpBlockDevice => {
+                if let Some(dev) = int(ev, "dev") {
+                    let d = self.disks.entry(dev as u64).or_insert_with(|| Disk {
+                        dev: dev as u64,
+                        ..Default::default()
+                    });
+                    d.name = text(ev, "diskname");
+                }
+            }
+            Kind::SyscallEntry(name) => {
+                if let Some(tid) = self.current_tid(cpu) {
+                    let cmd = int(ev, "cmd");
+                    self.thread_mut(tid, None).current_syscall = Some((name, ts, cmd));
+                }
+            }
+            Kind::BlockBioRemap => {
+                if let (Some(dev), Some(sector), Some(old)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "old_dev"))
+                {
+                    self.remaps.insert((dev as u64, sector as u64), old as u64);
+                    if old != dev {
+                        self.whole_disks.insert(dev as u64);
+                    }
+                }
+            }
+            Kind::BlockRqIssue => {
+                let (Some(dev), Some(sector), Some(nr)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                else {
+                    return;
+                };
+                let (dev, sector) = (dev as u64, sector as u64);
+                let disk = self.remaps.remove(&(dev, sector)).unwrap_or(dev);
+                let write = int(ev, "rwbs").unwrap_or(0) & 1 == 1;
+                let tid = int(ev, "tid").map(|t| t as i32);
+                let d = self.disks.entry(dev).or_insert_with(|| Disk {
+                    dev,
+                    ..Default::default()
+                });
+                d.pending.insert(sector, (ts, nr as u64, tid, write, disk));
+            }
+            Kind::BlockRqComplete => {
+                let (Some(dev), Some(sector), Some(nr)) =
+                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                else {
+                    return;
+                };
+                let Some(d) = self.disks.get_mut(&(dev as u64)) else {
+                    return;
+                };
+                if let Some(&(issue, n, tid, write, disk)) = d.pending.get(&(sector as u64)) {
+                    if n == nr as u64 {
+                        d.pending.remove(&(sector as u64));
+                        out.push(Notification::BlockDone {
+                            disk,
+                            issue,
+                            complete: ts,
+                            nr_sector: n,
+                            write,
+                            tid,
+                        });
+                    }
+                }
+            }
+            Kind::SyscallExit(_) => {
+                if r.compat && self.options.lttng_analyses_quirks {
+                    return;
+                }
+                let Some(tid) = self.current_tid(cpu) else {
+                    return;
+                };
+                let Some(t) = self.threads.get_mut(&tid) else {
+                    return;
+                };
+                if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
+                    let ret = int(ev, "ret").unwrap_or(0);
+                    out.push(Notification::SyscallDone {
+                        tid,
+                        name,
+                        entry_ts,
+                        exit_ts: ts,
+                        ret,
+                        cmd,
+                    });
+                }
+            }
+            Kind::IrqHandlerEntry => {
+                let Some(irq) = int(ev, "irq") else { return };
+                if let Some(name) = ev.field("name").and_then(|f| f.as_str()) {
+                    if self.irq_names.get(&irq).map(|s| s.as_str()) != Some(&*name) {
+                        self.irq_names.insert(irq, name.into_owned());
+                    }
+                }
+                self.cpu_mut(cpu).current_hard_irq = Some((irq, ts));
+            }
+            Kind::IrqHandlerExit => {
+                let Some(irq) = int(ev, "irq") else { return };
+                let c = self.cpu_mut(cpu);
+                match c.current_hard_irq {
+                    Some((cur, begin)) if cur == irq => {
+                        c.current_hard_irq = None;
+                        out.push(Notification::HardIrqDone {
+                            cpu,
+                            irq,
+                            begin,
+                            end: ts,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            Kind::SoftirqRaise | Kind::SoftirqEntry | Kind::SoftirqExit => {
+                if r.prefixed && self.options.lttng_analyses_quirks {
+                    return;
+                }
+                let Some(vec) = int(ev, "vec").map(|v| v as u64) else {
+                    return;
+                };
+                let c = self.cpu_mut(cpu);
+                match r.kind {
+                    Kind::SoftirqRaise => {
+                        c.softirq_raises.entry(vec).or_default().push_back(ts);
+                        out.push(Notification::SoftIrqRaise { ts, cpu, vec });
+                    }
+                    Kind::SoftirqEntry => {
+                        let raise = c.softirq_raises.get_mut(&vec).and_then(|q| q.pop_front());
+                        c.softirq_running.insert(vec, (ts, raise));
+                    }
+                    _ => {
+                        if let Some((begin, raise)) = c.softirq_running.remove(&vec) {
+                            out.push(Notification::SoftIrqDone {
+                                cpu,
+                                vec,
+                                raise,
+                                begin,
+                                end: ts,
+                            });
+                        }
+                    }
+                }
+            }
+            Kind::PageAlloc | Kind::PageFree => {
+                let tid = self.current_tid(cpu);
+                out.push(Notification::Page {
+                    ts,
+                    cpu,
+                    tid,
+                    alloc: r.kind == Kind::PageAlloc,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn sched_switch(&mut self, ts: i64, cpu: u32, ev: &Event<'_>, out: &mut Vec<Notification>) {
+        let (Some(prev_tid), Some(next_tid)) = (int(ev, "prev_tid"), int(ev, "next_tid")) else {
+            return;
+        };
+        let (prev_tid, next_tid) = (prev_tid as i32, next_tid as i32);
+        let prev_comm = text(ev, "prev_comm");
+        let next_comm = text(ev, "next_comm");
+        self.cpu_mut(cpu).current_tid = Some(next_tid);
+        let prev = self.thread_mut(prev_tid, prev_comm.as_deref());
+        // The previous task's priority is updated without a notification (it just ran with it).
+        if let Some(p) = int(ev, "prev_prio") {
+            prev.prio = Some(p as i32);
+        }
+        let next = self.thread_mut(next_tid, next_comm.as_deref());
+        let next_prio_known = next.prio;
+        let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
+        out.push(Notification::SchedSwitch {
+            ts,
+            cpu,
+            prev_tid,
+            next_tid,
+            next_prio_known,
+            next_prio: int(ev, "next_prio").map(|p| p as i32),
+            wakeup,
+        });
+        self.check_prio(ts, next_tid, int(ev, "next_prio"), out);
+    }
+
+    fn fork(&mut self, ev: &Event<'_>) {
+        let (Some(ptid), Some(ctid)) = (int(ev, "parent_tid"), int(ev, "child_tid")) else {
+            return;
+        };
+        let (ptid, ctid) = (ptid as i32, ctid as i32);
+        let ppid = int(ev, "parent_pid").map(|v| v as i32);
+        let cpid = int(ev, "child_pid").map(|v| v as i32);
+        let ccomm = text(ev, "child_comm");
+        let parent = self.thread_mut(ptid, None);
+        if parent.pid.is_none() {
+            parent.pid = ppid;
+        }
+        let parent_prio = parent.prio;
+        let parent_pid = parent.pid.unwrap_or(ptid);
+        let child = self.thread_mut(ctid, ccomm.as_deref());
+        child.pid = cpid.or(child.pid);
+        if child.prio.is_none() {
+            child.prio = parent_prio;
+        }
+        let child_pid = child.pid.unwrap_or(ctid);
+        if child_pid != parent_pid && !self.processes.contains_key(&child_pid) {
+            let fds = self
+                .processes
+                .get(&parent_pid)
+                .map(|p| p.fds.clone())
+                .unwrap_or_default();
+            self.processes.insert(
+                child_pid,
+                Process {
+                    pid: child_pid,
+                    fds,
+                },
+            );
+        }
+    }
+
+    fn statedump_process(&mut self, ev: &Event<'_>) {
+        let Some(tid) = int(ev, "tid") else { return };
+        let tid = tid as i32;
+        let pid = int(ev, "pid").map(|v| v as i32);
+        let name = text(ev, "name");
+        let prio = int(ev, "prio");
+        let t = self.thread_mut(tid, name.as_deref());
+        if pid.is_some() {
+            t.pid = pid;
+        }
+        if t.prio.is_none() {
+            t.prio = prio.map(|p| p as i32);
+        }
+        if let (Some(pid), Some(addr)) = (pid, int(ev, "file_table_address")) {
+            self.file_tables.insert(addr, pid);
+        }
+        if let Some(pid) = pid {
+            self.processes.entry(pid).or_insert_with(|| Process {
+                pid,
+                ..Default::default()
+            });
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! `tracekit analyze NAME [options] PATH...`: the lttng-analyses equivalents.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use analysis::lami::{error_json, metadata_json};
+use analysis::{Common, Metadata};
+use clap::{Args, ValueEnum};
+
+/// The analyses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Name {
+    Cputop,
+    Memtop,
+    Syscallstats,
+    Irqstats,
+    Irqlog,
+    Irqfreq,
+    Schedlog,
+    Schedfreq,
+    Schedtop,
+    Schedstats,
+    Iolatencystats,
+    Iolatencyfreq,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// The analysis to run.
+    #[arg(value_enum)]
+    pub name: Name,
+    /// Trace directories (or directories holding traces).
+    #[arg(required_unless_present = "metadata")]
+    pub paths: Vec<PathBuf>,
+    /// Print LAMI 1.0 JSON (as `lttng-NAME-mi`).
+    #[arg(long)]
+    pub mi: bool,
+    /// Print the LAMI metadata (table classes) of the analysis and exit.
+    #[arg(long)]
+    pub metadata: bool,
+    /// Start of the analysed range: `[YYYY-MM-DD ]HH:MM:SS[.ns]` (UTC) or ns since the epoch.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// End of the analysed range (same forms as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// `[BEGIN,END]` (same forms as --begin).
+    #[arg(long)]
+    pub timerange: Option<String>,
+    /// Only these CPUs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub cpu: Option<Vec<u32>>,
+    /// Only these thread ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub tid: Option<Vec<i32>>,
+    /// Only these command names (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub procname: Option<Vec<String>>,
+    /// Rows of top tables.
+    #[arg(long, alias = "top", default_value_t = 10)]
+    pub limit: usize,
+    /// Minimum duration or latency, µs.
+    #[arg(long)]
+    pub min: Option<f64>,
+    /// Maximum duration or latency, µs.
+    #[arg(long)]
+    pub max: Option<f64>,
+    /// Only these hard IRQs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub irq: Option<Vec<i64>>,
+    /// Only these soft IRQ vectors (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub softirq: Option<Vec<u64>>,
+    /// Histogram bins (irqfreq, schedfreq).
+    #[arg(long, default_value_t = 20)]
+    pub freq_resolution: usize,
+    /// schedstats: total statistics.
+    #[arg(long)]
+    pub total: bool,
+    /// schedstats: per-thread statistics (the default).
+    #[arg(long)]
+    pub per_tid: bool,
+    /// schedstats: per-priority statistics.
+    #[arg(long)]
+    pub per_prio: bool,
+    /// Analyse every event, not only the range every stream covers.
+    #[arg(long)]
+    pub no_intersection: bool,
+    /// Reproduce lttng-analyses 0.6.1's event-handling defects (see
+    /// crates/analysis/DIFFERENCES.md), to compare with its output.
+    #[arg(long)]
+    pub lttng_analyses_quirks: bool,
+    /// Times are always UTC (accepted for lttng-analyses compatibility).
+    #[arg(long)]
+    pub gmt: bool,
+    /// Accepted for lttng-analyses compatibility.
+    #[arg(long, hide = true)]
+    pub no_progress: bool,
+    /// Accepted for lttng-analyses compatibility.
+    #[arg(long, hide = true)]
+    pub no_color: bool,
+}
+
+fn metadata_of(n: Name) -> &'static Metadata {
+    match n {
+        Name::Cputop => &analysis::cputop::METADATA,
+        Name::Memtop => &analysis::memtop::METADATA,
+        Name::Syscallstats => &analysis::syscallstats::METADATA,
+        Name::Irqstats | Name::Irqlog | Name::Irqfreq => &analysis::irq::METADATA,
+        Name::Iolatencystats | Name::Iolatencyfreq => &analysis::io::METADATA,
+        Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
+            &analysis::sched::METADATA
+        }
+    }
+}
+
+/// Parses a time: ns since the epoch, `YYYY-MM-DD HH:MM:SS[.ns]`, or `HH:MM:SS[.ns]` on the
+/// day of `day_of` (ns since the epoch).
+pub fn parse_time(s: &str, day_of: i64) -> Result<i64, String> {
+    let s = s.trim();
+    if let Ok(v) = s.parse::<i64>() {
+        return Ok(v);
+    }
+    let bad = || format!("invalid time '{s}' (expected [YYYY-MM-DD ]HH:MM:SS[.ns])");
+    let (date, time) = match s.split_once(' ') {
+        Some((d, t)) => (Some(d), t),
+        None => (None, s),
+    };
+    let (hms, frac) = match time.split_once('.') {
+        Some((a, b)) => (a, Some(b)),
+        None => (time, None),
+    };
+    let parts: Vec<i64> = hms
+        .split(':')
+        .map(|p| p.parse::<i64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let mut ns = (parts[0] * 3600 + parts[1] * 60 + parts[2]) * 1_000_000_000;
+    if let Some(f) = frac {
+        if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        ns += f.parse::<i64>().map_err(|_| bad())? * 10i64.pow(9 - f.len() as u32);
+    }
+    let day_ns = match date {
+        None => day_of.div_euclid(86_400 * 1_000_000_000) * 86_400 * 1_000_000_000,
+        Some(d) => {
+            let p: Vec<i64> = d
+                .split('-')
+                .map(|x| x.parse::<i64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad())?;
+            if p.len() != 3 {
+                return Err(bad());
+            }
+            days_from_civil(p[0], p[1], p[2]) * 86_400 * 1_000_000_000
+        }
+    };
+    Ok(day_ns + ns)
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn fail(mi: bool, msg: &str) -> ExitCode {
+    if mi {
+        println!("{}", error_json(msg));
+    } else {
+        eprintln!("tracekit analyze: error: {msg}");
+    }
+    ExitCode::from(1)
+}
+
+pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let meta = metadata_of(a.name);
+    if a.metadata {
+        println!("{}", metadata_json(meta));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let traces = match ctf::open_all(&a.paths) {
+        Ok(t) => t,
+        Err(e) => return Ok(fail(a.mi, &e.to_string())),
+    };
+    let mut common = Common {
+        cpus: a.cpu.clone(),
+        tids: a.tid.clone(),
+        procnames: a.procname.clone(),
+        no_intersection: a.no_intersection,
+        lttng_analyses_quirks: a.lttng_analyses_quirks,
+        ..Default::default()
+    };
+    if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
+        let day = analysis::driver::intersection(&traces)
+            .map(|r| r.0)
+            .unwrap_or(0);
+        let (b, e) = match &a.timerange {
+            Some(r) => {
+                let r = r.trim().trim_start_matches('[').trim_end_matches(']');
+                let Some((b, e)) = r.split_once(',') else {
+                    return Ok(fail(a.mi, "--timerange: expected [BEGIN,END]"));
+                };
+                (Some(b.to_string()), Some(e.to_string()))
+            }
+            None => (a.begin.clone(), a.end.clone()),
+        };
+        for (src, dst) in [(b, &mut common.begin), (e, &mut common.end)] {
+            if let Some(s) = src {
+                match parse_time(&s, day) {
+                    Ok(v) => *dst = Some(v),
+                    Err(m) => return Ok(fail(a.mi, &m)),
+                }
+            }
+        }
+    }
+    let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
+    let opts = analysis::Options {
+        limit: a.limit,
+        min: us(a.min),
+        max: us(a.max),
+        irqs: a.irq.clone(),
+        softirqs: a.softirq.clone(),
+        freq_resolution: a.freq_resolution,
+        total: a.total,
+        per_tid: a.per_tid,
+        per_prio: a.per_prio,
+    };
+    let name = a
+        .name
+        .to_possible_value()
+        .expect("named")
+        .get_name()
+        .to_string();
+    let (mut an, _) = analysis::build(&name, &common, &opts).expect("known analysis");
+    let (mut tables, _range) = match analysis::run(&traces, &common, &mut [an.as_mut()]) {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(a.mi, &e.to_string())),
+    };
+    let tables = tables.remove(0);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let r = if a.mi {
+        analysis::lami::write_results(&mut out, &tables)
+    } else if tables.is_empty() {
+        out.write_all(b"No results in the analysed range.\n")
+    } else {
+        out.write_all(analysis::text::render(meta, &tables).as_bytes())
+    };
+    match r.and_then(|_| out.flush()) {
+        // A closed pipe (`| head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        let day = 1_457_113_582_794_565_804;
+        assert_eq!(
+            parse_time("17:46:22.794565804", day).unwrap(),
+            1_457_113_582_794_565_804
+        );
+        assert_eq!(
+            parse_time("2016-03-04 17:46:22.5", 0).unwrap(),
+            1_457_113_582_500_000_000
+        );
+        assert_eq!(parse_time("12", 0).unwrap(), 12);
+        assert!(parse_time("1:2", 0).is_err());
+    }
+}
