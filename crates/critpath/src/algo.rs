@@ -159,7 +159,14 @@ fn append_path(g: &Graph, p: &mut Graph, a: WorkerId, b: Edge, links: &[Edge], o
         anc = p.add_vertex(src, g.ts(b.from));
         p.link(b1, anc, EdgeType::Default, u32::MAX);
         if g.ts(first.from) > p.ts(anc) {
-            anc = p.append(src, g.ts(first.from), EdgeType::Unknown);
+            // Nothing is known of the source before it started the chain: that time is
+            // unknown, except that a network wait is still network time.
+            let ty = if b.ty == EdgeType::Network {
+                EdgeType::Network
+            } else {
+                EdgeType::Unknown
+            };
+            anc = p.append(src, g.ts(first.from), ty);
         }
     }
     let mut prev: Option<Edge> = None;
