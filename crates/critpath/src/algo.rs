@@ -46,7 +46,7 @@ pub fn critical_path(g: &Graph, start: VId, opts: &PathOptions) -> Graph {
             break;
         }
         if e.ty.is_blocking() {
-            let mut links = resolve(g, e, g.ts(e.from), 0);
+            let mut links = resolve(g, e, g.ts(e.from), 0, opts.cut_at_departure);
             links.reverse();
             append_path(g, &mut p, a, e, &links, opts);
         } else {
@@ -77,7 +77,7 @@ fn find_incoming(g: &Graph, v: VId) -> Option<VId> {
 const MAX_DEPTH: u32 = 10_000;
 
 /// The edges (latest first) that explain the wait `b`, no earlier than `bound`.
-fn resolve(g: &Graph, b: Edge, bound: i64, depth: u32) -> Vec<Edge> {
+fn resolve(g: &Graph, b: Edge, bound: i64, depth: u32, cut: bool) -> Vec<Edge> {
     let mut s: Vec<Edge> = Vec::new();
     if depth > MAX_DEPTH {
         return s;
@@ -108,12 +108,22 @@ fn resolve(g: &Graph, b: Edge, bound: i64, depth: u32) -> Vec<Edge> {
         }
         if let Some(h) = ih {
             if h.ty.is_blocking() {
-                let r = resolve(g, h, bnd, depth + 1);
+                let r = resolve(g, h, bnd, depth + 1, cut);
+                let mut back_to = h.from;
                 if r.is_empty() && h.ty == EdgeType::Network {
                     s.push(h);
                 } else {
+                    // The wait is explained by a packet or I/O request this same worker sent
+                    // before it blocked: its path goes on from the departure.
+                    if let Some(e) = r.last() {
+                        if cut && departs_before(g, e, h.from) {
+                            back_to = e.from;
+                        }
+                    }
                     s.extend(r);
                 }
+                v = Some(back_to);
+                continue;
             } else {
                 s.push(h);
             }
@@ -132,6 +142,14 @@ fn resolve(g: &Graph, b: Edge, bound: i64, depth: u32) -> Vec<Edge> {
         }
     }
     s
+}
+
+/// True when `e` is a packet or block request that left `at`'s worker before `at`.
+fn departs_before(g: &Graph, e: &Edge, at: VId) -> bool {
+    matches!(e.ty, EdgeType::Network | EdgeType::BlockDevice)
+        && g.worker_of(e.from) == g.worker_of(at)
+        && g.worker_of(e.to) != g.worker_of(e.from)
+        && g.ts(e.from) < g.ts(at)
 }
 
 /// Copies the explanation `links` (in time order) of the wait `b` of worker `a` onto the

@@ -307,10 +307,7 @@ impl Builder {
         let mut it = c.stack.iter().rev();
         match it.next() {
             None => (None, false),
-            Some(Ctx::PacketReception) => (
-                it.find(|x| **x != Ctx::PacketReception).copied(),
-                true,
-            ),
+            Some(Ctx::PacketReception) => (it.find(|x| **x != Ctx::PacketReception).copied(), true),
             Some(x) => (Some(*x), false),
         }
     }
@@ -430,8 +427,7 @@ impl Builder {
             KEvent::Leave(ctx) => self.leave(host, cpu, ts, ctx),
             KEvent::SoftirqRaise { .. } => {
                 let c = self.cpu(host, cpu);
-                if c
-                    .stack
+                if c.stack
                     .iter()
                     .any(|x| matches!(x, Ctx::Irq(_) | Ctx::CompleteIrq))
                 {

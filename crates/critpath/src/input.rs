@@ -157,8 +157,8 @@ pub fn tcp_key(payload: &FieldView<'_>) -> Option<TcpKey> {
                         "seq" => seq = f.as_u64(),
                         "ack_seq" => ack = f.as_u64(),
                         "flags" => flags = f.as_u64(),
-                        "network_header" | "transport_header" | "transport_fields"
-                        | "tcp" | "ipv4" | "ipv6" | "thtype_tcp" => nested.push(f),
+                        "network_header" | "transport_header" | "transport_fields" | "tcp"
+                        | "ipv4" | "ipv6" | "thtype_tcp" => nested.push(f),
                         _ => {}
                     }
                 }
@@ -205,9 +205,7 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
     let mut infos = Vec::new();
     for t in traces {
         let (key, name) = host_of(t);
-        let host = *host_keys
-            .entry(key)
-            .or_insert_with(|| b.add_host(&name));
+        let host = *host_keys.entry(key).or_insert_with(|| b.add_host(&name));
         let names: Vec<&str> = t
             .class
             .streams
@@ -231,9 +229,7 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         });
     }
     let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
-    let mut matcher = opts
-        .matcher
-        .unwrap_or_else(|| Box::new(TcpMatcher::new()));
+    let mut matcher = opts.matcher.unwrap_or_else(|| Box::new(TcpMatcher::new()));
     let mut m = Merger::new(traces);
     if let Some(tm) = opts.time_map {
         m = m.with_time_map(tm);

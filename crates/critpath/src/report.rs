@@ -128,6 +128,8 @@ struct Piece {
     end: i64,
     w: WorkerId,
     ty: EdgeType,
+    /// A vertical edge with a duration (a packet or request in flight).
+    transfer: bool,
 }
 
 /// The segments of a path graph within `[begin, end]`, in time order. Time spent by a
@@ -143,6 +145,7 @@ pub fn segments(p: &Graph, begin: i64, end: i64) -> Vec<Segment> {
                     end: p.ts(v),
                     w,
                     ty: e.ty,
+                    transfer: false,
                 });
             }
         }
@@ -154,6 +157,7 @@ pub fn segments(p: &Graph, begin: i64, end: i64) -> Vec<Segment> {
                 end: p.ts(e.to),
                 w: p.worker_of(e.to),
                 ty: e.ty,
+                transfer: true,
             });
         }
     }
@@ -172,7 +176,8 @@ pub fn segments(p: &Graph, begin: i64, end: i64) -> Vec<Segment> {
     for (i, x) in pieces.iter().enumerate().rev() {
         let wk = p.worker(x.w);
         if let Some(cpu) = wk.cpu {
-            owner[i] = (next_thread.unwrap_or(x.w), Some(cpu));
+            let cpu = (!x.transfer).then_some(cpu);
+            owner[i] = (next_thread.unwrap_or(x.w), cpu);
         } else {
             owner[i] = (x.w, None);
             next_thread = Some(x.w);

@@ -71,7 +71,7 @@ impl B {
     }
 }
 
-use E::{Gap, H, Hq};
+use E::{Gap, Hq, H};
 const R: T = T::Running;
 const BL: T = T::Blocked;
 
@@ -96,10 +96,7 @@ fn basic() {
 #[test]
 fn wakeup_self() {
     let mut b = B::new(1);
-    b.chain(
-        0,
-        &[(0, Gap), (1, H(R)), (2, Hq(R)), (3, H(BL)), (4, H(R))],
-    );
+    b.chain(0, &[(0, Gap), (1, H(R)), (2, Hq(R)), (3, H(BL)), (4, H(R))]);
     b.link((0, 1), (0, 3), T::Timer);
     check(&b, "A0/0: [0]-R-1-R(testLinkQualifier)-2-T-3-R-4");
 }
@@ -180,11 +177,25 @@ fn wakeup_mutual() {
     let mut b = B::new(2);
     b.chain(
         0,
-        &[(0, Gap), (1, H(R)), (2, H(R)), (3, H(R)), (4, H(BL)), (5, H(R))],
+        &[
+            (0, Gap),
+            (1, H(R)),
+            (2, H(R)),
+            (3, H(R)),
+            (4, H(BL)),
+            (5, H(R)),
+        ],
     );
     b.chain(
         1,
-        &[(0, Gap), (1, H(R)), (2, H(BL)), (3, H(R)), (4, H(R)), (5, H(R))],
+        &[
+            (0, Gap),
+            (1, H(R)),
+            (2, H(BL)),
+            (3, H(R)),
+            (4, H(R)),
+            (5, H(R)),
+        ],
     );
     b.link((0, 2), (1, 2), T::Default);
     b.link((1, 4), (0, 4), T::Default);

@@ -258,11 +258,11 @@ fn network_exchange() {
         seg_lines(&p),
         lines(
             "10-13 client cli/200 running
-             13-30 server srv/100 network cpu1
+             13-30 server srv/100 network
              30-35 server srv/100 interrupted cpu1
              35-40 server srv/100 preempted
              40-45 server srv/100 running
-             45-60 client cli/200 network cpu0
+             45-60 client cli/200 network
              60-70 client cli/200 interrupted cpu0
              70-75 client cli/200 preempted
              75-95 client cli/200 running"
@@ -308,7 +308,7 @@ fn network_exchange_with_wifi() {
         seg_lines(&p),
         lines(
             "10-13 client cli/200 running
-             13-18 server srv/100 network cpu1
+             13-18 server srv/100 network
              18-35 server srv/100 interrupted cpu1
              35-40 server srv/100 preempted
              40-45 server srv/100 running

@@ -1,6 +1,7 @@
 //! `tracekit`: the command-line front end.
 
 mod count;
+mod critpath_cmd;
 mod demo;
 mod gen_cmd;
 mod pipeline;
@@ -31,6 +32,8 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Critical path of a thread (or a request) across hosts.
+    Critpath(critpath_cmd::CritpathArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Critpath(a) => critpath_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,203 @@
+//! `tracekit critpath`: the critical path of a thread, across hosts.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use critpath::input::{build_graph, BuildOptions, Built};
+use critpath::report::{critical_path_of, find_thread, human, Report};
+
+use crate::timefmt::{parse_time, TimeFormatter};
+
+#[derive(clap::Args)]
+pub struct CritpathArgs {
+    /// Trace directories (searched recursively), one or more hosts.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Thread to follow.
+    #[arg(long)]
+    pub tid: i64,
+    /// Host of the thread (its `hostname`), when the tid exists on several hosts.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Start of the interval: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNNNNNNNN]`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// End of the interval (same syntax).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Synchronize the hosts' clocks first (from the TCP packets they exchanged).
+    #[arg(long)]
+    pub sync: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+    /// Keep the followed thread's own time after it sent the packet (or issued the I/O) it
+    /// then waited for, as Trace Compass does; by default the path leaves it when the
+    /// request left.
+    #[arg(long)]
+    pub no_cut: bool,
+    /// Print times in UTC.
+    #[arg(long)]
+    pub gmt: bool,
+}
+
+/// Reads the traces and builds their graph.
+pub fn build(traces: &[Arc<ctf::Trace>], sync: bool) -> Result<Built, Box<dyn std::error::Error>> {
+    let opts = BuildOptions::default();
+    if sync {
+        return Err(
+            "--sync needs the synchronization crate, which this build does not have yet".into(),
+        );
+    }
+    Ok(build_graph(traces, opts))
+}
+
+/// The critical path of `tid` in the built graph.
+pub fn compute(
+    built: &Built,
+    tid: i64,
+    host: Option<&str>,
+    begin: Option<i64>,
+    end: Option<i64>,
+    cut: bool,
+) -> Result<Report, Box<dyn std::error::Error>> {
+    let g = &built.graph;
+    let w = find_thread(g, tid, host)?;
+    let begin = begin.unwrap_or(built.first_ts);
+    let end = end.unwrap_or(built.last_ts);
+    if end < begin {
+        return Err("--end is before --begin".into());
+    }
+    // The walk recurses into nested waits: give it a deep stack.
+    let report = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(s, || critical_path_of(g, w, begin, end, cut))
+            .map(|h| h.join())
+    });
+    match report {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(_)) => Err("the critical path computation failed".into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let traces = ctf::open_all(&args.paths)?;
+    if traces.is_empty() {
+        return Err("no trace found".into());
+    }
+    let built = build(&traces, args.sync)?;
+    let fmt = TimeFormatter::new(args.gmt);
+    let reference = Some(built.first_ts);
+    let begin = args
+        .begin
+        .as_deref()
+        .map(|s| parse_time(s, fmt.tz(), reference))
+        .transpose()?;
+    let end = args
+        .end
+        .as_deref()
+        .map(|s| parse_time(s, fmt.tz(), reference))
+        .transpose()?;
+    let report = compute(
+        &built,
+        args.tid,
+        args.host.as_deref(),
+        begin,
+        end,
+        !args.no_cut,
+    )?;
+    if args.json {
+        let out = serde_json::json!({
+            "path": report.path,
+            "summary": report.summary,
+            "graph": {
+                "hosts": built.graph.hosts,
+                "workers": built.graph.workers.len(),
+                "vertices": built.graph.len(),
+                "vertical_edges": built.graph.vertical_edges().len(),
+                "stats": built.stats,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", render_text(&report, args.gmt));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The path as a timeline and its totals.
+pub fn render_text(report: &Report, gmt: bool) -> String {
+    let mut fmt = TimeFormatter::new(gmt);
+    let mut out = String::new();
+    let s = &report.summary;
+    let mut t = Vec::new();
+    fmt.write_time(&mut t, s.begin);
+    let b = String::from_utf8_lossy(&t).into_owned();
+    t.clear();
+    fmt.write_time(&mut t, s.end);
+    let e = String::from_utf8_lossy(&t).into_owned();
+    out.push_str(&format!(
+        "Critical path of {}/{} on {}, {} to {} ({})\n\n",
+        s.comm,
+        s.tid,
+        s.host,
+        b,
+        e,
+        human(s.end - s.begin)
+    ));
+    out.push_str(&format!(
+        "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+        "#", "start", "duration", "host", "thread", "state"
+    ));
+    for (i, seg) in report.path.iter().enumerate() {
+        t.clear();
+        fmt.write_time(&mut t, seg.start);
+        let thread = format!("{}/{}", seg.comm, seg.tid);
+        let state = match seg.cpu {
+            Some(c) => format!("{} (interrupt context, CPU {c})", seg.state),
+            None => seg.state.to_string(),
+        };
+        out.push_str(&format!(
+            "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+            i + 1,
+            String::from_utf8_lossy(&t),
+            human(seg.duration()),
+            seg.host,
+            thread,
+            state
+        ));
+    }
+    out.push_str("\nTotal per state:\n");
+    let mut states: Vec<(&&str, &i64)> = s.by_state.iter().collect();
+    states.sort_by(|a, b| b.1.cmp(a.1));
+    for (st, ns) in states {
+        out.push_str(&format!(
+            "  {:<14} {:>12}  {:>5.1}%\n",
+            st,
+            human(*ns),
+            100.0 * *ns as f64 / s.total_ns.max(1) as f64
+        ));
+    }
+    out.push_str("\nTotal per thread:\n");
+    for w in &s.by_worker {
+        let detail: Vec<String> = w
+            .by_state
+            .iter()
+            .map(|(st, ns)| format!("{st} {}", human(*ns)))
+            .collect();
+        out.push_str(&format!(
+            "  {:<24} {:<10} {:>12}  ({})\n",
+            format!("{}/{}", w.comm, w.tid),
+            w.host,
+            human(w.total_ns),
+            detail.join(", ")
+        ));
+    }
+    out.push('\n');
+    out.push_str(&s.sentence());
+    out.push('\n');
+    out
+}
