@@ -6,45 +6,23 @@
 #[inline(always)]
 pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> {
     debug_assert!((1..=64).contains(&size));
+    let byte = (bit / 8) as usize;
+    let shift = (bit % 8) as u32;
+    let mask = u64::MAX >> (64 - size.clamp(1, 64));
+    // Fast path: one unaligned 8-byte load holds the whole field (and proves it in bounds).
+    if shift + size <= 64 {
+        if let Some(w) = data.get(byte..byte.wrapping_add(8)) {
+            let word: [u8; 8] = w.try_into().ok()?;
+            return Some(if little {
+                (u64::from_le_bytes(word) >> shift) & mask
+            } else {
+                (u64::from_be_bytes(word) >> (64 - shift - size)) & mask
+            });
+        }
+    }
     let end = bit.checked_add(size as u64)?;
     if end > (data.len() as u64) * 8 {
         return None;
-    }
-    let byte = (bit / 8) as usize;
-    let shift = (bit % 8) as u32;
-    if shift == 0 {
-        match (size, little) {
-            (8, _) => return Some(data[byte] as u64),
-            (16, true) => {
-                return Some(u16::from_le_bytes(data[byte..byte + 2].try_into().ok()?) as u64)
-            }
-            (16, false) => {
-                return Some(u16::from_be_bytes(data[byte..byte + 2].try_into().ok()?) as u64)
-            }
-            (32, true) => {
-                return Some(u32::from_le_bytes(data[byte..byte + 4].try_into().ok()?) as u64)
-            }
-            (32, false) => {
-                return Some(u32::from_be_bytes(data[byte..byte + 4].try_into().ok()?) as u64)
-            }
-            (64, true) => return Some(u64::from_le_bytes(data[byte..byte + 8].try_into().ok()?)),
-            (64, false) => return Some(u64::from_be_bytes(data[byte..byte + 8].try_into().ok()?)),
-            _ => {}
-        }
-    }
-    let mask = if size == 64 {
-        u64::MAX
-    } else {
-        (1u64 << size) - 1
-    };
-    // Fast path: one unaligned 8-byte load holds the whole field.
-    if shift + size <= 64 && byte + 8 <= data.len() {
-        let word: [u8; 8] = data[byte..byte + 8].try_into().ok()?;
-        return Some(if little {
-            (u64::from_le_bytes(word) >> shift) & mask
-        } else {
-            (u64::from_be_bytes(word) >> (64 - shift - size)) & mask
-        });
     }
     let nbytes = (shift + size).div_ceil(8) as usize;
     let bytes = &data[byte..byte + nbytes];
@@ -117,6 +95,40 @@ mod tests {
         assert_eq!(read_uint(&d, 0, 5, false), Some(17));
         assert_eq!(read_uint(&d, 5, 27, false), Some(12345));
         assert_eq!(read_uint(&[0b1010_0000], 0, 3, false), Some(0b101));
+    }
+
+    /// Bit-by-bit reading, straight from the CTF definition.
+    fn reference(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> {
+        if bit + size as u64 > data.len() as u64 * 8 {
+            return None;
+        }
+        let mut v = 0u64;
+        for i in 0..size as u64 {
+            let b = bit + i;
+            let byte = data[(b / 8) as usize];
+            if little {
+                v |= (((byte >> (b % 8)) & 1) as u64) << i;
+            } else {
+                v = (v << 1) | ((byte >> (7 - b % 8)) & 1) as u64;
+            }
+        }
+        Some(v)
+    }
+
+    #[test]
+    fn every_offset_size_and_order_matches_the_definition() {
+        let data: Vec<u8> = (0..24u32).map(|i| (i * 151 + 7) as u8 ^ 0xA5).collect();
+        for little in [true, false] {
+            for size in 1..=64 {
+                for bit in 0..(data.len() as u64 * 8 + 8) {
+                    assert_eq!(
+                        read_uint(&data, bit, size, little),
+                        reference(&data, bit, size, little),
+                        "bit {bit} size {size} little {little}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::bits::{align_up, read_uint, sign_extend};
 use crate::ir::{BitArrayKind, Role};
-use crate::layout::{Layout, Len, Node, NodeId, NodeKind, NO_REG};
+use crate::layout::{Layout, Len, Node, NodeId, NodeKind, TaggedHeader, NO_REG};
 
 /// One decoded field.
 #[derive(Debug, Clone, Copy, Default)]
@@ -291,31 +291,98 @@ impl Decoder {
         Ok(())
     }
 
+    /// Decodes a [`TaggedHeader`] at bit `*pos`, producing the slots the general path would.
+    /// Returns false, having consumed nothing, when the general path must be used instead
+    /// (data too short, a tag selecting no option): it then reports the exact error.
+    pub fn decode_tagged_header(
+        &mut self,
+        layout: &Layout,
+        h: &TaggedHeader,
+        data: &[u8],
+        pos: &mut u64,
+        out: &mut Vec<Slot>,
+    ) -> bool {
+        let hn = &layout.nodes[h.header as usize];
+        let base = align_up(*pos, hn.align);
+        if base.saturating_add(h.max_bits) > data.len() as u64 * 8 {
+            return false;
+        }
+        let at = out.len();
+        out.push(Slot {
+            node: h.header,
+            aux: 0,
+            val: 2,
+        });
+        let tag = self.scalar_at(&layout.nodes[h.tag as usize], h.tag, data, base);
+        out.push(tag);
+        let NodeKind::Variant {
+            tag_reg, ranges, ..
+        } = &layout.nodes[h.variant as usize].kind
+        else {
+            out.truncate(at);
+            return false;
+        };
+        let tag_value = self.regs[*tag_reg as usize];
+        let Some(opt) = ranges
+            .iter()
+            .find(|(r, _)| r.contains(tag_value))
+            .map(|(_, o)| *o)
+        else {
+            out.truncate(at);
+            return false;
+        };
+        let vat = out.len();
+        out.push(Slot {
+            node: h.variant,
+            aux: 0,
+            val: opt as u64,
+        });
+        let (snode, plan) = &h.options[opt as usize];
+        let sn = &layout.nodes[*snode as usize];
+        let start = align_up(base + h.tag_size as u64, sn.align);
+        let sat = out.len();
+        out.push(Slot {
+            node: *snode,
+            aux: 0,
+            val: plan.offsets.len() as u64,
+        });
+        for (m, off) in layout.members_of(*snode).iter().zip(plan.offsets.iter()) {
+            let slot = self.scalar_at(&layout.nodes[m.node as usize], m.node, data, start + off);
+            out.push(slot);
+        }
+        let n = out.len();
+        out[sat].aux = (n - sat - 1) as u32;
+        out[vat].aux = (n - vat - 1) as u32;
+        out[at].aux = (n - at - 1) as u32;
+        *pos = start + plan.size_bits;
+        true
+    }
+
     /// Decodes a fixed-size scalar known to lie inside `data`, applying its side effects
     /// (clock, register, role).
     #[inline]
     fn scalar_at(&mut self, n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slot {
-        let mut s = lazy_slot_of(n, node, data, pos);
-        if let NodeKind::Int { size, signed, .. } = n.kind {
-            let raw = if size < 64 {
-                s.val & ((1u64 << size) - 1)
+        // The common case first: an integer nothing else depends on.
+        if let NodeKind::Int {
+            size,
+            signed,
+            little,
+            ..
+        } = n.kind
+        {
+            let raw = read_uint(data, pos, size, little).unwrap_or(0);
+            let val = if signed {
+                sign_extend(raw, size) as u64
             } else {
-                s.val
+                raw
             };
-            if n.clock {
-                self.update_clock(raw, size);
+            if n.effects {
+                self.int_effects(n, raw, val, size, signed);
             }
-            if n.store != NO_REG {
-                self.regs[n.store as usize] = if signed {
-                    s.val as i64 as i128
-                } else {
-                    s.val as i128
-                };
-            }
-            if let Some(role) = n.role {
-                self.set_special(role, raw);
-            }
-        } else if n.store != NO_REG || n.role.is_some() {
+            return Slot { node, aux: 0, val };
+        }
+        let mut s = lazy_slot_of(n, node, data, pos);
+        if n.effects {
             if let NodeKind::Bits { kind, .. } = n.kind {
                 if kind == BitArrayKind::Boolean {
                     s.val = (s.val != 0) as u64;
@@ -332,6 +399,24 @@ impl Decoder {
             }
         }
         s
+    }
+
+    /// Clock, register and role updates of an integer.
+    #[inline(never)]
+    fn int_effects(&mut self, n: &Node, raw: u64, val: u64, size: u32, signed: bool) {
+        if n.clock {
+            self.update_clock(raw, size);
+        }
+        if n.store != NO_REG {
+            self.regs[n.store as usize] = if signed {
+                val as i64 as i128
+            } else {
+                val as i128
+            };
+        }
+        if let Some(role) = n.role {
+            self.set_special(role, raw);
+        }
     }
 
     fn len(&self, len: Len, pos: u64) -> Result<u64, DecodeError> {

@@ -93,6 +93,8 @@ pub struct Node {
     pub role: Option<Role>,
     /// True when the integer updates the stream's default clock.
     pub clock: bool,
+    /// True when decoding this node does more than produce its value (clock, register, role).
+    pub effects: bool,
     /// For a structure of fixed-size scalars without side effects: the constant bit offset of
     /// each member. The decoder then records only where the structure starts and its members
     /// are read on access.
@@ -137,6 +139,23 @@ pub struct StreamLayout {
     pub events: IdMap<EventLayout>,
     /// Default clock of the stream, as an index into `TraceClass::clocks`.
     pub clock: Option<usize>,
+    /// A straight-line decoding of the event header when it has the tagged shape LTTng uses.
+    pub fast_header: Option<TaggedHeader>,
+}
+
+/// An event header `struct { <scalar tag>; variant <tag> { struct { scalars… } … } }` (LTTng's
+/// compact and large headers): decoded without recursion, into the same slots as the general
+/// path.
+#[derive(Debug, Clone)]
+pub struct TaggedHeader {
+    pub header: NodeId,
+    pub tag: NodeId,
+    pub tag_size: u32,
+    pub variant: NodeId,
+    /// Per option: its structure node and that structure's fixed layout.
+    pub options: Vec<(NodeId, Arc<FixedPlan>)>,
+    /// Upper bound of the header size in bits, whatever the option.
+    pub max_bits: u64,
 }
 
 /// Compiled layouts of one event class.
@@ -201,6 +220,7 @@ impl Layout {
             };
             sl.packet_context = scope(&mut c, &sc.packet_context, Scope::PacketContext)?;
             sl.event_header = scope(&mut c, &sc.event_header, Scope::EventHeader)?;
+            sl.fast_header = sl.event_header.and_then(|h| c.tagged_header(h));
             sl.event_common_context =
                 scope(&mut c, &sc.event_common_context, Scope::EventCommonContext)?;
             for (eid, ec) in &sc.events {
@@ -218,6 +238,9 @@ impl Layout {
             c.layout.streams.insert(*id, sl);
         }
         c.layout.registers = c.regs.len();
+        for n in &mut c.layout.nodes {
+            n.effects = n.clock || n.store != NO_REG || n.role.is_some();
+        }
         Ok(c.layout)
     }
 }
@@ -281,6 +304,7 @@ impl Compiler<'_> {
             store,
             role: None,
             clock: false,
+            effects: false,
             plan: None,
             prefix: None,
         });
@@ -318,6 +342,48 @@ impl Compiler<'_> {
         self.layout.nodes[id as usize].plan = plan.map(Arc::new);
         self.layout.nodes[id as usize].prefix = prefix.map(Arc::new);
         Ok(id)
+    }
+
+    /// Recognizes a [`TaggedHeader`].
+    fn tagged_header(&self, header: NodeId) -> Option<TaggedHeader> {
+        let nodes = &self.layout.nodes;
+        let NodeKind::Struct { first, count: 2 } = nodes[header as usize].kind else {
+            return None;
+        };
+        let tag = self.layout.members[first as usize].node;
+        let variant = self.layout.members[first as usize + 1].node;
+        let tag_node = &nodes[tag as usize];
+        let NodeKind::Int { size: tag_size, .. } = tag_node.kind else {
+            return None;
+        };
+        let NodeKind::Variant { tag_reg, .. } = nodes[variant as usize].kind else {
+            return None;
+        };
+        if tag_node.store != tag_reg || tag_node.align > nodes[header as usize].align {
+            return None;
+        }
+        let mut options = Vec::new();
+        let mut max_bits = 0;
+        for m in self.layout.members_of(variant) {
+            let n = &nodes[m.node as usize];
+            let NodeKind::Struct { count, .. } = n.kind else {
+                return None;
+            };
+            let plan = n
+                .prefix
+                .as_ref()
+                .filter(|p| p.offsets.len() == count as usize)?;
+            max_bits = max_bits.max(n.align as u64 + plan.size_bits);
+            options.push((m.node, plan.clone()));
+        }
+        Some(TaggedHeader {
+            header,
+            tag,
+            tag_size,
+            variant,
+            options,
+            max_bits: tag_size as u64 + max_bits,
+        })
     }
 
     /// A fixed plan when every member is a fixed-size scalar whose value nothing else needs

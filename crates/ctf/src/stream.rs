@@ -233,14 +233,10 @@ impl StreamReader {
     }
 
     fn decode_error(&self, packet_off: usize, e: DecodeError) -> Error {
-        let mut message = e.message;
-        if self.truncated {
-            message = format!("{message} (the packet is truncated: the file ends inside it)");
-        }
         Error::Decode {
             path: self.path().to_path_buf(),
             offset: packet_off as u64 + e.bit / 8,
-            message,
+            message: e.message,
         }
     }
 
@@ -528,22 +524,26 @@ impl StreamReader {
         self.dec.specials.event_id = None;
         self.event_offset = (self.pos / 8) as usize;
         let mut pos = self.pos;
-        let dec = &mut self.dec;
-        let slots = &mut self.ev_slots;
-        let mut run = |which: usize,
-                       node: Option<NodeId>,
-                       dec: &mut Decoder,
-                       pos: &mut u64,
-                       at: &mut [Option<usize>; 4]| {
-            if let Some(n) = node {
-                at[which] = Some(slots.len());
-                dec.decode(layout, n, data, pos, slots)
-            } else {
-                Ok(())
-            }
+        let mut scope = Scope {
+            layout,
+            data,
+            dec: &mut self.dec,
+            slots: &mut self.ev_slots,
+            at: &mut self.ev_at,
         };
-        run(EV_HEADER, sl.event_header, dec, &mut pos, &mut self.ev_at)?;
-        let id = match dec.specials.event_id {
+        let header_done = match (&sl.fast_header, sl.event_header) {
+            (Some(h), Some(_)) => {
+                scope.at[EV_HEADER] = Some(0);
+                scope
+                    .dec
+                    .decode_tagged_header(layout, h, data, &mut pos, scope.slots)
+            }
+            _ => false,
+        };
+        if !header_done {
+            scope.run(EV_HEADER, sl.event_header, &mut pos)?;
+        }
+        let id = match scope.dec.specials.event_id {
             Some(id) => id,
             None if sl.events.len() == 1 => sl.events.id_at(0),
             None => 0,
@@ -558,15 +558,9 @@ impl StreamReader {
             });
         };
         let el = sl.events.at(ev_idx);
-        run(
-            EV_COMMON,
-            sl.event_common_context,
-            dec,
-            &mut pos,
-            &mut self.ev_at,
-        )?;
-        run(EV_SPECIFIC, el.context, dec, &mut pos, &mut self.ev_at)?;
-        run(EV_PAYLOAD, el.payload, dec, &mut pos, &mut self.ev_at)?;
+        scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
+        scope.run(EV_SPECIFIC, el.context, &mut pos)?;
+        scope.run(EV_PAYLOAD, el.payload, &mut pos)?;
         if pos > self.content_bits
             || pos == self.pos && sl.event_header.is_none() && el.payload.is_none()
         {
@@ -612,6 +606,31 @@ impl StreamReader {
     /// Events the packets of this stream said were discarded so far.
     pub fn discarded_so_far(&self) -> u64 {
         self.prev_discarded
+    }
+}
+
+/// The event scopes being decoded: where each starts in the slot list.
+struct Scope<'s> {
+    layout: &'s Layout,
+    data: &'s [u8],
+    dec: &'s mut Decoder,
+    slots: &'s mut Vec<Slot>,
+    at: &'s mut [Option<usize>; 4],
+}
+
+impl Scope<'_> {
+    fn run(
+        &mut self,
+        which: usize,
+        node: Option<NodeId>,
+        pos: &mut u64,
+    ) -> Result<(), DecodeError> {
+        if let Some(n) = node {
+            self.at[which] = Some(self.slots.len());
+            self.dec.decode(self.layout, n, self.data, pos, self.slots)
+        } else {
+            Ok(())
+        }
     }
 }
 

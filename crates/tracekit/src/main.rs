@@ -7,6 +7,8 @@ mod gen_cmd;
 mod pipeline;
 mod print;
 mod progress;
+mod record_cmd;
+mod sync_cmd;
 mod text;
 mod timefmt;
 
@@ -34,6 +36,10 @@ enum Command {
     Count(count::CountArgs),
     /// Critical path of a thread (or a request) across hosts.
     Critpath(critpath_cmd::CritpathArgs),
+    /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
+    Record(record_cmd::RecordArgs),
+    /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
+    Sync(sync_cmd::SyncArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +52,8 @@ fn main() -> ExitCode {
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
         Command::Critpath(a) => critpath_cmd::run(&a),
+        Command::Record(a) => record_cmd::run(&a),
+        Command::Sync(a) => sync_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -202,7 +202,7 @@ pub fn print_parallel<W: Write>(
             .map(|Reverse((t, _))| *t)
             .filter(|t| *t != i64::MIN);
         let bounds = bounds(first)?;
-        let mut line = Vec::with_capacity(256);
+        let mut line = Vec::with_capacity(64);
         let stderr = io::stderr();
         while let Some(Reverse((time, i))) = heap.pop() {
             let c = &mut cursors[i];
@@ -225,12 +225,11 @@ pub fn print_parallel<W: Write>(
                         if time != i64::MIN {
                             main_printer.time_prefix(&mut line, time);
                         }
-                        line.extend_from_slice(text);
                         outcome.events += 1;
                         if outcome.events & 0xffff == 0 {
                             progress.add(1 << 16);
                         }
-                        if let Err(e) = out.write_all(&line) {
+                        if let Err(e) = out.write_all(&line).and_then(|_| out.write_all(text)) {
                             if e.kind() == io::ErrorKind::BrokenPipe {
                                 return Ok(());
                             }

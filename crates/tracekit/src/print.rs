@@ -22,6 +22,9 @@ pub struct PrintArgs {
     /// Print times in UTC instead of the local time zone.
     #[arg(long)]
     pub clock_gmt: bool,
+    /// Synchronize the traces' clocks first (`tracekit sync`) and merge on the reference's.
+    #[arg(long)]
+    pub sync: bool,
 }
 
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -33,10 +36,17 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
     let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
-    let setup = PrintSetup {
+    let mut setup = PrintSetup {
         gmt: args.clock_gmt,
         time_map: None,
     };
+    if args.sync {
+        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        setup.time_map = Some(std::sync::Arc::new(session.time_maps()));
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let progress = Progress::for_traces(&traces);

@@ -19,6 +19,7 @@ pub const OFF_TIMESTAMP_BEGIN: usize = 32;
 pub const OFF_TIMESTAMP_END: usize = 40;
 pub const OFF_CONTENT_SIZE: usize = 48;
 pub const OFF_PACKET_SIZE: usize = 56;
+pub const OFF_EVENTS_DISCARDED: usize = 72;
 
 /// Which LTTng event header a stream uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -209,6 +209,21 @@ impl TraceWriter {
         self.streams.len() as u32
     }
 
+    /// Counts `n` events lost on `cpu` before they reached the writer; the cumulative count goes
+    /// into the `events_discarded` field of that stream's packets closed from now on.
+    pub fn add_discarded(&mut self, cpu: u32, n: u64) -> Result<(), WriteError> {
+        self.streams
+            .get_mut(cpu as usize)
+            .ok_or_else(|| WriteError::Invalid(format!("no stream for CPU {cpu}")))?
+            .add_discarded(n);
+        Ok(())
+    }
+
+    /// Events counted as discarded so far, all streams.
+    pub fn discarded(&self) -> u64 {
+        self.streams.iter().map(|s| s.discarded()).sum()
+    }
+
     /// Writes an event without contexts. Timestamps are clock cycles, non-decreasing per CPU.
     #[inline]
     pub fn write_event(

@@ -2,7 +2,8 @@
 
 use super::encode::{encode_struct, BitBuf};
 use super::lttng::{
-    EventHeaderKind, OFF_CONTENT_SIZE, OFF_TIMESTAMP_END, PACKET_MAGIC, PACKET_PREAMBLE_LEN,
+    EventHeaderKind, OFF_CONTENT_SIZE, OFF_EVENTS_DISCARDED, OFF_TIMESTAMP_END, PACKET_MAGIC,
+    PACKET_PREAMBLE_LEN,
 };
 use super::WriteError;
 use crate::ir::{ByteOrder, StructType};
@@ -38,6 +39,7 @@ pub struct StreamWriter {
     last_ts: u64,
     events: u64,
     packets: u64,
+    discarded: u64,
 }
 
 impl StreamWriter {
@@ -59,6 +61,7 @@ impl StreamWriter {
             last_ts: 0,
             events: 0,
             packets: 0,
+            discarded: 0,
             p,
         })
     }
@@ -81,6 +84,17 @@ impl StreamWriter {
     /// Timestamp of the last event written.
     pub fn last_timestamp(&self) -> u64 {
         self.last_ts
+    }
+
+    /// Counts events lost before they reached the writer (e.g. ring-buffer overruns). The
+    /// cumulative count is the `events_discarded` snapshot of each packet closed from now on.
+    pub fn add_discarded(&mut self, n: u64) {
+        self.discarded += n;
+    }
+
+    /// Events counted as discarded so far.
+    pub fn discarded(&self) -> u64 {
+        self.discarded
     }
 
     fn open_packet(&mut self, ts: u64) {
@@ -108,6 +122,7 @@ impl StreamWriter {
         let content = self.buf.pos();
         self.buf.patch(OFF_TIMESTAMP_END, self.last_ts, 64, bo);
         self.buf.patch(OFF_CONTENT_SIZE, content, 64, bo);
+        self.buf.patch(OFF_EVENTS_DISCARDED, self.discarded, 64, bo);
         self.buf.pad_to(self.p.packet_size as u64 * 8);
         self.file
             .write_all(self.buf.bytes())

@@ -1,0 +1,621 @@
+//! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
+//! and write the CTF trace, account for losses, and clean up on every exit path.
+
+use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
+use crate::format::PageLayout;
+use crate::page::decode_page;
+use crate::statedump::ProcSnapshot;
+use crate::tracefs::{self, signals, Instance, RawPipe, Tracefs};
+use crate::RecordError;
+use ctf::ir::{EnvValue, TraceClass};
+use ctf::value::Value;
+use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
+use scenario::lttng::{HostInfo, NetLayout};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What to record and where.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// Trace directory (written as `.NAME.partial` next to it, renamed at the end). In flight
+    /// recorder mode, the directory that receives `snapshot-N/kernel` traces.
+    pub output: PathBuf,
+    /// Stop after this long (otherwise on SIGINT/SIGTERM).
+    pub duration: Option<Duration>,
+    /// Flight-recorder mode: ring buffers of this many bytes in total, overwritten; a
+    /// snapshot is written on each SIGUSR1.
+    pub flight_recorder: Option<u64>,
+    /// Event groups or names; empty = the default groups.
+    pub events: Vec<String>,
+    /// Record only these processes (and their children).
+    pub pids: Vec<i32>,
+    /// Added to every timestamp (simulates another host's clock).
+    pub clock_offset_ns: i64,
+    /// `hostname` of the trace environment (default: this host's).
+    pub hostname: Option<String>,
+    /// Per-CPU buffer size in KiB (streaming mode).
+    pub buffer_size_kb: u64,
+    /// tracefs mount point (default: found automatically).
+    pub tracefs: Option<PathBuf>,
+    /// How long to sleep when every CPU buffer had only a partial page.
+    pub poll: Duration,
+    /// Print progress and the summary to stderr.
+    pub verbose: bool,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            output: PathBuf::from("kernel"),
+            duration: None,
+            flight_recorder: None,
+            events: Vec::new(),
+            pids: Vec::new(),
+            clock_offset_ns: 0,
+            hostname: None,
+            buffer_size_kb: 8192,
+            tracefs: None,
+            poll: Duration::from_millis(20),
+            verbose: false,
+        }
+    }
+}
+
+/// What a recording produced.
+#[derive(Debug, Clone, Default)]
+pub struct RecordSummary {
+    /// Trace directories written (one, or one per flight-recorder snapshot).
+    pub traces: Vec<PathBuf>,
+    pub events: u64,
+    pub per_cpu: Vec<u64>,
+    /// `(LTTng event name, count)`, most frequent first.
+    pub per_class: Vec<(String, u64)>,
+    /// Events lost in the kernel ring buffers (from the per-CPU `stats` files).
+    pub discarded: u64,
+    /// Pages flagged as following lost events, and the counts those pages stored.
+    pub missed_pages: u64,
+    pub missed_stored: u64,
+    pub statedump_events: u64,
+    pub unknown_syscalls: u64,
+    pub malformed: u64,
+    pub bytes: u64,
+    /// Recording time (from tracing on to the end of the trace).
+    pub elapsed: Duration,
+}
+
+/// The LTTng trace environment and trace class for this host.
+fn build_trace_class(opts: &RecordOptions, name: &str) -> TraceClass {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let (mono, real) = tracefs::clocks_ns();
+    let host = HostInfo {
+        hostname: opts
+            .hostname
+            .clone()
+            .unwrap_or_else(|| read("/proc/sys/kernel/hostname")),
+        trace_uuid: tracefs::random16(),
+        clock_uuid: tracefs::random16(),
+        clock_offset_ns: real - mono as i128,
+        creation: datetime_utc((real / 1_000_000_000) as i64),
+        trace_name: name.to_string(),
+        kernel_release: read("/proc/sys/kernel/osrelease"),
+    };
+    let mut tc =
+        scenario::lttng::trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+    let version = read("/proc/sys/kernel/version");
+    for (k, v) in &mut tc.env {
+        if k == "kernel_version" {
+            *v = EnvValue::Str(version.clone());
+        }
+    }
+    tc
+}
+
+/// `YYYYMMDDTHHMMSS+0000` for a Unix time.
+pub fn datetime_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86400);
+    let rem = secs.rem_euclid(86400);
+    // Civil-from-days (Howard Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}+0000",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Per-trace conversion state: the writer, the converter and the counters.
+struct Sink {
+    writer: TraceWriter,
+    conv: Converter,
+    offset: i64,
+    last_ts: Vec<u64>,
+    per_class: Vec<u64>,
+    vals: Vec<Value>,
+    missed_pages: u64,
+    missed_stored: u64,
+    statedump_events: u64,
+}
+
+impl Sink {
+    fn ts(&self, raw: u64) -> u64 {
+        raw.saturating_add_signed(self.offset)
+    }
+
+    fn count(&mut self, id: u64) {
+        let i = id as usize;
+        if self.per_class.len() <= i {
+            self.per_class.resize(i + 1, 0);
+        }
+        self.per_class[i] += 1;
+    }
+
+    fn statedump(&mut self, snap: &ProcSnapshot, raw_ts: u64) -> Result<(), RecordError> {
+        for t in &snap.threads {
+            self.conv.add_tgid(t.tid, t.pid);
+        }
+        let ts = self.ts(raw_ts).max(self.last_ts[0]);
+        for (id, vals) in snap.events() {
+            self.writer.write_event(0, id, ts, &vals)?;
+            self.count(id);
+            self.statedump_events += 1;
+        }
+        self.last_ts[0] = ts;
+        Ok(())
+    }
+
+    /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
+    fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, RecordError> {
+        let mut err = None;
+        let info = decode_page(layout, page, |ts, rec| {
+            if err.is_some() {
+                return;
+            }
+            let Some(id) = self.conv.convert(rec, &mut self.vals) else {
+                return;
+            };
+            let c = cpu as usize;
+            // Per-CPU ftrace time never goes back; clamp to be safe with the writer's rule.
+            let t = self.ts(ts).max(self.last_ts[c]);
+            self.last_ts[c] = t;
+            if let Err(e) = self.writer.write_event(cpu, id, t, &self.vals) {
+                err = Some(e);
+                return;
+            }
+            let i = id as usize;
+            if self.per_class.len() <= i {
+                self.per_class.resize(i + 1, 0);
+            }
+            self.per_class[i] += 1;
+        })
+        .map_err(|e| RecordError::Invalid(format!("CPU {cpu}: {e}")))?;
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        if info.missed {
+            self.missed_pages += 1;
+            self.missed_stored += info.missed_count.unwrap_or(0);
+        }
+        Ok(info.full)
+    }
+}
+
+struct Setup {
+    tfs: Tracefs,
+    layout: PageLayout,
+    known: Vec<(KnownEvent, crate::format::EventFormat)>,
+    syscalls: Vec<crate::convert::SyscallDef>,
+}
+
+fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
+    if !tracefs::is_root() {
+        return Err(RecordError::NotRoot);
+    }
+    if opts.output.exists() && opts.flight_recorder.is_none() {
+        return Err(RecordError::Invalid(format!(
+            "{}: already exists",
+            opts.output.display()
+        )));
+    }
+    let tfs = Tracefs::find(opts.tracefs.as_deref())?;
+    let layout = tfs.page_layout()?;
+    let spec = if opts.events.is_empty() {
+        vec![DEFAULT_GROUPS.join(",")]
+    } else {
+        opts.events.clone()
+    };
+    let sel = select_events(&spec).map_err(RecordError::Invalid)?;
+    let mut known = Vec::new();
+    for k in sel {
+        known.push((k, tfs.event_format(k.system, k.event)?));
+    }
+    let syscalls = if known.iter().any(|(k, _)| k.group == "syscalls") {
+        tfs.syscall_defs()
+    } else {
+        Vec::new()
+    };
+    Ok(Setup {
+        tfs,
+        layout,
+        known,
+        syscalls,
+    })
+}
+
+fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, RecordError> {
+    for n in Instance::remove_stale(&s.tfs) {
+        eprintln!("tracekit: removed the stale tracefs instance {n} of a dead recorder");
+    }
+    let name = format!("tracekit-{}", std::process::id());
+    let inst = Instance::create(&s.tfs, &name)?;
+    inst.write("trace_clock", "mono")?;
+    let kb = match opts.flight_recorder {
+        Some(total) => (total / 1024 / ncpus_hint.max(1) as u64).max(64),
+        None => opts.buffer_size_kb.max(64),
+    };
+    inst.write("buffer_size_kb", &kb.to_string())?;
+    inst.write(
+        "options/overwrite",
+        if opts.flight_recorder.is_some() {
+            "1"
+        } else {
+            "0"
+        },
+    )?;
+    if !opts.pids.is_empty() {
+        let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
+        inst.write("set_event_pid", &list.join(" "))?;
+        // Follow the children of the selected processes.
+        let _ = inst.write("options/event-fork", "1");
+    }
+    for (k, _) in &s.known {
+        inst.enable_event(k.system, k.event)?;
+    }
+    Ok(inst)
+}
+
+fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Sink, RecordError> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kernel".into());
+    let mut tc = build_trace_class(opts, &name);
+    let mut conv = Converter::new(&mut tc, &s.known, &s.syscalls)
+        .map_err(|e| RecordError::Format(e.to_string()))?;
+    conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
+    if let Ok(l) = std::fs::read_link("/proc/self/ns/pid") {
+        // "pid:[4026531836]"
+        let t = l.to_string_lossy();
+        if let Some(n) = t
+            .split(['[', ']'])
+            .nth(1)
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            conv.set_ns_inum(n);
+        }
+    }
+    let writer = TraceWriter::create(dir, &tc, cpus, &WriterOptions::default())?;
+    Ok(Sink {
+        writer,
+        conv,
+        offset: opts.clock_offset_ns,
+        last_ts: vec![0; cpus as usize],
+        per_class: Vec::new(),
+        vals: Vec::with_capacity(16),
+        missed_pages: 0,
+        missed_stored: 0,
+        statedump_events: 0,
+    })
+}
+
+fn partial_dir(dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    dir.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(format!(".{name}.partial"))
+}
+
+fn class_names(tc_names: &[(u64, String)], per_class: &[u64]) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = tc_names
+        .iter()
+        .filter_map(|(id, n)| {
+            let c = *per_class.get(*id as usize)?;
+            (c > 0).then(|| (n.clone(), c))
+        })
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// Records a kernel trace. The tracefs instance is removed on every exit path; the trace
+/// directory only appears (renamed from `.NAME.partial`) when it is complete.
+pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+    let s = setup(opts)?;
+    signals::install_handlers();
+    let old_mask = tracefs::set_umask(0o077);
+    let r = if opts.flight_recorder.is_some() {
+        run_flight(&s, opts)
+    } else {
+        run_stream(&s, opts)
+    };
+    tracefs::set_umask(old_mask);
+    r
+}
+
+fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
+    // The class set is the same for every trace of a run: build it once for the names.
+    let mut tc = build_trace_class(opts, "x");
+    let _ = Converter::new(&mut tc, &s.known, &s.syscalls);
+    tc.streams[&0]
+        .events
+        .values()
+        .map(|e| (e.id, e.name.clone()))
+        .collect()
+}
+
+/// Reads every page available now; returns whether some CPU gave a full page.
+fn drain_once(
+    pipes: &mut [(u32, RawPipe)],
+    buf: &mut [u8],
+    sink: &mut Sink,
+    layout: &PageLayout,
+    max_pages: usize,
+) -> Result<bool, RecordError> {
+    let mut any_full = false;
+    for (cpu, pipe) in pipes.iter_mut() {
+        for _ in 0..max_pages {
+            let Some(n) = pipe.read_page(buf)? else {
+                break;
+            };
+            let full = sink.page(layout, *cpu, &buf[..n])?;
+            if !full {
+                break;
+            }
+            any_full = true;
+        }
+    }
+    Ok(any_full)
+}
+
+fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+    let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let inst = configure(s, opts, ncpus_online)?;
+    let cpus = inst.cpus()?;
+    let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
+    let mut pipes = cpus
+        .iter()
+        .map(|&c| Ok((c, inst.open_pipe(c)?)))
+        .collect::<Result<Vec<_>, RecordError>>()?;
+    let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
+    let mut start = Instant::now();
+    let result = (|| -> Result<(), RecordError> {
+        let base: Vec<u64> = cpus
+            .iter()
+            .map(|&c| inst.stats(c).map(|st| st.lost()))
+            .collect::<Result<_, _>>()?;
+        let (t0, _) = tracefs::clocks_ns();
+        start = Instant::now();
+        inst.write("tracing_on", "1")?;
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
+            path: "/proc".into(),
+            source: e,
+        })?;
+        sink.statedump(&snap, t0)?;
+        let deadline = opts.duration.map(|d| Instant::now() + d);
+        let mut buf = vec![0u8; s.layout.page_size()];
+        let mut lost_seen = base.clone();
+        let mut account = |sink: &mut Sink| -> Result<(), RecordError> {
+            for (i, &c) in cpus.iter().enumerate() {
+                let lost = inst.stats(c)?.lost();
+                if lost > lost_seen[i] {
+                    sink.writer.add_discarded(c, lost - lost_seen[i])?;
+                    lost_seen[i] = lost;
+                }
+            }
+            Ok(())
+        };
+        loop {
+            let stop = signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d);
+            if stop {
+                inst.write("tracing_on", "0")?;
+                // Everything left, partial pages included.
+                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)? {}
+                drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?;
+                account(&mut sink)?;
+                return Ok(());
+            }
+            let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
+            account(&mut sink)?;
+            if !full {
+                let wait = deadline
+                    .map(|d| d.saturating_duration_since(Instant::now()))
+                    .unwrap_or(opts.poll)
+                    .min(opts.poll);
+                std::thread::sleep(wait);
+            }
+        }
+    })();
+    drop(pipes);
+    if let Err(e) = result {
+        drop(inst);
+        return Err(annotate_partial(e, &opts.output));
+    }
+    let removed = inst.remove();
+    let names = event_names(s, opts);
+    let per_class = class_names(&names, &sink.per_class);
+    let conv_stats = sink.conv.stats.clone();
+    let (missed_pages, missed_stored, sd) =
+        (sink.missed_pages, sink.missed_stored, sink.statedump_events);
+    let lost_total = sink.writer.discarded();
+    let stats = sink
+        .writer
+        .finish()
+        .map_err(|e| annotate_partial(e.into(), &opts.output))?;
+    removed?;
+    Ok(RecordSummary {
+        traces: vec![stats.dir.clone()],
+        events: stats.events,
+        per_cpu: stats.per_cpu,
+        per_class,
+        discarded: lost_total,
+        missed_pages,
+        missed_stored,
+        statedump_events: sd,
+        unknown_syscalls: conv_stats.unknown_syscalls,
+        malformed: conv_stats.malformed,
+        bytes: stats.bytes,
+        elapsed: start.elapsed(),
+    })
+}
+
+fn annotate_partial(e: RecordError, dir: &Path) -> RecordError {
+    let p = partial_dir(dir);
+    if p.exists() {
+        RecordError::Invalid(format!(
+            "{e} (the incomplete trace is left in {})",
+            p.display()
+        ))
+    } else {
+        e
+    }
+}
+
+fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+    let start = Instant::now();
+    let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let inst = configure(s, opts, ncpus_online)?;
+    let cpus = inst.cpus()?;
+    let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
+    let mut pipes = cpus
+        .iter()
+        .map(|&c| Ok((c, inst.open_pipe(c)?)))
+        .collect::<Result<Vec<_>, RecordError>>()?;
+    std::fs::create_dir_all(&opts.output).map_err(|e| RecordError::Io {
+        path: opts.output.clone(),
+        source: e,
+    })?;
+    let mut summary = RecordSummary {
+        per_cpu: vec![0; nstreams as usize],
+        ..Default::default()
+    };
+    let names = event_names(s, opts);
+    let mut all_counts: Vec<u64> = Vec::new();
+    let result = (|| -> Result<(), RecordError> {
+        let mut lost_seen: Vec<u64> = cpus
+            .iter()
+            .map(|&c| inst.stats(c).map(|st| st.lost()))
+            .collect::<Result<_, _>>()?;
+        inst.write("tracing_on", "1")?;
+        let deadline = opts.duration.map(|d| Instant::now() + d);
+        let mut n = 0;
+        loop {
+            if signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(());
+            }
+            if !signals::take_snapshot_request() {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            n += 1;
+            // Take the pages out of the ring buffers first, then write them.
+            let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
+            let mut buf = vec![0u8; s.layout.page_size()];
+            for (cpu, pipe) in pipes.iter_mut() {
+                while let Some(len) = pipe.read_page(&mut buf)? {
+                    pages.push((*cpu, buf[..len].to_vec()));
+                }
+            }
+            let mut first = u64::MAX;
+            for (_, p) in &pages {
+                let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
+            }
+            if first == u64::MAX {
+                first = tracefs::clocks_ns().0;
+            }
+            let dir = opts.output.join(format!("snapshot-{n}")).join("kernel");
+            let mut sink = new_sink(s, opts, &dir, nstreams)?;
+            let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
+                path: "/proc".into(),
+                source: e,
+            })?;
+            sink.statedump(&snap, first)?;
+            for (cpu, p) in &pages {
+                sink.page(&s.layout, *cpu, p)?;
+            }
+            for (i, &c) in cpus.iter().enumerate() {
+                let lost = inst.stats(c)?.lost();
+                sink.writer.add_discarded(c, lost - lost_seen[i])?;
+                lost_seen[i] = lost;
+            }
+            summary.discarded += sink.writer.discarded();
+            summary.missed_pages += sink.missed_pages;
+            summary.missed_stored += sink.missed_stored;
+            summary.statedump_events += sink.statedump_events;
+            summary.unknown_syscalls += sink.conv.stats.unknown_syscalls;
+            summary.malformed += sink.conv.stats.malformed;
+            for (i, c) in sink.per_class.iter().enumerate() {
+                if all_counts.len() <= i {
+                    all_counts.resize(i + 1, 0);
+                }
+                all_counts[i] += c;
+            }
+            let st = sink
+                .writer
+                .finish()
+                .map_err(|e| annotate_partial(e.into(), &dir))?;
+            if opts.verbose {
+                eprintln!(
+                    "tracekit: snapshot {n}: {} events in {}",
+                    st.events,
+                    st.dir.display()
+                );
+            }
+            summary.events += st.events;
+            summary.bytes += st.bytes;
+            for (i, e) in st.per_cpu.iter().enumerate() {
+                summary.per_cpu[i] += e;
+            }
+            summary.traces.push(st.dir);
+        }
+    })();
+    drop(pipes);
+    let removed = inst.remove();
+    result?;
+    removed?;
+    summary.per_class = class_names(&names, &all_counts);
+    summary.elapsed = start.elapsed();
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datetime() {
+        assert_eq!(datetime_utc(0), "19700101T000000+0000");
+        assert_eq!(datetime_utc(1_709_633_700), "20240305T101500+0000");
+    }
+
+    #[test]
+    fn partial_name() {
+        assert_eq!(
+            partial_dir(Path::new("/a/b/kernel")),
+            PathBuf::from("/a/b/.kernel.partial")
+        );
+    }
+}

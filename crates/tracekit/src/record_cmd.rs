@@ -1,0 +1,140 @@
+//! `tracekit record`: record a kernel trace through tracefs, written as LTTng 2.13 CTF.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Trace directory to create (written as `.NAME.partial`, renamed when complete). Name it
+    /// `.../kernel` for lttng-analyses. With --flight-recorder, snapshots go to
+    /// `DIR/snapshot-N/kernel`.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// Stop after this many seconds (default: until Ctrl-C / SIGTERM).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Flight-recorder mode: in-memory ring buffers of SIZE in total (e.g. 64M), overwritten;
+    /// each SIGUSR1 writes a snapshot.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub flight_recorder: Option<u64>,
+    /// Events: groups (sched, irq, timer, syscalls, block, kmem, all) or names (sched_switch,
+    /// sched:sched_switch), comma-separated. Default: sched,irq,timer,syscalls,block.
+    #[arg(long, value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Record only these processes and their children (repeatable).
+    #[arg(long)]
+    pub pid: Vec<i32>,
+    /// Add this offset (ns, may be negative) to every timestamp, to simulate another clock.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub clock_offset_ns: i64,
+    /// `hostname` written in the trace environment.
+    #[arg(long)]
+    pub hostname: Option<String>,
+    /// Per-CPU ring-buffer size in KiB.
+    #[arg(long, default_value_t = 8192)]
+    pub buffer_size_kb: u64,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Parses `123`, `64K`, `64M`, `1G` (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad size `{s}` (e.g. 64M)"))?;
+    n.checked_mul(mult)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("bad size `{s}`"))
+}
+
+pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let duration = match args.duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => {
+            return Err(format!("--duration must be a positive number of seconds, got {d}").into())
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    let opts = record::RecordOptions {
+        output: args.output.clone(),
+        duration,
+        flight_recorder: args.flight_recorder,
+        events: args.events.clone(),
+        pids: args.pid.clone(),
+        clock_offset_ns: args.clock_offset_ns,
+        hostname: args.hostname.clone(),
+        buffer_size_kb: args.buffer_size_kb,
+        verbose: !args.quiet,
+        ..Default::default()
+    };
+    if !args.quiet {
+        match (args.flight_recorder, duration) {
+            (Some(_), _) => eprintln!(
+                "tracekit: flight recorder on (pid {}); `kill -USR1 {}` writes a snapshot, Ctrl-C stops",
+                std::process::id(),
+                std::process::id()
+            ),
+            (None, Some(d)) => eprintln!("tracekit: recording for {:.1} s", d.as_secs_f64()),
+            (None, None) => eprintln!("tracekit: recording until Ctrl-C"),
+        }
+    }
+    let s = record::record(&opts)?;
+    if !args.quiet {
+        for t in &s.traces {
+            println!("trace: {}", t.display());
+        }
+        let secs = s.elapsed.as_secs_f64();
+        println!(
+            "events: {} ({:.0}/s over {:.2} s), statedump {}, per CPU {:?}",
+            s.events,
+            s.events as f64 / secs.max(1e-9),
+            secs,
+            s.statedump_events,
+            s.per_cpu
+        );
+        println!(
+            "lost in the kernel buffers: {} (pages flagged: {}, counts stored: {})",
+            s.discarded, s.missed_pages, s.missed_stored
+        );
+        if s.unknown_syscalls > 0 || s.malformed > 0 {
+            println!(
+                "unknown syscalls: {}, malformed records: {}",
+                s.unknown_syscalls, s.malformed
+            );
+        }
+        println!("size: {:.1} MiB", s.bytes as f64 / (1 << 20) as f64);
+        for (name, n) in s.per_class.iter().take(15) {
+            println!("  {n:>10}  {name}");
+        }
+        if s.per_class.len() > 15 {
+            println!("  ... {} more event classes", s.per_class.len() - 15);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("abc").is_err());
+    }
+}
