@@ -4,13 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ctf::field::{FieldValue, FieldView};
 use ctf::merge::TimeMap;
 use ctf::{Merger, Message, Trace};
 
 use crate::builder::{BuildStats, Builder, Ctx, KEvent};
 use crate::graph::Graph;
-use crate::net::{Dir, NetObs, PacketMatcher, TcpKey, TcpMatcher};
+use crate::net::{Dir, NetObs, PacketMatcher, SyncMatcher};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -122,60 +121,14 @@ fn fields_of(kind: Kind) -> &'static [&'static str] {
     }
 }
 
-/// The host identity of a trace: the UUID of its clock (as Trace Compass does), else its
-/// `hostname`, else its directory. And its display name.
+/// The host identity of a trace (the synchronization crate's: its clock's UUID, else its
+/// `hostname`, else its path) and its display name.
 pub fn host_of(t: &Trace) -> (String, String) {
     let name = t
         .hostname()
         .map(str::to_string)
         .unwrap_or_else(|| t.path.display().to_string());
-    let key = t
-        .class
-        .clocks
-        .first()
-        .and_then(|c| c.uuid)
-        .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>())
-        .unwrap_or_else(|| name.clone());
-    (key, name)
-}
-
-/// Finds the TCP `seq`, `ack_seq` and `flags` of a network event, at the top level (the
-/// `inet_sock_*` layouts) or inside the parsed headers (`net_dev_queue` and receive layouts).
-pub fn tcp_key(payload: &FieldView<'_>) -> Option<TcpKey> {
-    fn find(v: &FieldView<'_>, depth: u32) -> Option<TcpKey> {
-        if depth > 6 {
-            return None;
-        }
-        match v.value() {
-            FieldValue::Struct(members) => {
-                let mut seq = None;
-                let mut ack = None;
-                let mut flags = None;
-                let mut nested = Vec::new();
-                for (n, f) in members {
-                    match n {
-                        "seq" => seq = f.as_u64(),
-                        "ack_seq" => ack = f.as_u64(),
-                        "flags" => flags = f.as_u64(),
-                        "network_header" | "transport_header" | "transport_fields" | "tcp"
-                        | "ipv4" | "ipv6" | "thtype_tcp" => nested.push(f),
-                        _ => {}
-                    }
-                }
-                if let (Some(s), Some(a), Some(fl)) = (seq, ack, flags) {
-                    return Some(TcpKey {
-                        seq: s as u32,
-                        ack_seq: a as u32,
-                        flags: fl as u32,
-                    });
-                }
-                nested.iter().find_map(|f| find(f, depth + 1))
-            }
-            FieldValue::Variant(_, inner) => find(&inner, depth + 1),
-            _ => None,
-        }
-    }
-    find(payload, 0)
+    (sync::extract::host_id(t), name)
 }
 
 /// Options of [`build_graph`].
@@ -183,7 +136,7 @@ pub fn tcp_key(payload: &FieldView<'_>) -> Option<TcpKey> {
 pub struct BuildOptions {
     /// Clock transformation of every trace onto the common time line (synchronization).
     pub time_map: Option<Arc<dyn TimeMap>>,
-    /// Packet matcher (default: [`TcpMatcher`]).
+    /// Packet matcher (default: [`SyncMatcher`]).
     pub matcher: Option<Box<dyn PacketMatcher>>,
 }
 
@@ -229,7 +182,27 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         });
     }
     let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
-    let mut matcher = opts.matcher.unwrap_or_else(|| Box::new(TcpMatcher::new()));
+    let uses_flows = {
+        let f: Vec<Option<bool>> = traces
+            .iter()
+            .map(|t| sync::extract::has_flow_fields(t))
+            .collect();
+        f.iter().any(|x| x.is_some()) && f.iter().all(|x| *x != Some(false))
+    };
+    let matching_hosts = {
+        let mut h: Vec<u32> = traces
+            .iter()
+            .zip(&trace_hosts)
+            .filter(|(t, _)| sync::extract::can_match(t))
+            .map(|(_, h)| *h)
+            .collect();
+        h.sort_unstable();
+        h.dedup();
+        h.len()
+    };
+    let mut matcher = opts
+        .matcher
+        .unwrap_or_else(|| Box::new(SyncMatcher::new(matching_hosts)));
     let mut m = Merger::new(traces);
     if let Some(tm) = opts.time_map {
         m = m.with_time_map(tm);
@@ -366,8 +339,11 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         };
         let v = b.event(host, cpu, ts, &kev);
         if let Some(v) = v {
-            let key = ev.payload().and_then(|p| tcp_key(&p));
-            if let Some(key) = key {
+            let key = ev.payload().and_then(|p| sync::extract::packet_key(&p));
+            if let Some(mut key) = key {
+                if !uses_flows {
+                    key.flow = 0;
+                }
                 let obs = NetObs {
                     host,
                     trace: ti as u32,

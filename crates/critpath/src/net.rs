@@ -2,28 +2,14 @@
 //! receive on another host.
 //!
 //! The builder hands every network event to a [`PacketMatcher`] with its vertex; the matcher
-//! answers with (send vertex, receive vertex) pairs as they become known. [`TcpMatcher`] is
-//! the built-in one (TCP `seq`, `ack_seq`, `flags`, plus the flow when known); another
-//! matcher (e.g. the synchronization crate's) can be plugged in.
+//! answers with (send vertex, receive vertex) pairs as they become known. [`SyncMatcher`]
+//! uses the synchronization crate's matching; [`PairsMatcher`] takes known pairs.
 
 use std::collections::HashMap;
 
 use crate::graph::VId;
 
-/// Direction of a network event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dir {
-    Send,
-    Recv,
-}
-
-/// What identifies a packet on both hosts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub struct TcpKey {
-    pub seq: u32,
-    pub ack_seq: u32,
-    pub flags: u32,
-}
+pub use sync::matching::{Dir, PacketKey};
 
 /// One network event seen by the builder.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +17,7 @@ pub struct NetObs {
     pub host: u32,
     pub trace: u32,
     pub dir: Dir,
-    pub key: TcpKey,
+    pub key: PacketKey,
     /// Time on the common time line.
     pub ts: i64,
     /// Raw time on the trace's own clock.
@@ -45,45 +31,68 @@ pub trait PacketMatcher {
     fn push(&mut self, obs: NetObs) -> Vec<(VId, VId)>;
 }
 
-/// The built-in matcher: first send of a key pairs with the first receive of the same key on
-/// another host; either may come first; duplicates are dropped.
-#[derive(Default)]
-pub struct TcpMatcher {
-    sends: HashMap<TcpKey, (u32, VId)>,
-    recvs: HashMap<TcpKey, (u32, VId)>,
-    /// Upper bound on pending entries per direction (then the table is cleared).
-    pub max_pending: usize,
+/// The synchronization crate's matcher (the same pairs `tracekit sync` uses: TCP `seq`,
+/// `ack_seq`, `flags` and the flow when every trace has it; first send with first receive;
+/// local deliveries never paired across hosts), mapped back to graph vertices.
+pub struct SyncMatcher {
+    m: sync::matching::Matcher,
+    /// Vertices of the events the matcher holds, by (trace, raw time, direction).
+    pending: HashMap<(u32, i64, bool), VId>,
+    max_pending: usize,
 }
 
-impl TcpMatcher {
-    pub fn new() -> Self {
-        TcpMatcher {
-            max_pending: 1 << 20,
-            ..Default::default()
+impl SyncMatcher {
+    /// `hosts`: number of hosts that can match (enables the matcher's cleanup).
+    pub fn new(hosts: usize) -> Self {
+        let mut m = sync::matching::Matcher::new();
+        m.set_hosts(hosts);
+        SyncMatcher {
+            m,
+            pending: HashMap::new(),
+            max_pending: 1 << 22,
         }
+    }
+
+    /// Statistics of the underlying matcher.
+    pub fn stats(&self) -> &sync::matching::MatchStats {
+        &self.m.stats
     }
 }
 
-impl PacketMatcher for TcpMatcher {
+impl PacketMatcher for SyncMatcher {
     fn push(&mut self, o: NetObs) -> Vec<(VId, VId)> {
-        let (mine, other) = match o.dir {
-            Dir::Send => (&mut self.sends, &mut self.recvs),
-            Dir::Recv => (&mut self.recvs, &mut self.sends),
+        let ev = sync::matching::NetEvent {
+            host: o.host,
+            trace: o.trace,
+            dir: o.dir,
+            key: o.key,
+            ts: o.raw_ts,
         };
-        if let Some(&(h, v)) = other.get(&o.key) {
-            if h != o.host {
-                other.remove(&o.key);
-                return vec![match o.dir {
+        match self.m.push(ev) {
+            Some(mt) => {
+                let mine = (o.trace, o.raw_ts, o.dir == Dir::Send);
+                let (other, other_send) = match o.dir {
+                    Dir::Send => (mt.recv, false),
+                    Dir::Recv => (mt.send, true),
+                };
+                self.pending.remove(&mine);
+                let Some(v) = self.pending.remove(&(other.trace, other.ts, other_send)) else {
+                    return Vec::new();
+                };
+                vec![match o.dir {
                     Dir::Send => (o.vertex, v),
                     Dir::Recv => (v, o.vertex),
-                }];
+                }]
+            }
+            None => {
+                if self.pending.len() >= self.max_pending {
+                    self.pending.clear();
+                }
+                self.pending
+                    .insert((o.trace, o.raw_ts, o.dir == Dir::Send), o.vertex);
+                Vec::new()
             }
         }
-        if mine.len() >= self.max_pending {
-            mine.clear();
-        }
-        mine.entry(o.key).or_insert((o.host, o.vertex));
-        Vec::new()
     }
 }
 

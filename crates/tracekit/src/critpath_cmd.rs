@@ -42,13 +42,15 @@ pub struct CritpathArgs {
     pub gmt: bool,
 }
 
-/// Reads the traces and builds their graph.
+/// Reads the traces (synchronized first when asked) and builds their graph.
 pub fn build(traces: &[Arc<ctf::Trace>], sync: bool) -> Result<Built, Box<dyn std::error::Error>> {
-    let opts = BuildOptions::default();
+    let mut opts = BuildOptions::default();
     if sync {
-        return Err(
-            "--sync needs the synchronization crate, which this build does not have yet".into(),
-        );
+        let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        opts.time_map = Some(Arc::new(session.time_maps()));
     }
     Ok(build_graph(traces, opts))
 }
