@@ -203,3 +203,119 @@ pub fn render_text(report: &Report, gmt: bool) -> String {
     out.push('\n');
     out
 }
+
+/// A decimal string (up to 9 decimals) times 1e9.
+fn nano_units(s: &str) -> Option<i128> {
+    let neg = s.starts_with('-');
+    let s = s.trim_start_matches('-');
+    let (i, f) = s.split_once('.').unwrap_or((s, ""));
+    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
+    let v = i.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// `tracekit demo`'s section: the critical path of the scenario's marked request, computed
+/// on the synchronized traces, next to the generator's ground truth.
+pub fn demo_section(
+    traces: &[Arc<ctf::Trace>],
+    ground_truth: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let gt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(ground_truth)?)?;
+    let m = &gt["marked_request"];
+    let (Some(client), Some(tid)) = (m["client"].as_str(), m["tid"].as_i64()) else {
+        return Ok(());
+    };
+    let num = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<i64>().ok());
+    let (Some(begin), Some(end)) = (num(&m["begin"]), num(&m["end"])) else {
+        return Ok(());
+    };
+    let host = gt["hosts"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["name"] == client))
+        .ok_or("ground truth: no client host")?;
+    let slope = host["slope"].as_str().and_then(nano_units).ok_or("slope")?;
+    let offset = host["offset_ns"]
+        .as_str()
+        .and_then(nano_units)
+        .ok_or("offset")?;
+    let ci = traces
+        .iter()
+        .position(|t| t.hostname() == Some(client))
+        .ok_or("no trace of the client")?;
+    let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+    let maps = session.time_maps();
+    // True time → the client's clock → the synchronized time line.
+    let on_client = |t: i64| {
+        let host_ns = (slope * t as i128 + offset).div_euclid(1_000_000_000) as i64;
+        ctf::merge::TimeMap::map(&maps, ci, host_ns)
+    };
+    let built = build_graph(
+        traces,
+        BuildOptions {
+            time_map: Some(Arc::new(session.time_maps())),
+            matcher: None,
+        },
+    );
+    let report = compute(
+        &built,
+        tid,
+        Some(client),
+        Some(on_client(begin)),
+        Some(on_client(end)),
+        true,
+    )?;
+    println!(
+        "\n== Critical path of the marked request (request {} of {}/{}), hosts synchronized",
+        m["index"], client, tid
+    );
+    println!(
+        "   (tracekit critpath {} --sync --tid {tid} --host {client} --begin … --end …)\n",
+        traces
+            .first()
+            .and_then(|t| t.path.parent())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    );
+    print!("{}", render_text(&report, true));
+    // Compare with the ground truth: the sequence of (host, thread, state).
+    let shape = |v: Vec<(String, i64, String)>| {
+        let mut out: Vec<(String, i64, String)> = Vec::new();
+        for x in v {
+            if out.last() != Some(&x) {
+                out.push(x);
+            }
+        }
+        out
+    };
+    let expected = shape(
+        m["critical_path"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|s| {
+                        (
+                            s["host"].as_str().unwrap_or("").to_string(),
+                            s["tid"].as_i64().unwrap_or(0),
+                            s["state"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    );
+    let got = shape(
+        report
+            .path
+            .iter()
+            .map(|s| (s.host.clone(), s.tid, s.state.to_string()))
+            .collect(),
+    );
+    println!(
+        "\nGround truth: {} segments; computed: {} segments; same hosts, threads and states in \
+         the same order: {}",
+        expected.len(),
+        got.len(),
+        if got == expected { "yes" } else { "NO" }
+    );
+    Ok(())
+}

@@ -75,6 +75,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
          recorded is wrong until `tracekit sync` lands. Ground truth: {}",
         dir.join("ground-truth.json").display()
     );
+    crate::critpath_cmd::demo_section(&traces, &dir.join("ground-truth.json"))?;
     println!("\nNext: tracekit print {}/<host> | head", dir.display());
     Ok(if counts.errors.is_empty() {
         ExitCode::SUCCESS
