@@ -49,6 +49,8 @@ pub struct Summary {
     pub by_state: BTreeMap<&'static str, i64>,
     /// Largest first.
     pub by_worker: Vec<WorkerTotal>,
+    /// The totals in one sentence.
+    pub text: String,
 }
 
 /// A computed critical path.
@@ -116,9 +118,10 @@ pub fn critical_path_of(g: &Graph, w: WorkerId, begin: i64, end: i64, cut: bool)
         },
     );
     let path = segments(&p, begin, end);
-    let begin = begin.max(g.ts(start));
-    let last = path.iter().map(|s| s.end).max().unwrap_or(begin);
-    let end = end.min(last.max(begin));
+    let (begin, end) = match (path.first(), path.iter().map(|s| s.end).max()) {
+        (Some(f), Some(l)) => (f.start, l),
+        _ => (begin, end),
+    };
     let summary = summarize(g, w, &path, begin, end);
     Report { path, summary }
 }
@@ -240,7 +243,7 @@ fn summarize(g: &Graph, w: WorkerId, path: &[Segment], begin: i64, end: i64) -> 
         })
         .collect();
     workers.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)));
-    Summary {
+    let mut s = Summary {
         host: g.hosts[wk.host as usize].clone(),
         tid: wk.tid,
         comm: wk.comm.clone(),
@@ -249,7 +252,10 @@ fn summarize(g: &Graph, w: WorkerId, path: &[Segment], begin: i64, end: i64) -> 
         total_ns: path.iter().map(|s| s.duration()).sum(),
         by_state,
         by_worker: workers,
-    }
+        text: String::new(),
+    };
+    s.text = s.sentence();
+    s
 }
 
 /// A duration for people: `20.2 ms`, `350 µs`, `1.25 s`.

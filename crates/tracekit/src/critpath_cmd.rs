@@ -79,6 +79,16 @@ pub fn compute(
             .map(|h| h.join())
     });
     match report {
+        Ok(Ok(r)) if r.path.is_empty() => {
+            let span = |v: Option<u32>| v.map(|v| g.ts(v)).unwrap_or(0);
+            Err(format!(
+                "thread {tid} has no history between {begin} and {end} ns (its history spans \
+                 {} to {} ns on the merged time line)",
+                span(g.head(w)),
+                span(g.tail(w))
+            )
+            .into())
+        }
         Ok(Ok(r)) => Ok(r),
         Ok(Err(_)) => Err("the critical path computation failed".into()),
         Err(e) => Err(e.into()),
@@ -112,17 +122,34 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         !args.no_cut,
     )?;
     if args.json {
-        let out = serde_json::json!({
-            "path": report.path,
-            "summary": report.summary,
-            "graph": {
-                "hosts": built.graph.hosts,
-                "workers": built.graph.workers.len(),
-                "vertices": built.graph.len(),
-                "vertical_edges": built.graph.vertical_edges().len(),
-                "stats": built.stats,
+        #[derive(serde::Serialize)]
+        struct GraphInfo<'a> {
+            hosts: &'a [String],
+            workers: usize,
+            vertices: usize,
+            vertical_edges: usize,
+            heap_bytes: usize,
+            stats: &'a critpath::builder::BuildStats,
+        }
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            path: &'a [critpath::Segment],
+            summary: &'a critpath::Summary,
+            graph: GraphInfo<'a>,
+        }
+        let g = &built.graph;
+        let out = Out {
+            path: &report.path,
+            summary: &report.summary,
+            graph: GraphInfo {
+                hosts: &g.hosts,
+                workers: g.workers.len(),
+                vertices: g.len(),
+                vertical_edges: g.vertical_edges().len(),
+                heap_bytes: g.heap_bytes(),
+                stats: &built.stats,
             },
-        });
+        };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print!("{}", render_text(&report, args.gmt));
