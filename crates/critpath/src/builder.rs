@@ -25,9 +25,7 @@
 //! reusing a stale status; a wake-up from hard-IRQ context is explained through the kernel
 //! worker (Trace Compass leaves the wait unexplained).
 
-use std::collections::HashMap;
-
-use crate::graph::{EdgeType, Graph, VId, Worker, WorkerId};
+use crate::graph::{EdgeType, FastMap, Graph, VId, Worker, WorkerId};
 
 /// Scheduling status of a thread (the Linux kernel analysis's statuses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,9 +175,9 @@ pub struct BuildStats {
 /// Builds the execution graph of one or several hosts.
 pub struct Builder {
     pub g: Graph,
-    threads: HashMap<(u32, i64), Thread>,
+    threads: FastMap<(u32, i64), Thread>,
     cpus: Vec<Vec<Cpu>>,
-    blocks: HashMap<(u32, u64, u64), VId>,
+    blocks: FastMap<(u32, u64, u64), VId>,
     pub stats: BuildStats,
 }
 
@@ -200,9 +198,9 @@ impl Builder {
     pub fn new() -> Self {
         Builder {
             g: Graph::new(),
-            threads: HashMap::new(),
+            threads: FastMap::default(),
             cpus: Vec::new(),
-            blocks: HashMap::new(),
+            blocks: FastMap::default(),
             stats: BuildStats::default(),
         }
     }
@@ -606,6 +604,7 @@ impl Builder {
                 }
             }
         }
+        self.g.shrink_to_fit();
         (self.g, self.stats)
     }
 }

@@ -8,6 +8,42 @@
 //! qualifiers are few and kept in side tables.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast hasher for the small integer keys of the graph's tables (multiply-rotate).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// A hash map with [`IntHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// Vertex index.
 pub type VId = u32;
@@ -138,10 +174,10 @@ pub struct Graph {
     next: Vec<VId>,
     out_ty: Vec<u8>,
     vedges: Vec<VEdge>,
-    vin: HashMap<VId, u32>,
-    vout: HashMap<VId, u32>,
+    vin: FastMap<VId, u32>,
+    vout: FastMap<VId, u32>,
     /// Qualifier of the horizontal edge leaving a vertex.
-    hqual: HashMap<VId, u32>,
+    hqual: FastMap<VId, u32>,
     quals: Vec<String>,
     qual_ids: HashMap<String, u32>,
     /// Vertical edges refused because they went back in time.
@@ -415,6 +451,16 @@ impl Graph {
         if t != NIL {
             self.ts[t as usize] = ts;
         }
+    }
+
+    /// Releases the spare capacity of the vertex columns.
+    pub fn shrink_to_fit(&mut self) {
+        self.ts.shrink_to_fit();
+        self.worker.shrink_to_fit();
+        self.prev.shrink_to_fit();
+        self.next.shrink_to_fit();
+        self.out_ty.shrink_to_fit();
+        self.vedges.shrink_to_fit();
     }
 
     /// Finds a worker by host and tid (threads only).

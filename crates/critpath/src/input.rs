@@ -77,6 +77,8 @@ fn kind_of(name: &str, wakeup: &str, has_new: bool) -> Kind {
         "netif_receive_skb_internal_return" => Kind::PacketRxExit,
         "net_dev_queue" | "inet_sock_local_out" => Kind::NetSend,
         "net_if_receive_skb" | "netif_receive_skb" | "inet_sock_local_in" => Kind::NetRecv,
+        "ipi_entry" => Kind::IpiEntry,
+        "ipi_exit" => Kind::IpiExit,
         "block_rq_issue" => Kind::BlockIssue,
         "block_rq_complete" => Kind::BlockComplete,
         "lttng_statedump_process_state" => Kind::Statedump,

@@ -367,3 +367,120 @@ fn network_exchange_one_trace_softirq() {
         )
     );
 }
+
+/// What a wake-up's context makes of the woken thread's wait, and the vertical edges it
+/// adds: hrtimer → timer; softirq by vector (timer, block, network, other); IPI (its exit
+/// closes it, unlike Trace Compass); hard IRQ through the kernel worker; task → blocked with
+/// an edge from the waker.
+#[test]
+fn wakeup_contexts() {
+    let ctxs: [(Ctx, &str); 8] = [
+        (Ctx::Hrtimer, "T"),
+        (Ctx::Softirq(Some(1)), "T"),
+        (Ctx::Softirq(Some(4)), "BD"),
+        (Ctx::Softirq(Some(3)), "N"),
+        (Ctx::Softirq(Some(9)), "B"),
+        (Ctx::Ipi, "IPI"),
+        (Ctx::Irq(Some(40)), "B"),
+        (Ctx::Softirq(Some(7)), "I"),
+    ];
+    for (ctx, ty) in ctxs {
+        let mut evs = vec![
+            (10, 0, 0, sw(0, 0, 5), None),
+            (20, 0, 0, sw(5, 1, 0), None),
+            (30, 0, 0, KEvent::Enter(ctx), None),
+            (31, 0, 0, wake(5), None),
+            (32, 0, 0, KEvent::Leave(ctx), None),
+            // A second wake-up while runnable changes nothing.
+            (33, 0, 0, wake(5), None),
+            (40, 0, 0, sw(0, 0, 5), None),
+        ];
+        let g = run(&["h"], &mut evs, &[(0, 5, "t")]);
+        let d = g.dump();
+        let first = d.lines().next().unwrap();
+        assert_eq!(
+            first,
+            format!("t/5: [10]-R-20-{ty}-31-P-40"),
+            "{ctx:?}\n{d}"
+        );
+        let linked = d.contains("kernel/0@31 => t/5@31");
+        let expect_link = matches!(ty, "N" | "B");
+        assert_eq!(linked, expect_link, "{ctx:?}\n{d}");
+        // The context was left: the kernel worker's episode is closed at 32.
+        assert!(d.contains("kernel/0: [30]"), "{d}");
+        assert!(d.contains("-32"), "{ctx:?}\n{d}");
+    }
+    // Woken by a task: blocked, with an edge from the waker.
+    let mut evs = vec![
+        (10, 0, 0, sw(0, 0, 5), None),
+        (20, 0, 0, sw(5, 1, 6), None),
+        (25, 0, 0, wake(5), None),
+        (30, 0, 0, sw(6, 1, 5), None),
+    ];
+    let g = run(&["h"], &mut evs, &[(0, 5, "t"), (0, 6, "w")]);
+    assert_eq!(
+        g.dump(),
+        lines(
+            "t/5: [10]-R-20-B-25-P-30
+             w/6: [20]-R-25-R-30
+             w/6@25 => t/5@25"
+        )
+    );
+}
+
+/// Fork: the child's first wake-up links the parent to it.
+#[test]
+fn fork_links_parent_to_child() {
+    let mut evs = vec![
+        (10, 0, 0, sw(0, 0, 5), None),
+        (
+            12,
+            0,
+            0,
+            KEvent::Fork {
+                parent_tid: 5,
+                child_tid: 7,
+                child_comm: "child",
+            },
+            None,
+        ),
+        (
+            13,
+            0,
+            0,
+            KEvent::WakeupNew {
+                tid: 7,
+                comm: "child",
+            },
+            None,
+        ),
+        (20, 0, 0, sw(5, 1, 7), None),
+    ];
+    let g = run(&["h"], &mut evs, &[(0, 5, "parent")]);
+    assert_eq!(
+        g.dump(),
+        lines(
+            "parent/5: [10]-R-13-R-20
+             child/7: [13]-P-20
+             parent/5@13 => child/7@13"
+        )
+    );
+}
+
+/// A hard IRQ that raises a softirq run right after it is one interrupt episode: a packet
+/// received in the softirq arrives at the IRQ's entry.
+#[test]
+fn raised_softirq_continues_the_episode() {
+    let mut evs = vec![
+        (10, 0, 0, KEvent::Enter(Ctx::Irq(Some(25))), None),
+        (11, 0, 0, KEvent::SoftirqRaise { vec: Some(3) }, None),
+        (12, 0, 0, KEvent::Leave(Ctx::Irq(Some(25))), None),
+        (14, 0, 0, KEvent::Enter(Ctx::Softirq(Some(3))), None),
+        (15, 0, 0, KEvent::NetRecv, Some(1)),
+        (16, 0, 0, KEvent::Leave(Ctx::Softirq(Some(3))), None),
+        (5, 1, 0, KEvent::NetSend, Some(1)),
+    ];
+    let g = run(&["a", "b"], &mut evs, &[]);
+    let d = g.dump();
+    assert!(d.contains("kernel/0: [10]-I-16"), "{d}");
+}
