@@ -38,6 +38,8 @@ pub enum Status {
     WaitBlocked,
     Run,
     WaitUnknown,
+    /// Switched out after its exit: no more history.
+    Dead,
 }
 
 impl Status {
@@ -47,7 +49,7 @@ impl Status {
             Status::Run | Status::Exit => EdgeType::Running,
             Status::WaitBlocked => EdgeType::Blocked,
             Status::WaitCpu | Status::WaitFork | Status::WaitUnknown => EdgeType::Preempted,
-            Status::Unknown | Status::Zombie => EdgeType::Unknown,
+            Status::Unknown | Status::Zombie | Status::Dead => EdgeType::Unknown,
         }
     }
 
@@ -382,7 +384,12 @@ impl Builder {
                 if prev_tid > 0 {
                     let t = self.thread(host, prev_tid, prev_comm, Status::Unknown);
                     self.append(t.w, ts, t.status.edge(), u32::MAX);
-                    let new = if prev_state & 3 == 0 {
+                    // An exit seen before, or EXIT_ZOMBIE / EXIT_DEAD (0x10, 0x20 in every
+                    // kernel version): the thread is gone.
+                    let gone = t.status == Status::Exit || prev_state & 0x30 != 0;
+                    let new = if gone {
+                        Status::Dead
+                    } else if prev_state & 3 == 0 {
                         Status::WaitCpu
                     } else {
                         Status::WaitBlocked
@@ -598,6 +605,9 @@ impl Builder {
     pub fn finish(mut self, end: i64) -> (Graph, BuildStats) {
         let threads: Vec<Thread> = self.threads.values().copied().collect();
         for t in threads {
+            if matches!(t.status, Status::Dead | Status::Exit | Status::Zombie) {
+                continue;
+            }
             if let Some(tail) = self.g.tail(t.w) {
                 if self.g.ts(tail) < end {
                     self.g.append(t.w, end, t.status.edge());

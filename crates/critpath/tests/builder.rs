@@ -484,3 +484,16 @@ fn raised_softirq_continues_the_episode() {
     let d = g.dump();
     assert!(d.contains("kernel/0: [10]-I-16"), "{d}");
 }
+
+/// A thread that exited has no history after its last switch-out; a live one's last state
+/// goes on until the end of the trace.
+#[test]
+fn exited_threads_end() {
+    let mut b = Builder::new();
+    b.add_host("h");
+    b.event(0, 0, 10, &sw(0, 0, 5));
+    b.event(0, 0, 20, &KEvent::Exit { tid: 5 });
+    b.event(0, 0, 21, &sw(5, 64, 6));
+    let (g, _) = b.finish(100);
+    assert_eq!(g.dump(), lines("/5: [10]-R-21\n/6: [21]-R-100"));
+}
