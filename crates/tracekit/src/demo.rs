@@ -24,9 +24,11 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args
         .dir
         .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("tracekit-demo-{}", args.seed)));
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("tracekit-demo-{}-v2", args.seed)));
+    // Enough requests for the clock hulls to close in on the true formulas.
     let params = ClientServerParams {
         seed: args.seed,
+        requests: 200,
         ..Default::default()
     };
     if !dir.join("ground-truth.json").is_file() {
@@ -70,13 +72,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     for e in &counts.errors {
         println!("error: {e}");
     }
-    println!(
-        "\nThe hosts' clocks disagree (offsets up to an hour, drifts up to 50 ppm): merging them as\n\
-         recorded is wrong until `tracekit sync` lands. Ground truth: {}",
-        dir.join("ground-truth.json").display()
-    );
+    show_sync(&traces, &dir)?;
     crate::critpath_cmd::demo_section(&traces, &dir.join("ground-truth.json"))?;
-    println!("\nNext: tracekit print {}/<host> | head", dir.display());
+    println!(
+        "\nNext: tracekit print --sync {} | head; tracekit sync {}",
+        dir.display(),
+        dir.display()
+    );
     Ok(if counts.errors.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -117,4 +119,98 @@ fn show_trace(t: &Arc<ctf::Trace>) {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
+
+/// Synchronizes the hosts' clocks and compares the result with the generator's ground truth.
+fn show_sync(
+    traces: &[Arc<ctf::Trace>],
+    dir: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use ctf::merge::TimeMap;
+    println!("\n== Clock synchronization (tracekit sync)");
+    let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+    for m in crate::sync_cmd::verdicts(&session) {
+        println!("note: {m}");
+    }
+    let maps = session.time_maps();
+    let truth: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("ground-truth.json"))?)?;
+    let hosts = truth["hosts"].as_array().cloned().unwrap_or_default();
+    let formula = |name: &str| {
+        let h = hosts.iter().find(|h| h["name"].as_str() == Some(name))?;
+        Some((
+            Decimal::parse(h["slope"].as_str()?)?,
+            Decimal::parse(h["offset_ns"].as_str()?)?,
+        ))
+    };
+    let r = session.reference_trace();
+    let ref_name = traces[r].hostname().unwrap_or("?").to_string();
+    let min_delay = truth["min_one_way_delay_ns"].as_i64().unwrap_or(0);
+    println!(
+        "{} packets matched; reference clock: {ref_name}. Error of each recovered clock against the \
+         generator's truth, at mid-trace:",
+        session.stats.matches
+    );
+    let mut worst = 0i128;
+    for (i, t) in traces.iter().enumerate() {
+        let name = t.hostname().unwrap_or("?");
+        let info = &session.traces[i];
+        let (Some(first), Some(last)) = (info.first_ns, info.last_ns) else {
+            continue;
+        };
+        let mid = first + (last - first) / 2;
+        let (Some(own), Some(reference)) = (formula(name), formula(&ref_name)) else {
+            continue;
+        };
+        // True time of `mid`, then what the reference clock read at that instant.
+        let true_ns = own.invert(mid as i128);
+        let want = reference.apply(true_ns);
+        let got = maps.map(i, mid) as i128;
+        let err = got - want;
+        worst = worst.max(err.abs());
+        println!(
+            "  {name:<8} {:>10}  error {:>8.1} µs",
+            format!("{:?}", session.result.hosts[info.host as usize].quality).to_lowercase(),
+            err as f64 / 1e3
+        );
+    }
+    println!(
+        "worst error {:.1} µs; the smallest one-way network delay is {:.1} µs",
+        worst as f64 / 1e3,
+        min_delay as f64 / 1e3
+    );
+    Ok(())
+}
+
+/// A clock formula `host = slope × true + offset` with exact decimal coefficients.
+struct Decimal;
+
+impl Decimal {
+    /// Parses a decimal string into (mantissa, number of decimals).
+    fn parse(s: &str) -> Option<(i128, u32)> {
+        let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+        let frac = &frac[..frac.len().min(12)];
+        let m: i128 = format!("{int}{frac}").parse().ok()?;
+        Some((m, frac.len() as u32))
+    }
+}
+
+trait Formula {
+    fn invert(&self, host_ns: i128) -> i128;
+    fn apply(&self, true_ns: i128) -> i128;
+}
+
+impl Formula for ((i128, u32), (i128, u32)) {
+    /// true = (host − offset) / slope
+    fn invert(&self, host_ns: i128) -> i128 {
+        let ((sm, se), (om, oe)) = *self;
+        let num = (host_ns * 10i128.pow(oe) - om) * 10i128.pow(se);
+        num / (10i128.pow(oe) * sm)
+    }
+
+    /// host = slope × true + offset
+    fn apply(&self, true_ns: i128) -> i128 {
+        let ((sm, se), (om, oe)) = *self;
+        true_ns * sm / 10i128.pow(se) + om / 10i128.pow(oe)
+    }
 }

@@ -306,6 +306,20 @@ fn demo_mentions_every_host() {
             "demo output does not mention {name}:\n{out}"
         );
     }
+    // The clocks it recovers are closer to the truth than the smallest network delay.
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("worst error"))
+        .unwrap_or_else(|| panic!("no sync summary in:\n{out}"));
+    let nums: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 2, "{line}");
+    assert!(
+        nums[0] < nums[1],
+        "sync error above the min one-way delay: {line}"
+    );
 }
 
 fn have(tool: &str) -> bool {
