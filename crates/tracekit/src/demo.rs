@@ -73,6 +73,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         println!("error: {e}");
     }
     show_sync(&traces, &dir)?;
+    crate::critpath_cmd::demo_section(&traces, &dir.join("ground-truth.json"))?;
     println!(
         "\nNext: tracekit print --sync {} | head; tracekit sync {}",
         dir.display(),

@@ -2,6 +2,7 @@
 
 mod analyze_cmd;
 mod count;
+mod critpath_cmd;
 mod demo;
 mod gen_cmd;
 mod pipeline;
@@ -34,6 +35,8 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Critical path of a thread (or a request) across hosts.
+    Critpath(critpath_cmd::CritpathArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
     Record(record_cmd::RecordArgs),
     /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Critpath(a) => critpath_cmd::run(&a),
         Command::Record(a) => record_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),

@@ -1,0 +1,301 @@
+//! From a critical-path graph to a readable timeline of segments and totals.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::algo::{critical_path, PathOptions};
+use crate::graph::{EdgeType, Graph, WorkerId};
+
+/// One segment of the critical path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    pub start: i64,
+    pub end: i64,
+    pub host: String,
+    pub tid: i64,
+    pub comm: String,
+    pub state: &'static str,
+    /// Set when the time was spent in interrupt context on this CPU (on behalf of `tid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
+}
+
+impl Segment {
+    pub fn duration(&self) -> i64 {
+        self.end - self.start
+    }
+}
+
+/// Time of one worker on the path.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerTotal {
+    pub host: String,
+    pub tid: i64,
+    pub comm: String,
+    pub total_ns: i64,
+    pub by_state: BTreeMap<&'static str, i64>,
+}
+
+/// Totals of a path.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub host: String,
+    pub tid: i64,
+    pub comm: String,
+    pub begin: i64,
+    pub end: i64,
+    pub total_ns: i64,
+    pub by_state: BTreeMap<&'static str, i64>,
+    /// Largest first.
+    pub by_worker: Vec<WorkerTotal>,
+    /// The totals in one sentence.
+    pub text: String,
+}
+
+/// A computed critical path.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub path: Vec<Segment>,
+    pub summary: Summary,
+}
+
+/// Errors of [`critical_path_of`].
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("no thread {tid}{} in the traces", host.as_ref().map(|h| format!(" on host {h}")).unwrap_or_default())]
+    NoThread { tid: i64, host: Option<String> },
+    #[error("thread {tid} exists on several hosts ({0}); choose one with --host", hosts.join(", "))]
+    Ambiguous { tid: i64, hosts: Vec<String> },
+    #[error("no host named {0}")]
+    NoHost(String),
+}
+
+/// Finds the worker of thread `tid` (on `host` when given, by name).
+pub fn find_thread(g: &Graph, tid: i64, host: Option<&str>) -> Result<WorkerId, PathError> {
+    let hosts: Vec<u32> = match host {
+        Some(h) => {
+            let v: Vec<u32> = (0..g.hosts.len() as u32)
+                .filter(|&i| g.hosts[i as usize] == h)
+                .collect();
+            if v.is_empty() {
+                return Err(PathError::NoHost(h.to_string()));
+            }
+            v
+        }
+        None => (0..g.hosts.len() as u32).collect(),
+    };
+    let found: Vec<WorkerId> = hosts
+        .iter()
+        .filter_map(|&h| g.find_thread(h, tid))
+        .filter(|&w| g.head(w).is_some())
+        .collect();
+    match found.len() {
+        0 => Err(PathError::NoThread {
+            tid,
+            host: host.map(str::to_string),
+        }),
+        1 => Ok(found[0]),
+        _ => Err(PathError::Ambiguous {
+            tid,
+            hosts: found
+                .iter()
+                .map(|&w| g.hosts[g.worker(w).host as usize].clone())
+                .collect(),
+        }),
+    }
+}
+
+/// The critical path of worker `w` between `begin` and `end` (clipped), as segments.
+pub fn critical_path_of(g: &Graph, w: WorkerId, begin: i64, end: i64, cut: bool) -> Report {
+    let start = g.vertex_at(w, begin).expect("worker with vertices");
+    let p = critical_path(
+        g,
+        start,
+        &PathOptions {
+            end,
+            cut_at_departure: cut,
+        },
+    );
+    let path = segments(&p, begin, end);
+    let (begin, end) = match (path.first(), path.iter().map(|s| s.end).max()) {
+        (Some(f), Some(l)) => (f.start, l),
+        _ => (begin, end),
+    };
+    let summary = summarize(g, w, &path, begin, end);
+    Report { path, summary }
+}
+
+struct Piece {
+    start: i64,
+    end: i64,
+    w: WorkerId,
+    ty: EdgeType,
+    /// A vertical edge with a duration (a packet or request in flight).
+    transfer: bool,
+}
+
+/// The segments of a path graph within `[begin, end]`, in time order. Time spent by a
+/// kernel (interrupt-context) worker, and packets that arrive at one, are attributed to
+/// the thread that the interrupt work leads to on the path, with the CPU noted.
+pub fn segments(p: &Graph, begin: i64, end: i64) -> Vec<Segment> {
+    let mut pieces = Vec::new();
+    for w in 0..p.workers.len() as WorkerId {
+        for v in p.vertices_of(w) {
+            if let Some(e) = p.in_h(v) {
+                pieces.push(Piece {
+                    start: p.ts(e.from),
+                    end: p.ts(v),
+                    w,
+                    ty: e.ty,
+                    transfer: false,
+                });
+            }
+        }
+    }
+    for e in p.vertical_edges() {
+        if p.ts(e.to) > p.ts(e.from) {
+            pieces.push(Piece {
+                start: p.ts(e.from),
+                end: p.ts(e.to),
+                w: p.worker_of(e.to),
+                ty: e.ty,
+                transfer: true,
+            });
+        }
+    }
+    let mut pieces: Vec<Piece> = pieces
+        .into_iter()
+        .filter_map(|mut x| {
+            x.start = x.start.max(begin);
+            x.end = x.end.min(end);
+            (x.end > x.start).then_some(x)
+        })
+        .collect();
+    pieces.sort_by_key(|x| (x.start, x.end));
+    // Attribution of interrupt-context time to the thread it leads to.
+    let mut owner: Vec<(WorkerId, Option<u32>)> = vec![(0, None); pieces.len()];
+    let mut next_thread: Option<WorkerId> = None;
+    for (i, x) in pieces.iter().enumerate().rev() {
+        let wk = p.worker(x.w);
+        if let Some(cpu) = wk.cpu {
+            let cpu = (!x.transfer).then_some(cpu);
+            owner[i] = (next_thread.unwrap_or(x.w), cpu);
+        } else {
+            owner[i] = (x.w, None);
+            next_thread = Some(x.w);
+        }
+    }
+    let mut out: Vec<Segment> = Vec::new();
+    for (x, (w, cpu)) in pieces.iter().zip(owner) {
+        let wk = p.worker(w);
+        let (tid, comm) = if wk.is_kernel() {
+            (-1, wk.label())
+        } else {
+            (wk.tid, wk.comm.clone())
+        };
+        let seg = Segment {
+            start: x.start,
+            end: x.end,
+            host: p.hosts[wk.host as usize].clone(),
+            tid,
+            comm,
+            state: x.ty.state_name(),
+            cpu,
+        };
+        if let Some(last) = out.last_mut() {
+            if last.end == seg.start
+                && last.host == seg.host
+                && last.tid == seg.tid
+                && last.state == seg.state
+                && last.cpu == seg.cpu
+            {
+                last.end = seg.end;
+                continue;
+            }
+        }
+        out.push(seg);
+    }
+    out
+}
+
+fn summarize(g: &Graph, w: WorkerId, path: &[Segment], begin: i64, end: i64) -> Summary {
+    let wk = g.worker(w);
+    let mut by_state = BTreeMap::new();
+    let mut by_worker: BTreeMap<(String, i64, String), BTreeMap<&'static str, i64>> =
+        BTreeMap::new();
+    for s in path {
+        *by_state.entry(s.state).or_insert(0) += s.duration();
+        *by_worker
+            .entry((s.host.clone(), s.tid, s.comm.clone()))
+            .or_default()
+            .entry(s.state)
+            .or_insert(0) += s.duration();
+    }
+    let mut workers: Vec<WorkerTotal> = by_worker
+        .into_iter()
+        .map(|((host, tid, comm), by_state)| WorkerTotal {
+            host,
+            tid,
+            comm,
+            total_ns: by_state.values().sum(),
+            by_state,
+        })
+        .collect();
+    workers.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)));
+    let mut s = Summary {
+        host: g.hosts[wk.host as usize].clone(),
+        tid: wk.tid,
+        comm: wk.comm.clone(),
+        begin,
+        end,
+        total_ns: path.iter().map(|s| s.duration()).sum(),
+        by_state,
+        by_worker: workers,
+        text: String::new(),
+    };
+    s.text = s.sentence();
+    s
+}
+
+/// A duration for people: `20.2 ms`, `350 µs`, `1.25 s`.
+pub fn human(ns: i64) -> String {
+    let a = ns.unsigned_abs() as f64;
+    if a >= 1e9 {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+impl Summary {
+    /// One sentence: "wget/1234 on client1: 20.2 ms on the critical path: 14.1 ms running in
+    /// apache/2196 on httpd, 3.2 ms network to …".
+    pub fn sentence(&self) -> String {
+        let mut parts: Vec<(i64, String)> = Vec::new();
+        for w in &self.by_worker {
+            for (st, ns) in &w.by_state {
+                let who = if w.host == self.host && w.tid == self.tid {
+                    "itself".to_string()
+                } else {
+                    format!("{}/{} on {}", w.comm, w.tid, w.host)
+                };
+                parts.push((*ns, format!("{} {} in {}", human(*ns), st, who)));
+            }
+        }
+        parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let list: Vec<String> = parts.into_iter().map(|(_, s)| s).collect();
+        format!(
+            "{}/{} on {} spent {}: {}",
+            self.comm,
+            self.tid,
+            self.host,
+            human(self.total_ns),
+            list.join(", ")
+        )
+    }
+}

@@ -1,0 +1,348 @@
+//! `tracekit critpath`: the critical path of a thread, across hosts.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use critpath::input::{build_graph, BuildOptions, Built};
+use critpath::report::{critical_path_of, find_thread, human, Report};
+
+use crate::timefmt::{parse_time, TimeFormatter};
+
+#[derive(clap::Args)]
+pub struct CritpathArgs {
+    /// Trace directories (searched recursively), one or more hosts.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Thread to follow.
+    #[arg(long)]
+    pub tid: i64,
+    /// Host of the thread (its `hostname`), when the tid exists on several hosts.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Start of the interval: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNNNNNNNN]`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// End of the interval (same syntax).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Synchronize the hosts' clocks first (from the TCP packets they exchanged).
+    #[arg(long)]
+    pub sync: bool,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+    /// Keep the followed thread's own time after it sent the packet (or issued the I/O) it
+    /// then waited for, as Trace Compass does; by default the path leaves it when the
+    /// request left.
+    #[arg(long)]
+    pub no_cut: bool,
+    /// Print times in UTC.
+    #[arg(long)]
+    pub gmt: bool,
+}
+
+/// Reads the traces (synchronized first when asked) and builds their graph.
+pub fn build(traces: &[Arc<ctf::Trace>], sync: bool) -> Result<Built, Box<dyn std::error::Error>> {
+    let mut opts = BuildOptions::default();
+    if sync {
+        let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        opts.time_map = Some(Arc::new(session.time_maps()));
+    }
+    Ok(build_graph(traces, opts))
+}
+
+/// The critical path of `tid` in the built graph.
+pub fn compute(
+    built: &Built,
+    tid: i64,
+    host: Option<&str>,
+    begin: Option<i64>,
+    end: Option<i64>,
+    cut: bool,
+) -> Result<Report, Box<dyn std::error::Error>> {
+    let g = &built.graph;
+    let w = find_thread(g, tid, host)?;
+    let begin = begin.unwrap_or(built.first_ts);
+    let end = end.unwrap_or(built.last_ts);
+    if end < begin {
+        return Err("--end is before --begin".into());
+    }
+    // The walk recurses into nested waits: give it a deep stack.
+    let report = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(s, || critical_path_of(g, w, begin, end, cut))
+            .map(|h| h.join())
+    });
+    match report {
+        Ok(Ok(r)) if r.path.is_empty() => {
+            let span = |v: Option<u32>| v.map(|v| g.ts(v)).unwrap_or(0);
+            Err(format!(
+                "thread {tid} has no history between {begin} and {end} ns (its history spans \
+                 {} to {} ns on the merged time line)",
+                span(g.head(w)),
+                span(g.tail(w))
+            )
+            .into())
+        }
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(_)) => Err("the critical path computation failed".into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let traces = ctf::open_all(&args.paths)?;
+    if traces.is_empty() {
+        return Err("no trace found".into());
+    }
+    let built = build(&traces, args.sync)?;
+    let fmt = TimeFormatter::new(args.gmt);
+    let reference = Some(built.first_ts);
+    let begin = args
+        .begin
+        .as_deref()
+        .map(|s| parse_time(s, fmt.tz(), reference))
+        .transpose()?;
+    let end = args
+        .end
+        .as_deref()
+        .map(|s| parse_time(s, fmt.tz(), reference))
+        .transpose()?;
+    let report = compute(
+        &built,
+        args.tid,
+        args.host.as_deref(),
+        begin,
+        end,
+        !args.no_cut,
+    )?;
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct GraphInfo<'a> {
+            hosts: &'a [String],
+            workers: usize,
+            vertices: usize,
+            vertical_edges: usize,
+            heap_bytes: usize,
+            stats: &'a critpath::builder::BuildStats,
+        }
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            path: &'a [critpath::Segment],
+            summary: &'a critpath::Summary,
+            graph: GraphInfo<'a>,
+        }
+        let g = &built.graph;
+        let out = Out {
+            path: &report.path,
+            summary: &report.summary,
+            graph: GraphInfo {
+                hosts: &g.hosts,
+                workers: g.workers.len(),
+                vertices: g.len(),
+                vertical_edges: g.vertical_edges().len(),
+                heap_bytes: g.heap_bytes(),
+                stats: &built.stats,
+            },
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", render_text(&report, args.gmt));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The path as a timeline and its totals.
+pub fn render_text(report: &Report, gmt: bool) -> String {
+    let mut fmt = TimeFormatter::new(gmt);
+    let mut out = String::new();
+    let s = &report.summary;
+    let mut t = Vec::new();
+    fmt.write_time(&mut t, s.begin);
+    let b = String::from_utf8_lossy(&t).into_owned();
+    t.clear();
+    fmt.write_time(&mut t, s.end);
+    let e = String::from_utf8_lossy(&t).into_owned();
+    out.push_str(&format!(
+        "Critical path of {}/{} on {}, {} to {} ({})\n\n",
+        s.comm,
+        s.tid,
+        s.host,
+        b,
+        e,
+        human(s.end - s.begin)
+    ));
+    out.push_str(&format!(
+        "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+        "#", "start", "duration", "host", "thread", "state"
+    ));
+    for (i, seg) in report.path.iter().enumerate() {
+        t.clear();
+        fmt.write_time(&mut t, seg.start);
+        let thread = format!("{}/{}", seg.comm, seg.tid);
+        let state = match seg.cpu {
+            Some(c) => format!("{} (interrupt context, CPU {c})", seg.state),
+            None => seg.state.to_string(),
+        };
+        out.push_str(&format!(
+            "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+            i + 1,
+            String::from_utf8_lossy(&t),
+            human(seg.duration()),
+            seg.host,
+            thread,
+            state
+        ));
+    }
+    out.push_str("\nTotal per state:\n");
+    let mut states: Vec<(&&str, &i64)> = s.by_state.iter().collect();
+    states.sort_by(|a, b| b.1.cmp(a.1));
+    for (st, ns) in states {
+        out.push_str(&format!(
+            "  {:<14} {:>12}  {:>5.1}%\n",
+            st,
+            human(*ns),
+            100.0 * *ns as f64 / s.total_ns.max(1) as f64
+        ));
+    }
+    out.push_str("\nTotal per thread:\n");
+    for w in &s.by_worker {
+        let detail: Vec<String> = w
+            .by_state
+            .iter()
+            .map(|(st, ns)| format!("{st} {}", human(*ns)))
+            .collect();
+        out.push_str(&format!(
+            "  {:<24} {:<10} {:>12}  ({})\n",
+            format!("{}/{}", w.comm, w.tid),
+            w.host,
+            human(w.total_ns),
+            detail.join(", ")
+        ));
+    }
+    out.push('\n');
+    out.push_str(&s.sentence());
+    out.push('\n');
+    out
+}
+
+/// A decimal string (up to 9 decimals) times 1e9.
+fn nano_units(s: &str) -> Option<i128> {
+    let neg = s.starts_with('-');
+    let s = s.trim_start_matches('-');
+    let (i, f) = s.split_once('.').unwrap_or((s, ""));
+    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
+    let v = i.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// `tracekit demo`'s section: the critical path of the scenario's marked request, computed
+/// on the synchronized traces, next to the generator's ground truth.
+pub fn demo_section(
+    traces: &[Arc<ctf::Trace>],
+    ground_truth: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let gt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(ground_truth)?)?;
+    let m = &gt["marked_request"];
+    let (Some(client), Some(tid)) = (m["client"].as_str(), m["tid"].as_i64()) else {
+        return Ok(());
+    };
+    let num = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<i64>().ok());
+    let (Some(begin), Some(end)) = (num(&m["begin"]), num(&m["end"])) else {
+        return Ok(());
+    };
+    let host = gt["hosts"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["name"] == client))
+        .ok_or("ground truth: no client host")?;
+    let slope = host["slope"].as_str().and_then(nano_units).ok_or("slope")?;
+    let offset = host["offset_ns"]
+        .as_str()
+        .and_then(nano_units)
+        .ok_or("offset")?;
+    let ci = traces
+        .iter()
+        .position(|t| t.hostname() == Some(client))
+        .ok_or("no trace of the client")?;
+    let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+    let maps = session.time_maps();
+    // True time → the client's clock → the synchronized time line.
+    let on_client = |t: i64| {
+        let host_ns = (slope * t as i128 + offset).div_euclid(1_000_000_000) as i64;
+        ctf::merge::TimeMap::map(&maps, ci, host_ns)
+    };
+    let built = build_graph(
+        traces,
+        BuildOptions {
+            time_map: Some(Arc::new(session.time_maps())),
+            matcher: None,
+        },
+    );
+    let report = compute(
+        &built,
+        tid,
+        Some(client),
+        Some(on_client(begin)),
+        Some(on_client(end)),
+        true,
+    )?;
+    println!(
+        "\n== Critical path of the marked request (request {} of {}/{}), hosts synchronized",
+        m["index"], client, tid
+    );
+    println!(
+        "   (tracekit critpath {} --sync --tid {tid} --host {client} --begin … --end …)\n",
+        traces
+            .first()
+            .and_then(|t| t.path.parent())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    );
+    print!("{}", render_text(&report, true));
+    // Compare with the ground truth: the sequence of (host, thread, state).
+    let shape = |v: Vec<(String, i64, String)>| {
+        let mut out: Vec<(String, i64, String)> = Vec::new();
+        for x in v {
+            if out.last() != Some(&x) {
+                out.push(x);
+            }
+        }
+        out
+    };
+    let expected = shape(
+        m["critical_path"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|s| {
+                        (
+                            s["host"].as_str().unwrap_or("").to_string(),
+                            s["tid"].as_i64().unwrap_or(0),
+                            s["state"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    );
+    let got = shape(
+        report
+            .path
+            .iter()
+            .map(|s| (s.host.clone(), s.tid, s.state.to_string()))
+            .collect(),
+    );
+    println!(
+        "\nGround truth: {} segments; computed: {} segments; same hosts, threads and states in \
+         the same order: {}",
+        expected.len(),
+        got.len(),
+        if got == expected { "yes" } else { "NO" }
+    );
+    Ok(())
+}
