@@ -712,6 +712,22 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
         let resp = sim.rng.range(300, 1400) as u32;
         tt = sim.send(&mut c, false, tt, resp);
         let end = tt;
+        // The client hands the reply to its other thread: an uncontended FUTEX_WAKE_PRIVATE.
+        let uaddr = 0x7f00_0000_1000 + 64 * ci as u64;
+        sim.emit(
+            client,
+            APP_CPU,
+            tt + 1000,
+            ev::SYS_FUTEX,
+            futex_entry(uaddr, 129, 1),
+        );
+        sim.emit(
+            client,
+            APP_CPU,
+            tt + 1500,
+            ev::SYSX_FUTEX,
+            futex_exit(0, uaddr),
+        );
         // The client finishes: back to epoll_wait with a timeout.
         sim.emit(
             client,
@@ -756,6 +772,9 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
         let dir = out.join(&h.name);
         let mut w = TraceWriter::create(&dir, &tc, p.cpus, &WriterOptions::default())?;
         h.recs.sort_by_key(|r| r.t);
+        if let Some(first) = h.recs.first() {
+            w.set_session_start((host_abs(first.t) - clock_offset) as u64);
+        }
         for r in &h.recs {
             let cyc = host_abs(r.t) - clock_offset;
             w.write_event(r.cpu, r.id, cyc as u64, &r.pl)?;

@@ -103,6 +103,7 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
         ..Default::default()
     };
     let mut w = TraceWriter::create(dir, &tc, p.cpus, &opts)?;
+    w.set_session_start(uptime_ns);
 
     let mut next_tid = 1000;
     let mut cpus: Vec<CpuState> = (0..p.cpus)

@@ -146,3 +146,69 @@ fn client_server_ground_truth() {
     assert_eq!(hosts_seen.len(), 3, "the path crosses every host");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Every stream of a host covers the whole session (first packet begins at the session start,
+/// last packet ends at the last event), as in LTTng traces: readers that intersect stream
+/// ranges (lttng-analyses, `tracekit analyze`) must see all events, CPUs without events too.
+#[test]
+fn every_stream_spans_the_session() {
+    let out = tmp("spans");
+    let p = ClientServerParams {
+        cpus: 6,
+        ..Default::default()
+    };
+    cs(&out, &p).unwrap();
+    let km_dir = out.join("km");
+    km(
+        &km_dir,
+        &KernelMixParams {
+            events: 2000,
+            cpus: 6,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut hosts: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("metadata").is_file())
+        .collect();
+    hosts.sort();
+    assert!(hosts.len() >= 4, "{hosts:?}");
+    for host in hosts {
+        let mut ranges = Vec::new();
+        let mut streams: Vec<PathBuf> = std::fs::read_dir(&host)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("chan_")
+            })
+            .collect();
+        streams.sort();
+        for s in &streams {
+            let b = std::fs::read(s).unwrap();
+            let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+            // LTTng packet context: timestamp_begin at byte 32, timestamp_end at 40,
+            // packet_size (bits) at 56.
+            let packet = (u64_at(56) / 8) as usize;
+            let last = b.len() - packet;
+            ranges.push((u64_at(32), u64_at(last + 40)));
+        }
+        assert_eq!(streams.len(), 6, "{}", host.display());
+        assert!(
+            ranges.windows(2).all(|w| w[0] == w[1]),
+            "{}: stream ranges differ: {ranges:?}",
+            host.display()
+        );
+        assert!(
+            ranges[0].0 < ranges[0].1,
+            "{}: empty session",
+            host.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -273,6 +273,15 @@ impl TraceWriter {
         Ok(())
     }
 
+    /// Declares when the tracing session started (before any event is written): every
+    /// stream's first packet then begins there, and a stream without events spans the whole
+    /// session, as in LTTng traces (stream-intersecting readers such as lttng-analyses need it).
+    pub fn set_session_start(&mut self, ts: u64) {
+        for s in &mut self.streams {
+            s.set_session_start(ts);
+        }
+    }
+
     /// Closes every stream, then renames the temporary directory to the final one.
     pub fn finish(self) -> Result<TraceStats, WriteError> {
         let mut stats = TraceStats {

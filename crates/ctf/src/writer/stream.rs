@@ -40,6 +40,8 @@ pub struct StreamWriter {
     events: u64,
     packets: u64,
     discarded: u64,
+    /// When the tracing session started: the first packet begins there, as LTTng's do.
+    session_start: Option<u64>,
 }
 
 impl StreamWriter {
@@ -62,6 +64,7 @@ impl StreamWriter {
             events: 0,
             packets: 0,
             discarded: 0,
+            session_start: None,
             p,
         })
     }
@@ -97,7 +100,17 @@ impl StreamWriter {
         self.discarded
     }
 
+    /// Makes the first packet begin at `ts` (the session start) rather than at the first event,
+    /// so that every stream covers the session: readers intersect stream ranges.
+    pub fn set_session_start(&mut self, ts: u64) {
+        self.session_start = Some(ts);
+    }
+
     fn open_packet(&mut self, ts: u64) {
+        let ts = match self.session_start {
+            Some(start) if self.packets == 0 => start.min(ts),
+            _ => ts,
+        };
         let bo = self.p.byte_order;
         let b = &mut self.buf;
         b.clear();
