@@ -45,6 +45,7 @@ enum Kind {
     PageFree,
     SysEnter,
     SysExit,
+    Net(u64),
 }
 
 impl Kind {
@@ -75,6 +76,7 @@ impl Kind {
             Kind::PageFree => &["pfn", "order"],
             Kind::SysEnter => &["id", "args"],
             Kind::SysExit => &["id", "ret"],
+            Kind::Net(_) => &["skbaddr", "len", "name"],
         }
     }
 }
@@ -237,13 +239,27 @@ pub const KNOWN: &[KnownEvent] = &[
         "syscalls",
         Kind::SysExit,
     ),
+    k(
+        "net_dev_queue",
+        "net",
+        "net_dev_queue",
+        "net",
+        Kind::Net(ev::NET_OUT),
+    ),
+    k(
+        "net_if_receive_skb",
+        "net",
+        "netif_receive_skb",
+        "net",
+        Kind::Net(ev::NET_IN),
+    ),
 ];
 
 /// The groups of `--events`.
-pub const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem"];
+pub const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem", "net"];
 
 /// Groups recorded when `--events` is not given (kmem is left out: it is very frequent).
-pub const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block"];
+pub const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "net"];
 
 /// Resolves an `--events` list (groups, LTTng names, ftrace `system:event` or event names) to
 /// known events, without duplicates and in table order.
@@ -949,6 +965,12 @@ fn convert_with(h: &Handler, rec: &[u8], out: &mut Vec<Value>) -> Option<Conv> {
             Some(Conv::SysEnter(nr, args))
         }
         Kind::SysExit => Some(Conv::SysExit(f[0].int(rec)?, f[1].int(rec)?)),
+        Kind::Net(id) => {
+            // The header is filled in by the recorder from the eBPF records, if any.
+            let (t, h) = crate::netheader::unknown_header();
+            out.extend([u(&f[0], rec)?, u(&f[1], rec)?, s(&f[2], rec)?, t, h]);
+            Some(Conv::Done(id))
+        }
     }
 }
 
