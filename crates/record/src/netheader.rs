@@ -73,7 +73,12 @@ fn bytes(b: &[u8]) -> Value {
 
 /// `(transport_header_type, transport_header)` for IP protocol `proto` at `t`.
 fn transport(proto: u8, t: &[u8]) -> (Value, Value) {
-    let unknown = || (Value::U64(0), Value::Variant(0, Box::new(Value::Struct(vec![]))));
+    let unknown = || {
+        (
+            Value::U64(0),
+            Value::Variant(0, Box::new(Value::Struct(vec![]))),
+        )
+    };
     match proto {
         6 if t.len() >= 20 => {
             let tcp = Value::Struct(vec![
@@ -148,7 +153,8 @@ pub fn parse_network_header(h: &[u8]) -> Option<(Value, Value)> {
             Some((Value::U64(1), Value::Variant(1, Box::new(ipv4))))
         }
         6 if h.len() >= 40 => {
-            let addr = |o: usize| Value::Array((0..8).map(|i| Value::U64(be16(h, o + 2 * i))).collect());
+            let addr =
+                |o: usize| Value::Array((0..8).map(|i| Value::U64(be16(h, o + 2 * i))).collect());
             let (tt, th) = transport(h[6], &h[40..]);
             let ipv6 = Value::Struct(vec![
                 Value::U64(6),
@@ -303,7 +309,9 @@ mod tests {
         assert_eq!(f[7], Value::U64(6));
         assert_eq!(f[9], bytes(&[10, 200, 0, 1]));
         assert_eq!(f[11], Value::U64(1));
-        let Value::Variant(1, tcp) = &f[12] else { panic!() };
+        let Value::Variant(1, tcp) = &f[12] else {
+            panic!()
+        };
         let Value::Struct(t) = &**tcp else { panic!() };
         assert_eq!(t[0], Value::U64(38226));
         assert_eq!(t[1], Value::U64(18090));
@@ -324,7 +332,9 @@ mod tests {
         let Value::Struct(f) = *ip else { panic!() };
         assert_eq!(f[3], Value::U64(8));
         assert_eq!(f[8], Value::U64(2));
-        let Value::Variant(2, udp) = &f[9] else { panic!() };
+        let Value::Variant(2, udp) = &f[9] else {
+            panic!()
+        };
         assert_eq!(
             **udp,
             Value::Struct(vec![

@@ -1,8 +1,8 @@
 //! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
-use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::bpf::NetProbe;
+use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::format::PageLayout;
 use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
