@@ -351,16 +351,16 @@ mod tests {
     #[test]
     fn store_matches_nearest_and_expires() {
         let mut s = HeaderStore::new();
-        assert!(s.push_raw(&raw(1_000, 0xffff_1, 74, 0, &syn())));
-        assert!(s.push_raw(&raw(900_000, 0xffff_1, 74, 0, &syn())));
+        assert!(s.push_raw(&raw(1_000, 0xffff_8881, 74, 0, &syn())));
+        assert!(s.push_raw(&raw(900_000, 0xffff_8881, 74, 0, &syn())));
         assert!(!s.push_raw(&[0u8; 10]));
         // Wrong direction, length or too far: no match.
-        assert!(s.take(Dir::Rx, 0xffff_1, 74, 1_000).is_none());
-        assert!(s.take(Dir::Tx, 0xffff_1, 60, 1_000).is_none());
-        assert!(s.take(Dir::Tx, 0xffff_1, 74, 5_000_000).is_none());
-        assert!(s.take(Dir::Tx, 0xffff_1, 74, 890_000).is_some());
+        assert!(s.take(Dir::Rx, 0xffff_8881, 74, 1_000).is_none());
+        assert!(s.take(Dir::Tx, 0xffff_8881, 60, 1_000).is_none());
+        assert!(s.take(Dir::Tx, 0xffff_8881, 74, 5_000_000).is_none());
+        assert!(s.take(Dir::Tx, 0xffff_8881, 74, 890_000).is_some());
         assert_eq!(s.len(), 1);
-        assert!(s.take(Dir::Tx, 0xffff_1, 74, 1_200).is_some());
+        assert!(s.take(Dir::Tx, 0xffff_8881, 74, 1_200).is_some());
         assert!(s.is_empty());
         s.push_raw(&raw(5, 1, 60, 1, &syn()));
         s.push_raw(&raw(RETAIN_NS + 100, 2, 60, 1, &syn()));
