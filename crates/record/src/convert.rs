@@ -1215,4 +1215,43 @@ mod tests {
         assert_eq!(out[8], Value::I64(90));
         assert_eq!(out[9], Value::U64(4026531836));
     }
+
+    #[test]
+    fn converts_net_events_without_header() {
+        let f = |name: &str, id| {
+            fmt(
+                name,
+                id,
+                &[
+                    ("void *", "skbaddr", 8, 8, false),
+                    ("unsigned int", "len", 16, 4, false),
+                    ("__data_loc char[]", "name", 20, 4, false),
+                ],
+            )
+        };
+        let mut class = tc();
+        let mut c = Converter::new(
+            &mut class,
+            &[
+                (known("net_dev_queue"), f("net_dev_queue", 30)),
+                (known("net_if_receive_skb"), f("netif_receive_skb", 31)),
+            ],
+            &[],
+        )
+        .unwrap();
+        let mut body = vec![0u8; 24];
+        body[0..8].copy_from_slice(&0xffff_8881_0000_1000u64.to_le_bytes());
+        body[8..12].copy_from_slice(&74u32.to_le_bytes());
+        body[12..16].copy_from_slice(&((4u32 << 16) | 24).to_le_bytes());
+        body[16..19].copy_from_slice(b"lo\0");
+        let mut out = Vec::new();
+        assert_eq!(c.convert(&rec(31, 0, &body), &mut out), Some(ev::NET_IN));
+        assert_eq!(c.convert(&rec(30, 0, &body), &mut out), Some(ev::NET_OUT));
+        assert_eq!(out[0], Value::U64(0xffff_8881_0000_1000));
+        assert_eq!(out[1], Value::U64(74));
+        assert_eq!(out[2], Value::str("lo"));
+        let (t, h) = crate::netheader::unknown_header();
+        assert_eq!((&out[3], &out[4]), (&t, &h));
+        assert!(select_events(&["net".into()]).unwrap().len() == 2);
+    }
 }

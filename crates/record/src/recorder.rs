@@ -608,6 +608,13 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         ..Default::default()
     };
     let names = event_names(s, opts);
+    if s.known.iter().any(|(k, _)| k.group == "net") && opts.net_headers {
+        eprintln!(
+            "tracekit: flight-recorder mode records the net events without their network \
+             headers (network_header_type = _unknown)"
+        );
+        summary.net_headers_off = Some("flight-recorder mode".into());
+    }
     let mut all_counts: Vec<u64> = Vec::new();
     let result = (|| -> Result<(), RecordError> {
         let mut lost_seen: Vec<u64> = cpus
