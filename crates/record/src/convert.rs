@@ -45,6 +45,7 @@ enum Kind {
     PageFree,
     SysEnter,
     SysExit,
+    Net(u64),
 }
 
 impl Kind {
@@ -75,6 +76,7 @@ impl Kind {
             Kind::PageFree => &["pfn", "order"],
             Kind::SysEnter => &["id", "args"],
             Kind::SysExit => &["id", "ret"],
+            Kind::Net(_) => &["skbaddr", "len", "name"],
         }
     }
 }
@@ -237,13 +239,27 @@ pub const KNOWN: &[KnownEvent] = &[
         "syscalls",
         Kind::SysExit,
     ),
+    k(
+        "net_dev_queue",
+        "net",
+        "net_dev_queue",
+        "net",
+        Kind::Net(ev::NET_OUT),
+    ),
+    k(
+        "net_if_receive_skb",
+        "net",
+        "netif_receive_skb",
+        "net",
+        Kind::Net(ev::NET_IN),
+    ),
 ];
 
 /// The groups of `--events`.
-pub const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem"];
+pub const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem", "net"];
 
 /// Groups recorded when `--events` is not given (kmem is left out: it is very frequent).
-pub const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block"];
+pub const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "net"];
 
 /// Resolves an `--events` list (groups, LTTng names, ftrace `system:event` or event names) to
 /// known events, without duplicates and in table order.
@@ -949,6 +965,12 @@ fn convert_with(h: &Handler, rec: &[u8], out: &mut Vec<Value>) -> Option<Conv> {
             Some(Conv::SysEnter(nr, args))
         }
         Kind::SysExit => Some(Conv::SysExit(f[0].int(rec)?, f[1].int(rec)?)),
+        Kind::Net(id) => {
+            // The header is filled in by the recorder from the eBPF records, if any.
+            let (t, h) = crate::netheader::unknown_header();
+            out.extend([u(&f[0], rec)?, u(&f[1], rec)?, s(&f[2], rec)?, t, h]);
+            Some(Conv::Done(id))
+        }
     }
 }
 
@@ -1192,5 +1214,44 @@ mod tests {
         assert_eq!(out[5], Value::I64(101));
         assert_eq!(out[8], Value::I64(90));
         assert_eq!(out[9], Value::U64(4026531836));
+    }
+
+    #[test]
+    fn converts_net_events_without_header() {
+        let f = |name: &str, id| {
+            fmt(
+                name,
+                id,
+                &[
+                    ("void *", "skbaddr", 8, 8, false),
+                    ("unsigned int", "len", 16, 4, false),
+                    ("__data_loc char[]", "name", 20, 4, false),
+                ],
+            )
+        };
+        let mut class = tc();
+        let mut c = Converter::new(
+            &mut class,
+            &[
+                (known("net_dev_queue"), f("net_dev_queue", 30)),
+                (known("net_if_receive_skb"), f("netif_receive_skb", 31)),
+            ],
+            &[],
+        )
+        .unwrap();
+        let mut body = vec![0u8; 24];
+        body[0..8].copy_from_slice(&0xffff_8881_0000_1000u64.to_le_bytes());
+        body[8..12].copy_from_slice(&74u32.to_le_bytes());
+        body[12..16].copy_from_slice(&((4u32 << 16) | 24).to_le_bytes());
+        body[16..19].copy_from_slice(b"lo\0");
+        let mut out = Vec::new();
+        assert_eq!(c.convert(&rec(31, 0, &body), &mut out), Some(ev::NET_IN));
+        assert_eq!(c.convert(&rec(30, 0, &body), &mut out), Some(ev::NET_OUT));
+        assert_eq!(out[0], Value::U64(0xffff_8881_0000_1000));
+        assert_eq!(out[1], Value::U64(74));
+        assert_eq!(out[2], Value::str("lo"));
+        let (t, h) = crate::netheader::unknown_header();
+        assert_eq!((&out[3], &out[4]), (&t, &h));
+        assert!(select_events(&["net".into()]).unwrap().len() == 2);
     }
 }

@@ -5,8 +5,10 @@
 //!   event classes, [`statedump`] builds the `lttng_statedump_*` events.
 //! - I/O: [`tracefs`] (instance, raw pipes, /proc, signals) and [`recorder`] (the loop).
 
+pub mod bpf;
 pub mod convert;
 pub mod format;
+pub mod netheader;
 pub mod page;
 pub mod recorder;
 pub mod statedump;

@@ -1,8 +1,10 @@
 //! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
+use crate::bpf::NetProbe;
 use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::format::PageLayout;
+use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
 use crate::statedump::ProcSnapshot;
 use crate::tracefs::{self, signals, Instance, RawPipe, Tracefs};
@@ -41,6 +43,11 @@ pub struct RecordOptions {
     pub poll: Duration,
     /// Print progress and the summary to stderr.
     pub verbose: bool,
+    /// Add the IP/TCP headers to the net events with the eBPF helper (feature `bpf`; streaming
+    /// mode). When it cannot start, the net events are recorded without headers.
+    pub net_headers: bool,
+    /// Record only the net events of these network devices (empty: all).
+    pub netdevs: Vec<String>,
 }
 
 impl Default for RecordOptions {
@@ -57,6 +64,8 @@ impl Default for RecordOptions {
             tracefs: None,
             poll: Duration::from_millis(20),
             verbose: false,
+            net_headers: true,
+            netdevs: Vec::new(),
         }
     }
 }
@@ -81,6 +90,10 @@ pub struct RecordSummary {
     pub bytes: u64,
     /// Recording time (from tracing on to the end of the trace).
     pub elapsed: Duration,
+    /// The eBPF header merge, when it ran.
+    pub net_headers: Option<MergeStats>,
+    /// Why the net events have no headers (net events recorded, helper not running).
+    pub net_headers_off: Option<String>,
 }
 
 /// The LTTng trace environment and trace class for this host.
@@ -148,6 +161,43 @@ struct Sink {
     missed_pages: u64,
     missed_stored: u64,
     statedump_events: u64,
+    net: Option<NetMerge>,
+}
+
+/// The eBPF helper and the records waiting for their ftrace event.
+struct NetMerge {
+    probe: NetProbe,
+    store: HeaderStore,
+}
+
+impl NetMerge {
+    /// Fills the header fields (3, 4) of a net event payload, if its record is there.
+    fn fill(&mut self, id: u64, raw_ts: u64, vals: &mut [Value]) {
+        let dir = if id == scenario::lttng::ev::NET_OUT {
+            Dir::Tx
+        } else {
+            Dir::Rx
+        };
+        let (Some(skb), Some(len)) = (vals[0].as_int(), vals[1].as_int()) else {
+            return;
+        };
+        let (skb, len) = (skb as u64, len as u32);
+        let mut hit = self.store.take(dir, skb, len, raw_ts);
+        if hit.is_none() {
+            // Both probes run in the same tracepoint call: the record may just not have been
+            // read yet.
+            self.probe.poll(&mut self.store);
+            hit = self.store.take(dir, skb, len, raw_ts);
+        }
+        match hit {
+            Some((t, h)) => {
+                vals[3] = t;
+                vals[4] = h;
+                self.store.stats.matched += 1;
+            }
+            None => self.store.stats.unmatched += 1,
+        }
+    }
 }
 
 impl Sink {
@@ -187,6 +237,11 @@ impl Sink {
             let Some(id) = self.conv.convert(rec, &mut self.vals) else {
                 return;
             };
+            if let Some(net) = &mut self.net {
+                if id == scenario::lttng::ev::NET_OUT || id == scenario::lttng::ev::NET_IN {
+                    net.fill(id, ts, &mut self.vals);
+                }
+            }
             let c = cpu as usize;
             // Per-CPU ftrace time never goes back; clamp to be safe with the writer's rule.
             let t = self.ts(ts).max(self.last_ts[c]);
@@ -282,6 +337,17 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
         let _ = inst.write("options/event-fork", "1");
     }
     for (k, _) in &s.known {
+        if k.group == "net" && !opts.netdevs.is_empty() {
+            let filter: Vec<String> = opts
+                .netdevs
+                .iter()
+                .map(|d| format!("name == \"{d}\""))
+                .collect();
+            inst.write(
+                &format!("events/{}/{}/filter", k.system, k.event),
+                &filter.join(" || "),
+            )?;
+        }
         inst.enable_event(k.system, k.event)?;
     }
     Ok(inst)
@@ -318,6 +384,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         missed_pages: 0,
         missed_stored: 0,
         statedump_events: 0,
+        net: None,
     })
 }
 
@@ -401,6 +468,28 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
         .collect::<Result<Vec<_>, RecordError>>()?;
     let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
+    let mut net_off = None;
+    if s.known.iter().any(|(k, _)| k.group == "net") {
+        let why = if opts.net_headers {
+            NetProbe::start().map(|probe| {
+                sink.net = Some(NetMerge {
+                    probe,
+                    store: HeaderStore::new(),
+                })
+            })
+        } else {
+            Err("disabled".to_string())
+        };
+        if let Err(e) = why {
+            eprintln!(
+                "tracekit: network headers unavailable ({e}): net events are recorded \
+                 without them (network_header_type = _unknown)"
+            );
+            net_off = Some(e);
+        } else if opts.verbose {
+            eprintln!("tracekit: eBPF network-header helper attached");
+        }
+    }
     let mut start = Instant::now();
     let result = (|| -> Result<(), RecordError> {
         let base: Vec<u64> = cpus
@@ -430,6 +519,9 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         };
         loop {
             let stop = signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d);
+            if let Some(net) = &mut sink.net {
+                net.probe.poll(&mut net.store);
+            }
             if stop {
                 inst.write("tracing_on", "0")?;
                 // Everything left, partial pages included.
@@ -455,6 +547,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         return Err(annotate_partial(e, &opts.output));
     }
     let removed = inst.remove();
+    let net_stats = sink.net.take().map(|n| n.store.stats);
     let names = event_names(s, opts);
     let per_class = class_names(&names, &sink.per_class);
     let conv_stats = sink.conv.stats.clone();
@@ -479,6 +572,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         malformed: conv_stats.malformed,
         bytes: stats.bytes,
         elapsed: start.elapsed(),
+        net_headers: net_stats,
+        net_headers_off: net_off,
     })
 }
 
@@ -513,6 +608,13 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         ..Default::default()
     };
     let names = event_names(s, opts);
+    if s.known.iter().any(|(k, _)| k.group == "net") && opts.net_headers {
+        eprintln!(
+            "tracekit: flight-recorder mode records the net events without their network \
+             headers (network_header_type = _unknown)"
+        );
+        summary.net_headers_off = Some("flight-recorder mode".into());
+    }
     let mut all_counts: Vec<u64> = Vec::new();
     let result = (|| -> Result<(), RecordError> {
         let mut lost_seen: Vec<u64> = cpus

@@ -20,8 +20,9 @@ pub struct RecordArgs {
     /// each SIGUSR1 writes a snapshot.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub flight_recorder: Option<u64>,
-    /// Events: groups (sched, irq, timer, syscalls, block, kmem, all) or names (sched_switch,
-    /// sched:sched_switch), comma-separated. Default: sched,irq,timer,syscalls,block.
+    /// Events: groups (sched, irq, timer, syscalls, block, kmem, net, all) or names
+    /// (sched_switch, sched:sched_switch), comma-separated. Default:
+    /// sched,irq,timer,syscalls,block,net.
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
     /// Record only these processes and their children (repeatable).
@@ -36,6 +37,13 @@ pub struct RecordArgs {
     /// Per-CPU ring-buffer size in KiB.
     #[arg(long, default_value_t = 8192)]
     pub buffer_size_kb: u64,
+    /// Record only the net events of this network device (repeatable).
+    #[arg(long = "netdev", value_name = "NAME")]
+    pub netdev: Vec<String>,
+    /// Do not add IP/TCP headers to the net events with the eBPF helper (built with the `bpf`
+    /// feature only).
+    #[arg(long)]
+    pub no_net_headers: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -77,6 +85,8 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         hostname: args.hostname.clone(),
         buffer_size_kb: args.buffer_size_kb,
         verbose: !args.quiet,
+        net_headers: !args.no_net_headers,
+        netdevs: args.netdev.clone(),
         ..Default::default()
     };
     if !args.quiet {
@@ -112,6 +122,12 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!(
                 "unknown syscalls: {}, malformed records: {}",
                 s.unknown_syscalls, s.malformed
+            );
+        }
+        if let Some(n) = &s.net_headers {
+            println!(
+                "network headers (eBPF): {} records, {} net events with headers, {} without",
+                n.records, n.matched, n.unmatched
             );
         }
         println!("size: {:.1} MiB", s.bytes as f64 / (1 << 20) as f64);

@@ -400,3 +400,269 @@ fn clear_errors() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists"));
     assert_no_stale_instances();
 }
+
+/// Two network namespaces joined by a veth pair ("two hosts" on this kernel), removed (with
+/// the veth pair and the processes started in them) on drop, also when the test fails.
+struct TwoHosts {
+    ns: [String; 2],
+    dev: [String; 2],
+    addr: [String; 2],
+    children: Vec<Child>,
+}
+
+impl TwoHosts {
+    fn new() -> Self {
+        let id = std::process::id();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let tag = format!("{}{}", id % 100_000, nanos % 1000);
+        let net = id % 250 + 1;
+        let h = TwoHosts {
+            ns: [format!("tk_a{tag}"), format!("tk_b{tag}")],
+            dev: [format!("tkva{tag}"), format!("tkvb{tag}")],
+            addr: [format!("10.200.{net}.1"), format!("10.200.{net}.2")],
+            children: Vec::new(),
+        };
+        let run = |args: &[&str]| {
+            let o = Command::new("ip").args(args).output().expect("run ip");
+            assert!(
+                o.status.success(),
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        run(&["netns", "add", &h.ns[0]]);
+        run(&["netns", "add", &h.ns[1]]);
+        run(&[
+            "link", "add", &h.dev[0], "type", "veth", "peer", "name", &h.dev[1],
+        ]);
+        for i in 0..2 {
+            run(&["link", "set", &h.dev[i], "netns", &h.ns[i]]);
+            run(&[
+                "-n",
+                &h.ns[i],
+                "addr",
+                "add",
+                &format!("{}/24", h.addr[i]),
+                "dev",
+                &h.dev[i],
+            ]);
+            run(&["-n", &h.ns[i], "link", "set", &h.dev[i], "up"]);
+            run(&["-n", &h.ns[i], "link", "set", "lo", "up"]);
+        }
+        h
+    }
+
+    /// A command run inside namespace `i`.
+    fn exec(&self, i: usize, prog: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns[i], prog]);
+        c
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Deleting a namespace deletes the veth end in it, and so the pair.
+        for ns in &self.ns {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+fn parse_f64(v: &serde_json::Value) -> f64 {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| v.as_f64())
+        .unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Two simulated hosts on one kernel: each recorded by its own `tracekit record` (filtered to
+/// its veth end, with its own clock: B is one hour ahead); HTTP requests from A to B. The
+/// eBPF helper adds the TCP headers, `tracekit sync` must find the hour back and `tracekit
+/// critpath` must follow the client into the server on the other host.
+#[test]
+fn two_hosts_sync_and_critpath() {
+    if !enabled("two_hosts_sync_and_critpath") {
+        return;
+    }
+    if !cfg!(feature = "bpf") {
+        eprintln!(
+            "two_hosts_sync_and_critpath: skipped: needs the eBPF helper for the TCP headers \
+             (cargo test --features bpf)"
+        );
+        return;
+    }
+    for tool in ["ip", "python3"] {
+        assert!(have(tool), "two_hosts_sync_and_critpath needs `{tool}`");
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = TwoHosts::new();
+    let port = "18090";
+    let server = h
+        .exec(1, "python3")
+        .args([
+            "-m",
+            "http.server",
+            port,
+            "--bind",
+            &h.addr[1],
+            "--directory",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    h.children.push(server);
+    // Wait for LISTEN (a connection before it gets a RST).
+    let listening = (0..100).any(|_| {
+        let o = h.exec(1, "ss").args(["-Hltn"]).output().expect("run ss");
+        if String::from_utf8_lossy(&o.stdout).contains(&format!(":{port}")) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        false
+    });
+    assert!(listening, "the server in {} never listened", h.ns[1]);
+
+    let offset: i64 = 3_600_000_000_000;
+    let dirs = [tmp.path().join("a/kernel"), tmp.path().join("b/kernel")];
+    let mut recorders = Vec::new();
+    for i in 0..2 {
+        let c = tracekit()
+            .arg("record")
+            .arg("-o")
+            .arg(&dirs[i])
+            .args(["--events", "sched,syscalls,net,irq", "--netdev", &h.dev[i]])
+            .args(["--hostname", ["hosta", "hostb"][i]])
+            .arg(format!("--clock-offset-ns={}", [0, offset][i]))
+            .args(["--duration", "5"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        recorders.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let url = format!("http://{}:{port}/", h.addr[1]);
+    let client = h
+        .exec(0, "python3")
+        .args([
+            "-c",
+            "import os, sys, urllib.request\n\
+             print(os.getpid(), flush=True)\n\
+             for _ in range(50): urllib.request.urlopen(sys.argv[1], timeout=5).read()\n",
+            &url,
+        ])
+        .output()
+        .expect("run the client");
+    assert!(
+        client.status.success(),
+        "client: {}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    let tid: i32 = String::from_utf8_lossy(&client.stdout)
+        .trim()
+        .parse()
+        .expect("client tid");
+    let mid = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as f64;
+    for (i, c) in recorders.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        eprintln!("recorder {i}: {out}{err}");
+        assert!(o.status.success(), "recorder {i} failed: {err}");
+        assert!(
+            out.contains("network headers (eBPF)") && !err.contains("unavailable"),
+            "recorder {i}: no eBPF headers: {err}"
+        );
+    }
+    drop(h);
+
+    // Every net event of the veth carries its IPv4/TCP header.
+    for d in &dirs {
+        let (counts, errors, _) = read_trace(d);
+        assert_eq!(errors, 0, "{}", d.display());
+        let n = counts.get("net_dev_queue").copied().unwrap_or(0);
+        assert!(n >= 100, "{}: {counts:?}", d.display());
+    }
+
+    let o = tracekit()
+        .args(["sync", "--json"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "sync: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("sync json");
+    let matches = j["matches"].as_u64().unwrap_or(0);
+    assert!(matches >= 300, "sync matched only {matches} packets: {j}");
+    let traces = j["traces"].as_array().expect("traces");
+    assert_eq!(traces.len(), 2);
+    // `t_ref = slope·t + offset`; returns `t_ref - t` (computed without adding the large
+    // `t`, to keep the f64 precision).
+    let shift = |t: &serde_json::Value, x: f64| {
+        let s = parse_f64(&t["slope"]);
+        let b = parse_f64(&t["offset"]);
+        (s - 1.0) * x + b
+    };
+    let is_a = |t: &serde_json::Value| t["path"].as_str().unwrap_or("").contains("/a/");
+    let ta = traces.iter().find(|t| is_a(t)).unwrap();
+    let tb = traces.iter().find(|t| !is_a(t)).unwrap();
+    // t_ref = conv_a(t_a) = conv_b(t_b), with t_b = t_a + offset (the truth).
+    for dt in [-2e9, -1e9, 0.0] {
+        let x = mid + dt;
+        let err = if tb["reference"].as_bool() == Some(true) {
+            // A's time x is B's x + offset.
+            shift(ta, x) - offset as f64
+        } else {
+            // B's time x + offset is A's x.
+            shift(tb, x + offset as f64) + offset as f64
+        };
+        eprintln!("sync error at {dt} ns from the end of the traffic: {err:.0} ns");
+        assert!(
+            err.abs() < 50_000.0,
+            "sync: offset off by {err} ns (more than 50 µs): {j}"
+        );
+    }
+
+    let o = tracekit()
+        .args(["critpath", "--sync", "--json", "--host", "hosta", "--tid"])
+        .arg(tid.to_string())
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "critpath: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("critpath json");
+    let path = j["path"].as_array().expect("path");
+    let on_b = path.iter().filter(|s| s["host"] == "hostb").count();
+    let on_a = path.iter().filter(|s| s["host"] == "hosta").count();
+    eprintln!(
+        "critical path: {} segments, {on_a} on hosta, {on_b} on hostb",
+        path.len()
+    );
+    assert!(
+        on_a > 0 && on_b > 0,
+        "the critical path does not cross the hosts"
+    );
+    assert_no_stale_instances();
+}
