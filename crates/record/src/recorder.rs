@@ -218,6 +218,8 @@ impl Sink {
             self.conv.add_tgid(t.tid, t.pid);
         }
         let ts = self.ts(raw_ts).max(self.last_ts[0]);
+        // The statedump opens the session: every CPU's stream starts here, as in LTTng.
+        self.writer.set_session_start(ts);
         for (id, vals) in snap.events() {
             self.writer.write_event(0, id, ts, &vals)?;
             self.count(id);
