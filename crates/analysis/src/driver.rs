@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use ctf::merge::TimeMap;
 use ctf::{Merger, Message, Trace};
 use kernel::{Model, Notification, State, StateOptions};
 
@@ -26,6 +27,18 @@ pub struct Common {
     /// Reproduce lttng-analyses 0.6.1's event handling defects (see
     /// [`kernel::StateOptions::lttng_analyses_quirks`]); off by default.
     pub lttng_analyses_quirks: bool,
+    /// Clock transformations putting every trace on one time line (`--sync`).
+    pub time_map: Option<SharedTimeMap>,
+}
+
+/// A [`TimeMap`] shared by the options of an analysis.
+#[derive(Clone)]
+pub struct SharedTimeMap(pub Arc<dyn TimeMap>);
+
+impl std::fmt::Debug for SharedTimeMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedTimeMap")
+    }
 }
 
 impl Common {
@@ -92,6 +105,11 @@ fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
             .cloned();
         if let (Some(c), Some((b, e))) = (&clock, index_bounds(&trace.streams[si].files)) {
             out.push(Some((c.cycles_to_ns(b) as i64, c.cycles_to_ns(e) as i64)));
+            continue;
+        }
+        // Without an index, the packet contexts alone give the range: no event is decoded.
+        if let Some(range) = ctf::StreamReader::new(trace.clone(), si).packet_time_bounds() {
+            out.push(Some(range));
             continue;
         }
         let mut first: Option<i64> = None;
@@ -161,11 +179,24 @@ fn index_bounds(files: &[std::path::PathBuf]) -> Option<(u64, u64)> {
 
 /// The time range every stream of every trace covers.
 pub fn intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
+    intersection_on(traces, None)
+}
+
+/// [`intersection`] on the time line of `time_map` (each trace's clock otherwise).
+pub fn intersection_on(
+    traces: &[Arc<Trace>],
+    time_map: Option<&SharedTimeMap>,
+) -> Option<(i64, i64)> {
     let mut b = i64::MIN;
     let mut e = i64::MAX;
     let mut any = false;
     for t in traces {
-        for (sb, se) in stream_bounds(t).into_iter().flatten() {
+        let map = |ns: i64| time_map.map_or(ns, |m| m.0.map(t.index, ns));
+        for (sb, se) in stream_bounds(t)
+            .into_iter()
+            .flatten()
+            .map(|(sb, se)| (map(sb), map(se)))
+        {
             any = true;
             b = b.max(sb);
             e = e.min(se);
@@ -185,7 +216,7 @@ pub fn run(
         common.end.unwrap_or(i64::MAX),
     );
     if !common.no_intersection {
-        if let Some((b, e)) = intersection(traces) {
+        if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
             lo = lo.max(b);
             hi = hi.min(e);
         }
@@ -194,6 +225,9 @@ pub fn run(
         lttng_analyses_quirks: common.lttng_analyses_quirks,
     });
     let mut merger = Merger::new(traces);
+    if let Some(m) = &common.time_map {
+        merger = merger.with_time_map(m.0.clone());
+    }
     let mut notes = Vec::with_capacity(8);
     let mut first: Option<i64> = None;
     let mut last = 0i64;

@@ -593,6 +593,28 @@ impl StreamReader {
         Ok(())
     }
 
+    /// The time range the stream's packets declare: the first packet's `timestamp_begin` and
+    /// the last one's `timestamp_end` (ns), read from packet contexts only, without decoding a
+    /// single event. None when packets carry no such timestamps or cannot be read.
+    pub fn packet_time_bounds(mut self) -> Option<(i64, i64)> {
+        let (mut begin, mut end) = (None, None);
+        while let Ok(true) = self.open_packet() {
+            let sp = self.dec.specials;
+            match (
+                sp.ts_begin.and_then(|c| self.ns(c)),
+                sp.ts_end.and_then(|c| self.ns(c)),
+            ) {
+                (Some(b), Some(e)) => {
+                    begin.get_or_insert(b);
+                    end = Some(e);
+                }
+                _ => return None,
+            }
+            self.finish_packet();
+        }
+        begin.zip(end)
+    }
+
     /// The current event (valid after `next` returned `Message::Event`).
     pub fn event(&self) -> Event<'_> {
         Event { r: self }

@@ -614,3 +614,16 @@ fn payload_members_by_preresolved_index_match_names() {
     }
     assert!(checked >= 6, "only {checked} fields checked");
 }
+
+#[test]
+fn packet_time_bounds_come_from_packet_contexts() {
+    // Packets: [1000, 1900], [2000, 2900], [3000, 3900] cycles of a 1 GHz clock; a trailing
+    // empty packet stretches the range as LTTng's final packets do.
+    let mut pkts = three_packets();
+    pkts.push(Packet::new(3, 4000, 5000));
+    let dir = one_stream_trace(&stream(&pkts));
+    let traces = ctf::open_all(&[dir.path()]).unwrap();
+    let r = traces[0].readers().remove(0);
+    let origin = traces[0].class.clocks[0].cycles_to_ns(0) as i64;
+    assert_eq!(r.packet_time_bounds(), Some((origin + 1000, origin + 5000)));
+}

@@ -87,6 +87,9 @@ pub struct AnalyzeArgs {
     /// Analyse every event, not only the range every stream covers.
     #[arg(long)]
     pub no_intersection: bool,
+    /// Synchronize the hosts' clocks first (`tracekit sync`) and analyse on the reference's.
+    #[arg(long)]
+    pub sync: bool,
     /// Reproduce lttng-analyses 0.6.1's event-handling defects (see
     /// crates/analysis/DIFFERENCES.md), to compare with its output.
     #[arg(long)]
@@ -200,6 +203,15 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         lttng_analyses_quirks: a.lttng_analyses_quirks,
         ..Default::default()
     };
+    if a.sync {
+        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        common.time_map = Some(analysis::driver::SharedTimeMap(std::sync::Arc::new(
+            session.time_maps(),
+        )));
+    }
     if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
         let day = analysis::driver::intersection(&traces)
             .map(|r| r.0)

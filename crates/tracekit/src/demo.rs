@@ -24,7 +24,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args
         .dir
         .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("tracekit-demo-{}-v2", args.seed)));
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("tracekit-demo-{}-v3", args.seed)));
     // Enough requests for the clock hulls to close in on the true formulas.
     let params = ClientServerParams {
         seed: args.seed,
