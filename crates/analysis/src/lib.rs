@@ -7,6 +7,8 @@ pub mod io;
 pub mod irq;
 pub mod lami;
 pub mod memtop;
+pub mod period;
+pub mod period_expr;
 pub mod sched;
 pub mod stats;
 pub mod syscallstats;

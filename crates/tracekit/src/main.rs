@@ -5,6 +5,7 @@ mod count;
 mod critpath_cmd;
 mod demo;
 mod gen_cmd;
+mod period_cmd;
 mod pipeline;
 mod print;
 mod progress;
