@@ -6,6 +6,7 @@ pub mod driver;
 pub mod io;
 pub mod irq;
 pub mod lami;
+pub mod latency;
 pub mod memtop;
 pub mod period;
 pub mod period_expr;
