@@ -22,7 +22,8 @@
 //! * `offcpu` (tid: `sched_switch` out → `sched_switch` in), with the previous state and the
 //!   last waker;
 //! * `syscall` (tid: `syscall_entry_*` → `syscall_exit_*` of the thread running on the CPU);
-//! * `block` (dev, sector: `block_rq_issue` → `block_rq_complete`);
+//! * `block` (dev, sector: `block_rq_issue` → `block_rq_complete`; requests without sectors,
+//!   such as flushes, are ignored);
 //! * `irq` (CPU: `irq_handler_entry` → `irq_handler_exit`; and (CPU, vec): soft IRQ raise →
 //!   entry, the raise latency).
 
@@ -605,7 +606,8 @@ impl Latency {
                 nr_sector,
                 tid,
             } => {
-                if self.has(Tracker::Block) {
+                // Requests without sectors (flushes) have no position to match them by.
+                if self.has(Tracker::Block) && *nr_sector > 0 {
                     self.block.event_in(
                         (*dev, *sector),
                         ts,
@@ -618,7 +620,7 @@ impl Latency {
                 }
             }
             Input::BlockComplete { dev, sector } => {
-                if self.has(Tracker::Block) {
+                if self.has(Tracker::Block) && self.block.get(&(*dev, *sector)).is_some() {
                     let mut o = Vec::new();
                     self.block.event_out(&(*dev, *sector), ts, &mut o);
                     for x in o {
@@ -939,6 +941,43 @@ pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
             }
         }
     })
+}
+
+/// Runs the trackers over time-ordered traces, calling `on_report` for each report; returns
+/// the summary. The CPU of an event is its stream's `cpu_id` (else the stream index).
+pub fn run_traces<E>(
+    traces: &[std::sync::Arc<ctf::Trace>],
+    trackers: &[Tracker],
+    config: Config,
+    mut on_report: impl FnMut(Report) -> Result<(), E>,
+) -> Result<Summary, E> {
+    let mut lat = Latency::new(trackers, config);
+    let mut merger = ctf::Merger::new(traces);
+    let mut cpus: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut reports = Vec::new();
+    while let Some(m) = merger.next() {
+        if *m != ctf::Message::Event {
+            continue;
+        }
+        let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
+            continue;
+        };
+        let key = (ev.trace().index, ev.stream_index());
+        let cpu = *cpus.entry(key).or_insert_with(|| {
+            ev.packet_context()
+                .and_then(|p| p.field("cpu_id"))
+                .and_then(|f| f.as_u64())
+                .map_or(key.1 as u32, |c| c as u32)
+        });
+        match input_of(&ev, cpu) {
+            Some(i) => lat.feed(ts, &i, &mut reports),
+            None => lat.advance(ts, &mut reports),
+        }
+        for r in reports.drain(..) {
+            on_report(r)?;
+        }
+    }
+    Ok(lat.finish())
 }
 
 /// Parses a duration: a number with a unit `ns`, `us`/`µs`, `ms` or `s` (no unit: µs).

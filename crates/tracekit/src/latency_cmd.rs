@@ -1,14 +1,12 @@
 //! `tracekit latency`: latency trackers (wakeup, off-CPU, syscall, block, IRQ) over kernel
 //! traces, reporting each occurrence over a threshold and each timeout.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use analysis::latency::{input_of, parse_duration, Config, Latency, Report, Summary, Tracker};
+use analysis::latency::{parse_duration, run_traces, Config, Report, Summary, Tracker};
 use clap::{Args, ValueEnum};
-use ctf::{Merger, Message};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TrackerArg {
@@ -154,60 +152,29 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         v
     };
     let traces = ctf::open_all(&a.paths)?;
-    let mut lat = Latency::new(
-        &trackers,
-        Config {
-            threshold,
-            timeout,
-            max_pending: a.max_pending,
-        },
-    );
-    let mut merger = Merger::new(&traces);
-    let mut cpus: HashMap<(usize, usize), u32> = HashMap::new();
-    let mut reports = Vec::new();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let emit = |reports: &mut Vec<Report>, out: &mut dyn Write| -> std::io::Result<()> {
-        for r in reports.drain(..) {
+    let config = Config {
+        threshold,
+        timeout,
+        max_pending: a.max_pending,
+    };
+    let res = run_traces(
+        &traces,
+        &trackers,
+        config,
+        |r: Report| -> std::io::Result<()> {
             if a.summary_only {
-                continue;
+                return Ok(());
             }
             if a.json {
-                serde_json::to_writer(&mut *out, &r.to_json())?;
-                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut out, &r.to_json())?;
+                out.write_all(b"\n")
             } else {
-                out.write_all(report_text(&r).as_bytes())?;
+                out.write_all(report_text(&r).as_bytes())
             }
-        }
-        Ok(())
-    };
-    let mut res = Ok(());
-    while let Some(m) = merger.next() {
-        if *m != Message::Event {
-            continue;
-        }
-        let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
-            continue;
-        };
-        let key = (ev.trace().index, ev.stream_index());
-        let cpu = *cpus.entry(key).or_insert_with(|| {
-            ev.packet_context()
-                .and_then(|p| p.field("cpu_id"))
-                .and_then(|f| f.as_u64())
-                .map_or(key.1 as u32, |c| c as u32)
-        });
-        match input_of(&ev, cpu) {
-            Some(i) => lat.feed(ts, &i, &mut reports),
-            None => lat.advance(ts, &mut reports),
-        }
-        if !reports.is_empty() {
-            res = emit(&mut reports, &mut out);
-            if res.is_err() {
-                break;
-            }
-        }
-    }
-    let s = lat.finish();
-    let r = res.and_then(|_| {
+        },
+    );
+    let r = res.and_then(|s| {
         if a.json {
             serde_json::to_writer(&mut out, &summary_json(&s))?;
             out.write_all(b"\n")
