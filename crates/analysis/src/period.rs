@@ -733,28 +733,30 @@ impl PeriodResult {
             return Vec::new();
         };
         let by_id: HashMap<u64, &Done> = self.done.iter().map(|d| (d.id, d)).collect();
+        // Statistics of the selected children per ancestor instance of the aggregating period.
+        let mut per: HashMap<(u64, usize), Stats> = HashMap::new();
+        for d in self
+            .done
+            .iter()
+            .filter(|d| d.def != agg && self.selected.contains(&d.def))
+        {
+            let mut cur = d.parent;
+            while let Some(id) = cur {
+                let Some(p) = by_id.get(&id) else { break };
+                if p.def == agg {
+                    per.entry((id, d.def)).or_default().add(d.duration());
+                    break;
+                }
+                cur = p.parent;
+            }
+        }
         let mut rows = Vec::new();
         for p in periods.iter().filter(|d| d.def == agg) {
             for &child in &self.selected {
-                if child == agg {
+                // Only the parent instances holding some of these children.
+                let Some(s) = per.get(&(p.id, child)) else {
                     continue;
-                }
-                let mut s = Stats::default();
-                for d in self.done.iter().filter(|d| d.def == child) {
-                    // d is a descendant of p?
-                    let mut cur = d.parent;
-                    let mut inside = false;
-                    while let Some(id) = cur {
-                        if id == p.id {
-                            inside = true;
-                            break;
-                        }
-                        cur = by_id.get(&id).and_then(|x| x.parent);
-                    }
-                    if inside {
-                        s.add(d.duration());
-                    }
-                }
+                };
                 let pd = p.duration().max(1) as f64;
                 rows.push(vec![
                     cell::timestamp(p.begin),
@@ -1015,7 +1017,7 @@ impl PeriodResult {
                         t(&r[1]),
                         r[2]["value"].as_str().unwrap_or(""),
                         r[3]["value"].as_str().unwrap_or(""),
-                        r[4]["value"],
+                        r[4]["value"].as_u64().unwrap_or(0),
                         us(&r[5]),
                         us(&r[6]),
                         us(&r[7]),

@@ -172,7 +172,7 @@ fn known_latencies() {
     assert_eq!(bk.counters.matched, 2);
 
     // Only the selected trackers run; a lower threshold reports more.
-    let traces = ctf::open_all(&[dir.clone()]).unwrap();
+    let traces = ctf::open_all(std::slice::from_ref(&dir)).unwrap();
     let mut v = Vec::new();
     run_traces(
         &traces,

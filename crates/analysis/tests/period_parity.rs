@@ -164,6 +164,14 @@ fn variants_parity() {
     let mt = sh.join("traces/kernel/many-threads");
     let v = refs.join("many-threads/variants");
 
+    let none = ours(&mt, &[], &[], &[]);
+    text_eq(
+        "no period",
+        PeriodCmd::Log,
+        &none.text(PeriodCmd::Log),
+        &ref_text(&refs.join("many-threads/periodlog-noperiod.txt")),
+    );
+
     let wake = ours(&mt, &[WAKE], &[], &[]);
     text_eq(
         "wake freq",
@@ -278,7 +286,7 @@ fn nested_periods_on_generated_trace() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("kernel");
     write_trace(&dir);
-    let traces = ctf::open_all(&[dir.clone()]).unwrap();
+    let traces = ctf::open_all(std::slice::from_ref(&dir)).unwrap();
     let common = Common {
         no_intersection: true,
         ..Default::default()

@@ -90,7 +90,7 @@ pub struct AnalyzeArgs {
     pub per_prio: bool,
     /// period* options.
     #[command(flatten)]
-    pub period: crate::period_cmd::PeriodArgs,
+    pub period: Box<crate::period_cmd::PeriodArgs>,
     /// Analyse every event, not only the range every stream covers.
     #[arg(long)]
     pub no_intersection: bool,
