@@ -451,7 +451,7 @@ impl Latency {
         self.comms.get(&tid).cloned()
     }
 
-    fn thread_report(&self, t: Tracker, o: Outcome<i32, impl Clone>) -> (Report, Option<i32>) {
+    fn thread_report(&self, t: Tracker, o: Outcome<i32, impl Clone>) -> Report {
         let (tid, begin, end, timeout, timed_out) = match &o {
             Outcome::Latency {
                 key,
@@ -464,22 +464,19 @@ impl Latency {
                 key, start, now, ..
             } => (*key, *start, *now, true, false),
         };
-        (
-            Report {
-                tracker: t,
-                begin,
-                end,
-                latency: end - begin,
-                timeout,
-                timed_out,
-                tid: Some(tid),
-                comm: self.comm(tid),
-                cpu: None,
-                waker: None,
-                detail: String::new(),
-            },
-            Some(tid),
-        )
+        Report {
+            tracker: t,
+            begin,
+            end,
+            latency: end - begin,
+            timeout,
+            timed_out,
+            tid: Some(tid),
+            comm: self.comm(tid),
+            cpu: None,
+            waker: None,
+            detail: String::new(),
+        }
     }
 
     /// Feeds one event at time `ts` (non-decreasing) and appends the reports to `out`.
@@ -522,7 +519,7 @@ impl Latency {
                                 Outcome::Latency { payload, .. }
                                 | Outcome::Timeout { payload, .. } => payload.clone(),
                             };
-                            let (mut r, _) = self.thread_report(Tracker::Wakeup, x);
+                            let mut r = self.thread_report(Tracker::Wakeup, x);
                             r.cpu = Some(*cpu);
                             r.waker = w.waker;
                             r.detail = format!("woken on CPU {}", w.cpu);
@@ -537,7 +534,7 @@ impl Latency {
                                 Outcome::Latency { payload, .. }
                                 | Outcome::Timeout { payload, .. } => payload.clone(),
                             };
-                            let (mut r, _) = self.thread_report(Tracker::Offcpu, x);
+                            let mut r = self.thread_report(Tracker::Offcpu, x);
                             r.cpu = Some(*cpu);
                             r.waker = self.last_waker.get(next_tid).cloned();
                             r.detail = format!(
@@ -594,7 +591,7 @@ impl Latency {
                             payload.clone()
                         }
                     };
-                    let (mut r, _) = self.thread_report(Tracker::Syscall, x);
+                    let mut r = self.thread_report(Tracker::Syscall, x);
                     r.cpu = Some(p.cpu);
                     r.detail = format!("{} = {}", p.name, ret);
                     out.push(r);
@@ -716,7 +713,7 @@ impl Latency {
         let mut o = Vec::new();
         self.wakeup.advance(now, &mut o);
         for x in o {
-            let (mut r, _) = self.thread_report(Tracker::Wakeup, x.clone());
+            let mut r = self.thread_report(Tracker::Wakeup, x.clone());
             if let Outcome::Timeout { payload, .. } = x {
                 r.waker = payload.waker;
                 r.detail = format!("woken on CPU {}", payload.cpu);
@@ -726,7 +723,7 @@ impl Latency {
         let mut o = Vec::new();
         self.offcpu.advance(now, &mut o);
         for x in o {
-            let (mut r, _) = self.thread_report(Tracker::Offcpu, x.clone());
+            let mut r = self.thread_report(Tracker::Offcpu, x.clone());
             if let Outcome::Timeout { payload, key, .. } = x {
                 r.waker = self.last_waker.get(&key).cloned();
                 r.detail = format!("state {} on CPU {}", state_name(payload.state), payload.cpu);
@@ -736,7 +733,7 @@ impl Latency {
         let mut o = Vec::new();
         self.syscall.advance(now, &mut o);
         for x in o {
-            let (mut r, _) = self.thread_report(Tracker::Syscall, x.clone());
+            let mut r = self.thread_report(Tracker::Syscall, x.clone());
             if let Outcome::Timeout { payload, .. } = x {
                 r.cpu = Some(payload.cpu);
                 r.detail = payload.name;
