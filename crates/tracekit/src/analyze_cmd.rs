@@ -23,6 +23,10 @@ pub enum Name {
     Schedstats,
     Iolatencystats,
     Iolatencyfreq,
+    Periodlog,
+    Periodtop,
+    Periodstats,
+    Periodfreq,
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +88,9 @@ pub struct AnalyzeArgs {
     /// schedstats: per-priority statistics.
     #[arg(long)]
     pub per_prio: bool,
+    /// period* options.
+    #[command(flatten)]
+    pub period: Box<crate::period_cmd::PeriodArgs>,
     /// Analyse every event, not only the range every stream covers.
     #[arg(long)]
     pub no_intersection: bool,
@@ -114,6 +121,9 @@ fn metadata_of(n: Name) -> &'static Metadata {
         Name::Iolatencystats | Name::Iolatencyfreq => &analysis::io::METADATA,
         Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
             &analysis::sched::METADATA
+        }
+        Name::Periodlog | Name::Periodtop | Name::Periodstats | Name::Periodfreq => {
+            &analysis::period::METADATA
         }
     }
 }
@@ -234,6 +244,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 }
             }
         }
+    }
+    if let Some(cmd) = crate::period_cmd::cmd_of(a.name) {
+        return crate::period_cmd::run(a, &traces, &common, cmd);
     }
     let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
     let opts = analysis::Options {

@@ -5,6 +5,8 @@ mod count;
 mod critpath_cmd;
 mod demo;
 mod gen_cmd;
+mod latency_cmd;
+mod period_cmd;
 mod pipeline;
 mod print;
 mod progress;
@@ -43,6 +45,9 @@ enum Command {
     Sync(sync_cmd::SyncArgs),
     /// Kernel trace analyses (lttng-analyses equivalents): cputop, syscallstats, irqstats…
     Analyze(analyze_cmd::AnalyzeArgs),
+    /// Latency trackers (wakeup, off-CPU, syscall, block, IRQ): occurrences over a threshold,
+    /// timeouts and histograms.
+    Latency(latency_cmd::LatencyArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         Command::Record(a) => record_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
+        Command::Latency(a) => latency_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

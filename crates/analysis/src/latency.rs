@@ -1,0 +1,1122 @@
+//! `tracekit latency`: entry/exit latency trackers in the spirit of latency_tracker, as sans-io
+//! state machines driven only by event timestamps (deterministic, and usable live).
+//!
+//! # API
+//!
+//! * [`Matcher<K, P>`]: the generic part. `event_in(key, ts, payload)` starts a measurement
+//!   (an existing entry with the same key is kept unless `replace`; when `max_pending` entries
+//!   are in flight the new one is dropped and counted in `skipped`); `event_out(key, ts)`
+//!   ends it and reports it when `end − start ≥ threshold`; `advance(now)` fires a
+//!   [`Outcome::Timeout`] for each entry older than `timeout` (once: the entry stays, so a later
+//!   `event_out` still reports the whole latency). Time only comes from the arguments, so the
+//!   same input always gives the same output.
+//! * [`Latency`]: the classic trackers over kernel events. Feed it [`Input`]s in time order
+//!   with [`Latency::feed`] (it calls `advance` first); it appends [`Report`]s to the given
+//!   vector. [`Latency::finish`] returns the [`Summary`] (counts and log2 histograms of every
+//!   matched latency, reported or not). [`input_of`] turns a CTF event into an [`Input`];
+//!   the recorder can build [`Input`]s from a live session the same way.
+//!
+//! Trackers (key: in → out):
+//! * `wakeup` (tid: first `sched_waking`/`sched_wakeup(_new)` → `sched_switch` in), with the
+//!   waker (the thread running on the waking CPU);
+//! * `offcpu` (tid: `sched_switch` out → `sched_switch` in), with the previous state and the
+//!   last waker;
+//! * `syscall` (tid: `syscall_entry_*` → `syscall_exit_*` of the thread running on the CPU);
+//! * `block` (dev, sector: `block_rq_issue` → `block_rq_complete`; requests without sectors,
+//!   such as flushes, are ignored);
+//! * `irq` (CPU: `irq_handler_entry` → `irq_handler_exit`; and (CPU, vec): soft IRQ raise →
+//!   entry, the raise latency).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::Hash;
+
+/// Limits of a matcher.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Report latencies of at least this (ns).
+    pub threshold: i64,
+    /// Report entries pending for longer than this (ns); None: never.
+    pub timeout: Option<i64>,
+    /// At most this many entries in flight.
+    pub max_pending: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threshold: 1_000_000,
+            timeout: Some(1_000_000_000),
+            max_pending: 65_536,
+        }
+    }
+}
+
+struct Entry<P> {
+    start: i64,
+    seq: u64,
+    timed_out: bool,
+    payload: P,
+}
+
+/// What a matcher reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<K, P> {
+    /// A completed measurement over the threshold.
+    Latency {
+        key: K,
+        start: i64,
+        end: i64,
+        payload: P,
+        /// It had timed out before.
+        timed_out: bool,
+    },
+    /// A measurement pending for longer than the timeout, at time `now`.
+    Timeout {
+        key: K,
+        start: i64,
+        now: i64,
+        payload: P,
+    },
+}
+
+/// Counters of a matcher.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub matched: u64,
+    pub reported: u64,
+    pub timeouts: u64,
+    /// `event_in` dropped because `max_pending` entries were in flight.
+    pub skipped: u64,
+    /// `event_out` without an entry.
+    pub unmatched_out: u64,
+    /// Entries replaced by a new `event_in` of the same key.
+    pub replaced: u64,
+}
+
+/// A generic entry/exit matcher.
+pub struct Matcher<K, P> {
+    pub config: Config,
+    pending: HashMap<K, Entry<P>>,
+    deadlines: BinaryHeap<Reverse<(i64, u64)>>,
+    keys: HashMap<u64, K>,
+    seq: u64,
+    pub counters: Counters,
+    /// Every matched latency (ns), as a log2 histogram: bucket i holds [2^i, 2^(i+1)).
+    pub hist: [u64; 64],
+    pub sum: i128,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+}
+
+impl<K: Eq + Hash + Clone, P: Clone> Matcher<K, P> {
+    pub fn new(config: Config) -> Self {
+        Matcher {
+            config,
+            pending: HashMap::new(),
+            deadlines: BinaryHeap::new(),
+            keys: HashMap::new(),
+            seq: 0,
+            counters: Counters::default(),
+            hist: [0; 64],
+            sum: 0,
+            min: None,
+            max: None,
+        }
+    }
+
+    /// Number of entries in flight.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The payload of the entry of `key`, if any.
+    pub fn get(&self, key: &K) -> Option<&P> {
+        self.pending.get(key).map(|e| &e.payload)
+    }
+
+    /// Starts a measurement. Returns false when it was not recorded (an entry exists and
+    /// `replace` is false, or the matcher is full).
+    pub fn event_in(&mut self, key: K, ts: i64, payload: P, replace: bool) -> bool {
+        if let Some(e) = self.pending.get(&key) {
+            if !replace {
+                return false;
+            }
+            self.keys.remove(&e.seq);
+            self.counters.replaced += 1;
+        } else if self.pending.len() >= self.config.max_pending {
+            self.counters.skipped += 1;
+            return false;
+        }
+        self.seq += 1;
+        if let Some(t) = self.config.timeout {
+            self.deadlines
+                .push(Reverse((ts.saturating_add(t), self.seq)));
+            self.keys.insert(self.seq, key.clone());
+        }
+        self.pending.insert(
+            key,
+            Entry {
+                start: ts,
+                seq: self.seq,
+                timed_out: false,
+                payload,
+            },
+        );
+        true
+    }
+
+    /// Ends the measurement of `key` at `ts`; returns its latency.
+    pub fn event_out(&mut self, key: &K, ts: i64, out: &mut Vec<Outcome<K, P>>) -> Option<i64> {
+        let Some(e) = self.pending.remove(key) else {
+            self.counters.unmatched_out += 1;
+            return None;
+        };
+        self.keys.remove(&e.seq);
+        let lat = ts - e.start;
+        self.counters.matched += 1;
+        let b = if lat <= 0 {
+            0
+        } else {
+            63 - lat.leading_zeros() as usize
+        };
+        self.hist[b] += 1;
+        self.sum += lat as i128;
+        self.min = Some(self.min.map_or(lat, |m| m.min(lat)));
+        self.max = Some(self.max.map_or(lat, |m| m.max(lat)));
+        if lat >= self.config.threshold {
+            self.counters.reported += 1;
+            out.push(Outcome::Latency {
+                key: key.clone(),
+                start: e.start,
+                end: ts,
+                payload: e.payload,
+                timed_out: e.timed_out,
+            });
+        }
+        Some(lat)
+    }
+
+    /// Drops the entry of `key` without measuring.
+    pub fn cancel(&mut self, key: &K) {
+        if let Some(e) = self.pending.remove(key) {
+            self.keys.remove(&e.seq);
+        }
+    }
+
+    /// Stream time is now `now`: reports the entries past their timeout.
+    pub fn advance(&mut self, now: i64, out: &mut Vec<Outcome<K, P>>) {
+        while let Some(Reverse((deadline, seq))) = self.deadlines.peek().copied() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop();
+            let Some(key) = self.keys.remove(&seq) else {
+                continue;
+            };
+            if let Some(e) = self.pending.get_mut(&key) {
+                if e.seq == seq && !e.timed_out {
+                    e.timed_out = true;
+                    self.counters.timeouts += 1;
+                    out.push(Outcome::Timeout {
+                        key,
+                        start: e.start,
+                        now: deadline,
+                        payload: e.payload.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The trackers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tracker {
+    Wakeup,
+    Offcpu,
+    Syscall,
+    Block,
+    Irq,
+}
+
+impl Tracker {
+    pub const ALL: [Tracker; 5] = [
+        Tracker::Wakeup,
+        Tracker::Offcpu,
+        Tracker::Syscall,
+        Tracker::Block,
+        Tracker::Irq,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Tracker::Wakeup => "wakeup",
+            Tracker::Offcpu => "offcpu",
+            Tracker::Syscall => "syscall",
+            Tracker::Block => "block",
+            Tracker::Irq => "irq",
+        }
+    }
+}
+
+/// A kernel event, as the trackers need it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Waking {
+        cpu: u32,
+        tid: i32,
+        comm: String,
+    },
+    Switch {
+        cpu: u32,
+        prev_tid: i32,
+        prev_comm: String,
+        prev_state: i64,
+        next_tid: i32,
+        next_comm: String,
+    },
+    SyscallEntry {
+        cpu: u32,
+        name: String,
+    },
+    SyscallExit {
+        cpu: u32,
+        ret: i64,
+    },
+    BlockIssue {
+        dev: u64,
+        sector: u64,
+        nr_sector: u64,
+        tid: Option<i32>,
+    },
+    BlockComplete {
+        dev: u64,
+        sector: u64,
+    },
+    IrqEntry {
+        cpu: u32,
+        irq: i64,
+        name: String,
+    },
+    IrqExit {
+        cpu: u32,
+        irq: i64,
+    },
+    SoftIrqRaise {
+        cpu: u32,
+        vec: u64,
+    },
+    SoftIrqEntry {
+        cpu: u32,
+        vec: u64,
+    },
+}
+
+/// One reported occurrence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub tracker: Tracker,
+    pub begin: i64,
+    /// End of the measurement, or the time of the timeout.
+    pub end: i64,
+    pub latency: i64,
+    /// A timeout (the measurement is still pending at `end`).
+    pub timeout: bool,
+    /// The measurement had timed out before completing.
+    pub timed_out: bool,
+    pub tid: Option<i32>,
+    pub comm: Option<String>,
+    pub cpu: Option<u32>,
+    pub waker: Option<(i32, String)>,
+    /// What was measured: syscall name, IRQ, device and sector, thread state.
+    pub detail: String,
+}
+
+impl Report {
+    /// The JSON object of the report (one line of `--json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "tracker": self.tracker.name(),
+            "kind": if self.timeout { "timeout" } else { "latency" },
+            "begin": self.begin,
+            "end": self.end,
+            "latency_ns": self.latency,
+            "timed_out_before": self.timed_out,
+            "tid": self.tid,
+            "comm": self.comm,
+            "cpu": self.cpu,
+            "waker_tid": self.waker.as_ref().map(|w| w.0),
+            "waker_comm": self.waker.as_ref().map(|w| w.1.clone()),
+            "detail": self.detail,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Wake {
+    cpu: u32,
+    waker: Option<(i32, String)>,
+}
+
+#[derive(Debug, Clone)]
+struct Off {
+    cpu: u32,
+    state: i64,
+}
+
+#[derive(Debug, Clone)]
+struct Sys {
+    cpu: u32,
+    name: String,
+}
+
+#[derive(Debug, Clone)]
+struct Blk {
+    tid: Option<i32>,
+    nr_sector: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Irq {
+    irq: i64,
+    name: String,
+}
+
+/// Per-tracker summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackerSummary {
+    pub tracker: Tracker,
+    pub counters: Counters,
+    /// Still in flight at the end.
+    pub pending: usize,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub avg: Option<f64>,
+    /// log2 histogram of the matched latencies: (lower bound ns, count), non-empty buckets.
+    pub hist: Vec<(i64, u64)>,
+}
+
+/// The summary of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub trackers: Vec<TrackerSummary>,
+}
+
+/// The trackers together.
+pub struct Latency {
+    enabled: Vec<Tracker>,
+    current: HashMap<u32, i32>,
+    comms: HashMap<i32, String>,
+    last_waker: HashMap<i32, (i32, String)>,
+    wakeup: Matcher<i32, Wake>,
+    offcpu: Matcher<i32, Off>,
+    syscall: Matcher<i32, Sys>,
+    block: Matcher<(u64, u64), Blk>,
+    irq: Matcher<u32, Irq>,
+    softirq: Matcher<(u32, u64), ()>,
+}
+
+fn on<K: Eq + Hash + Clone, P: Clone>(
+    m: &mut Matcher<K, P>,
+    now: i64,
+    f: impl Fn(Outcome<K, P>) -> Report,
+    out: &mut Vec<Report>,
+) {
+    let mut o = Vec::new();
+    m.advance(now, &mut o);
+    out.extend(o.into_iter().map(f));
+}
+
+impl Latency {
+    pub fn new(trackers: &[Tracker], config: Config) -> Self {
+        Latency {
+            enabled: trackers.to_vec(),
+            current: HashMap::new(),
+            comms: HashMap::new(),
+            last_waker: HashMap::new(),
+            wakeup: Matcher::new(config),
+            offcpu: Matcher::new(config),
+            syscall: Matcher::new(config),
+            block: Matcher::new(config),
+            irq: Matcher::new(config),
+            softirq: Matcher::new(config),
+        }
+    }
+
+    fn has(&self, t: Tracker) -> bool {
+        self.enabled.contains(&t)
+    }
+
+    fn comm(&self, tid: i32) -> Option<String> {
+        self.comms.get(&tid).cloned()
+    }
+
+    fn thread_report(&self, t: Tracker, o: Outcome<i32, impl Clone>) -> Report {
+        let (tid, begin, end, timeout, timed_out) = match &o {
+            Outcome::Latency {
+                key,
+                start,
+                end,
+                timed_out,
+                ..
+            } => (*key, *start, *end, false, *timed_out),
+            Outcome::Timeout {
+                key, start, now, ..
+            } => (*key, *start, *now, true, false),
+        };
+        Report {
+            tracker: t,
+            begin,
+            end,
+            latency: end - begin,
+            timeout,
+            timed_out,
+            tid: Some(tid),
+            comm: self.comm(tid),
+            cpu: None,
+            waker: None,
+            detail: String::new(),
+        }
+    }
+
+    /// Feeds one event at time `ts` (non-decreasing) and appends the reports to `out`.
+    pub fn feed(&mut self, ts: i64, input: &Input, out: &mut Vec<Report>) {
+        self.advance(ts, out);
+        match input {
+            Input::Waking { cpu, tid, comm } => {
+                self.comms.insert(*tid, comm.clone());
+                let waker = self
+                    .current
+                    .get(cpu)
+                    .filter(|&&t| t != 0)
+                    .map(|&t| (t, self.comm(t).unwrap_or_default()));
+                if let Some(w) = &waker {
+                    self.last_waker.insert(*tid, w.clone());
+                }
+                let running = self.current.values().any(|t| t == tid);
+                if self.has(Tracker::Wakeup) && !running {
+                    self.wakeup
+                        .event_in(*tid, ts, Wake { cpu: *cpu, waker }, false);
+                }
+            }
+            Input::Switch {
+                cpu,
+                prev_tid,
+                prev_comm,
+                prev_state,
+                next_tid,
+                next_comm,
+            } => {
+                self.comms.insert(*prev_tid, prev_comm.clone());
+                self.comms.insert(*next_tid, next_comm.clone());
+                self.current.insert(*cpu, *next_tid);
+                if *next_tid != 0 {
+                    let mut o = Vec::new();
+                    if self.has(Tracker::Wakeup) {
+                        self.wakeup.event_out(next_tid, ts, &mut o);
+                        for x in o.drain(..) {
+                            let w = match &x {
+                                Outcome::Latency { payload, .. }
+                                | Outcome::Timeout { payload, .. } => payload.clone(),
+                            };
+                            let mut r = self.thread_report(Tracker::Wakeup, x);
+                            r.cpu = Some(*cpu);
+                            r.waker = w.waker;
+                            r.detail = format!("woken on CPU {}", w.cpu);
+                            out.push(r);
+                        }
+                    }
+                    if self.has(Tracker::Offcpu) {
+                        let mut o = Vec::new();
+                        self.offcpu.event_out(next_tid, ts, &mut o);
+                        for x in o {
+                            let p = match &x {
+                                Outcome::Latency { payload, .. }
+                                | Outcome::Timeout { payload, .. } => payload.clone(),
+                            };
+                            let mut r = self.thread_report(Tracker::Offcpu, x);
+                            r.cpu = Some(*cpu);
+                            r.waker = self.last_waker.get(next_tid).cloned();
+                            r.detail = format!(
+                                "state {} on CPU {}, in on CPU {}",
+                                state_name(p.state),
+                                p.cpu,
+                                cpu
+                            );
+                            out.push(r);
+                        }
+                    }
+                }
+                if *prev_tid != 0 && self.has(Tracker::Offcpu) {
+                    self.last_waker.remove(prev_tid);
+                    self.offcpu.event_in(
+                        *prev_tid,
+                        ts,
+                        Off {
+                            cpu: *cpu,
+                            state: *prev_state,
+                        },
+                        true,
+                    );
+                }
+            }
+            Input::SyscallEntry { cpu, name } => {
+                if !self.has(Tracker::Syscall) {
+                    return;
+                }
+                if let Some(&tid) = self.current.get(cpu) {
+                    self.syscall.event_in(
+                        tid,
+                        ts,
+                        Sys {
+                            cpu: *cpu,
+                            name: name.clone(),
+                        },
+                        true,
+                    );
+                }
+            }
+            Input::SyscallExit { cpu, ret } => {
+                if !self.has(Tracker::Syscall) {
+                    return;
+                }
+                let Some(&tid) = self.current.get(cpu) else {
+                    return;
+                };
+                let mut o = Vec::new();
+                self.syscall.event_out(&tid, ts, &mut o);
+                for x in o {
+                    let p = match &x {
+                        Outcome::Latency { payload, .. } | Outcome::Timeout { payload, .. } => {
+                            payload.clone()
+                        }
+                    };
+                    let mut r = self.thread_report(Tracker::Syscall, x);
+                    r.cpu = Some(p.cpu);
+                    r.detail = format!("{} = {}", p.name, ret);
+                    out.push(r);
+                }
+            }
+            Input::BlockIssue {
+                dev,
+                sector,
+                nr_sector,
+                tid,
+            } => {
+                // Requests without sectors (flushes) have no position to match them by.
+                if self.has(Tracker::Block) && *nr_sector > 0 {
+                    self.block.event_in(
+                        (*dev, *sector),
+                        ts,
+                        Blk {
+                            tid: *tid,
+                            nr_sector: *nr_sector,
+                        },
+                        true,
+                    );
+                }
+            }
+            Input::BlockComplete { dev, sector } => {
+                if self.has(Tracker::Block) && self.block.get(&(*dev, *sector)).is_some() {
+                    let mut o = Vec::new();
+                    self.block.event_out(&(*dev, *sector), ts, &mut o);
+                    for x in o {
+                        out.push(self.block_report(x));
+                    }
+                }
+            }
+            Input::IrqEntry { cpu, irq, name } => {
+                if self.has(Tracker::Irq) {
+                    self.irq.event_in(
+                        *cpu,
+                        ts,
+                        Irq {
+                            irq: *irq,
+                            name: name.clone(),
+                        },
+                        true,
+                    );
+                }
+            }
+            Input::IrqExit { cpu, irq } => {
+                if !self.has(Tracker::Irq) {
+                    return;
+                }
+                if self.irq.get(cpu).is_some_and(|p| p.irq != *irq) {
+                    self.irq.cancel(cpu);
+                    return;
+                }
+                let mut o = Vec::new();
+                self.irq.event_out(cpu, ts, &mut o);
+                for x in o {
+                    out.push(irq_report(x));
+                }
+            }
+            Input::SoftIrqRaise { cpu, vec } => {
+                if self.has(Tracker::Irq) {
+                    self.softirq.event_in((*cpu, *vec), ts, (), false);
+                }
+            }
+            Input::SoftIrqEntry { cpu, vec } => {
+                if self.has(Tracker::Irq) {
+                    let mut o = Vec::new();
+                    if self.softirq.get(&(*cpu, *vec)).is_some() {
+                        self.softirq.event_out(&(*cpu, *vec), ts, &mut o);
+                    }
+                    for x in o {
+                        out.push(softirq_report(x));
+                    }
+                }
+            }
+        }
+    }
+
+    fn block_report(&self, x: Outcome<(u64, u64), Blk>) -> Report {
+        let (key, begin, end, p, timeout, timed_out) = match x {
+            Outcome::Latency {
+                key,
+                start,
+                end,
+                payload,
+                timed_out,
+            } => (key, start, end, payload, false, timed_out),
+            Outcome::Timeout {
+                key,
+                start,
+                now,
+                payload,
+            } => (key, start, now, payload, true, false),
+        };
+        Report {
+            tracker: Tracker::Block,
+            begin,
+            end,
+            latency: end - begin,
+            timeout,
+            timed_out,
+            tid: p.tid,
+            comm: p.tid.and_then(|t| self.comm(t)),
+            cpu: None,
+            waker: None,
+            detail: format!(
+                "dev {}:{} sector {} ({} sectors)",
+                key.0 >> 20,
+                key.0 & 0xfffff,
+                key.1,
+                p.nr_sector
+            ),
+        }
+    }
+
+    /// Stream time is now `now`: reports the timeouts due.
+    pub fn advance(&mut self, now: i64, out: &mut Vec<Report>) {
+        let mut o = Vec::new();
+        self.wakeup.advance(now, &mut o);
+        for x in o {
+            let mut r = self.thread_report(Tracker::Wakeup, x.clone());
+            if let Outcome::Timeout { payload, .. } = x {
+                r.waker = payload.waker;
+                r.detail = format!("woken on CPU {}", payload.cpu);
+            }
+            out.push(r);
+        }
+        let mut o = Vec::new();
+        self.offcpu.advance(now, &mut o);
+        for x in o {
+            let mut r = self.thread_report(Tracker::Offcpu, x.clone());
+            if let Outcome::Timeout { payload, key, .. } = x {
+                r.waker = self.last_waker.get(&key).cloned();
+                r.detail = format!("state {} on CPU {}", state_name(payload.state), payload.cpu);
+            }
+            out.push(r);
+        }
+        let mut o = Vec::new();
+        self.syscall.advance(now, &mut o);
+        for x in o {
+            let mut r = self.thread_report(Tracker::Syscall, x.clone());
+            if let Outcome::Timeout { payload, .. } = x {
+                r.cpu = Some(payload.cpu);
+                r.detail = payload.name;
+            }
+            out.push(r);
+        }
+        let mut o = Vec::new();
+        self.block.advance(now, &mut o);
+        for x in o {
+            out.push(self.block_report(x));
+        }
+        on(&mut self.irq, now, irq_report, out);
+        on(&mut self.softirq, now, softirq_report, out);
+    }
+
+    /// The counters and histograms.
+    pub fn finish(&self) -> Summary {
+        fn s<K: Eq + Hash + Clone, P: Clone>(t: Tracker, m: &Matcher<K, P>) -> TrackerSummary {
+            TrackerSummary {
+                tracker: t,
+                counters: m.counters,
+                pending: m.pending(),
+                min: m.min,
+                max: m.max,
+                avg: (m.counters.matched > 0).then(|| m.sum as f64 / m.counters.matched as f64),
+                hist: m
+                    .hist
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(i, &c)| (if i == 0 { 0 } else { 1i64 << i }, c))
+                    .collect(),
+            }
+        }
+        let mut v = Vec::new();
+        for &t in &self.enabled {
+            match t {
+                Tracker::Wakeup => v.push(s(t, &self.wakeup)),
+                Tracker::Offcpu => v.push(s(t, &self.offcpu)),
+                Tracker::Syscall => v.push(s(t, &self.syscall)),
+                Tracker::Block => v.push(s(t, &self.block)),
+                Tracker::Irq => {
+                    let mut a = s(t, &self.irq);
+                    let b = s(t, &self.softirq);
+                    // Soft IRQ raise latencies are folded into the irq tracker's counters;
+                    // the histogram is that of the hard IRQ handlers.
+                    a.counters.matched += b.counters.matched;
+                    a.counters.reported += b.counters.reported;
+                    a.counters.timeouts += b.counters.timeouts;
+                    a.counters.skipped += b.counters.skipped;
+                    a.pending += b.pending;
+                    v.push(a)
+                }
+            }
+        }
+        Summary { trackers: v }
+    }
+}
+
+fn irq_report(x: Outcome<u32, Irq>) -> Report {
+    let (cpu, begin, end, p, timeout, timed_out) = match x {
+        Outcome::Latency {
+            key,
+            start,
+            end,
+            payload,
+            timed_out,
+        } => (key, start, end, payload, false, timed_out),
+        Outcome::Timeout {
+            key,
+            start,
+            now,
+            payload,
+        } => (key, start, now, payload, true, false),
+    };
+    Report {
+        tracker: Tracker::Irq,
+        begin,
+        end,
+        latency: end - begin,
+        timeout,
+        timed_out,
+        tid: None,
+        comm: None,
+        cpu: Some(cpu),
+        waker: None,
+        detail: format!("hard IRQ {} ({})", p.irq, p.name),
+    }
+}
+
+fn softirq_report(x: Outcome<(u32, u64), ()>) -> Report {
+    let (key, begin, end, timeout, timed_out) = match x {
+        Outcome::Latency {
+            key,
+            start,
+            end,
+            timed_out,
+            ..
+        } => (key, start, end, false, timed_out),
+        Outcome::Timeout {
+            key, start, now, ..
+        } => (key, start, now, true, false),
+    };
+    Report {
+        tracker: Tracker::Irq,
+        begin,
+        end,
+        latency: end - begin,
+        timeout,
+        timed_out,
+        tid: None,
+        comm: None,
+        cpu: Some(key.0),
+        waker: None,
+        detail: format!("soft IRQ {} raise latency", key.1),
+    }
+}
+
+/// The name of a `prev_state` value.
+pub fn state_name(s: i64) -> String {
+    match s {
+        0 => "R".into(),
+        1 => "S".into(),
+        2 => "D".into(),
+        _ if s & 1024 != 0 || s & 2048 != 0 => "R+".into(),
+        _ => format!("{s:#x}"),
+    }
+}
+
+/// The tracker input of a CTF event recorded on `cpu`, if the trackers use it.
+pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
+    let name = ev.name();
+    let i = |f: &str| ev.field(f).and_then(|v| v.as_i64());
+    let u = |f: &str| ev.field(f).and_then(|v| v.as_u64());
+    let s = |f: &str| {
+        ev.field(f)
+            .and_then(|v| v.as_str().map(|x| x.into_owned()))
+            .unwrap_or_default()
+    };
+    Some(match name {
+        "sched_switch" => Input::Switch {
+            cpu,
+            prev_tid: i("prev_tid")? as i32,
+            prev_comm: s("prev_comm"),
+            prev_state: i("prev_state").unwrap_or(0),
+            next_tid: i("next_tid")? as i32,
+            next_comm: s("next_comm"),
+        },
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Input::Waking {
+            cpu,
+            tid: i("tid")? as i32,
+            comm: s("comm"),
+        },
+        "block_rq_issue" => Input::BlockIssue {
+            dev: u("dev")?,
+            sector: u("sector")?,
+            nr_sector: u("nr_sector").unwrap_or(0),
+            tid: i("tid").map(|t| t as i32),
+        },
+        "block_rq_complete" => Input::BlockComplete {
+            dev: u("dev")?,
+            sector: u("sector")?,
+        },
+        "irq_handler_entry" => Input::IrqEntry {
+            cpu,
+            irq: i("irq")?,
+            name: s("name"),
+        },
+        "irq_handler_exit" => Input::IrqExit {
+            cpu,
+            irq: i("irq")?,
+        },
+        "softirq_raise" | "irq_softirq_raise" => Input::SoftIrqRaise {
+            cpu,
+            vec: u("vec")?,
+        },
+        "softirq_entry" | "irq_softirq_entry" => Input::SoftIrqEntry {
+            cpu,
+            vec: u("vec")?,
+        },
+        "exit_syscall" => Input::SyscallExit {
+            cpu,
+            ret: i("ret").unwrap_or(0),
+        },
+        n => {
+            if let Some(sc) = n
+                .strip_prefix("syscall_entry_")
+                .or_else(|| n.strip_prefix("compat_syscall_entry_"))
+                .or_else(|| n.strip_prefix("sys_"))
+            {
+                Input::SyscallEntry {
+                    cpu,
+                    name: sc.to_string(),
+                }
+            } else if n.starts_with("syscall_exit_") || n.starts_with("compat_syscall_exit_") {
+                Input::SyscallExit {
+                    cpu,
+                    ret: i("ret").unwrap_or(0),
+                }
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// Runs the trackers over time-ordered traces, calling `on_report` for each report; returns
+/// the summary. The CPU of an event is its stream's `cpu_id` (else the stream index).
+pub fn run_traces<E>(
+    traces: &[std::sync::Arc<ctf::Trace>],
+    trackers: &[Tracker],
+    config: Config,
+    mut on_report: impl FnMut(Report) -> Result<(), E>,
+) -> Result<Summary, E> {
+    let mut lat = Latency::new(trackers, config);
+    let mut merger = ctf::Merger::new(traces);
+    let mut cpus: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut reports = Vec::new();
+    while let Some(m) = merger.next() {
+        if *m != ctf::Message::Event {
+            continue;
+        }
+        let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
+            continue;
+        };
+        let key = (ev.trace().index, ev.stream_index());
+        let cpu = *cpus.entry(key).or_insert_with(|| {
+            ev.packet_context()
+                .and_then(|p| p.field("cpu_id"))
+                .and_then(|f| f.as_u64())
+                .map_or(key.1 as u32, |c| c as u32)
+        });
+        match input_of(&ev, cpu) {
+            Some(i) => lat.feed(ts, &i, &mut reports),
+            None => lat.advance(ts, &mut reports),
+        }
+        for r in reports.drain(..) {
+            on_report(r)?;
+        }
+    }
+    Ok(lat.finish())
+}
+
+/// Parses a duration: a number with a unit `ns`, `us`/`µs`, `ms` or `s` (no unit: µs).
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration '{s}' (e.g. 500us, 1ms, 2s)"))?;
+    let mul = match unit.trim() {
+        "ns" => 1.0,
+        "" | "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("invalid duration unit '{u}' in '{s}'")),
+    };
+    Ok((v * mul).round() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matcher_threshold_timeout_and_bound() {
+        let mut m: Matcher<u32, &str> = Matcher::new(Config {
+            threshold: 100,
+            timeout: Some(1000),
+            max_pending: 2,
+        });
+        let mut o = Vec::new();
+        assert!(m.event_in(1, 0, "a", false));
+        assert!(!m.event_in(1, 10, "b", false));
+        assert!(m.event_in(2, 20, "c", false));
+        assert!(!m.event_in(3, 30, "d", false));
+        assert_eq!(m.counters.skipped, 1);
+        assert_eq!(m.event_out(&2, 70, &mut o), Some(50));
+        assert!(o.is_empty(), "under the threshold");
+        m.advance(999, &mut o);
+        assert!(o.is_empty());
+        m.advance(1000, &mut o);
+        assert_eq!(
+            o,
+            vec![Outcome::Timeout {
+                key: 1,
+                start: 0,
+                now: 1000,
+                payload: "a"
+            }]
+        );
+        o.clear();
+        m.advance(5000, &mut o);
+        assert!(o.is_empty(), "a timeout fires once");
+        assert_eq!(m.event_out(&1, 1500, &mut o), Some(1500));
+        assert_eq!(
+            o,
+            vec![Outcome::Latency {
+                key: 1,
+                start: 0,
+                end: 1500,
+                payload: "a",
+                timed_out: true
+            }]
+        );
+        assert_eq!(m.event_out(&1, 1600, &mut o), None);
+        assert_eq!(m.counters.unmatched_out, 1);
+        assert_eq!(m.counters.matched, 2);
+        assert_eq!(m.hist[5] + m.hist[10], 2);
+    }
+
+    #[test]
+    fn replaced_entries_do_not_time_out_twice() {
+        let mut m: Matcher<u32, ()> = Matcher::new(Config {
+            threshold: 0,
+            timeout: Some(100),
+            max_pending: 10,
+        });
+        let mut o = Vec::new();
+        m.event_in(1, 0, (), true);
+        m.event_in(1, 50, (), true);
+        m.advance(120, &mut o);
+        assert!(o.is_empty(), "the first entry was replaced");
+        m.advance(150, &mut o);
+        assert_eq!(o.len(), 1);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration("1.5us"), Ok(1500));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration("250"), Ok(250_000));
+        assert!(parse_duration("1h").is_err());
+    }
+
+    #[test]
+    fn wakeup_and_offcpu() {
+        let mut l = Latency::new(
+            &[Tracker::Wakeup, Tracker::Offcpu],
+            Config {
+                threshold: 0,
+                timeout: None,
+                max_pending: 100,
+            },
+        );
+        let mut out = Vec::new();
+        let sw = |cpu, p: i32, st, n: i32| Input::Switch {
+            cpu,
+            prev_tid: p,
+            prev_comm: format!("t{p}"),
+            prev_state: st,
+            next_tid: n,
+            next_comm: format!("t{n}"),
+        };
+        l.feed(0, &sw(0, 0, 0, 10), &mut out);
+        l.feed(100, &sw(0, 10, 1, 20), &mut out);
+        l.feed(
+            300,
+            &Input::Waking {
+                cpu: 0,
+                tid: 10,
+                comm: "t10".into(),
+            },
+            &mut out,
+        );
+        l.feed(800, &sw(0, 20, 0, 10), &mut out);
+        let w: Vec<_> = out
+            .iter()
+            .filter(|r| r.tracker == Tracker::Wakeup)
+            .collect();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].latency, 500);
+        assert_eq!(w[0].waker, Some((20, "t20".into())));
+        let off: Vec<_> = out
+            .iter()
+            .filter(|r| r.tracker == Tracker::Offcpu)
+            .collect();
+        assert_eq!(off.len(), 1);
+        assert_eq!((off[0].tid, off[0].latency), (Some(10), 700));
+        assert_eq!(off[0].waker, Some((20, "t20".into())));
+    }
+}

@@ -1,0 +1,1067 @@
+//! `periodlog` / `periodtop` / `periodstats` / `periodfreq`: user-defined periods (see
+//! [`crate::period_expr`] for the language), possibly nested (`NAME(PARENT)`), with captures.
+//!
+//! The [`Engine`] is fed events one by one (anything implementing [`EventFields`]); on each
+//! event it first evaluates the end expression of every open period (closing those that
+//! match: their open children are dropped), then the begin expression of every definition,
+//! parents before children. A definition without a parent may have several instances open at
+//! once (one per CPU for the `switch` example); a child opens only inside an open instance of
+//! its parent (the most recent one whose begin expression holds), which `$parent.$begin.$evt`
+//! designates. Periods still open at the end of the trace are not reported.
+//!
+//! Output: the text and LAMI tables of lttng-analyses 0.6.1, which fails to parse nested
+//! definitions; for those, `--aggregate-by PARENT` adds per-parent statistics of the selected
+//! children (a tracekit table, see `DIFFERENCES.md`).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ctf::{FieldValue, FieldView, Merger, Message, Trace};
+use serde_json::Value;
+
+use crate::driver::{intersection, Common, Range, RunError};
+use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::period_expr::{
+    parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
+    Scope, Val, What,
+};
+use crate::stats::{histogram, Stats};
+
+/// The LAMI metadata of the period analyses.
+pub static METADATA: Metadata = Metadata {
+    title: "Period analysis",
+    description: "Log, top, statistics and frequency distribution of user-defined periods",
+    tags: &["period", "log", "top", "stats", "freq"],
+    table_classes: &[
+        TableClass {
+            name: "log",
+            title: "Period log",
+            columns: PERIOD_COLS,
+        },
+        TableClass {
+            name: "top",
+            title: "Period top",
+            columns: PERIOD_COLS,
+        },
+        TableClass {
+            name: "per_period_stats",
+            title: "Period statistics",
+            columns: &[
+                col("Period", "string"),
+                col("Count", "number"),
+                colu("Minimum duration", "duration", "ns"),
+                colu("Average duration", "duration", "ns"),
+                colu("Maximum duration", "duration", "ns"),
+                colu("Standard deviation", "duration", "ns"),
+                colu("Total period duration", "duration", "ns"),
+            ],
+        },
+        TableClass {
+            name: "freq_duration",
+            title: "Period duration frequency distribution",
+            columns: &[
+                colu("Lower bound", "duration", "ns"),
+                colu("Upper bound", "duration", "ns"),
+                col("Period count", "number"),
+            ],
+        },
+        TableClass {
+            name: "aggregated_stats",
+            title: "Per-parent period statistics",
+            columns: &[
+                col("Parent begin", "timestamp"),
+                col("Parent end", "timestamp"),
+                col("Parent", "string"),
+                col("Period", "string"),
+                col("Count", "number"),
+                colu("Minimum duration", "duration", "ns"),
+                colu("Average duration", "duration", "ns"),
+                colu("Maximum duration", "duration", "ns"),
+                colu("Total period duration", "duration", "ns"),
+                col("Usage ratio of the parent", "ratio"),
+            ],
+        },
+    ],
+};
+
+const PERIOD_COLS: &[crate::lami::Column] = &[
+    col("Period begin", "timestamp"),
+    col("Period end", "timestamp"),
+    colu("Period duration", "duration", "ns"),
+    col("Period name", "string"),
+    col("Begin captures", "string"),
+    col("End captures", "string"),
+];
+
+/// Which command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeriodCmd {
+    Log,
+    Top,
+    Stats,
+    Freq,
+}
+
+/// Options of the period commands.
+#[derive(Debug, Clone)]
+pub struct PeriodOptions {
+    /// `--period` definitions.
+    pub periods: Vec<String>,
+    /// `--period-captures` definitions.
+    pub captures: Vec<String>,
+    /// `--select`: only report these periods (all by default).
+    pub select: Option<Vec<String>>,
+    /// `--aggregate-by`: per-instance statistics of the selected children of this period.
+    pub aggregate_by: Option<String>,
+    /// `--group-by PERIOD.CAPTURE` (several allowed).
+    pub group_by: Vec<String>,
+    /// `--order-by time|duration` (periodlog).
+    pub order_by_duration: bool,
+    /// Duration bounds (ns).
+    pub min_duration: Option<i64>,
+    pub max_duration: Option<i64>,
+    /// Rows of periodtop.
+    pub limit: usize,
+    /// Bins of periodfreq.
+    pub freq_resolution: usize,
+}
+
+impl Default for PeriodOptions {
+    fn default() -> Self {
+        PeriodOptions {
+            periods: Vec::new(),
+            captures: Vec::new(),
+            select: None,
+            aggregate_by: None,
+            group_by: Vec::new(),
+            order_by_duration: false,
+            min_duration: None,
+            max_duration: None,
+            limit: 10,
+            freq_resolution: 20,
+        }
+    }
+}
+
+/// An event as the engine sees it.
+pub trait EventFields {
+    fn name(&self) -> &str;
+    fn ts(&self) -> i64;
+    fn field(&self, scope: Scope, path: &[String]) -> Option<Val>;
+
+    fn get(&self, w: &What) -> Option<Val> {
+        match w {
+            What::Name => Some(Val::Str(self.name().to_string())),
+            What::Timestamp => Some(Val::Int(self.ts() as i128)),
+            What::Field(s, p) => self.field(*s, p),
+        }
+    }
+}
+
+/// The values of a begin event that later expressions refer to.
+#[derive(Debug)]
+struct Snap {
+    vals: Vec<Option<Val>>,
+}
+
+struct Def {
+    name: String,
+    parent: Option<usize>,
+    depth: usize,
+    begin: Expr,
+    end: Expr,
+    begin_caps: Vec<(String, Expr)>,
+    end_caps: Vec<(String, Expr)>,
+}
+
+struct Inst {
+    id: u64,
+    def: usize,
+    begin: i64,
+    /// Own begin snapshot, then the ancestors'.
+    chain: Vec<Rc<Snap>>,
+    /// Ids of the ancestors (parent first).
+    ancestors: Vec<u64>,
+    begin_caps: Vec<(String, Val)>,
+}
+
+/// A completed period.
+#[derive(Debug, Clone)]
+pub struct Done {
+    pub id: u64,
+    pub def: usize,
+    pub parent: Option<u64>,
+    pub begin: i64,
+    pub end: i64,
+    pub begin_caps: Vec<(String, Val)>,
+    pub end_caps: Vec<(String, Val)>,
+}
+
+impl Done {
+    pub fn duration(&self) -> i64 {
+        self.end - self.begin
+    }
+    fn capture(&self, name: &str) -> Option<&Val> {
+        self.begin_caps
+            .iter()
+            .chain(&self.end_caps)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Errors of the period definitions.
+#[derive(Debug, thiserror::Error)]
+pub enum DefError {
+    #[error("Cannot parse period definition expression: {0}")]
+    Parse(#[from] ParseError),
+    #[error("unknown parent period '{parent}' of '{name}'")]
+    UnknownParent { name: String, parent: String },
+    #[error("duplicate period '{0}'")]
+    Duplicate(String),
+    #[error("captures for unknown period '{0}'")]
+    UnknownCaptured(String),
+    #[error("the periods form a cycle through '{0}'")]
+    Cycle(String),
+    #[error("unknown period '{0}' (in --select, --aggregate-by or --group-by)")]
+    UnknownPeriod(String),
+    #[error("--group-by expects PERIOD.CAPTURE, got '{0}'")]
+    BadGroup(String),
+}
+
+struct Env<'a, E: EventFields + ?Sized> {
+    cur: &'a E,
+    whats: &'a [What],
+    own: Option<&'a Snap>,
+    ancestors: &'a [Rc<Snap>],
+}
+
+impl<E: EventFields + ?Sized> Resolve for Env<'_, E> {
+    fn get(&self, r: &Ref) -> Option<Val> {
+        if !r.begin {
+            return self.cur.get(&r.what);
+        }
+        let snap = if r.parents == 0 {
+            self.own?
+        } else {
+            self.ancestors.get(r.parents as usize - 1)?
+        };
+        let i = self.whats.iter().position(|w| *w == r.what)?;
+        snap.vals[i].clone()
+    }
+}
+
+/// The sans-io period engine.
+pub struct Engine {
+    defs: Vec<Def>,
+    /// Definitions, parents first.
+    order: Vec<usize>,
+    /// What a begin snapshot keeps.
+    whats: Vec<What>,
+    open: Vec<Inst>,
+    next_id: u64,
+    /// Completed periods, in completion order.
+    pub done: Vec<Done>,
+}
+
+impl Engine {
+    /// Compiles `--period` and `--period-captures` definitions.
+    pub fn new(periods: &[String], captures: &[String]) -> Result<Engine, DefError> {
+        let parsed: Vec<PeriodDef> = periods
+            .iter()
+            .map(|p| parse_period(p))
+            .collect::<Result<_, _>>()?;
+        let caps: Vec<Captures> = captures
+            .iter()
+            .map(|c| parse_captures(c))
+            .collect::<Result<_, _>>()?;
+        let mut defs: Vec<Def> = Vec::new();
+        for p in &parsed {
+            if defs.iter().any(|d| d.name == p.name) {
+                return Err(DefError::Duplicate(p.name.clone()));
+            }
+            defs.push(Def {
+                name: p.name.clone(),
+                parent: None,
+                depth: 0,
+                begin: p.begin.clone(),
+                end: p.end.clone(),
+                begin_caps: Vec::new(),
+                end_caps: Vec::new(),
+            });
+        }
+        for (i, p) in parsed.iter().enumerate() {
+            if let Some(par) = &p.parent {
+                let Some(j) = defs.iter().position(|d| &d.name == par) else {
+                    return Err(DefError::UnknownParent {
+                        name: p.name.clone(),
+                        parent: par.clone(),
+                    });
+                };
+                defs[i].parent = Some(j);
+            }
+        }
+        for i in 0..defs.len() {
+            let (mut d, mut j) = (0, i);
+            while let Some(p) = defs[j].parent {
+                d += 1;
+                j = p;
+                if d > defs.len() {
+                    return Err(DefError::Cycle(defs[i].name.clone()));
+                }
+            }
+            defs[i].depth = d;
+        }
+        for c in caps {
+            let Some(d) = defs.iter_mut().find(|d| d.name == c.period) else {
+                return Err(DefError::UnknownCaptured(c.period));
+            };
+            d.begin_caps.extend(c.begin);
+            d.end_caps.extend(c.end);
+        }
+        let mut order: Vec<usize> = (0..defs.len()).collect();
+        order.sort_by_key(|&i| defs[i].depth);
+        let mut whats: Vec<What> = Vec::new();
+        let mut add = |r: &Ref| {
+            if r.begin && !whats.contains(&r.what) {
+                whats.push(r.what.clone());
+            }
+        };
+        for d in &defs {
+            d.begin.refs(&mut add);
+            d.end.refs(&mut add);
+            for (_, e) in d.begin_caps.iter().chain(&d.end_caps) {
+                e.refs(&mut add);
+            }
+        }
+        Ok(Engine {
+            defs,
+            order,
+            whats,
+            open: Vec::new(),
+            next_id: 0,
+            done: Vec::new(),
+        })
+    }
+
+    /// Names of the definitions.
+    pub fn names(&self) -> Vec<&str> {
+        self.defs.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// Index of the definition called `name`.
+    pub fn def_index(&self, name: &str) -> Option<usize> {
+        self.defs.iter().position(|d| d.name == name)
+    }
+
+    /// Parent of definition `i`.
+    pub fn parent_of(&self, i: usize) -> Option<usize> {
+        self.defs[i].parent
+    }
+
+    /// Number of open periods.
+    pub fn open_count(&self) -> usize {
+        self.open.len()
+    }
+
+    fn caps<E: EventFields + ?Sized>(
+        list: &[(String, Expr)],
+        env: &Env<'_, E>,
+    ) -> Vec<(String, Val)> {
+        list.iter()
+            .filter_map(|(n, e)| e.value(env).map(|v| (n.clone(), v)))
+            .collect()
+    }
+
+    /// Feeds one event (in time order).
+    pub fn process<E: EventFields + ?Sized>(&mut self, ev: &E) {
+        let ts = ev.ts();
+        // Ends.
+        let mut closed: Vec<u64> = Vec::new();
+        let mut k = 0;
+        while k < self.open.len() {
+            let inst = &self.open[k];
+            let d = &self.defs[inst.def];
+            let env = Env {
+                cur: ev,
+                whats: &self.whats,
+                own: Some(&inst.chain[0]),
+                ancestors: &inst.chain[1..],
+            };
+            if d.end.eval(&env) {
+                let end_caps = Self::caps(&d.end_caps, &env);
+                let inst = self.open.remove(k);
+                closed.push(inst.id);
+                self.done.push(Done {
+                    id: inst.id,
+                    def: inst.def,
+                    parent: inst.ancestors.first().copied(),
+                    begin: inst.begin,
+                    end: ts,
+                    begin_caps: inst.begin_caps,
+                    end_caps,
+                });
+            } else {
+                k += 1;
+            }
+        }
+        if !closed.is_empty() {
+            self.open
+                .retain(|i| !i.ancestors.iter().any(|a| closed.contains(a)));
+        }
+        // Begins, parents first.
+        for oi in 0..self.order.len() {
+            let di = self.order[oi];
+            let d = &self.defs[di];
+            let opened = match d.parent {
+                None => {
+                    let env = Env {
+                        cur: ev,
+                        whats: &self.whats,
+                        own: None,
+                        ancestors: &[],
+                    };
+                    d.begin
+                        .eval(&env)
+                        .then(|| (Vec::new(), Vec::new(), Self::caps(&d.begin_caps, &env)))
+                }
+                Some(p) => self
+                    .open
+                    .iter()
+                    .rev()
+                    .filter(|i| i.def == p)
+                    .find_map(|pi| {
+                        let env = Env {
+                            cur: ev,
+                            whats: &self.whats,
+                            own: None,
+                            ancestors: &pi.chain,
+                        };
+                        d.begin.eval(&env).then(|| {
+                            let mut anc = vec![pi.id];
+                            anc.extend(&pi.ancestors);
+                            (pi.chain.clone(), anc, Self::caps(&d.begin_caps, &env))
+                        })
+                    }),
+            };
+            if let Some((parent_chain, ancestors, begin_caps)) = opened {
+                let snap = Rc::new(Snap {
+                    vals: self.whats.iter().map(|w| ev.get(w)).collect(),
+                });
+                let mut chain = vec![snap];
+                chain.extend(parent_chain);
+                self.next_id += 1;
+                self.open.push(Inst {
+                    id: self.next_id,
+                    def: di,
+                    begin: ts,
+                    chain,
+                    ancestors,
+                    begin_caps,
+                });
+            }
+        }
+    }
+}
+
+/// A CTF event with its timestamp.
+pub struct CtfEvent<'a, 'b> {
+    pub ev: &'b ctf::Event<'a>,
+    pub ts: i64,
+}
+
+fn to_val(f: &FieldView<'_>) -> Option<Val> {
+    match f.value() {
+        FieldValue::Str(_) => f.as_str().map(|s| Val::Str(s.into_owned())),
+        FieldValue::Float(v) => Some(Val::Float(v)),
+        FieldValue::Variant(_, v) => to_val(&v),
+        FieldValue::Optional(o) => o.and_then(|v| to_val(&v)),
+        FieldValue::Array(_) | FieldValue::Struct(_) | FieldValue::Blob(_) => None,
+        _ => f.as_i128().map(Val::Int),
+    }
+}
+
+fn lookup<'a>(root: Option<FieldView<'a>>, path: &[String]) -> Option<FieldView<'a>> {
+    let root = root?;
+    let first = &path[0];
+    let mut f = root
+        .field(first)
+        .or_else(|| root.field(&format!("_{first}")))?;
+    for p in &path[1..] {
+        f = f.field(p)?;
+    }
+    Some(f)
+}
+
+impl EventFields for CtfEvent<'_, '_> {
+    fn name(&self) -> &str {
+        self.ev.name()
+    }
+    fn ts(&self) -> i64 {
+        self.ts
+    }
+    fn field(&self, scope: Scope, path: &[String]) -> Option<Val> {
+        let e = self.ev;
+        let f = match scope {
+            Scope::Payload => lookup(e.payload(), path),
+            Scope::Ctx => {
+                lookup(e.specific_context(), path).or_else(|| lookup(e.common_context(), path))
+            }
+            Scope::StreamCtx => lookup(e.common_context(), path),
+            Scope::Header => lookup(e.header(), path),
+            Scope::PktCtx => lookup(e.packet_context(), path),
+            Scope::PktHeader => lookup(e.packet_header(), path),
+            Scope::Any => lookup(e.payload(), path)
+                .or_else(|| lookup(e.specific_context(), path))
+                .or_else(|| lookup(e.common_context(), path))
+                .or_else(|| lookup(e.packet_context(), path))
+                .or_else(|| lookup(e.header(), path))
+                .or_else(|| lookup(e.packet_header(), path)),
+        };
+        to_val(&f?)
+    }
+}
+
+/// The outcome of a run: the completed periods and what is needed to report them.
+pub struct PeriodResult {
+    pub range: Range,
+    pub names: Vec<String>,
+    pub parents: Vec<Option<usize>>,
+    pub done: Vec<Done>,
+    /// Definitions reported (`--select`).
+    pub selected: Vec<usize>,
+    aggregate_by: Option<usize>,
+    group_by: Vec<(usize, String)>,
+    opts: PeriodOptions,
+}
+
+/// Runs the period engine over `traces`.
+pub fn run(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    opts: &PeriodOptions,
+) -> Result<PeriodResult, Box<dyn std::error::Error + Send + Sync>> {
+    let mut engine = Engine::new(&opts.periods, &opts.captures)?;
+    let idx = |n: &str| {
+        engine
+            .def_index(n)
+            .ok_or_else(|| DefError::UnknownPeriod(n.to_string()))
+    };
+    let selected = match &opts.select {
+        Some(s) => s.iter().map(|n| idx(n)).collect::<Result<Vec<_>, _>>()?,
+        None => (0..engine.names().len()).collect(),
+    };
+    let aggregate_by = opts.aggregate_by.as_deref().map(idx).transpose()?;
+    let mut group_by = Vec::new();
+    for g in &opts.group_by {
+        let Some((p, c)) = g.split_once('.') else {
+            return Err(DefError::BadGroup(g.clone()).into());
+        };
+        group_by.push((idx(p)?, c.to_string()));
+    }
+    let (mut lo, mut hi) = (
+        common.begin.unwrap_or(i64::MIN),
+        common.end.unwrap_or(i64::MAX),
+    );
+    if !common.no_intersection {
+        if let Some((b, e)) = intersection(traces) {
+            lo = lo.max(b);
+            hi = hi.min(e);
+        }
+    }
+    let mut merger = Merger::new(traces);
+    let mut first: Option<i64> = None;
+    let mut last = 0;
+    let mut cpu_cache: HashMap<(usize, usize), Option<u32>> = HashMap::new();
+    while let Some(m) = merger.next() {
+        if *m != Message::Event {
+            continue;
+        }
+        let Some(ts) = merger.current_time() else {
+            continue;
+        };
+        if ts < lo {
+            continue;
+        }
+        if ts > hi {
+            break;
+        }
+        let Some(ev) = merger.event() else { continue };
+        if let Some(cpus) = &common.cpus {
+            let key = (ev.trace().index, ev.stream_index());
+            let cpu = *cpu_cache.entry(key).or_insert_with(|| {
+                ev.packet_context()
+                    .and_then(|p| p.field("cpu_id"))
+                    .and_then(|f| f.as_u64())
+                    .map(|c| c as u32)
+            });
+            if cpu.is_some_and(|c| !cpus.contains(&c)) {
+                continue;
+            }
+        }
+        first.get_or_insert(ts);
+        last = ts;
+        engine.process(&CtfEvent { ev: &ev, ts });
+    }
+    let first = first.ok_or(RunError::NoEvents)?;
+    Ok(PeriodResult {
+        range: Range {
+            begin: first,
+            end: last,
+        },
+        names: engine.names().iter().map(|s| s.to_string()).collect(),
+        parents: (0..engine.defs.len())
+            .map(|i| engine.parent_of(i))
+            .collect(),
+        done: engine.done,
+        selected,
+        aggregate_by,
+        group_by,
+        opts: opts.clone(),
+    })
+}
+
+fn caps_repr(c: &[(String, Val)]) -> String {
+    let items: Vec<String> = c
+        .iter()
+        .map(|(k, v)| format!("{}: {}", py_str_repr(k), v.py_repr()))
+        .collect();
+    format!("{{{}}}", items.join(", "))
+}
+
+fn period_row(d: &Done, name: &str) -> Vec<Value> {
+    vec![
+        cell::timestamp(d.begin),
+        cell::timestamp(d.end),
+        cell::duration_int(d.duration()),
+        cell::string(name),
+        cell::string(&caps_repr(&d.begin_caps)),
+        cell::string(&caps_repr(&d.end_caps)),
+    ]
+}
+
+/// One group of periods (all of them, or those with given capture values).
+struct Group<'a> {
+    label: Option<String>,
+    periods: Vec<&'a Done>,
+}
+
+impl PeriodResult {
+    fn groups(&self) -> Vec<Group<'_>> {
+        let mut sorted: Vec<&Done> = self
+            .done
+            .iter()
+            .filter(|d| {
+                let dur = d.duration();
+                self.opts.min_duration.is_none_or(|m| dur >= m)
+                    && self.opts.max_duration.is_none_or(|m| dur <= m)
+            })
+            .collect();
+        sorted.sort_by_key(|d| (d.begin, d.id));
+        let mut out = vec![Group {
+            label: None,
+            periods: sorted.clone(),
+        }];
+        if self.group_by.is_empty() {
+            return out;
+        }
+        // Groups in order of first appearance; a period without the capture (or of another
+        // definition) is in no group.
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for d in &self.done {
+            let mut parts = Vec::new();
+            for (def, cap) in &self.group_by {
+                if d.def != *def {
+                    break;
+                }
+                match d.capture(cap) {
+                    Some(v) => parts.push(format!("{}.{} = {}", self.names[*def], cap, v)),
+                    None => break,
+                }
+            }
+            if parts.len() != self.group_by.len() {
+                continue;
+            }
+            let label = parts.join(", ");
+            if !index.contains_key(&label) {
+                index.insert(label.clone(), out.len());
+                out.push(Group {
+                    label: Some(label),
+                    periods: Vec::new(),
+                });
+            }
+        }
+        for d in sorted {
+            let mut parts = Vec::new();
+            for (def, cap) in &self.group_by {
+                if d.def != *def {
+                    break;
+                }
+                match d.capture(cap) {
+                    Some(v) => parts.push(format!("{}.{} = {}", self.names[*def], cap, v)),
+                    None => break,
+                }
+            }
+            if let Some(&g) = index.get(&parts.join(", ")) {
+                out[g].periods.push(d);
+            }
+        }
+        out
+    }
+
+    fn selected(&self, d: &Done) -> bool {
+        self.selected.contains(&d.def)
+    }
+
+    fn stats_of(&self, periods: &[&Done]) -> Vec<(usize, Stats)> {
+        self.selected
+            .iter()
+            .map(|&i| {
+                let mut s = Stats::default();
+                for d in periods.iter().filter(|d| d.def == i) {
+                    s.add(d.duration());
+                }
+                (i, s)
+            })
+            .collect()
+    }
+
+    /// Per-parent-instance statistics of the selected children (`--aggregate-by`).
+    fn aggregated(&self, periods: &[&Done]) -> Vec<Vec<Value>> {
+        let Some(agg) = self.aggregate_by else {
+            return Vec::new();
+        };
+        let by_id: HashMap<u64, &Done> = self.done.iter().map(|d| (d.id, d)).collect();
+        // Statistics of the selected children per ancestor instance of the aggregating period.
+        let mut per: HashMap<(u64, usize), Stats> = HashMap::new();
+        for d in self
+            .done
+            .iter()
+            .filter(|d| d.def != agg && self.selected.contains(&d.def))
+        {
+            let mut cur = d.parent;
+            while let Some(id) = cur {
+                let Some(p) = by_id.get(&id) else { break };
+                if p.def == agg {
+                    per.entry((id, d.def)).or_default().add(d.duration());
+                    break;
+                }
+                cur = p.parent;
+            }
+        }
+        let mut rows = Vec::new();
+        for p in periods.iter().filter(|d| d.def == agg) {
+            for &child in &self.selected {
+                // Only the parent instances holding some of these children.
+                let Some(s) = per.get(&(p.id, child)) else {
+                    continue;
+                };
+                let pd = p.duration().max(1) as f64;
+                rows.push(vec![
+                    cell::timestamp(p.begin),
+                    cell::timestamp(p.end),
+                    cell::string(&self.names[agg]),
+                    cell::string(&self.names[child]),
+                    cell::number(s.count),
+                    if s.count > 0 {
+                        cell::duration_int(s.min)
+                    } else {
+                        cell::unknown()
+                    },
+                    if s.count > 0 {
+                        cell::duration(s.avg())
+                    } else {
+                        cell::unknown()
+                    },
+                    if s.count > 0 {
+                        cell::duration_int(s.max)
+                    } else {
+                        cell::unknown()
+                    },
+                    cell::duration_int(s.sum as i64),
+                    cell::ratio(s.sum as f64 / pd),
+                ]);
+            }
+        }
+        rows
+    }
+
+    fn log_rows<'a>(&self, g: &Group<'a>, cmd: PeriodCmd) -> Vec<&'a Done> {
+        let mut v: Vec<&Done> = g
+            .periods
+            .iter()
+            .copied()
+            .filter(|d| self.selected(d))
+            .collect();
+        if cmd == PeriodCmd::Top {
+            v.sort_by(|a, b| b.duration().cmp(&a.duration()).then(a.begin.cmp(&b.begin)));
+            if self.opts.limit > 0 {
+                v.truncate(self.opts.limit);
+            }
+        } else if self.opts.order_by_duration {
+            v.sort_by(|a, b| b.duration().cmp(&a.duration()).then(a.begin.cmp(&b.begin)));
+        }
+        v
+    }
+
+    fn freq(&self, g: &Group<'_>, def: usize) -> Vec<(f64, f64, u64)> {
+        let vals: Vec<i64> = g
+            .periods
+            .iter()
+            .filter(|d| d.def == def)
+            .map(|d| d.duration())
+            .collect();
+        histogram(
+            &vals,
+            self.opts.freq_resolution,
+            self.opts.min_duration,
+            self.opts.max_duration,
+        )
+    }
+
+    /// The LAMI result tables of `cmd`.
+    pub fn tables(&self, cmd: PeriodCmd) -> Vec<Table> {
+        let (b, e) = (self.range.begin, self.range.end);
+        let mut out = Vec::new();
+        for g in self.groups() {
+            let suffix = g.label.as_ref().map(|l| format!(" [{l}]"));
+            let mut push = |mut t: Table, title: &str| {
+                if let Some(s) = &suffix {
+                    t.title = Some(format!("{title}{s}"));
+                }
+                out.push(t);
+            };
+            match cmd {
+                PeriodCmd::Log | PeriodCmd::Top => {
+                    let (class, title) = if cmd == PeriodCmd::Log {
+                        ("log", "Period log")
+                    } else {
+                        ("top", "Period top")
+                    };
+                    let mut t = Table::new(class, b, e);
+                    for d in self.log_rows(&g, cmd) {
+                        t.rows.push(period_row(d, &self.names[d.def]));
+                    }
+                    push(t, title);
+                }
+                PeriodCmd::Stats => {
+                    let mut t = Table::new("per_period_stats", b, e);
+                    for (i, s) in self.stats_of(&g.periods) {
+                        if s.count == 0 {
+                            continue;
+                        }
+                        t.rows.push(vec![
+                            cell::string(&self.names[i]),
+                            cell::number(s.count),
+                            cell::duration_int(s.min),
+                            cell::duration(s.avg()),
+                            cell::duration_int(s.max),
+                            s.stdev().map_or_else(cell::unknown, cell::duration),
+                            cell::duration_int(s.sum as i64),
+                        ]);
+                    }
+                    push(t, "Period statistics");
+                }
+                PeriodCmd::Freq => {
+                    for &i in &self.selected {
+                        let mut t = Table::new("freq_duration", b, e);
+                        let title = format!(
+                            "Period duration frequency distribution [Duration of period: {}]",
+                            self.names[i]
+                        );
+                        t.title = Some(title.clone());
+                        for (lo, hi, c) in self.freq(&g, i) {
+                            t.rows.push(vec![
+                                cell::duration(lo),
+                                cell::duration(hi),
+                                cell::number(c),
+                            ]);
+                        }
+                        push(t, &title);
+                    }
+                }
+            }
+            let agg = self.aggregated(&g.periods);
+            if !agg.is_empty() {
+                let mut t = Table::new("aggregated_stats", b, e);
+                t.rows = agg;
+                push(t, "Per-parent period statistics");
+            }
+        }
+        out
+    }
+
+    fn tree(&self) -> String {
+        let mut s = String::from("Period tree:\n");
+        fn walk(r: &PeriodResult, parent: Option<usize>, depth: usize, s: &mut String) {
+            for i in 0..r.names.len() {
+                if r.parents[i] == parent {
+                    s.push_str(&"  ".repeat(depth));
+                    s.push_str(&r.names[i]);
+                    s.push('\n');
+                    walk(r, Some(i), depth + 1, s);
+                }
+            }
+        }
+        walk(self, None, 0, &mut s);
+        s
+    }
+
+    /// The text output of `cmd`, as lttng-analyses prints it (without its "Checking the trace
+    /// for lost events..." line).
+    pub fn text(&self, cmd: PeriodCmd) -> String {
+        let mut out = format!(
+            "Timerange: [{}, {}]\n",
+            crate::text::fmt_ts(self.range.begin),
+            crate::text::fmt_ts(self.range.end)
+        );
+        for g in self.groups() {
+            if let Some(l) = &g.label {
+                out.push_str(&format!("\n\n### Group: {l} ###\n"));
+            }
+            match cmd {
+                PeriodCmd::Log | PeriodCmd::Top => {
+                    out.push_str(if cmd == PeriodCmd::Log {
+                        "\nPeriod log\n"
+                    } else {
+                        "\nPeriod top\n"
+                    });
+                    out.push_str(&format!(
+                        "{:<20} {:<20} {:>14} {:<24} {:<35} {:<35}\n",
+                        "Begin", "End", "Duration (us)", "Name", "Begin capture", "End capture"
+                    ));
+                    for d in self.log_rows(&g, cmd) {
+                        log_text(&mut out, d, &self.names[d.def]);
+                    }
+                }
+                PeriodCmd::Stats => {
+                    out.push_str(&self.tree());
+                    out.push_str("\nPeriod statistics (us)\n");
+                    out.push_str(&format!(
+                        "{:<24}{:>10}{:>14}{:>14}{:>14}{:>14}{:>13}\n",
+                        "Period", "Count", "Min", "Avg", "Max", "Stdev", "Runtime"
+                    ));
+                    for (i, s) in self.stats_of(&g.periods) {
+                        if s.count == 0 {
+                            continue;
+                        }
+                        let us = |v: f64| format!("{:.3}", v / 1000.0);
+                        out.push_str(&format!(
+                            "{:<24}{:>10}{:>14}{:>14}{:>14}{:>14}{:>13}\n",
+                            self.names[i],
+                            s.count,
+                            us(s.min as f64),
+                            us(s.avg()),
+                            us(s.max as f64),
+                            s.stdev().map_or("?".to_string(), us),
+                            us(s.sum as f64)
+                        ));
+                    }
+                }
+                PeriodCmd::Freq => {
+                    for &i in &self.selected {
+                        out.push_str(&format!(
+                            "Period duration frequency distribution - Duration of period: {} (us)\n",
+                            self.names[i]
+                        ));
+                        out.push_str(&"#".repeat(80));
+                        out.push('\n');
+                        let h = self.freq(&g, i);
+                        let maxc = h.iter().map(|x| x.2).max().unwrap_or(0);
+                        let w = maxc.to_string().len() + 1;
+                        for (lo, _, c) in h {
+                            let n = if maxc == 0 {
+                                0
+                            } else {
+                                (c as f64 * 72.0 / maxc as f64) as usize
+                            };
+                            out.push_str(&format!(
+                                "{:>7.3} {:<72}{:>w$}\n",
+                                lo / 1000.0,
+                                "█".repeat(n),
+                                c
+                            ));
+                        }
+                        out.push('\n');
+                    }
+                }
+            }
+            let agg = self.aggregated(&g.periods);
+            if !agg.is_empty() {
+                out.push_str("\nPer-parent period statistics (us)\n");
+                out.push_str(&format!(
+                    "{:<20} {:<20} {:<16} {:<16}{:>8}{:>14}{:>14}{:>14}{:>14}{:>9}\n",
+                    "Parent begin",
+                    "Parent end",
+                    "Parent",
+                    "Period",
+                    "Count",
+                    "Min",
+                    "Avg",
+                    "Max",
+                    "Total",
+                    "Usage"
+                ));
+                for r in agg {
+                    let t = |c: &Value| {
+                        crate::text::fmt_ts(c["value"].as_i64().unwrap_or(0))[11..].to_string()
+                    };
+                    let us = |c: &Value| match c["value"].as_f64() {
+                        Some(v) => format!("{:.3}", v / 1000.0),
+                        None => "?".into(),
+                    };
+                    out.push_str(&format!(
+                        "{:<20} {:<20} {:<16} {:<16}{:>8}{:>14}{:>14}{:>14}{:>14}{:>8.2}%\n",
+                        t(&r[0]),
+                        t(&r[1]),
+                        r[2]["value"].as_str().unwrap_or(""),
+                        r[3]["value"].as_str().unwrap_or(""),
+                        r[4]["value"].as_u64().unwrap_or(0),
+                        us(&r[5]),
+                        us(&r[6]),
+                        us(&r[7]),
+                        us(&r[8]),
+                        r[9]["value"].as_f64().unwrap_or(0.0) * 100.0
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn log_text(out: &mut String, d: &Done, name: &str) {
+    let hms = |ns: i64| crate::text::fmt_ts(ns)[11..].to_string();
+    // lttng-analyses lists the captures of a period by name in reverse order.
+    let sorted = |c: &[(String, Val)]| {
+        let mut v: Vec<String> = Vec::new();
+        let mut c: Vec<&(String, Val)> = c.iter().collect();
+        c.sort_by(|a, b| b.0.cmp(&a.0));
+        for (k, x) in c {
+            v.push(format!("{k} = {x}"));
+        }
+        v
+    };
+    let (bc, ec) = (sorted(&d.begin_caps), sorted(&d.end_caps));
+    let lines = bc.len().max(ec.len()).max(1);
+    for i in 0..lines {
+        let (range, dur, n) = if i == 0 {
+            (
+                format!("[{}, {}]", hms(d.begin), hms(d.end)),
+                format!("{:.3}", d.duration() as f64 / 1000.0),
+                name,
+            )
+        } else {
+            (String::new(), String::new(), "")
+        };
+        out.push_str(&format!(
+            "{:<41}{:>15} {:<24} {:<35} {:<35}\n",
+            range,
+            dur,
+            n,
+            bc.get(i).map_or("", |s| s.as_str()),
+            ec.get(i).map_or("", |s| s.as_str())
+        ));
+    }
+}
