@@ -40,13 +40,12 @@ enum FileKind {
     Unknown,
 }
 
-/// Files opened by name are disks; sockets (created, accepted or listed by the statedump
-/// as `socket:[INODE]`) are network; inherited others and pipes are unknown.
+/// Files opened by name are disks; created or accepted sockets are network; descriptors
+/// listed by the statedump and pipes are unknown (as lttng-analyses classes them).
 fn kind_of(f: &OpenFile) -> FileKind {
     match f.origin {
         FdOp::Open => FileKind::Disk,
         FdOp::Socket | FdOp::Accept => FileKind::Net,
-        FdOp::None if f.name.starts_with("socket") => FileKind::Net,
         _ => FileKind::Unknown,
     }
 }
@@ -137,7 +136,7 @@ impl IoTop {
             Some(f) => {
                 let n = state.file_name(f);
                 let k = kind_of(&state.files[f as usize]);
-                if n == "socket" || n == "pipe" {
+                if n.starts_with("socket") || n == "pipe" {
                     (k, format!("{n} ({comm})"))
                 } else {
                     (k, n.to_string())
@@ -278,7 +277,7 @@ impl Analysis for IoTop {
                         .calls
                         .iter()
                         .filter(|d| {
-                            let cmd = (d.op == FdOp::Fcntl && d.fd.is_some()).then_some(0);
+                            let cmd = (d.op == FdOp::Fcntl).then_some(0);
                             Category::of(names.name(d.name), cmd) == Some(c)
                         })
                         .collect();
@@ -316,7 +315,7 @@ impl IoTop {
         let proc_cell = |tid: i32| {
             let t = state.thread(tid);
             let comm = t.map_or("", |t| t.comm.as_str());
-            cell::process(comm, tid, Some(t.and_then(|t| t.pid).unwrap_or(tid)))
+            cell::process(comm, tid, t.and_then(|t| t.pid))
         };
         // Every known thread appears in the per-process tables, idle ones with zeros.
         let mut tids: Vec<i32> = state.threads.keys().copied().collect();

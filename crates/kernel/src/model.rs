@@ -83,6 +83,8 @@ pub enum FdOp {
     Dup,
     /// fcntl: F_DUPFD / F_DUPFD_CLOEXEC duplicate `fd` to the return value.
     Fcntl,
+    /// fcntl64 (32-bit architectures): as fcntl.
+    Fcntl64,
     /// close: `fd`.
     Close,
     /// pipe, pipe2: the `fildes` array of the exit.
@@ -107,7 +109,8 @@ impl FdOp {
             "socket" => FdOp::Socket,
             "accept" | "accept4" => FdOp::Accept,
             "dup" | "dup2" | "dup3" => FdOp::Dup,
-            "fcntl" | "fcntl64" => FdOp::Fcntl,
+            "fcntl" => FdOp::Fcntl,
+            "fcntl64" => FdOp::Fcntl64,
             "close" => FdOp::Close,
             "pipe" | "pipe2" => FdOp::Pipe,
             "connect" => FdOp::Connect,

@@ -187,8 +187,8 @@ pub enum Notification {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateOptions {
     /// Reproduce lttng-analyses 0.6.1's event handling defects (for comparisons): ignore the
-    /// ≥ 2.7 `irq_softirq_*` names, and do not take `compat_syscall_exit_*` as system
-    /// call exits.
+    /// ≥ 2.7 `irq_softirq_*` names, do not take `compat_syscall_exit_*` as system
+    /// call exits, and do not track descriptors created by accept*, pipe* and fcntl64.
     pub lttng_analyses_quirks: bool,
 }
 
@@ -238,7 +238,7 @@ fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
             e.fd2 = int(ev, "newfd");
             e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0;
         }
-        FdOp::Fcntl => {
+        FdOp::Fcntl | FdOp::Fcntl64 => {
             e.fd = int(ev, "fd");
             e.cmd = int(ev, "cmd");
             e.cloexec = e.cmd == Some(F_DUPFD_CLOEXEC);
@@ -352,11 +352,10 @@ impl State {
                     d.file = Some(self.new_fd(pid, ret, name, io.cloexec, io.op));
                 }
             }
-            FdOp::Dup | FdOp::Fcntl => {
-                if io.op == FdOp::Fcntl && !matches!(io.cmd, Some(F_DUPFD | F_DUPFD_CLOEXEC)) {
-                    d.fd = io.fd;
-                    d.file = io.fd.and_then(|fd| lookup(self, fd)).map(|f| f.file);
-                    return Some(d);
+            FdOp::Dup | FdOp::Fcntl | FdOp::Fcntl64 => {
+                // Other fcntl commands do not create descriptors: not an I/O call.
+                if io.op != FdOp::Dup && !matches!(io.cmd, Some(F_DUPFD | F_DUPFD_CLOEXEC)) {
+                    return None;
                 }
                 if ret >= 0 {
                     d.fd = Some(ret);
@@ -560,7 +559,11 @@ impl State {
             Kind::SyscallEntry(name) => {
                 if let Some(tid) = self.current_tid(cpu) {
                     let cmd = int(ev, "cmd");
-                    let io = (r.fdop != FdOp::None).then(|| Box::new(io_entry(r.fdop, ev)));
+                    // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
+                    let ignored = self.options.lttng_analyses_quirks
+                        && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
+                    let io = (r.fdop != FdOp::None && !ignored)
+                        .then(|| Box::new(io_entry(r.fdop, ev)));
                     let t = self.thread_mut(tid, None);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;

@@ -1,0 +1,149 @@
+//! `--mi` parity of `iolatencytop`, `iolog` and `iousagetop` with lttng-analyses 0.6.1 on the
+//! shared real traces.
+//!
+//! Needs `TRACEKIT_SHARED` (the `shared` directory with `traces/` and `reference/`); skipped
+//! with a message otherwise. Ours runs with `lttng_analyses_quirks` (no accept*/pipe*/fcntl64
+//! descriptor tracking, as lttng-analyses). Both sides are normalised for the documented
+//! differences (`DIFFERENCES.md`, "I/O"): process cells compare by TID only (lttng-analyses
+//! keeps the command name a thread had before exec, and omits some PIDs), per-file names
+//! drop their ` (COMMAND)` suffix, the "File descriptor owners" column is not compared, an
+//! unknown path is `unknown` either way, and all-zero per-process rows (arbitrary ties) are
+//! left out. Rows are compared as multisets.
+
+use std::path::{Path, PathBuf};
+
+use analysis::{lami::results_json, Common, Options};
+use serde_json::{json, Value};
+
+fn shared() -> Option<PathBuf> {
+    match std::env::var_os("TRACEKIT_SHARED") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            eprintln!("TRACEKIT_SHARED is not set: skipping the lttng-analyses I/O parity tests");
+            None
+        }
+    }
+}
+
+const TRACES: &[(&str, &str)] = &[
+    ("many-threads", "traces/kernel/many-threads"),
+    ("bug446190", "traces/kernel/bug446190"),
+    (
+        "basic-kernel-analysis",
+        "traces/kernel/basic-kernel-analysis",
+    ),
+    ("flipping-endianness", "traces/kernel/flipping-endianness"),
+];
+
+fn normalise_cell(c: &Value, per_file: bool) -> Value {
+    match c["class"].as_str() {
+        Some("process") => json!({"class": "process", "tid": c["tid"]}),
+        Some("unknown") => json!({"class": "path", "path": "unknown"}),
+        Some("path") if per_file => {
+            let p = c["path"].as_str().unwrap_or("");
+            let p = match p.rfind(" (") {
+                Some(i) if p.ends_with(')') => &p[..i],
+                _ => p,
+            };
+            json!({"class": "path", "path": p})
+        }
+        Some("string") if per_file => Value::Null,
+        _ => c.clone(),
+    }
+}
+
+/// The tables of a result document: (class, sorted normalised rows).
+fn normalise(doc: &Value) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for t in doc["results"].as_array().expect("results") {
+        let class = t["class"].to_string();
+        let per_file = class.contains("per-file-top");
+        let per_process = class.contains("\"per-process-top\"");
+        let mut rows: Vec<String> = t["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                // All-zero per-process rows are ties in an arbitrary order.
+                !per_process || r[1]["value"].as_i64() != Some(0)
+            })
+            .map(|r| {
+                let cells: Vec<Value> = r
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| normalise_cell(c, per_file))
+                    .collect();
+                Value::Array(cells).to_string()
+            })
+            .collect();
+        rows.sort();
+        out.push((class, rows));
+    }
+    out
+}
+
+fn reference(shared: &Path, trace: &str, cmd: &str, variant: Option<&str>) -> Option<Value> {
+    let base = shared.join("reference/lttng-analyses-0.6.1").join(trace);
+    let p = match variant {
+        Some(v) => base.join("variants").join(v),
+        None => base.join(format!("{cmd}-mi.json")),
+    };
+    let text = std::fs::read_to_string(p).ok()?;
+    Some(serde_json::from_str(&text).expect("reference JSON"))
+}
+
+fn ours(shared: &Path, path: &str, cmd: &str, opts: &Options) -> Value {
+    let tables = analysis::run_named(
+        cmd,
+        &[shared.join(path)],
+        &Common {
+            lttng_analyses_quirks: true,
+            ..Default::default()
+        },
+        opts,
+    )
+    .unwrap_or_else(|e| panic!("{cmd} on {path}: {e}"));
+    results_json(&tables)
+}
+
+fn check(cmd: &str) {
+    let Some(sh) = shared() else { return };
+    for (name, path) in TRACES {
+        let Some(r) = reference(&sh, name, cmd, None) else {
+            continue;
+        };
+        let a = normalise(&ours(&sh, path, cmd, &Options::default()));
+        let b = normalise(&r);
+        assert_eq!(
+            a.iter().map(|t| &t.0).collect::<Vec<_>>(),
+            b.iter().map(|t| &t.0).collect::<Vec<_>>(),
+            "{cmd} {name}: tables"
+        );
+        for ((class, ra), (_, rb)) in a.iter().zip(&b) {
+            let only_a: Vec<_> = ra.iter().filter(|x| !rb.contains(x)).take(3).collect();
+            let only_b: Vec<_> = rb.iter().filter(|x| !ra.contains(x)).take(3).collect();
+            assert!(
+                ra == rb,
+                "{cmd} {name} {class}: {} vs {} rows\n ours only: {only_a:#?}\n ref only: {only_b:#?}",
+                ra.len(),
+                rb.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn iolatencytop_parity() {
+    check("iolatencytop");
+}
+
+#[test]
+fn iolog_parity() {
+    check("iolog");
+}
+
+#[test]
+fn iousagetop_parity() {
+    check("iousagetop");
+}
