@@ -30,7 +30,7 @@ pub struct IoEntry {
     pub op: FdOp,
     /// `fd` / `oldfd` / `fildes`.
     pub fd: Option<i64>,
-    /// `newfd` (dup2, dup3).
+    /// `newfd` (dup2, dup3); `arg` (fcntl).
     pub fd2: Option<i64>,
     /// `filename` (open*).
     pub filename: Option<String>,
@@ -218,6 +218,7 @@ pub struct State {
 const O_CLOEXEC: i64 = 0o2000000;
 const F_DUPFD: i64 = 0;
 const F_DUPFD_CLOEXEC: i64 = 1030;
+const F_SETFD: i64 = 2;
 
 /// The descriptor arguments of a system call entry of kind `op`. Every field is optional:
 /// lttng-modules versions name and record them differently.
@@ -242,6 +243,8 @@ fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
             e.fd = int(ev, "fd");
             e.cmd = int(ev, "cmd");
             e.cloexec = e.cmd == Some(F_DUPFD_CLOEXEC);
+            // F_SETFD: FD_CLOEXEC in `arg`.
+            e.fd2 = int(ev, "arg");
         }
         FdOp::Connect => {
             e.fd = int(ev, "fd");
@@ -355,6 +358,16 @@ impl State {
             FdOp::Dup | FdOp::Fcntl | FdOp::Fcntl64 => {
                 // Other fcntl commands do not create descriptors: not an I/O call.
                 if io.op != FdOp::Dup && !matches!(io.cmd, Some(F_DUPFD | F_DUPFD_CLOEXEC)) {
+                    if io.cmd == Some(F_SETFD) && ret == 0 {
+                        let (fd, arg) = (io.fd.unwrap_or(-1), io.fd2.unwrap_or(0));
+                        if let Some(f) = self
+                            .processes
+                            .get_mut(&pid)
+                            .and_then(|p| p.fds.get_mut(&fd))
+                        {
+                            f.cloexec = arg & 1 != 0;
+                        }
+                    }
                     return None;
                 }
                 if ret >= 0 {
@@ -562,8 +575,8 @@ impl State {
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
-                    let io = (r.fdop != FdOp::None && !ignored)
-                        .then(|| Box::new(io_entry(r.fdop, ev)));
+                    let io =
+                        (r.fdop != FdOp::None && !ignored).then(|| Box::new(io_entry(r.fdop, ev)));
                     let t = self.thread_mut(tid, None);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
