@@ -196,3 +196,64 @@ fn iolog_parity() {
 fn iousagetop_parity() {
     check("iousagetop");
 }
+
+/// `iolog --minsize N` keeps the reference's rows (text variants: one line per row).
+#[test]
+fn iolog_minsize_variants() {
+    let Some(sh) = shared() else { return };
+    for (trace, path, variant, minsize) in [
+        (
+            "basic-kernel-analysis",
+            "traces/kernel/basic-kernel-analysis",
+            "iolog-minsize4096.txt",
+            4096,
+        ),
+        (
+            "many-threads",
+            "traces/kernel/many-threads",
+            "iolog-minsize1.txt",
+            1,
+        ),
+    ] {
+        let p = sh
+            .join("reference/lttng-analyses-0.6.1")
+            .join(trace)
+            .join("variants")
+            .join(variant);
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        let expected = text.lines().filter(|l| l.starts_with('[')).count();
+        let opts = Options {
+            minsize: Some(minsize),
+            ..Default::default()
+        };
+        let ours = ours(&sh, path, "iolog", &opts);
+        let rows = ours["results"][0]["data"].as_array().unwrap();
+        assert_eq!(rows.len(), expected, "{trace} {variant}");
+        assert!(rows
+            .iter()
+            .all(|r| r[4].is_null() || r[4]["value"].as_i64().unwrap() >= minsize));
+    }
+}
+
+/// `iousagetop --limit 20`: 20 rows per per-process table.
+#[test]
+fn iousagetop_limit_variant() {
+    let Some(sh) = shared() else { return };
+    let opts = Options {
+        limit: 20,
+        ..Default::default()
+    };
+    let ours = ours(
+        &sh,
+        "traces/kernel/basic-kernel-analysis",
+        "iousagetop",
+        &opts,
+    );
+    for t in ours["results"].as_array().unwrap() {
+        if t["class"]["inherit"] == "per-process-top" {
+            assert_eq!(t["data"].as_array().unwrap().len(), 20);
+        }
+    }
+}
