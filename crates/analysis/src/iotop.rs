@@ -401,21 +401,21 @@ impl IoTop {
             .iter()
             .filter(|(d, _)| !state.whole_disks.contains(d))
             .collect();
-        let by = |key: &dyn Fn(&DiskUsage) -> f64| {
+        let avg = |d: &DiskUsage| d.latency as f64 / d.requests.max(1) as f64;
+        for class in [
+            "per-disk-top-sector",
+            "per-disk-top-request",
+            "per-disk-top-rps",
+        ] {
+            let key = |d: &DiskUsage| match class {
+                "per-disk-top-sector" => d.sectors as f64,
+                "per-disk-top-request" => d.requests as f64,
+                _ => avg(d),
+            };
             let mut v = disks.clone();
             v.sort_by(|x, y| key(y.1).total_cmp(&key(x.1)).then(x.0.cmp(y.0)));
-            v.truncate(limit);
-            v
-        };
-        let avg = |d: &DiskUsage| d.latency as f64 / d.requests.max(1) as f64;
-        let tables: [(&str, Box<dyn Fn(&DiskUsage) -> f64>); 3] = [
-            ("per-disk-top-sector", Box::new(|d| d.sectors as f64)),
-            ("per-disk-top-request", Box::new(|d| d.requests as f64)),
-            ("per-disk-top-rps", Box::new(avg)),
-        ];
-        for (class, key) in tables {
             let mut t = Table::new(class, b, e);
-            for (dev, d) in by(&*key) {
+            for (dev, d) in v.into_iter().take(limit) {
                 let v = match class {
                     "per-disk-top-sector" => cell::number(d.sectors),
                     "per-disk-top-request" => cell::number(d.requests),

@@ -52,7 +52,6 @@ fn write_trace(dir: &std::path::Path) {
     e(ev::SYS_CLOSE, 900, vec![Value::U64(3)]);
     e(ev::SYSX_CLOSE, 905, ret(0));
     e(ev::SCHED_SWITCH, 1000, switch(&a, 1, &s0));
-    drop(e);
     w.finish().unwrap();
 }
 

@@ -74,15 +74,10 @@ fn normalise(doc: &Value) -> Vec<(String, Vec<String>)> {
             .collect();
         // Ties at the cut of a top table: keep their value only.
         if class.contains("per-") && t["data"].as_array().unwrap().len() >= 10 {
-            if let Some(min) = t["data"]
-                .as_array()
-                .unwrap()
-                .last()
-                .map(|r| r[1].to_string())
-            {
+            if let Some(min) = t["data"].as_array().unwrap().last().map(|r| r[1].clone()) {
                 for r in rows.iter_mut() {
                     let v: Value = serde_json::from_str(r).unwrap();
-                    if v[1].to_string() == min {
+                    if v[1] == min {
                         *r = format!("tie at {min}");
                     }
                 }
