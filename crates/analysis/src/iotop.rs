@@ -184,12 +184,14 @@ impl IoTop {
     }
 }
 
-/// The file of a call: known when it ran, else the one its descriptor refers to at the end
-/// (a statedump may tell it later, or the thread's process may be learnt later).
+/// The file of a call: known when it ran, else the one a later statedump lists for its
+/// descriptor (the statedump may come after the call, and may tell the thread's process).
+/// Descriptors opened after the call are not taken: they are other files.
 fn resolve(state: &State, d: &IoDone) -> Option<u32> {
     d.file.or_else(|| {
         let pid = state.thread(d.tid).and_then(|t| t.pid).unwrap_or(d.pid);
-        state.processes.get(&pid)?.fds.get(&d.fd?).map(|f| f.file)
+        let f = state.processes.get(&pid)?.fds.get(&d.fd?)?.file;
+        (state.files.get(f as usize)?.origin == FdOp::None).then_some(f)
     })
 }
 
