@@ -251,7 +251,9 @@ fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
             e.peer = peer(ev);
         }
         FdOp::Close | FdOp::Read | FdOp::Write | FdOp::SyncFd => e.fd = int(ev, "fd"),
-        FdOp::Pipe | FdOp::Sync | FdOp::None => {}
+        // pipe2: O_CLOEXEC in `flags` (the descriptors come with the exit).
+        FdOp::Pipe => e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Sync | FdOp::None => {}
     }
     e
 }
@@ -400,9 +402,8 @@ impl State {
             }
             FdOp::Pipe => {
                 if ret == 0 {
-                    let flags = int(ev, "flags").unwrap_or(0);
                     for fd in ints(ev, "fildes").into_iter().take(2) {
-                        self.new_fd(pid, fd, "pipe".into(), flags & O_CLOEXEC != 0, FdOp::Pipe);
+                        self.new_fd(pid, fd, "pipe".into(), io.cloexec, FdOp::Pipe);
                     }
                 }
             }
