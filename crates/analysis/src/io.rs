@@ -57,8 +57,80 @@ pub const METADATA: Metadata = Metadata {
                 colu("Request count", "number", "requests"),
             ],
         },
+        TableClass {
+            name: "top-syscall",
+            title: "Top system call latencies",
+            columns: SYSCALL_COLUMNS,
+        },
+        TableClass {
+            name: "log",
+            title: "I/O operations log",
+            columns: SYSCALL_COLUMNS,
+        },
+        TableClass {
+            name: "per-process-top",
+            title: "Per-process top I/O operations",
+            columns: &[
+                col("Process", "process"),
+                col("Total operations size", "size"),
+                col("Disk operations size", "size"),
+                col("Network operations size", "size"),
+                col("Unknown operations size", "size"),
+            ],
+        },
+        TableClass {
+            name: "per-file-top",
+            title: "Per-file top I/O operations",
+            columns: &[
+                col("File path", "path"),
+                col("Operations size", "size"),
+                col("File descriptor owners", "string"),
+            ],
+        },
+        TableClass {
+            name: "per-process-top-block",
+            title: "Per-process top block I/O operations",
+            columns: &[col("Process", "process"), col("Operations size", "size")],
+        },
+        TableClass {
+            name: "per-disk-top-sector",
+            title: "Per-disk top sector I/O operations",
+            columns: &[
+                col("Disk", "disk"),
+                colu("Sector count", "number", "sectors"),
+            ],
+        },
+        TableClass {
+            name: "per-disk-top-request",
+            title: "Per-disk top I/O operations",
+            columns: &[
+                col("Disk", "disk"),
+                colu("Request count", "number", "I/O operations"),
+            ],
+        },
+        TableClass {
+            name: "per-disk-top-rps",
+            title: "Per-disk top I/O request time",
+            columns: &[col("Disk", "disk"), col("Request time", "duration")],
+        },
+        TableClass {
+            name: "per-netif-top",
+            title: "Per-network interface top I/O operations",
+            columns: &[col("Network interface", "netif"), col("Total size", "size")],
+        },
     ],
 };
+
+const SYSCALL_COLUMNS: &[crate::lami::Column] = &[
+    col("Call time range", "time-range"),
+    col("System call out of range", "bool"),
+    col("Call duration", "duration"),
+    col("System call", "syscall"),
+    col("Read/write size", "size"),
+    col("Process", "process"),
+    col("File path", "path"),
+    col("File descriptor", "fd"),
+];
 
 /// I/O system call categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -4,6 +4,7 @@
 pub mod cputop;
 pub mod driver;
 pub mod io;
+pub mod iotop;
 pub mod irq;
 pub mod lami;
 pub mod latency;
@@ -183,6 +184,9 @@ pub struct Options {
     pub total: bool,
     pub per_tid: bool,
     pub per_prio: bool,
+    /// I/O size bounds, bytes.
+    pub minsize: Option<i64>,
+    pub maxsize: Option<i64>,
 }
 
 impl Default for Options {
@@ -197,6 +201,8 @@ impl Default for Options {
             total: false,
             per_tid: false,
             per_prio: false,
+            minsize: None,
+            maxsize: None,
         }
     }
 }
@@ -215,6 +221,9 @@ pub const NAMES: &[&str] = &[
     "schedstats",
     "iolatencystats",
     "iolatencyfreq",
+    "iolatencytop",
+    "iolog",
+    "iousagetop",
 ];
 
 /// Builds the analysis called `name` (see [`NAMES`]) and returns it with its metadata.
@@ -258,6 +267,22 @@ pub fn build(
             let mut a = io::IoLatency::new(common.clone(), mode);
             a.min = opts.min;
             a.max = opts.max;
+            (Box::new(a), &io::METADATA)
+        }
+        "iolatencytop" | "iolog" | "iousagetop" => {
+            let mode = match name {
+                "iolatencytop" => iotop::IoTopMode::LatencyTop,
+                "iolog" => iotop::IoTopMode::Log,
+                _ => iotop::IoTopMode::Usage,
+            };
+            let mut a = iotop::IoTop::new(common.clone(), mode);
+            a.limit = opts.limit;
+            a.filter = iotop::IoFilter {
+                min: opts.min,
+                max: opts.max,
+                minsize: opts.minsize,
+                maxsize: opts.maxsize,
+            };
             (Box::new(a), &io::METADATA)
         }
         "syscallstats" => (

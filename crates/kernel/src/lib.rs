@@ -9,8 +9,8 @@
 pub mod model;
 pub mod state;
 
-pub use model::{Kind, Resolved, Resolver, SyscallNames};
-pub use state::{Cpu, Notification, State, StateOptions, Thread};
+pub use model::{FdOp, Kind, Resolved, Resolver, SyscallNames};
+pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, State, StateOptions, Thread};
 
 use ctf::Event;
 

@@ -64,12 +64,70 @@ pub struct Resolved {
     /// Subtract 100 from the `prio` of `sched_wak*` events (lttng-modules < 2.7.1 report the
     /// kernel priority there).
     pub wakeup_prio_plus_100: bool,
+    /// What a system call entry does to file descriptors (None for other events).
+    pub fdop: FdOp,
+}
+
+/// The effect of a system call on file descriptors, and its I/O class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FdOp {
+    #[default]
+    None,
+    /// open, openat, creat: `filename`, `flags`; the new descriptor is the return value.
+    Open,
+    /// socket: `type` may carry SOCK_CLOEXEC; returns a descriptor.
+    Socket,
+    /// accept, accept4: returns a descriptor (a socket).
+    Accept,
+    /// dup (`fildes`/`oldfd` → return value), dup2, dup3 (`oldfd` → `newfd`).
+    Dup,
+    /// fcntl: F_DUPFD / F_DUPFD_CLOEXEC duplicate `fd` to the return value.
+    Fcntl,
+    /// fcntl64 (32-bit architectures): as fcntl.
+    Fcntl64,
+    /// close: `fd`.
+    Close,
+    /// pipe, pipe2: the `fildes` array of the exit.
+    Pipe,
+    /// connect: `fd`, with the peer address when the tracer records it.
+    Connect,
+    /// A read of `fd` (read, readv, pread64, preadv, recvfrom, recvmsg).
+    Read,
+    /// A write of `fd` (write, writev, pwrite64, pwritev, sendto, sendmsg).
+    Write,
+    /// A synchronisation of `fd` (fsync, fdatasync, syncfs, sync_file_range).
+    SyncFd,
+    /// sync: no descriptor.
+    Sync,
+}
+
+impl FdOp {
+    /// The operation of system call `name` (without prefix).
+    pub fn of(name: &str) -> FdOp {
+        match name {
+            "open" | "openat" | "creat" => FdOp::Open,
+            "socket" => FdOp::Socket,
+            "accept" | "accept4" => FdOp::Accept,
+            "dup" | "dup2" | "dup3" => FdOp::Dup,
+            "fcntl" => FdOp::Fcntl,
+            "fcntl64" => FdOp::Fcntl64,
+            "close" => FdOp::Close,
+            "pipe" | "pipe2" => FdOp::Pipe,
+            "connect" => FdOp::Connect,
+            "read" | "readv" | "pread64" | "preadv" | "recvfrom" | "recvmsg" => FdOp::Read,
+            "write" | "writev" | "pwrite64" | "pwritev" | "sendto" | "sendmsg" => FdOp::Write,
+            "fsync" | "fdatasync" | "syncfs" | "sync_file_range" => FdOp::SyncFd,
+            "sync" => FdOp::Sync,
+            _ => FdOp::None,
+        }
+    }
 }
 
 /// Classifies an event class name.
 pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
     use Kind::*;
     let mut prefixed = false;
+    let mut fdop = FdOp::None;
     let kind = match name {
         "sched_switch" => SchedSwitch,
         "sched_wakeup" => SchedWakeup,
@@ -135,6 +193,7 @@ pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
                 .strip_prefix("syscall_entry_")
                 .or_else(|| name.strip_prefix("compat_syscall_entry_"))
             {
+                fdop = FdOp::of(s);
                 SyscallEntry(syscalls.intern(s))
             } else if let Some(s) = name
                 .strip_prefix("syscall_exit_")
@@ -142,6 +201,7 @@ pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
             {
                 SyscallExit(Some(syscalls.intern(s)))
             } else if let Some(s) = name.strip_prefix("sys_") {
+                fdop = FdOp::of(s);
                 SyscallEntry(syscalls.intern(s))
             } else {
                 Other
@@ -153,6 +213,7 @@ pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
         prefixed,
         compat: name.starts_with("compat_syscall_"),
         wakeup_prio_plus_100: false,
+        fdop,
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 
 use ctf::Event;
 
-use crate::model::{Kind, Resolved};
+use crate::model::{FdOp, Kind, Resolved};
 
 /// A thread as the state knows it.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +20,46 @@ pub struct Thread {
     /// The first wakeup since the thread last ran, and the thread that woke it.
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
+    /// The descriptor arguments of the system call in progress, when it touches descriptors.
+    pub io_entry: Option<Box<IoEntry>>,
+}
+
+/// The descriptor-related arguments of a system call entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IoEntry {
+    pub op: FdOp,
+    /// `fd` / `oldfd` / `fildes`.
+    pub fd: Option<i64>,
+    /// `newfd` (dup2, dup3); `arg` (fcntl).
+    pub fd2: Option<i64>,
+    /// `filename` (open*).
+    pub filename: Option<String>,
+    /// Whether the new descriptor is close-on-exec (O_CLOEXEC, SOCK_CLOEXEC, F_DUPFD_CLOEXEC).
+    pub cloexec: bool,
+    /// `cmd` (fcntl).
+    pub cmd: Option<i64>,
+    /// The peer `ADDRESS:PORT` (connect, when the tracer records it).
+    pub peer: Option<String>,
+}
+
+/// A completed system call that uses or creates a file descriptor (or `sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoDone {
+    pub tid: i32,
+    /// The process whose descriptor table it used.
+    pub pid: i32,
+    /// System call name index.
+    pub name: u32,
+    pub op: FdOp,
+    pub entry_ts: i64,
+    pub exit_ts: i64,
+    pub ret: i64,
+    /// The descriptor used or created (None for sync, failed opens).
+    pub fd: Option<i64>,
+    /// The file behind `fd` ([`State::files`] index), None when the descriptor is unknown.
+    pub file: Option<u32>,
+    /// Bytes transferred (reads and writes that succeeded).
+    pub size: Option<i64>,
 }
 
 /// A file descriptor.
@@ -27,6 +67,16 @@ pub struct Thread {
 pub struct Fd {
     pub filename: String,
     pub cloexec: bool,
+    /// The open file ([`State::files`] index): shared by duplicated and inherited descriptors.
+    pub file: u32,
+}
+
+/// An open file (what descriptors refer to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenFile {
+    pub name: String,
+    /// The system call that created it ([`FdOp::None`]: the statedump).
+    pub origin: FdOp,
 }
 
 /// A process (thread group): its file descriptor table.
@@ -87,6 +137,16 @@ pub enum Notification {
         /// The `cmd` argument of the entry (fcntl, ioctl…).
         cmd: Option<i64>,
     },
+    /// A completed system call that uses or creates a file descriptor.
+    Io(IoDone),
+    /// A packet sent (`net_dev_xmit`) or received (`netif_receive_skb`) on interface
+    /// `iface` ([`State::netifs`] index).
+    Net {
+        ts: i64,
+        iface: u32,
+        len: u64,
+        sent: bool,
+    },
     /// A completed hard IRQ handler.
     HardIrqDone {
         cpu: u32,
@@ -127,8 +187,8 @@ pub enum Notification {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateOptions {
     /// Reproduce lttng-analyses 0.6.1's event handling defects (for comparisons): ignore the
-    /// ≥ 2.7 `irq_softirq_*` names, and do not take `compat_syscall_exit_*` as system
-    /// call exits.
+    /// ≥ 2.7 `irq_softirq_*` names, do not take `compat_syscall_exit_*` as system
+    /// call exits, and do not track descriptors created by accept*, pipe* and fcntl64.
     pub lttng_analyses_quirks: bool,
 }
 
@@ -148,6 +208,78 @@ pub struct State {
     pub remaps: HashMap<(u64, u64), u64>,
     /// Devices that partitions are remapped to (whole disks).
     pub whole_disks: std::collections::HashSet<u64>,
+    /// Names of the open files descriptors refer to (see [`Fd::file`]); a connected socket is
+    /// renamed to its peer `ADDRESS:PORT`.
+    pub files: Vec<OpenFile>,
+    /// Network interface names, by first appearance.
+    pub netifs: Vec<String>,
+}
+
+const O_CLOEXEC: i64 = 0o2000000;
+const F_DUPFD: i64 = 0;
+const F_DUPFD_CLOEXEC: i64 = 1030;
+const F_SETFD: i64 = 2;
+
+/// The descriptor arguments of a system call entry of kind `op`. Every field is optional:
+/// lttng-modules versions name and record them differently.
+fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
+    let mut e = IoEntry {
+        op,
+        ..Default::default()
+    };
+    match op {
+        FdOp::Open => {
+            e.filename = text(ev, "filename");
+            e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0;
+        }
+        FdOp::Socket => e.cloexec = int(ev, "type").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Accept => e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Dup => {
+            e.fd = int(ev, "oldfd").or_else(|| int(ev, "fildes"));
+            e.fd2 = int(ev, "newfd");
+            e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0;
+        }
+        FdOp::Fcntl | FdOp::Fcntl64 => {
+            e.fd = int(ev, "fd");
+            e.cmd = int(ev, "cmd");
+            e.cloexec = e.cmd == Some(F_DUPFD_CLOEXEC);
+            // F_SETFD: FD_CLOEXEC in `arg`.
+            e.fd2 = int(ev, "arg");
+        }
+        FdOp::Connect => {
+            e.fd = int(ev, "fd");
+            e.peer = peer(ev);
+        }
+        FdOp::Close | FdOp::Read | FdOp::Write | FdOp::SyncFd => e.fd = int(ev, "fd"),
+        // pipe2: O_CLOEXEC in `flags` (the descriptors come with the exit).
+        FdOp::Pipe => e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Sync | FdOp::None => {}
+    }
+    e
+}
+
+/// `A.B.C.D:PORT` of a connect entry with an IPv4 peer (lttng-modules ≥ 2.6 record
+/// `family`, `v4addr` and `dport`).
+fn peer(ev: &Event<'_>) -> Option<String> {
+    const AF_INET: i64 = 2;
+    if int(ev, "family")? != AF_INET {
+        return None;
+    }
+    let port = int(ev, "dport")?;
+    let b = ints(ev, "v4addr");
+    if b.len() != 4 {
+        return None;
+    }
+    Some(format!("{}.{}.{}.{}:{port}", b[0], b[1], b[2], b[3]))
+}
+
+/// The integers of an array or sequence field.
+fn ints(ev: &Event<'_>, name: &str) -> Vec<i64> {
+    match ev.field(name).map(|f| f.value()) {
+        Some(ctf::FieldValue::Array(e)) => e.filter_map(|x| x.as_i64()).collect(),
+        Some(ctf::FieldValue::Blob(b)) => b.iter().map(|&x| x as i64).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn int(ev: &Event<'_>, name: &str) -> Option<i64> {
@@ -166,6 +298,142 @@ impl State {
             options,
             ..Default::default()
         }
+    }
+
+    /// Adds descriptor `fd` of process `pid` on a new open file named `filename`.
+    pub fn new_fd(
+        &mut self,
+        pid: i32,
+        fd: i64,
+        filename: String,
+        cloexec: bool,
+        origin: FdOp,
+    ) -> u32 {
+        let file = self.files.len() as u32;
+        self.files.push(OpenFile {
+            name: filename.clone(),
+            origin,
+        });
+        self.process_mut(pid).fds.insert(
+            fd,
+            Fd {
+                filename,
+                cloexec,
+                file,
+            },
+        );
+        file
+    }
+
+    /// The process `pid`, created if unknown.
+    pub fn process_mut(&mut self, pid: i32) -> &mut Process {
+        self.processes.entry(pid).or_insert_with(|| Process {
+            pid,
+            ..Default::default()
+        })
+    }
+
+    /// The name of open file `file` (see [`Fd::file`]).
+    pub fn file_name(&self, file: u32) -> &str {
+        self.files
+            .get(file as usize)
+            .map_or("", |f| f.name.as_str())
+    }
+
+    /// Updates the descriptor table for a completed system call and fills in `d`.
+    fn apply_io(&mut self, mut d: IoDone, io: &IoEntry, ev: &Event<'_>) -> Option<IoDone> {
+        let pid = d.pid;
+        let ret = d.ret;
+        let lookup = |st: &Self, fd: i64| st.processes.get(&pid)?.fds.get(&fd).cloned();
+        match io.op {
+            FdOp::None => return None,
+            FdOp::Open | FdOp::Socket | FdOp::Accept => {
+                if ret >= 0 {
+                    let name = match io.op {
+                        FdOp::Open => io.filename.clone().unwrap_or_default(),
+                        _ => "socket".to_string(),
+                    };
+                    d.fd = Some(ret);
+                    d.file = Some(self.new_fd(pid, ret, name, io.cloexec, io.op));
+                }
+            }
+            FdOp::Dup | FdOp::Fcntl | FdOp::Fcntl64 => {
+                // Other fcntl commands do not create descriptors: not an I/O call.
+                if io.op != FdOp::Dup && !matches!(io.cmd, Some(F_DUPFD | F_DUPFD_CLOEXEC)) {
+                    if io.cmd == Some(F_SETFD) && ret == 0 {
+                        let (fd, arg) = (io.fd.unwrap_or(-1), io.fd2.unwrap_or(0));
+                        if let Some(f) = self
+                            .processes
+                            .get_mut(&pid)
+                            .and_then(|p| p.fds.get_mut(&fd))
+                        {
+                            f.cloexec = arg & 1 != 0;
+                        }
+                    }
+                    return None;
+                }
+                if ret >= 0 {
+                    d.fd = Some(ret);
+                    if let Some(old) = io.fd.and_then(|fd| lookup(self, fd)) {
+                        d.file = Some(old.file);
+                        self.process_mut(pid).fds.insert(
+                            ret,
+                            Fd {
+                                cloexec: io.cloexec,
+                                ..old
+                            },
+                        );
+                    } else {
+                        // Unknown source: the target no longer refers to what it did.
+                        self.process_mut(pid).fds.remove(&ret);
+                    }
+                }
+            }
+            FdOp::Close => {
+                d.fd = io.fd;
+                if let Some(fd) = io.fd {
+                    d.file = lookup(self, fd).map(|f| f.file);
+                    if ret == 0 {
+                        if let Some(p) = self.processes.get_mut(&pid) {
+                            p.fds.remove(&fd);
+                        }
+                    }
+                }
+            }
+            FdOp::Pipe => {
+                if ret == 0 {
+                    for fd in ints(ev, "fildes").into_iter().take(2) {
+                        self.new_fd(pid, fd, "pipe".into(), io.cloexec, FdOp::Pipe);
+                    }
+                }
+            }
+            FdOp::Connect => {
+                d.fd = io.fd;
+                if let Some(f) = io.fd.and_then(|fd| lookup(self, fd)) {
+                    d.file = Some(f.file);
+                    // Connected, or connecting (EINPROGRESS).
+                    if let (Some(peer), true) = (&io.peer, ret == 0 || ret == -115) {
+                        self.files[f.file as usize].name = peer.clone();
+                        if let Some(x) = self
+                            .processes
+                            .get_mut(&pid)
+                            .and_then(|p| p.fds.get_mut(&io.fd.unwrap_or(-1)))
+                        {
+                            x.filename = peer.clone();
+                        }
+                    }
+                }
+            }
+            FdOp::Read | FdOp::Write | FdOp::SyncFd => {
+                d.fd = io.fd;
+                d.file = io.fd.and_then(|fd| lookup(self, fd)).map(|f| f.file);
+                if io.op != FdOp::SyncFd && ret >= 0 {
+                    d.size = Some(ret);
+                }
+            }
+            FdOp::Sync => {}
+        }
+        Some(d)
     }
 
     /// The CPU `id`, created if unknown.
@@ -291,17 +559,7 @@ impl State {
                 };
                 let filename = text(ev, "filename").unwrap_or_default();
                 let flags = int(ev, "flags").unwrap_or(0);
-                let p = self.processes.entry(pid as i32).or_insert_with(|| Process {
-                    pid: pid as i32,
-                    ..Default::default()
-                });
-                p.fds.insert(
-                    fd,
-                    Fd {
-                        filename,
-                        cloexec: flags & 0o2000000 != 0,
-                    },
-                );
+                self.new_fd(pid as i32, fd, filename, flags & O_CLOEXEC != 0, FdOp::None);
             }
             Kind::StatedumpBlockDevice => {
                 if let Some(dev) = int(ev, "dev") {
@@ -315,7 +573,14 @@ impl State {
             Kind::SyscallEntry(name) => {
                 if let Some(tid) = self.current_tid(cpu) {
                     let cmd = int(ev, "cmd");
-                    self.thread_mut(tid, None).current_syscall = Some((name, ts, cmd));
+                    // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
+                    let ignored = self.options.lttng_analyses_quirks
+                        && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
+                    let io =
+                        (r.fdop != FdOp::None && !ignored).then(|| Box::new(io_entry(r.fdop, ev)));
+                    let t = self.thread_mut(tid, None);
+                    t.current_syscall = Some((name, ts, cmd));
+                    t.io_entry = io;
                 }
             }
             Kind::BlockBioRemap => {
@@ -377,8 +642,10 @@ impl State {
                 let Some(t) = self.threads.get_mut(&tid) else {
                     return;
                 };
+                let io = t.io_entry.take();
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = int(ev, "ret").unwrap_or(0);
+                    let pid = t.pid.unwrap_or(tid);
                     out.push(Notification::SyscallDone {
                         tid,
                         name,
@@ -387,6 +654,23 @@ impl State {
                         ret,
                         cmd,
                     });
+                    if let Some(io) = io {
+                        let done = IoDone {
+                            tid,
+                            pid,
+                            name,
+                            op: io.op,
+                            entry_ts,
+                            exit_ts: ts,
+                            ret,
+                            fd: None,
+                            file: None,
+                            size: None,
+                        };
+                        if let Some(d) = self.apply_io(done, &io, ev) {
+                            out.push(Notification::Io(d));
+                        }
+                    }
                 }
             }
             Kind::IrqHandlerEntry => {
@@ -443,6 +727,24 @@ impl State {
                         }
                     }
                 }
+            }
+            Kind::NetDevXmit | Kind::NetifReceiveSkb => {
+                let Some(name) = ev.field("name").and_then(|f| f.as_str()) else {
+                    return;
+                };
+                let iface = match self.netifs.iter().position(|n| *n == *name) {
+                    Some(i) => i as u32,
+                    None => {
+                        self.netifs.push(name.into_owned());
+                        self.netifs.len() as u32 - 1
+                    }
+                };
+                out.push(Notification::Net {
+                    ts,
+                    iface,
+                    len: int(ev, "len").unwrap_or(0).max(0) as u64,
+                    sent: r.kind == Kind::NetDevXmit,
+                });
             }
             Kind::PageAlloc | Kind::PageFree => {
                 let tid = self.current_tid(cpu);

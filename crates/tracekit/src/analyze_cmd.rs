@@ -27,6 +27,9 @@ pub enum Name {
     Periodtop,
     Periodstats,
     Periodfreq,
+    Iolatencytop,
+    Iolog,
+    Iousagetop,
 }
 
 #[derive(Args, Debug)]
@@ -70,6 +73,12 @@ pub struct AnalyzeArgs {
     /// Maximum duration or latency, µs.
     #[arg(long)]
     pub max: Option<f64>,
+    /// I/O analyses: minimum read/write size, bytes.
+    #[arg(long)]
+    pub minsize: Option<i64>,
+    /// I/O analyses: maximum read/write size, bytes.
+    #[arg(long)]
+    pub maxsize: Option<i64>,
     /// Only these hard IRQs (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub irq: Option<Vec<i64>>,
@@ -118,7 +127,11 @@ fn metadata_of(n: Name) -> &'static Metadata {
         Name::Memtop => &analysis::memtop::METADATA,
         Name::Syscallstats => &analysis::syscallstats::METADATA,
         Name::Irqstats | Name::Irqlog | Name::Irqfreq => &analysis::irq::METADATA,
-        Name::Iolatencystats | Name::Iolatencyfreq => &analysis::io::METADATA,
+        Name::Iolatencystats
+        | Name::Iolatencyfreq
+        | Name::Iolatencytop
+        | Name::Iolog
+        | Name::Iousagetop => &analysis::io::METADATA,
         Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
             &analysis::sched::METADATA
         }
@@ -259,6 +272,8 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         total: a.total,
         per_tid: a.per_tid,
         per_prio: a.per_prio,
+        minsize: a.minsize,
+        maxsize: a.maxsize,
     };
     let name = a
         .name

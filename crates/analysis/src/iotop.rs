@@ -1,0 +1,455 @@
+//! `iolatencytop`, `iolog` and `iousagetop`: I/O system calls with the file they used (from
+//! the kernel state's descriptor tables), block requests and network traffic.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kernel::{FdOp, IoDone, Model, Notification, OpenFile, State};
+use serde_json::{json, Value};
+
+use crate::driver::{Analysis, Common, Range};
+use crate::io::{disk_name, Category};
+use crate::lami::{cell, Table};
+
+/// Output of the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoTopMode {
+    /// `iolatencytop`: the longest calls per category.
+    LatencyTop,
+    /// `iolog`: every call.
+    Log,
+    /// `iousagetop`: bytes per process, file, disk and interface.
+    Usage,
+}
+
+/// Filters and limits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoFilter {
+    /// Duration bounds, ns.
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    /// Size bounds, bytes (calls without a size pass).
+    pub minsize: Option<i64>,
+    pub maxsize: Option<i64>,
+}
+
+/// What a descriptor refers to, for the disk / network / unknown split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Disk,
+    Net,
+    Unknown,
+}
+
+/// Files opened by name are disks; created or accepted sockets are network; descriptors
+/// listed by the statedump and pipes are unknown (as lttng-analyses classes them).
+fn kind_of(f: &OpenFile) -> FileKind {
+    match f.origin {
+        FdOp::Open => FileKind::Disk,
+        FdOp::Socket | FdOp::Accept => FileKind::Net,
+        _ => FileKind::Unknown,
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    total: u64,
+    disk: u64,
+    net: u64,
+    unknown: u64,
+}
+
+impl Usage {
+    fn add(&mut self, kind: FileKind, n: u64) {
+        self.total += n;
+        match kind {
+            FileKind::Disk => self.disk += n,
+            FileKind::Net => self.net += n,
+            FileKind::Unknown => self.unknown += n,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct FileUsage {
+    read: u64,
+    write: u64,
+    /// (fd, pid) in first-use order.
+    owners: Vec<(i64, i32)>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct DiskUsage {
+    sectors: u64,
+    requests: u64,
+    latency: i64,
+}
+
+/// The I/O analysis of calls with their files.
+#[derive(Debug)]
+pub struct IoTop {
+    common: Common,
+    pub mode: IoTopMode,
+    pub limit: usize,
+    pub filter: IoFilter,
+    calls: Vec<IoDone>,
+    /// Per thread: (read, written).
+    procs: HashMap<i32, (Usage, Usage)>,
+    /// Per displayed file name.
+    files: HashMap<String, FileUsage>,
+    /// Per thread: block bytes (read, written).
+    block: HashMap<i32, (u64, u64)>,
+    disks: BTreeMap<u64, DiskUsage>,
+    /// Per interface: (received, sent).
+    netifs: BTreeMap<u32, (u64, u64)>,
+}
+
+impl IoTop {
+    pub fn new(common: Common, mode: IoTopMode) -> Self {
+        IoTop {
+            common,
+            mode,
+            limit: 10,
+            filter: IoFilter::default(),
+            calls: Vec::new(),
+            procs: HashMap::new(),
+            files: HashMap::new(),
+            block: HashMap::new(),
+            disks: BTreeMap::new(),
+            netifs: BTreeMap::new(),
+        }
+    }
+
+    fn passes(&self, d: &IoDone) -> bool {
+        let dur = d.exit_ts - d.entry_ts;
+        let f = &self.filter;
+        f.min.is_none_or(|m| dur >= m)
+            && f.max.is_none_or(|m| dur <= m)
+            && d.size.is_none_or(|s| f.minsize.is_none_or(|m| s >= m))
+            && d.size.is_none_or(|s| f.maxsize.is_none_or(|m| s <= m))
+    }
+
+    fn usage(&mut self, state: &State, d: &IoDone) {
+        let Some(fd) = d.fd else { return };
+        let comm = state.thread(d.tid).map_or("", |t| t.comm.as_str());
+        let (kind, name) = match resolve(state, d) {
+            None => (FileKind::Unknown, format!("unknown ({comm})")),
+            Some(f) => {
+                let n = state.file_name(f);
+                let k = kind_of(&state.files[f as usize]);
+                if n.starts_with("socket") || n == "pipe" {
+                    (k, format!("{n} ({comm})"))
+                } else {
+                    (k, n.to_string())
+                }
+            }
+        };
+        let read = d.op == FdOp::Read;
+        let size = d.size.unwrap_or(0);
+        let p = self.procs.entry(d.tid).or_default();
+        if read {
+            p.0.add(kind, size as u64);
+        } else {
+            p.1.add(kind, size as u64);
+        }
+        let f = self.files.entry(name).or_default();
+        if read {
+            f.read += size as u64;
+        } else {
+            f.write += size as u64;
+        }
+        if !f.owners.contains(&(fd, d.pid)) {
+            f.owners.push((fd, d.pid));
+        }
+    }
+
+    fn row(&self, state: &State, d: &IoDone, names: &kernel::SyscallNames) -> Vec<Value> {
+        let comm = state.thread(d.tid).map_or("", |t| t.comm.as_str());
+        let (path, fd) = match d.fd {
+            None => (Value::Null, Value::Null),
+            Some(fd) => (
+                json!({"class": "path", "path": resolve(state, d).map_or("unknown", |f| state.file_name(f))}),
+                json!({"class": "fd", "fd": fd}),
+            ),
+        };
+        vec![
+            cell::time_range(d.entry_ts, d.exit_ts),
+            json!({"class": "bool", "value": null}),
+            cell::duration_int(d.exit_ts - d.entry_ts),
+            cell::syscall(names.name(d.name)),
+            d.size.map_or(Value::Null, size),
+            cell::process(comm, d.tid, None),
+            path,
+            fd,
+        ]
+    }
+}
+
+/// The file of a call: known when it ran, else the one a later statedump lists for its
+/// descriptor (the statedump may come after the call, and may tell the thread's process).
+/// Descriptors opened after the call are not taken: they are other files.
+fn resolve(state: &State, d: &IoDone) -> Option<u32> {
+    d.file.or_else(|| {
+        let pid = state.thread(d.tid).and_then(|t| t.pid).unwrap_or(d.pid);
+        let f = state.processes.get(&pid)?.fds.get(&d.fd?)?.file;
+        (state.files.get(f as usize)?.origin == FdOp::None).then_some(f)
+    })
+}
+
+fn size(v: i64) -> Value {
+    json!({"class": "size", "value": v})
+}
+
+/// Whether a call appears in the log: descriptor creation, use and close, and syncs.
+fn logged(op: FdOp) -> bool {
+    !matches!(op, FdOp::None | FdOp::Accept | FdOp::Pipe | FdOp::Connect)
+}
+
+impl Analysis for IoTop {
+    fn notify(&mut self, state: &State, n: &Notification) {
+        match *n {
+            Notification::Io(d) => {
+                if !logged(d.op) || !self.common.thread_ok(state, d.tid) || !self.passes(&d) {
+                    return;
+                }
+                if self.mode != IoTopMode::Usage || matches!(d.op, FdOp::Read | FdOp::Write) {
+                    self.calls.push(d);
+                }
+            }
+            Notification::BlockDone {
+                disk,
+                issue,
+                complete,
+                nr_sector,
+                write,
+                tid,
+            } if self.mode == IoTopMode::Usage => {
+                let e = self.disks.entry(disk).or_default();
+                e.sectors += nr_sector;
+                e.requests += 1;
+                e.latency += complete - issue;
+                if let Some(tid) = tid {
+                    let b = self.block.entry(tid).or_default();
+                    if write {
+                        b.1 += nr_sector * 512;
+                    } else {
+                        b.0 += nr_sector * 512;
+                    }
+                }
+            }
+            Notification::Net {
+                iface, len, sent, ..
+            } if self.mode == IoTopMode::Usage => {
+                let e = self.netifs.entry(iface).or_default();
+                if sent {
+                    e.1 += len;
+                } else {
+                    e.0 += len;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
+        let state = &model.state;
+        let names = &model.resolver.syscalls;
+        let (b, e) = (range.begin, range.end);
+        let limit = if self.limit == 0 {
+            usize::MAX
+        } else {
+            self.limit
+        };
+        let mut out = Vec::new();
+        match self.mode {
+            IoTopMode::Log => {
+                self.calls.sort_by_key(|d| (d.entry_ts, d.exit_ts));
+                let mut t = Table::new("log", b, e);
+                t.rows = self
+                    .calls
+                    .iter()
+                    .map(|d| self.row(state, d, names))
+                    .collect();
+                if !t.rows.is_empty() {
+                    out.push(t);
+                }
+            }
+            IoTopMode::LatencyTop => {
+                for c in Category::ALL {
+                    let mut v: Vec<&IoDone> = self
+                        .calls
+                        .iter()
+                        .filter(|d| {
+                            let cmd = (d.op == FdOp::Fcntl).then_some(0);
+                            Category::of(names.name(d.name), cmd) == Some(c)
+                        })
+                        .collect();
+                    if v.is_empty() {
+                        continue;
+                    }
+                    v.sort_by_key(|d| (std::cmp::Reverse(d.exit_ts - d.entry_ts), d.entry_ts));
+                    let mut t = Table::new("top-syscall", b, e);
+                    t.title = Some(format!(
+                        "Top system call latencies [{}]",
+                        c.title().to_lowercase()
+                    ));
+                    // lttng-analyses shows one row more than the limit.
+                    t.rows = v
+                        .iter()
+                        .take(limit.saturating_add(1))
+                        .map(|d| self.row(state, d, names))
+                        .collect();
+                    out.push(t);
+                }
+            }
+            IoTopMode::Usage => {
+                for d in std::mem::take(&mut self.calls) {
+                    self.usage(state, &d);
+                }
+                self.usage_tables(state, b, e, limit, &mut out)
+            }
+        }
+        out
+    }
+}
+
+impl IoTop {
+    fn usage_tables(&self, state: &State, b: i64, e: i64, limit: usize, out: &mut Vec<Table>) {
+        let proc_cell = |tid: i32| {
+            let t = state.thread(tid);
+            let comm = t.map_or("", |t| t.comm.as_str());
+            cell::process(comm, tid, t.and_then(|t| t.pid))
+        };
+        // Every known thread appears in the per-process tables, idle ones with zeros.
+        let mut tids: Vec<i32> = state.threads.keys().copied().collect();
+        tids.extend(
+            self.procs
+                .keys()
+                .copied()
+                .filter(|t| !state.threads.contains_key(t)),
+        );
+        for (write, title) in [(false, "read"), (true, "written")] {
+            let get = |tid: &i32| {
+                let u = self.procs.get(tid).copied().unwrap_or_default();
+                if write {
+                    u.1
+                } else {
+                    u.0
+                }
+            };
+            let mut v: Vec<(i32, Usage)> = tids.iter().map(|t| (*t, get(t))).collect();
+            v.sort_by_key(|(t, u)| (std::cmp::Reverse(u.total), *t));
+            let mut t = Table::new("per-process-top", b, e);
+            t.title = Some(format!("Per-process top I/O operations [{title}]"));
+            for (tid, u) in v.into_iter().take(limit) {
+                t.rows.push(vec![
+                    proc_cell(tid),
+                    size(u.total as i64),
+                    size(u.disk as i64),
+                    size(u.net as i64),
+                    size(u.unknown as i64),
+                ]);
+            }
+            if !t.rows.is_empty() {
+                out.push(t);
+            }
+        }
+        for (write, title) in [(false, "read"), (true, "written")] {
+            let mut v: Vec<(&String, &FileUsage, u64)> = self
+                .files
+                .iter()
+                .map(|(n, f)| (n, f, if write { f.write } else { f.read }))
+                .filter(|x| x.2 > 0)
+                .collect();
+            v.sort_by(|x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)));
+            let mut t = Table::new("per-file-top", b, e);
+            t.title = Some(format!("Per-file top I/O operations [{title}]"));
+            for (name, f, n) in v.into_iter().take(limit) {
+                let mut owners = String::new();
+                let mut list = f.owners.clone();
+                list.sort_by_key(|(fd, pid)| (*pid, *fd));
+                for (fd, pid) in &list {
+                    let comm = state.thread(*pid).map_or("", |t| t.comm.as_str());
+                    owners.push_str(&format!("fd {fd} in {comm} ({pid}) "));
+                }
+                t.rows.push(vec![
+                    json!({"class": "path", "path": name}),
+                    size(n as i64),
+                    cell::string(&owners),
+                ]);
+            }
+            if !t.rows.is_empty() {
+                out.push(t);
+            }
+        }
+        for (write, title) in [(false, "read"), (true, "written")] {
+            let mut v: Vec<(i32, u64)> = self
+                .block
+                .iter()
+                .map(|(t, x)| (*t, if write { x.1 } else { x.0 }))
+                .filter(|x| x.1 > 0)
+                .collect();
+            v.sort_by_key(|(t, n)| (std::cmp::Reverse(*n), *t));
+            let mut t = Table::new("per-process-top-block", b, e);
+            t.title = Some(format!("Per-process top block I/O operations [{title}]"));
+            for (tid, n) in v.into_iter().take(limit) {
+                t.rows.push(vec![proc_cell(tid), size(n as i64)]);
+            }
+            if !t.rows.is_empty() {
+                out.push(t);
+            }
+        }
+        let disks: Vec<(&u64, &DiskUsage)> = self
+            .disks
+            .iter()
+            .filter(|(d, _)| !state.whole_disks.contains(d))
+            .collect();
+        let avg = |d: &DiskUsage| d.latency as f64 / d.requests.max(1) as f64;
+        for class in [
+            "per-disk-top-sector",
+            "per-disk-top-request",
+            "per-disk-top-rps",
+        ] {
+            let key = |d: &DiskUsage| match class {
+                "per-disk-top-sector" => d.sectors as f64,
+                "per-disk-top-request" => d.requests as f64,
+                _ => avg(d),
+            };
+            let mut v = disks.clone();
+            v.sort_by(|x, y| key(y.1).total_cmp(&key(x.1)).then(x.0.cmp(y.0)));
+            let mut t = Table::new(class, b, e);
+            for (dev, d) in v.into_iter().take(limit) {
+                let v = match class {
+                    "per-disk-top-sector" => cell::number(d.sectors),
+                    "per-disk-top-request" => cell::number(d.requests),
+                    _ => cell::duration(avg(d)),
+                };
+                t.rows.push(vec![cell::disk(&disk_name(state, *dev)), v]);
+            }
+            if !t.rows.is_empty() {
+                out.push(t);
+            }
+        }
+        for (sent, title) in [(false, "received"), (true, "sent")] {
+            let mut v: Vec<(u32, u64)> = self
+                .netifs
+                .iter()
+                .map(|(i, x)| (*i, if sent { x.1 } else { x.0 }))
+                .collect();
+            v.sort_by_key(|(i, n)| (std::cmp::Reverse(*n), *i));
+            let mut t = Table::new("per-netif-top", b, e);
+            t.title = Some(format!(
+                "Per-network interface top I/O operations [{title}]"
+            ));
+            for (i, n) in v.into_iter().take(limit) {
+                let name = state.netifs.get(i as usize).map_or("", |s| s.as_str());
+                t.rows.push(vec![
+                    json!({"class": "netif", "name": name}),
+                    size(n as i64),
+                ]);
+            }
+            if !t.rows.is_empty() {
+                out.push(t);
+            }
+        }
+    }
+}

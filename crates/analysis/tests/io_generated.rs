@@ -1,0 +1,139 @@
+//! Descriptor tracking and the I/O analyses on a small generated trace (exact expectations).
+
+use analysis::{lami::results_json, Common, Options};
+use ctf::value::Value;
+use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
+use scenario::common::{
+    openat_entry, read_entry, read_exit, ret, statedump_fd, statedump_process, switch, write_entry,
+    Task,
+};
+use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
+
+const OFFSET: i64 = 1_700_000_000_000_000_000;
+
+/// Process 10 ("app"): statedump fd 3 = /var/log/app.log; opens /etc/app.conf (O_CLOEXEC) as
+/// fd 4, reads it, writes the log, execs (fd 4 dropped), then reads fd 4 (unknown) and
+/// closes fd 3.
+fn write_trace(dir: &std::path::Path) {
+    let host = HostInfo {
+        hostname: "gen".into(),
+        trace_uuid: [5; 16],
+        clock_uuid: [6; 16],
+        clock_offset_ns: OFFSET as i128,
+        creation: "20240305T101500+0000".into(),
+        trace_name: "gen".into(),
+        kernel_release: "6.1.0".into(),
+    };
+    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+    let mut w = TraceWriter::create(dir, &tc, 1, &WriterOptions::default()).unwrap();
+    let s0 = Task::swapper(0);
+    let a = Task::new(10, 10, "app");
+    let mut e = |id: u64, ts: u64, v: Vec<Value>| w.write_event(0, id, ts, &v).unwrap();
+    e(ev::STATEDUMP_PROCESS, 100, statedump_process(&a, 0));
+    e(
+        ev::STATEDUMP_FD,
+        110,
+        statedump_fd(&a, 3, "/var/log/app.log"),
+    );
+    e(ev::SCHED_SWITCH, 200, switch(&s0, 0, &a));
+    e(ev::SYS_OPENAT, 300, openat_entry("/etc/app.conf"));
+    e(ev::SYSX_OPENAT, 340, ret(4));
+    e(ev::SYS_READ, 400, read_entry(4, 4096));
+    e(ev::SYSX_READ, 500, read_exit(100, 0));
+    e(ev::SYS_WRITE, 600, write_entry(3, 0, 20));
+    e(ev::SYSX_WRITE, 620, ret(20));
+    e(
+        ev::SCHED_EXEC,
+        700,
+        vec![Value::str("/bin/app2"), Value::I64(10), Value::I64(10)],
+    );
+    e(ev::SYS_READ, 800, read_entry(4, 10));
+    e(ev::SYSX_READ, 810, read_exit(-9, 0));
+    e(ev::SYS_CLOSE, 900, vec![Value::U64(3)]);
+    e(ev::SYSX_CLOSE, 905, ret(0));
+    e(ev::SCHED_SWITCH, 1000, switch(&a, 1, &s0));
+    w.finish().unwrap();
+}
+
+fn run(cmd: &str, dir: &std::path::Path) -> serde_json::Value {
+    let common = Common {
+        no_intersection: true,
+        ..Default::default()
+    };
+    let tables =
+        analysis::run_named(cmd, &[dir.to_path_buf()], &common, &Options::default()).unwrap();
+    results_json(&tables)
+}
+
+#[test]
+fn fd_tracking_and_io_analyses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernel");
+    write_trace(&dir);
+
+    let log = run("iolog", &dir);
+    let rows = log["results"][0]["data"].as_array().unwrap();
+    let brief: Vec<(String, Option<i64>, String, Option<i64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[3]["name"].as_str().unwrap().to_string(),
+                r[4]["value"].as_i64(),
+                r[6]["path"].as_str().unwrap_or("-").to_string(),
+                r[7]["fd"].as_i64(),
+            )
+        })
+        .collect();
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        brief,
+        vec![
+            (s("openat"), None, s("/etc/app.conf"), Some(4)),
+            (s("read"), Some(100), s("/etc/app.conf"), Some(4)),
+            (s("write"), Some(20), s("/var/log/app.log"), Some(3)),
+            // fd 4 was close-on-exec: unknown after the exec.
+            (s("read"), None, s("unknown"), Some(4)),
+            (s("close"), None, s("/var/log/app.log"), Some(3)),
+        ]
+    );
+    assert_eq!(rows[1][2]["value"], 100);
+    assert_eq!(rows[1][0]["begin"]["value"], OFFSET + 400);
+
+    let top = run("iolatencytop", &dir);
+    let titles: Vec<&str> = top["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["class"]["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Top system call latencies [open]",
+            "Top system call latencies [read]",
+            "Top system call latencies [write]"
+        ]
+    );
+    // Longest first.
+    let reads = top["results"][1]["data"].as_array().unwrap();
+    assert_eq!(reads[0][2]["value"], 100);
+    assert_eq!(reads[1][2]["value"], 10);
+
+    let usage = run("iousagetop", &dir);
+    let t = &usage["results"];
+    assert_eq!(
+        t[0]["class"]["title"],
+        "Per-process top I/O operations [read]"
+    );
+    assert_eq!(t[0]["data"][0][0]["tid"], 10);
+    // Read 100 B from a file opened by name: disk.
+    assert_eq!(t[0]["data"][0][1]["value"], 100);
+    assert_eq!(t[0]["data"][0][2]["value"], 100);
+    // The log was listed by the statedump: unknown kind.
+    assert_eq!(t[1]["data"][0][1]["value"], 20);
+    assert_eq!(t[1]["data"][0][4]["value"], 20);
+    assert_eq!(t[2]["class"]["title"], "Per-file top I/O operations [read]");
+    assert_eq!(t[2]["data"][0][0]["path"], "/etc/app.conf");
+    assert_eq!(t[2]["data"][0][2]["value"], "fd 4 in app (10) ");
+    assert_eq!(t[3]["data"][0][0]["path"], "/var/log/app.log");
+}
