@@ -282,6 +282,15 @@ impl TraceWriter {
         }
     }
 
+    /// Writes out every stream's open packet (see [`StreamWriter::flush`]): called
+    /// periodically by a recorder, it bounds what a crash can lose.
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        for s in &mut self.streams {
+            s.flush()?;
+        }
+        Ok(())
+    }
+
     /// Closes every stream, then renames the temporary directory to the final one.
     pub fn finish(self) -> Result<TraceStats, WriteError> {
         let mut stats = TraceStats {

@@ -2,8 +2,8 @@
 
 use super::encode::{encode_struct, BitBuf};
 use super::lttng::{
-    EventHeaderKind, OFF_CONTENT_SIZE, OFF_EVENTS_DISCARDED, OFF_TIMESTAMP_END, PACKET_MAGIC,
-    PACKET_PREAMBLE_LEN,
+    EventHeaderKind, OFF_CONTENT_SIZE, OFF_EVENTS_DISCARDED, OFF_PACKET_SIZE, OFF_TIMESTAMP_END,
+    PACKET_MAGIC, PACKET_PREAMBLE_LEN,
 };
 use super::WriteError;
 use crate::ir::{ByteOrder, StructType};
@@ -130,13 +130,23 @@ impl StreamWriter {
         self.last_ts = self.last_ts.max(ts);
     }
 
-    fn close_packet(&mut self) -> Result<(), WriteError> {
+    /// Writes the open packet. A `short` packet (an early flush) is padded to the next 4 KiB
+    /// only, with its own `packet_size`: CTF lets packet sizes vary.
+    fn close_packet_sized(&mut self, short: bool) -> Result<(), WriteError> {
         let bo = self.p.byte_order;
         let content = self.buf.pos();
         self.buf.patch(OFF_TIMESTAMP_END, self.last_ts, 64, bo);
         self.buf.patch(OFF_CONTENT_SIZE, content, 64, bo);
         self.buf.patch(OFF_EVENTS_DISCARDED, self.discarded, 64, bo);
-        self.buf.pad_to(self.p.packet_size as u64 * 8);
+        let full = self.p.packet_size as u64 * 8;
+        let size = if short {
+            content.div_ceil(4096 * 8).max(1) * 4096 * 8
+        } else {
+            full
+        }
+        .min(full);
+        self.buf.patch(OFF_PACKET_SIZE, size, 64, bo);
+        self.buf.pad_to(size);
         self.file
             .write_all(self.buf.bytes())
             .map_err(|e| WriteError::io(&self.path, e))?;
@@ -145,6 +155,10 @@ impl StreamWriter {
         self.seq += 1;
         self.packets += 1;
         Ok(())
+    }
+
+    fn close_packet(&mut self) -> Result<(), WriteError> {
+        self.close_packet_sized(false)
     }
 
     #[inline]
@@ -229,6 +243,16 @@ impl StreamWriter {
         self.last_ts = ts;
         self.events += 1;
         Ok(())
+    }
+
+    /// Closes the open packet (if any) and writes everything to the file, so that a reader,
+    /// or whatever is left after a crash, sees every event so far in complete packets. The next
+    /// event opens a new packet (LTTng's periodic "switch timer" does the same).
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        if self.open {
+            self.close_packet_sized(true)?;
+        }
+        self.file.flush().map_err(|e| WriteError::io(&self.path, e))
     }
 
     /// Closes the last packet and flushes the file. A stream without events gets one empty
