@@ -120,6 +120,17 @@ fn slope_gt(l1: &Line, l2: &Line) -> bool {
     }
 }
 
+/// How the published formula is chosen among the lines separating the two hulls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FormulaKind {
+    /// The bisector of the two bounding lines (Trace Compass's formula).
+    #[default]
+    Bisector,
+    /// The centre of the feasible region: the separating line of maximal vertical margin to
+    /// both hulls (max-min of the one-way delays), the bisector when there is no such margin.
+    Centre,
+}
+
 /// The formula `y = α·x + β` of a pair (other host's time from the reference host's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HullFormula {
@@ -324,11 +335,96 @@ impl ConvexHullSync {
         })
     }
 
+    /// The formula of `kind` (see [`FormulaKind`]); bounds as [`Self::formula`].
+    pub fn formula_of(&self, kind: FormulaKind) -> Option<HullFormula> {
+        let f = self.formula()?;
+        if kind == FormulaKind::Bisector || self.quality != Quality::Accurate {
+            return Some(f);
+        }
+        let Some(b) = &f.bounds else { return Some(f) };
+        // `lower` holds the packets ref → other (above the clock line), `upper` the others.
+        match max_margin(&self.lower, &self.upper, &b.alpha_min, &b.alpha_max) {
+            Some((alpha, beta)) => Some(HullFormula {
+                alpha,
+                beta,
+                bounds: f.bounds,
+            }),
+            None => Some(f),
+        }
+    }
+
     /// (α, β), or (1, 0) when there is no formula yet.
     pub fn alpha_beta(&self) -> (Rational, Rational) {
         match self.formula() {
             Some(f) => (f.alpha, f.beta),
             None => (Rational::one(), Rational::zero()),
+        }
+    }
+}
+
+/// The slope in [amin, amax] maximizing `min_above(y − a·x) − max_below(y − a·x)` (a concave
+/// function of a, maximal at an endpoint or at the slope of an edge of either chain), and the
+/// intercept halfway; None when the best margin is not positive.
+fn max_margin(
+    above: &[Pt],
+    below: &[Pt],
+    amin: &Rational,
+    amax: &Rational,
+) -> Option<(Rational, Rational)> {
+    if above.is_empty() || below.is_empty() || amin > amax {
+        return None;
+    }
+    // Coordinates relative to the first point keep the numbers small.
+    let o = above[0].min_by_x(below[0]);
+    let rel = |p: &Pt| {
+        (
+            Rational::int(p.x as i128 - o.x as i128),
+            Rational::int(p.y as i128 - o.y as i128),
+        )
+    };
+    let up: Vec<_> = above.iter().map(rel).collect();
+    let lo: Vec<_> = below.iter().map(rel).collect();
+    let mut cands = vec![amin.clone(), amax.clone()];
+    for chain in [above, below] {
+        for w in chain.windows(2) {
+            if w[0].x != w[1].x {
+                let a = slope(w[1], Some(w[0]));
+                if *amin < a && a < *amax {
+                    cands.push(a);
+                }
+            }
+        }
+    }
+    let eval = |a: &Rational| {
+        let at = |p: &(Rational, Rational)| p.1.sub(&a.mul(&p.0));
+        let mu = up.iter().map(at).min().expect("non-empty");
+        let ml = lo.iter().map(at).max().expect("non-empty");
+        (mu.sub(&ml), mu.add(&ml).half())
+    };
+    let mut best: Option<(Rational, Rational, Rational)> = None;
+    for a in cands {
+        let (m, b) = eval(&a);
+        if best.as_ref().is_none_or(|x| m > x.0) {
+            best = Some((m, a, b));
+        }
+    }
+    let (m, a, b) = best?;
+    if m <= Rational::zero() {
+        return None;
+    }
+    // Back to absolute coordinates: y − o.y = a (x − o.x) + b.
+    let beta = b
+        .add(&Rational::int(o.y as i128))
+        .sub(&a.mul(&Rational::int(o.x as i128)));
+    Some((a, beta))
+}
+
+impl Pt {
+    fn min_by_x(self, o: Pt) -> Pt {
+        if o.x < self.x {
+            o
+        } else {
+            self
         }
     }
 }
