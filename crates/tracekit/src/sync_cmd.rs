@@ -24,7 +24,7 @@ pub struct SyncArgs {
     #[arg(long, default_value_t = 60.0)]
     pub window: f64,
     /// The formula chosen among the lines the packets allow: `bisector` of the two bounding
-    /// lines (Trace Compass's) or `centre`, the line of maximal margin to every packet (more
+    /// lines (Trace Compass's) or `centre`, the centroid of the feasible region (more
     /// accurate with few packets).
     #[arg(long, value_enum, default_value_t = FormulaArg::Bisector)]
     pub formula: FormulaArg,

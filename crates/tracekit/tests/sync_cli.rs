@@ -236,6 +236,10 @@ fn analyses_with_sync_on_multi_host_traces() {
     let raw = ok(tracekit(&["latency", "--json", "--summary-only", d]));
     assert!(synced.contains("\"summary\""));
     assert!(raw.contains("\"summary\""));
+    // The reports are on the reference's clock.
+    let synced = ok(tracekit(&["latency", "--sync", "--json", d]));
+    let raw = ok(tracekit(&["latency", "--json", d]));
+    assert_ne!(synced, raw);
 }
 
 #[test]
