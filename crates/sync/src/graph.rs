@@ -173,7 +173,7 @@ impl Synchronizer {
             pairs: BTreeMap::new(),
             window_ns: DEFAULT_WINDOW_NS,
             same_host: 0,
-            formula: FormulaKind::Bisector,
+            formula: FormulaKind::default(),
         }
     }
 

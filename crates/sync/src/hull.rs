@@ -124,11 +124,11 @@ fn slope_gt(l1: &Line, l2: &Line) -> bool {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FormulaKind {
     /// The bisector of the two bounding lines (Trace Compass's formula).
-    #[default]
     Bisector,
     /// The centre of the feasible region: the centroid of the polygon of the (α, β) of every
     /// line separating the two hulls (the mean line under a uniform prior); more accurate than
-    /// the bisector with few packets. The bisector when the region is degenerate.
+    /// the bisector with few packets (the default). The bisector when the region is degenerate.
+    #[default]
     Centre,
 }
 
@@ -653,7 +653,7 @@ mod tests {
         assert_eq!(
             h.formula_of(FormulaKind::Bisector),
             h.formula(),
-            "the bisector is the default formula"
+            "formula() is the bisector"
         );
     }
 

@@ -31,7 +31,7 @@ impl Default for SyncOptions {
             reference: None,
             window_ns: DEFAULT_WINDOW_NS,
             max_pending: 1 << 22,
-            formula: FormulaKind::Bisector,
+            formula: FormulaKind::default(),
         }
     }
 }
