@@ -946,10 +946,24 @@ pub fn run_traces<E>(
     traces: &[std::sync::Arc<ctf::Trace>],
     trackers: &[Tracker],
     config: Config,
+    on_report: impl FnMut(Report) -> Result<(), E>,
+) -> Result<Summary, E> {
+    run_traces_mapped(traces, None, trackers, config, on_report)
+}
+
+/// [`run_traces`] with the events' times mapped by `time_map` (e.g. synchronized clocks).
+pub fn run_traces_mapped<E>(
+    traces: &[std::sync::Arc<ctf::Trace>],
+    time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>>,
+    trackers: &[Tracker],
+    config: Config,
     mut on_report: impl FnMut(Report) -> Result<(), E>,
 ) -> Result<Summary, E> {
     let mut lat = Latency::new(trackers, config);
     let mut merger = ctf::Merger::new(traces);
+    if let Some(m) = time_map {
+        merger = merger.with_time_map(m);
+    }
     let mut cpus: HashMap<(usize, usize), u32> = HashMap::new();
     let mut reports = Vec::new();
     while let Some(m) = merger.next() {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use ctf::{FieldValue, FieldView, Merger, Message, Trace};
 use serde_json::Value;
 
-use crate::driver::{intersection, Common, Range, RunError};
+use crate::driver::{intersection_on, Common, Range, RunError};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
@@ -565,12 +565,15 @@ pub fn run(
         common.end.unwrap_or(i64::MAX),
     );
     if !common.no_intersection {
-        if let Some((b, e)) = intersection(traces) {
+        if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
             lo = lo.max(b);
             hi = hi.min(e);
         }
     }
     let mut merger = Merger::new(traces);
+    if let Some(m) = &common.time_map {
+        merger = merger.with_time_map(m.0.clone());
+    }
     let mut first: Option<i64> = None;
     let mut last = 0;
     let mut cpu_cache: HashMap<(usize, usize), Option<u32>> = HashMap::new();

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::hull::{ConvexHullSync, HullFormula, PairDir, Quality};
+use crate::hull::{ConvexHullSync, FormulaKind, HullFormula, PairDir, Quality};
 use crate::matching::Match;
 use crate::rational::Rational;
 use crate::transform::{Linear, Transform};
@@ -51,6 +51,7 @@ pub struct Synchronizer {
     pairs: BTreeMap<(u32, u32), PairState>,
     window_ns: i64,
     same_host: u64,
+    formula: FormulaKind,
 }
 
 /// Interval bounds of a transform `t_ref = slope·t + offset`.
@@ -172,12 +173,19 @@ impl Synchronizer {
             pairs: BTreeMap::new(),
             window_ns: DEFAULT_WINDOW_NS,
             same_host: 0,
+            formula: FormulaKind::default(),
         }
     }
 
     /// Sets the piecewise fallback's window (ns, on each pair reference's clock).
     pub fn with_window(mut self, ns: i64) -> Self {
         self.window_ns = ns.max(1);
+        self
+    }
+
+    /// Sets how each pair's formula is chosen in its feasible region.
+    pub fn with_formula(mut self, kind: FormulaKind) -> Self {
+        self.formula = kind;
         self
     }
 
@@ -227,7 +235,7 @@ impl Synchronizer {
 
     fn pair_report(&self, a: u32, b: u32, st: &PairState) -> PairReport {
         let h = &st.hull;
-        let formula = h.formula();
+        let formula = h.formula_of(self.formula);
         let mut windows = None;
         let mut transform = None;
         let mut bounds = None;
@@ -289,7 +297,9 @@ impl Synchronizer {
             if !matches!(wh.quality(), Quality::Accurate | Quality::Approximate) {
                 continue;
             }
-            let Some(f) = wh.formula() else { continue };
+            let Some(f) = wh.formula_of(self.formula) else {
+                continue;
+            };
             let xm = Rational::int(i as i128 * self.window_ns as i128 + self.window_ns as i128 / 2);
             let ym = f.alpha.mul(&xm).add(&f.beta);
             // Knots (other time, ref time), increasing in both.

@@ -120,6 +120,18 @@ fn slope_gt(l1: &Line, l2: &Line) -> bool {
     }
 }
 
+/// How the published formula is chosen among the lines separating the two hulls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FormulaKind {
+    /// The bisector of the two bounding lines (Trace Compass's formula).
+    Bisector,
+    /// The centre of the feasible region: the centroid of the polygon of the (α, β) of every
+    /// line separating the two hulls (the mean line under a uniform prior); more accurate than
+    /// the bisector with few packets (the default). The bisector when the region is degenerate.
+    #[default]
+    Centre,
+}
+
 /// The formula `y = α·x + β` of a pair (other host's time from the reference host's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HullFormula {
@@ -324,6 +336,24 @@ impl ConvexHullSync {
         })
     }
 
+    /// The formula of `kind` (see [`FormulaKind`]); bounds as [`Self::formula`].
+    pub fn formula_of(&self, kind: FormulaKind) -> Option<HullFormula> {
+        let f = self.formula()?;
+        if kind == FormulaKind::Bisector || self.quality != Quality::Accurate {
+            return Some(f);
+        }
+        let Some(b) = &f.bounds else { return Some(f) };
+        // `lower` holds the packets ref → other (above the clock line), `upper` the others.
+        match centroid(&self.lower, &self.upper, &b.alpha_min, &b.alpha_max) {
+            Some((alpha, beta)) => Some(HullFormula {
+                alpha,
+                beta,
+                bounds: f.bounds,
+            }),
+            None => Some(f),
+        }
+    }
+
     /// (α, β), or (1, 0) when there is no formula yet.
     pub fn alpha_beta(&self) -> (Rational, Rational) {
         match self.formula() {
@@ -331,6 +361,144 @@ impl ConvexHullSync {
             None => (Rational::one(), Rational::zero()),
         }
     }
+}
+
+/// A half-plane `p·α + q·β ≤ r` of the (α, β) plane.
+#[derive(Clone, Debug)]
+struct Half {
+    p: Rational,
+    q: Rational,
+    r: Rational,
+}
+
+impl Half {
+    fn meet(&self, o: &Half) -> Option<(Rational, Rational)> {
+        let det = self.p.mul(&o.q).sub(&self.q.mul(&o.p));
+        if det.is_zero() {
+            return None;
+        }
+        let a = self.r.mul(&o.q).sub(&self.q.mul(&o.r)).div(&det);
+        let b = self.p.mul(&o.r).sub(&self.r.mul(&o.p)).div(&det);
+        Some((a, b))
+    }
+
+    fn inside(&self, v: &(Rational, Rational)) -> bool {
+        self.p.mul(&v.0).add(&self.q.mul(&v.1)) <= self.r
+    }
+}
+
+/// The centroid of the feasible region: the (α, β) of the lines separating `above` from
+/// `below` with α in [amin, amax] (a convex polygon, clipped exactly).
+fn centroid(
+    above: &[Pt],
+    below: &[Pt],
+    amin: &Rational,
+    amax: &Rational,
+) -> Option<(Rational, Rational)> {
+    if above.is_empty() || below.is_empty() || amin >= amax {
+        return None;
+    }
+    let xs = above.iter().chain(below).map(|p| p.x);
+    let (x0, x1) = (xs.clone().min()?, xs.max()?);
+    let o = Pt {
+        x: x0 + (x1 - x0) / 2,
+        y: above[0].y,
+    };
+    let int = |v: i128| Rational::int(v);
+    let big = int(1 << 80);
+    let one = Rational::one();
+    // Counter-clockwise box: α ≥ amin, β ≥ −big, α ≤ amax, β ≤ big.
+    let mut poly = vec![
+        Half {
+            p: one.neg(),
+            q: Rational::zero(),
+            r: amin.neg(),
+        },
+        Half {
+            p: Rational::zero(),
+            q: one.neg(),
+            r: big.clone(),
+        },
+        Half {
+            p: one.clone(),
+            q: Rational::zero(),
+            r: amax.clone(),
+        },
+        Half {
+            p: Rational::zero(),
+            q: one.clone(),
+            r: big,
+        },
+    ];
+    let rel = |p: &Pt| {
+        (
+            int(p.x as i128 - o.x as i128),
+            int(p.y as i128 - o.y as i128),
+        )
+    };
+    let mut halves = Vec::new();
+    for p in above {
+        // α·x + β ≤ y.
+        let (x, y) = rel(p);
+        halves.push(Half {
+            p: x,
+            q: one.clone(),
+            r: y,
+        });
+    }
+    for p in below {
+        // α·x + β ≥ y.
+        let (x, y) = rel(p);
+        halves.push(Half {
+            p: x.neg(),
+            q: one.neg(),
+            r: y.neg(),
+        });
+    }
+    for h in halves {
+        let n = poly.len();
+        // Vertex k joins edges k and k + 1.
+        let verts: Vec<(Rational, Rational)> = (0..n)
+            .map(|k| poly[k].meet(&poly[(k + 1) % n]))
+            .collect::<Option<_>>()?;
+        let ins: Vec<bool> = verts.iter().map(|v| h.inside(v)).collect();
+        if ins.iter().all(|x| *x) {
+            continue;
+        }
+        if !ins.iter().any(|x| *x) {
+            return None;
+        }
+        let mut next = Vec::with_capacity(n + 1);
+        for k in 0..n {
+            let (a, b) = (ins[(k + n - 1) % n], ins[k]);
+            if a || b {
+                next.push(poly[k].clone());
+            }
+            if a && !b {
+                next.push(h.clone());
+            }
+        }
+        poly = next;
+    }
+    let n = poly.len();
+    let verts: Vec<(Rational, Rational)> = (0..n)
+        .map(|k| poly[k].meet(&poly[(k + 1) % n]))
+        .collect::<Option<_>>()?;
+    let (mut area2, mut cx, mut cy) = (Rational::zero(), Rational::zero(), Rational::zero());
+    for k in 0..n {
+        let (a, b) = (&verts[k], &verts[(k + 1) % n]);
+        let cr = a.0.mul(&b.1).sub(&b.0.mul(&a.1));
+        area2 = area2.add(&cr);
+        cx = cx.add(&a.0.add(&b.0).mul(&cr));
+        cy = cy.add(&a.1.add(&b.1).mul(&cr));
+    }
+    if area2.is_zero() {
+        return None;
+    }
+    let six_a = area2.mul(&int(3));
+    let (alpha, b) = (cx.div(&six_a), cy.div(&six_a));
+    let beta = b.add(&int(o.y as i128)).sub(&alpha.mul(&int(o.x as i128)));
+    Some((alpha, beta))
 }
 
 fn adjust_bound(line: &mut Line, list: &[Pt], inv: i32) {
@@ -464,6 +632,69 @@ mod tests {
                 assert_eq!(a.quality(), b.quality());
                 assert_eq!((a.lmax, a.lmin), (b.lmax, b.lmin), "round {round}");
                 assert_eq!(a.formula(), b.formula());
+            }
+        }
+    }
+
+    #[test]
+    fn centre_of_a_symmetric_region() {
+        let mut h = ConvexHullSync::new();
+        // Above y = x + 1: (0, 2), (10, 12); below: (0, 0), (10, 10).
+        h.add(PairDir::RefToOther, 0, 2);
+        h.add(PairDir::OtherToRef, 0, 0);
+        h.add(PairDir::RefToOther, 10, 12);
+        h.add(PairDir::OtherToRef, 10, 10);
+        assert_eq!(h.quality(), Quality::Accurate);
+        let c = h.formula_of(FormulaKind::Centre).unwrap();
+        assert_eq!(
+            (c.alpha.to_decimal(10), c.beta.to_decimal(10)),
+            ("1".into(), "1".into())
+        );
+        assert_eq!(
+            h.formula_of(FormulaKind::Bisector),
+            h.formula(),
+            "formula() is the bisector"
+        );
+    }
+
+    /// The centre is a separating line: inside the bounds, below every point above and above
+    /// every point below.
+    #[test]
+    fn centre_separates() {
+        let mut seed = 7u64;
+        let mut rnd = |n: i64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as i64).rem_euclid(n)
+        };
+        for _ in 0..40 {
+            let mut h = ConvexHullSync::new();
+            let (mut above, mut below) = (Vec::new(), Vec::new());
+            let mut t = 1_700_000_000_000_000_000i64;
+            for _ in 0..30 {
+                t += 1 + rnd(1_000_000);
+                let d = 50_000 + rnd(450_000);
+                if rnd(2) == 0 {
+                    h.add(PairDir::RefToOther, t, t + d);
+                    above.push((t, t + d));
+                } else {
+                    h.add(PairDir::OtherToRef, t, t + d);
+                    below.push((t + d, t));
+                }
+            }
+            if h.quality() != Quality::Accurate {
+                continue;
+            }
+            let c = h.formula_of(FormulaKind::Centre).unwrap();
+            let b = c.bounds.as_ref().unwrap();
+            assert!(b.alpha_min <= c.alpha && c.alpha <= b.alpha_max);
+            let at = |x: i64| c.alpha.mul(&Rational::int(x as i128)).add(&c.beta);
+            for (x, y) in &above {
+                assert!(at(*x) <= Rational::int(*y as i128));
+            }
+            for (x, y) in &below {
+                assert!(at(*x) >= Rational::int(*y as i128));
             }
         }
     }

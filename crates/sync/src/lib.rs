@@ -17,7 +17,7 @@ pub mod session;
 pub mod transform;
 
 pub use graph::{SyncResult, Synchronizer};
-pub use hull::{ConvexHullSync, PairDir, Quality};
+pub use hull::{ConvexHullSync, FormulaKind, PairDir, Quality};
 pub use rational::Rational;
 pub use session::{synchronize, Session, SyncOptions};
 pub use transform::{Linear, TimeMaps, Transform};

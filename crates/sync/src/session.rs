@@ -7,6 +7,7 @@ use ctf::{Message, Trace};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
 use crate::graph::{SyncResult, Synchronizer, DEFAULT_WINDOW_NS};
+use crate::hull::FormulaKind;
 use crate::matching::{MatchStats, Matcher, NetEvent};
 use crate::transform::{TimeMaps, Transform};
 
@@ -20,6 +21,8 @@ pub struct SyncOptions {
     pub window_ns: i64,
     /// Bound on unmatched entries per host and direction.
     pub max_pending: usize,
+    /// How each pair's formula is chosen among the feasible lines.
+    pub formula: FormulaKind,
 }
 
 impl Default for SyncOptions {
@@ -28,6 +31,7 @@ impl Default for SyncOptions {
             reference: None,
             window_ns: DEFAULT_WINDOW_NS,
             max_pending: 1 << 22,
+            formula: FormulaKind::default(),
         }
     }
 }
@@ -176,7 +180,9 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
     matching_hosts.sort_unstable();
     matching_hosts.dedup();
     matcher.set_hosts(matching_hosts.len());
-    let mut sync = Synchronizer::new(ids).with_window(opts.window_ns);
+    let mut sync = Synchronizer::new(ids)
+        .with_window(opts.window_ns)
+        .with_formula(opts.formula);
     let mut errors = Vec::new();
     // Each stream is decoded on its own thread, which sends on only its network events; they
     // are merged here by (time, stream position), the order a full time merge would give them.

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use sync::{synchronize, Quality, Rational, SyncOptions, Transform};
+use sync::{synchronize, FormulaKind, Quality, Rational, SyncOptions, Transform};
 
 fn shared() -> Option<PathBuf> {
     std::env::var_os("TRACEKIT_SHARED").map(PathBuf::from)
@@ -30,7 +30,13 @@ fn synctraces_agree_with_trace_compass() {
     };
     let dir = shared.join("traces/kernel/synctraces");
     let traces = ctf::open_all(&[dir.join("scp_src"), dir.join("scp_dest")]).unwrap();
-    let s = synchronize(&traces, &SyncOptions::default());
+    let s = synchronize(
+        &traces,
+        &SyncOptions {
+            formula: FormulaKind::Bisector,
+            ..SyncOptions::default()
+        },
+    );
     assert_eq!(s.stats.matches, 46, "{:?}", s.stats);
     assert_eq!(s.reference_trace(), 1, "scp_dest is the reference");
     assert!(s.trace_transform(1).is_identity());

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use analysis::latency::{parse_duration, run_traces, Config, Report, Summary, Tracker};
+use analysis::latency::{parse_duration, run_traces_mapped, Config, Report, Summary, Tracker};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -40,6 +40,9 @@ pub struct LatencyArgs {
     /// Do not list the reports (summary and histograms only).
     #[arg(long)]
     pub summary_only: bool,
+    /// Synchronize the hosts' clocks first (`tracekit sync`) and report on the reference's.
+    #[arg(long)]
+    pub sync: bool,
 }
 
 fn fmt_ns(ns: i64) -> String {
@@ -152,14 +155,24 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         v
     };
     let traces = ctf::open_all(&a.paths)?;
+    let time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>> = if a.sync {
+        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        Some(std::sync::Arc::new(session.time_maps()))
+    } else {
+        None
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let config = Config {
         threshold,
         timeout,
         max_pending: a.max_pending,
     };
-    let res = run_traces(
+    let res = run_traces_mapped(
         &traces,
+        time_map,
         &trackers,
         config,
         |r: Report| -> std::io::Result<()> {

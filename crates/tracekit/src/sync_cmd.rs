@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use sync::graph::{Bounds, PairReport};
-use sync::{Quality, Rational, Session, SyncOptions, Transform};
+use sync::{FormulaKind, Quality, Rational, Session, SyncOptions, Transform};
 
 #[derive(clap::Args)]
 pub struct SyncArgs {
@@ -23,6 +23,26 @@ pub struct SyncArgs {
     /// Window of the piecewise-linear fallback for pairs whose drift is not linear, seconds.
     #[arg(long, default_value_t = 60.0)]
     pub window: f64,
+    /// The formula chosen among the lines the packets allow: `centre`, the centroid of the
+    /// feasible region (more accurate, above all with few packets), or `bisector` of the two
+    /// bounding lines (Trace Compass's formula, for identical results).
+    #[arg(long, value_enum, default_value_t = FormulaArg::Centre)]
+    pub formula: FormulaArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormulaArg {
+    Bisector,
+    Centre,
+}
+
+impl From<FormulaArg> for FormulaKind {
+    fn from(f: FormulaArg) -> Self {
+        match f {
+            FormulaArg::Bisector => FormulaKind::Bisector,
+            FormulaArg::Centre => FormulaKind::Centre,
+        }
+    }
 }
 
 /// Significant digits of the published decimal strings.
@@ -45,11 +65,21 @@ pub fn resolve_reference(traces: &[Arc<ctf::Trace>], p: &Path) -> Result<usize, 
         .ok_or_else(|| format!("--reference {}: not one of the traces given", p.display()))
 }
 
-/// Opens the traces and synchronizes them (shared by `sync` and the `--sync` flags).
+/// Synchronizes opened traces (shared by `sync` and the `--sync` flags), default formula.
 pub fn session_for(
     traces: &[Arc<ctf::Trace>],
     reference: Option<&Path>,
     window_s: f64,
+) -> Result<Session, String> {
+    session_with(traces, reference, window_s, FormulaKind::default())
+}
+
+/// [`session_for`] with the formula chosen in each pair's feasible region.
+pub fn session_with(
+    traces: &[Arc<ctf::Trace>],
+    reference: Option<&Path>,
+    window_s: f64,
+    formula: FormulaKind,
 ) -> Result<Session, String> {
     let reference = reference
         .map(|p| resolve_reference(traces, p))
@@ -57,6 +87,7 @@ pub fn session_for(
     let opts = SyncOptions {
         reference,
         window_ns: (window_s * 1e9).max(1.0) as i64,
+        formula,
         ..SyncOptions::default()
     };
     Ok(sync::synchronize(traces, &opts))
@@ -377,7 +408,12 @@ pub fn run(args: &SyncArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("tracekit: warning: {e}");
         }
     }
-    let s = session_for(&traces, args.reference.as_deref(), args.window)?;
+    let s = session_with(
+        &traces,
+        args.reference.as_deref(),
+        args.window,
+        args.formula.into(),
+    )?;
     for e in s.errors.iter().take(20) {
         eprintln!("tracekit: warning: {e}");
     }
