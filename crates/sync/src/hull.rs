@@ -123,12 +123,13 @@ fn slope_gt(l1: &Line, l2: &Line) -> bool {
 /// How the published formula is chosen among the lines separating the two hulls.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FormulaKind {
-    /// The bisector of the two bounding lines (Trace Compass's formula).
+    /// The bisector of the two bounding lines: the fully incremental method's formula, and
+    /// Trace Compass's, so results compare (the default).
+    #[default]
     Bisector,
     /// The centre of the feasible region: the centroid of the polygon of the (α, β) of every
     /// line separating the two hulls (the mean line under a uniform prior); more accurate than
-    /// the bisector with few packets (the default). The bisector when the region is degenerate.
-    #[default]
+    /// the bisector with few packets. The bisector when the region is degenerate.
     Centre,
 }
 

@@ -23,10 +23,10 @@ pub struct SyncArgs {
     /// Window of the piecewise-linear fallback for pairs whose drift is not linear, seconds.
     #[arg(long, default_value_t = 60.0)]
     pub window: f64,
-    /// The formula chosen among the lines the packets allow: `centre`, the centroid of the
-    /// feasible region (more accurate, above all with few packets), or `bisector` of the two
-    /// bounding lines (Trace Compass's formula, for identical results).
-    #[arg(long, value_enum, default_value_t = FormulaArg::Centre)]
+    /// The formula chosen among the lines the packets allow: `bisector` of the two bounding
+    /// lines (the fully incremental method's, as Trace Compass: results compare), or `centre`,
+    /// the centroid of the feasible region (more accurate with few packets).
+    #[arg(long, value_enum, default_value_t = FormulaArg::Bisector)]
     pub formula: FormulaArg,
 }
 
