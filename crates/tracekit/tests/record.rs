@@ -666,3 +666,119 @@ fn two_hosts_sync_and_critpath() {
     );
     assert_no_stale_instances();
 }
+
+/// The longest `clock_nanosleep` (ns) of a thread named `comm` in a trace: entries and exits
+/// are paired per thread, the thread of a CPU being the last `sched_switch`'s next_tid.
+fn longest_sleep_of(dir: &Path, comm: &str) -> Option<i64> {
+    let traces = ctf::open_all(&[dir]).expect("open the snapshot");
+    let mut entries: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    let mut exits: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for t in &traces {
+        for mut r in t.readers() {
+            let mut current: Option<(i64, String)> = None;
+            while let Some(m) = r.next() {
+                let Ok(ctf::Message::Event) = m else {
+                    assert!(m.is_ok(), "decoding error in {}: {m:?}", dir.display());
+                    continue;
+                };
+                let ev = r.event();
+                let ts = r.event_time_ns().unwrap_or(0);
+                match ev.name() {
+                    "sched_switch" => {
+                        let tid = ev.field("next_tid").and_then(|v| v.as_i64());
+                        let c = ev.field("next_comm").and_then(|v| v.as_str());
+                        current = tid.zip(c.map(|c| c.into_owned()));
+                    }
+                    "syscall_entry_clock_nanosleep" | "syscall_exit_clock_nanosleep" => {
+                        let Some((tid, c)) = &current else { continue };
+                        if c != comm {
+                            continue;
+                        }
+                        let m = if ev.name().starts_with("syscall_entry") {
+                            &mut entries
+                        } else {
+                            &mut exits
+                        };
+                        m.entry(*tid).or_default().push(ts);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut best = None;
+    for (tid, ins) in &entries {
+        for &a in ins {
+            let b = exits
+                .get(tid)
+                .and_then(|v| v.iter().copied().filter(|&b| b >= a).min());
+            if let Some(b) = b {
+                best = best.max(Some(b - a));
+            }
+        }
+    }
+    best
+}
+
+#[test]
+fn flight_recorder_snapshot_on_latency_rule() {
+    if !enabled("flight_recorder_snapshot_on_latency_rule") {
+        return;
+    }
+    assert!(have("python3"), "the workload needs python3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fr");
+    let child = tracekit()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["--flight-recorder", "16M", "--snapshot-on", "syscall>20ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let inst = instance_of(child.id());
+    wait_for(&inst, 20);
+    std::thread::sleep(Duration::from_millis(1000));
+    let st = Command::new("python3")
+        .args(["-c", "import time; time.sleep(0.05)"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // Other processes may fire the rule too (and the debounce delays a snapshot by up to
+    // 1 s): look for the snapshot holding the python3 sleep.
+    let mut found = None;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        for n in 1..50 {
+            let snap = out.join(format!("snapshot-{n}/kernel"));
+            if !snap.exists() {
+                break;
+            }
+            if let Some(ns) = longest_sleep_of(&snap, "python3") {
+                if ns >= 50_000_000 {
+                    found = Some((snap, ns));
+                }
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    signal(&child, "-TERM");
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    eprintln!("{}\n{stderr}", String::from_utf8_lossy(&o.stdout));
+    assert!(o.status.success(), "{stderr}");
+    assert!(!inst.exists());
+    let (snap, ns) = found.expect("no snapshot holds the 50 ms clock_nanosleep of python3");
+    assert!(ns < 2_000_000_000, "{ns}");
+    assert!(
+        stderr.contains("rule syscall>20ms fired: syscall latency"),
+        "{stderr}"
+    );
+    let (counts, errors, _) = read_trace(&snap);
+    assert_eq!(errors, 0);
+    assert!(counts.contains_key("lttng_statedump_end"), "{counts:?}");
+}
