@@ -54,6 +54,9 @@ pub struct RecordOptions {
     pub snapshot_on: Vec<crate::trigger::Rule>,
     /// At most one rule-triggered snapshot per this long.
     pub snapshot_debounce: Duration,
+    /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
+    /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
+    pub statedump_fds: bool,
 }
 
 impl Default for RecordOptions {
@@ -74,6 +77,7 @@ impl Default for RecordOptions {
             netdevs: Vec::new(),
             snapshot_on: Vec::new(),
             snapshot_debounce: Duration::from_secs(1),
+            statedump_fds: true,
         }
     }
 }
@@ -170,6 +174,7 @@ struct Sink {
     missed_stored: u64,
     statedump_events: u64,
     net: Option<NetMerge>,
+    statedump_fds: bool,
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -229,6 +234,9 @@ impl Sink {
         // The statedump opens the session: every CPU's stream starts here, as in LTTng.
         self.writer.set_session_start(ts);
         for (id, vals) in snap.events() {
+            if !self.statedump_fds && id == scenario::lttng::ev::STATEDUMP_FD {
+                continue;
+            }
             self.writer.write_event(0, id, ts, &vals)?;
             self.count(id);
             self.statedump_events += 1;
@@ -389,6 +397,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         missed_stored: 0,
         statedump_events: 0,
         net: None,
+        statedump_fds: opts.statedump_fds,
     })
 }
 

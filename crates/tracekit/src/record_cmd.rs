@@ -56,6 +56,10 @@ pub struct RecordArgs {
     /// feature only).
     #[arg(long)]
     pub no_net_headers: bool,
+    /// Leave out the statedump's file descriptors (`lttng_statedump_file_descriptor`): their
+    /// LTTng 2.13 layout makes lttng-analyses 0.6.1 fail ("Cannot run analysis: 'pid'").
+    #[arg(long)]
+    pub no_statedump_fds: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -100,6 +104,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         net_headers: !args.no_net_headers,
         netdevs: args.netdev.clone(),
         snapshot_on: args.snapshot_on.clone(),
+        statedump_fds: !args.no_statedump_fds,
         snapshot_debounce: Duration::from_millis(args.snapshot_debounce_ms),
         ..Default::default()
     };

@@ -782,3 +782,232 @@ fn flight_recorder_snapshot_on_latency_rule() {
     assert_eq!(errors, 0);
     assert!(counts.contains_key("lttng_statedump_end"), "{counts:?}");
 }
+
+/// The `--mi` tables of an analysis: (class name or `inherit`, rows).
+fn mi_tables(j: &serde_json::Value) -> Vec<(String, Vec<Vec<serde_json::Value>>)> {
+    j["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results in {j}"))
+        .iter()
+        .map(|t| {
+            let class = match &t["class"] {
+                serde_json::Value::String(s) => s.clone(),
+                c => c["inherit"].as_str().unwrap_or_default().to_string(),
+            };
+            let rows = t["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_array().unwrap().clone())
+                .collect();
+            (class, rows)
+        })
+        .collect()
+}
+
+fn mi_table(j: &serde_json::Value, class: &str, who: &str) -> Vec<Vec<serde_json::Value>> {
+    mi_tables(j)
+        .into_iter()
+        .find(|(c, _)| c == class)
+        .unwrap_or_else(|| panic!("{who}: no `{class}` table in {j}"))
+        .1
+}
+
+#[test]
+fn analyses_agree_with_lttng_analyses() {
+    if !enabled("analyses_agree_with_lttng_analyses") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    // lttng-analyses wants the trace under a path component ending in `kernel`.
+    let out = tmp.path().join("run").join("kernel");
+    let mut load = workload();
+    let rec = tracekit()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        // The 2.13 file-descriptor statedump makes lttng-analyses 0.6.1 fail.
+        .args(["-q", "--duration", "2", "--no-statedump-fds"])
+        .output()
+        .unwrap();
+    for c in &mut load {
+        let _ = c.wait();
+    }
+    assert!(
+        rec.status.success(),
+        "tracekit record failed: {}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let analyses = ["cputop", "syscallstats", "irqstats", "schedtop"];
+    let mut ours = BTreeMap::new();
+    for a in analyses {
+        let o = tracekit()
+            .args(["analyze", a, "--mi"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "tracekit analyze {a} --mi failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("tracekit analyze {a} --mi: bad JSON: {e}"));
+        assert!(!mi_tables(&j).is_empty(), "{a}: no tables");
+        ours.insert(a, j);
+    }
+    let missing: Vec<String> = analyses
+        .iter()
+        .map(|a| format!("lttng-{a}-mi"))
+        .filter(|t| !have(t))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "analyses_agree_with_lttng_analyses: {} not installed: the lttng-analyses side is \
+             skipped (CI installs lttng-analyses)",
+            missing.join(", ")
+        );
+        return;
+    }
+    let mut theirs = BTreeMap::new();
+    for a in analyses {
+        let o = Command::new(format!("lttng-{a}-mi"))
+            .arg(&out)
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "lttng-{a}-mi: bad JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+        assert!(
+            o.status.success() && j.get("error-message").is_none(),
+            "lttng-{a}-mi failed: {j}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        theirs.insert(a, j);
+    }
+
+    // cputop: per-thread usage of lttng-analyses's top threads, within 0.1 %.
+    let usage = |rows: &[Vec<serde_json::Value>]| -> BTreeMap<i64, f64> {
+        rows.iter()
+            .map(|r| (r[0]["tid"].as_i64().unwrap(), parse_f64(&r[3]["value"])))
+            .collect()
+    };
+    let t_cpu = usage(&mi_table(
+        &theirs["cputop"],
+        "per-process",
+        "lttng-cputop-mi",
+    ));
+    let o_cpu = usage(&mi_table(&ours["cputop"], "per-process", "tracekit cputop"));
+    assert!(!t_cpu.is_empty());
+    let o_min = o_cpu.values().copied().fold(f64::INFINITY, f64::min);
+    for (tid, t) in &t_cpu {
+        match o_cpu.get(tid) {
+            Some(o) => assert!(
+                (o - t).abs() <= 0.001,
+                "cputop tid {tid}: tracekit {o} vs lttng-analyses {t}\nours {o_cpu:?}\ntheirs {t_cpu:?}"
+            ),
+            // Not in our top list: a tie at the bottom.
+            None => assert!(
+                *t <= o_min + 0.001,
+                "cputop tid {tid} ({t}) missing from tracekit's top threads {o_cpu:?}"
+            ),
+        }
+    }
+
+    // syscallstats: calls per thread (total table) and per system call name (summed over the
+    // per-thread tables). Process names may differ (DIFFERENCES.md), so threads go by tid.
+    let per_tid = |j: &serde_json::Value, who: &str| -> BTreeMap<i64, i64> {
+        mi_table(j, "total", who)
+            .iter()
+            .map(|r| {
+                (
+                    r[0]["tid"].as_i64().unwrap(),
+                    r[1]["value"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let per_name = |j: &serde_json::Value| -> BTreeMap<String, i64> {
+        let mut m = BTreeMap::new();
+        for (class, rows) in mi_tables(j) {
+            if class != "per-tid" {
+                continue;
+            }
+            for r in rows {
+                *m.entry(r[0]["name"].as_str().unwrap().to_string())
+                    .or_default() += r[1]["value"].as_i64().unwrap();
+            }
+        }
+        m
+    };
+    let t_tid = per_tid(&theirs["syscallstats"], "lttng-syscallstats-mi");
+    let o_tid = per_tid(&ours["syscallstats"], "tracekit syscallstats");
+    assert!(!t_tid.is_empty());
+    assert_eq!(
+        o_tid, t_tid,
+        "system calls per tid (tracekit, lttng-analyses)"
+    );
+    let t_sys = per_name(&theirs["syscallstats"]);
+    let o_sys = per_name(&ours["syscallstats"]);
+    assert!(!t_sys.is_empty());
+    assert_eq!(
+        o_sys, t_sys,
+        "system calls per name (tracekit, lttng-analyses)"
+    );
+
+    // irqstats: hard IRQ counts (lttng-analyses ignores the irq_softirq_* events).
+    let irqs = |rows: &[Vec<serde_json::Value>]| -> BTreeMap<i64, i64> {
+        rows.iter()
+            .map(|r| {
+                (
+                    r[0]["nr"].as_i64().unwrap(),
+                    r[1]["value"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let t_irq = irqs(&mi_table(
+        &theirs["irqstats"],
+        "hard-stats",
+        "lttng-irqstats-mi",
+    ));
+    let o_irq = irqs(&mi_table(
+        &ours["irqstats"],
+        "hard-stats",
+        "tracekit irqstats",
+    ));
+    assert_eq!(o_irq, t_irq, "hard IRQ counts (tracekit, lttng-analyses)");
+
+    // schedtop: the same top wakeup latencies (wakeup, switch, latency, tid).
+    let lat = |rows: &[Vec<serde_json::Value>]| -> Vec<(i64, i64, i64, i64)> {
+        let mut v: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r[0]["value"].as_i64().unwrap(),
+                    r[1]["value"].as_i64().unwrap(),
+                    r[2]["value"].as_i64().unwrap(),
+                    r[5]["tid"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let t_sched = lat(&mi_table(&theirs["schedtop"], "top", "lttng-schedtop-mi"));
+    let o_sched = lat(&mi_table(&ours["schedtop"], "top", "tracekit schedtop"));
+    assert!(!t_sched.is_empty());
+    assert_eq!(o_sched, t_sched, "schedtop rows (tracekit, lttng-analyses)");
+    eprintln!(
+        "agree: {} cputop threads, {} system calls, {} IRQs, {} schedtop rows",
+        t_cpu.len(),
+        t_sys.len(),
+        t_irq.len(),
+        t_sched.len()
+    );
+}
