@@ -14,6 +14,7 @@ pub mod recorder;
 pub mod statedump;
 pub mod syscall_table;
 pub mod tracefs;
+pub mod trigger;
 
 pub use recorder::{record, RecordOptions, RecordSummary};
 

@@ -48,6 +48,15 @@ pub struct RecordOptions {
     pub net_headers: bool,
     /// Record only the net events of these network devices (empty: all).
     pub netdevs: Vec<String>,
+    /// Flight-recorder mode: also write a snapshot when one of these latency rules fires
+    /// (the events are then read and decoded live, kept in memory up to `flight_recorder`
+    /// bytes).
+    pub snapshot_on: Vec<crate::trigger::Rule>,
+    /// At most one rule-triggered snapshot per this long.
+    pub snapshot_debounce: Duration,
+    /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
+    /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
+    pub statedump_fds: bool,
 }
 
 impl Default for RecordOptions {
@@ -66,6 +75,9 @@ impl Default for RecordOptions {
             verbose: false,
             net_headers: true,
             netdevs: Vec::new(),
+            snapshot_on: Vec::new(),
+            snapshot_debounce: Duration::from_secs(1),
+            statedump_fds: true,
         }
     }
 }
@@ -162,6 +174,7 @@ struct Sink {
     missed_stored: u64,
     statedump_events: u64,
     net: Option<NetMerge>,
+    statedump_fds: bool,
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -221,6 +234,9 @@ impl Sink {
         // The statedump opens the session: every CPU's stream starts here, as in LTTng.
         self.writer.set_session_start(ts);
         for (id, vals) in snap.events() {
+            if !self.statedump_fds && id == scenario::lttng::ev::STATEDUMP_FD {
+                continue;
+            }
             self.writer.write_event(0, id, ts, &vals)?;
             self.count(id);
             self.statedump_events += 1;
@@ -319,19 +335,13 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
     let name = format!("tracekit-{}", std::process::id());
     let inst = Instance::create(&s.tfs, &name)?;
     inst.write("trace_clock", "mono")?;
+    let overwrite = opts.flight_recorder.is_some() && opts.snapshot_on.is_empty();
     let kb = match opts.flight_recorder {
-        Some(total) => (total / 1024 / ncpus_hint.max(1) as u64).max(64),
-        None => opts.buffer_size_kb.max(64),
+        Some(total) if overwrite => (total / 1024 / ncpus_hint.max(1) as u64).max(64),
+        _ => opts.buffer_size_kb.max(64),
     };
     inst.write("buffer_size_kb", &kb.to_string())?;
-    inst.write(
-        "options/overwrite",
-        if opts.flight_recorder.is_some() {
-            "1"
-        } else {
-            "0"
-        },
-    )?;
+    inst.write("options/overwrite", if overwrite { "1" } else { "0" })?;
     if !opts.pids.is_empty() {
         let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
         inst.write("set_event_pid", &list.join(" "))?;
@@ -387,6 +397,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         missed_stored: 0,
         statedump_events: 0,
         net: None,
+        statedump_fds: opts.statedump_fds,
     })
 }
 
@@ -591,6 +602,83 @@ fn annotate_partial(e: RecordError, dir: &Path) -> RecordError {
     }
 }
 
+/// What the flight recorder keeps between snapshots.
+struct Flight<'a> {
+    s: &'a Setup,
+    opts: &'a RecordOptions,
+    inst: &'a Instance,
+    cpus: Vec<u32>,
+    nstreams: u32,
+    lost_seen: Vec<u64>,
+    summary: RecordSummary,
+    all_counts: Vec<u64>,
+    n: u32,
+}
+
+impl Flight<'_> {
+    /// Writes the pages as `snapshot-N/kernel`.
+    fn snapshot(&mut self, pages: &[(u32, Vec<u8>)]) -> Result<PathBuf, RecordError> {
+        let (s, opts) = (self.s, self.opts);
+        self.n += 1;
+        let n = self.n;
+        let mut first = u64::MAX;
+        for (_, p) in pages {
+            let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
+        }
+        if first == u64::MAX {
+            first = tracefs::clocks_ns().0;
+        }
+        let dir = opts.output.join(format!("snapshot-{n}")).join("kernel");
+        let mut sink = new_sink(s, opts, &dir, self.nstreams)?;
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
+            path: "/proc".into(),
+            source: e,
+        })?;
+        sink.statedump(&snap, first)?;
+        // Pages of a CPU are in time order; a page may start before the statedump.
+        for (cpu, p) in pages {
+            sink.page(&s.layout, *cpu, p)?;
+        }
+        for (i, &c) in self.cpus.iter().enumerate() {
+            let lost = self.inst.stats(c)?.lost();
+            sink.writer
+                .add_discarded(c, lost.saturating_sub(self.lost_seen[i]))?;
+            self.lost_seen[i] = lost;
+        }
+        let summary = &mut self.summary;
+        summary.discarded += sink.writer.discarded();
+        summary.missed_pages += sink.missed_pages;
+        summary.missed_stored += sink.missed_stored;
+        summary.statedump_events += sink.statedump_events;
+        summary.unknown_syscalls += sink.conv.stats.unknown_syscalls;
+        summary.malformed += sink.conv.stats.malformed;
+        for (i, c) in sink.per_class.iter().enumerate() {
+            if self.all_counts.len() <= i {
+                self.all_counts.resize(i + 1, 0);
+            }
+            self.all_counts[i] += c;
+        }
+        let st = sink
+            .writer
+            .finish()
+            .map_err(|e| annotate_partial(e.into(), &dir))?;
+        if opts.verbose {
+            eprintln!(
+                "tracekit: snapshot {n}: {} events in {}",
+                st.events,
+                st.dir.display()
+            );
+        }
+        summary.events += st.events;
+        summary.bytes += st.bytes;
+        for (i, e) in st.per_cpu.iter().enumerate() {
+            summary.per_cpu[i] += e;
+        }
+        summary.traces.push(st.dir.clone());
+        Ok(st.dir)
+    }
+}
+
 fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -605,27 +693,40 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         path: opts.output.clone(),
         source: e,
     })?;
-    let mut summary = RecordSummary {
-        per_cpu: vec![0; nstreams as usize],
-        ..Default::default()
-    };
     let names = event_names(s, opts);
+    let mut net_off = None;
     if s.known.iter().any(|(k, _)| k.group == "net") && opts.net_headers {
         eprintln!(
             "tracekit: flight-recorder mode records the net events without their network \
              headers (network_header_type = _unknown)"
         );
-        summary.net_headers_off = Some("flight-recorder mode".into());
+        net_off = Some("flight-recorder mode".into());
     }
-    let mut all_counts: Vec<u64> = Vec::new();
+    let mut fl = Flight {
+        s,
+        opts,
+        inst: &inst,
+        cpus: cpus.clone(),
+        nstreams,
+        lost_seen: Vec::new(),
+        summary: RecordSummary {
+            per_cpu: vec![0; nstreams as usize],
+            net_headers_off: net_off,
+            ..Default::default()
+        },
+        all_counts: Vec::new(),
+        n: 0,
+    };
     let result = (|| -> Result<(), RecordError> {
-        let mut lost_seen: Vec<u64> = cpus
+        fl.lost_seen = cpus
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
             .collect::<Result<_, _>>()?;
         inst.write("tracing_on", "1")?;
         let deadline = opts.duration.map(|d| Instant::now() + d);
-        let mut n = 0;
+        if !opts.snapshot_on.is_empty() {
+            return run_live(&mut fl, &mut pipes, deadline);
+        }
         loop {
             if signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(());
@@ -634,7 +735,6 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
             }
-            n += 1;
             // Take the pages out of the ring buffers first, then write them.
             let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
             let mut buf = vec![0u8; s.layout.page_size()];
@@ -643,66 +743,123 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
                     pages.push((*cpu, buf[..len].to_vec()));
                 }
             }
-            let mut first = u64::MAX;
-            for (_, p) in &pages {
-                let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
-            }
-            if first == u64::MAX {
-                first = tracefs::clocks_ns().0;
-            }
-            let dir = opts.output.join(format!("snapshot-{n}")).join("kernel");
-            let mut sink = new_sink(s, opts, &dir, nstreams)?;
-            let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
-                path: "/proc".into(),
-                source: e,
-            })?;
-            sink.statedump(&snap, first)?;
-            for (cpu, p) in &pages {
-                sink.page(&s.layout, *cpu, p)?;
-            }
-            for (i, &c) in cpus.iter().enumerate() {
-                let lost = inst.stats(c)?.lost();
-                sink.writer.add_discarded(c, lost - lost_seen[i])?;
-                lost_seen[i] = lost;
-            }
-            summary.discarded += sink.writer.discarded();
-            summary.missed_pages += sink.missed_pages;
-            summary.missed_stored += sink.missed_stored;
-            summary.statedump_events += sink.statedump_events;
-            summary.unknown_syscalls += sink.conv.stats.unknown_syscalls;
-            summary.malformed += sink.conv.stats.malformed;
-            for (i, c) in sink.per_class.iter().enumerate() {
-                if all_counts.len() <= i {
-                    all_counts.resize(i + 1, 0);
-                }
-                all_counts[i] += c;
-            }
-            let st = sink
-                .writer
-                .finish()
-                .map_err(|e| annotate_partial(e.into(), &dir))?;
-            if opts.verbose {
-                eprintln!(
-                    "tracekit: snapshot {n}: {} events in {}",
-                    st.events,
-                    st.dir.display()
-                );
-            }
-            summary.events += st.events;
-            summary.bytes += st.bytes;
-            for (i, e) in st.per_cpu.iter().enumerate() {
-                summary.per_cpu[i] += e;
-            }
-            summary.traces.push(st.dir);
+            fl.snapshot(&pages)?;
         }
     })();
     drop(pipes);
+    let mut summary = std::mem::take(&mut fl.summary);
+    let all_counts = std::mem::take(&mut fl.all_counts);
+    drop(fl);
     let removed = inst.remove();
     result?;
     removed?;
     summary.per_class = class_names(&names, &all_counts);
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// Flight recorder with `--snapshot-on`: the pages are read as they fill, decoded for the
+/// latency rules and kept in memory (`flight_recorder` bytes in total, the oldest dropped);
+/// a snapshot writes the pages kept (and forgets them).
+fn run_live(
+    fl: &mut Flight<'_>,
+    pipes: &mut [(u32, RawPipe)],
+    deadline: Option<Instant>,
+) -> Result<(), RecordError> {
+    use std::collections::VecDeque;
+    let (s, opts) = (fl.s, fl.opts);
+    let ncpus = pipes.len().max(1);
+    let budget =
+        (opts.flight_recorder.unwrap_or(64 << 20) as usize / ncpus).max(2 * s.layout.page_size());
+    let mut kept: Vec<(VecDeque<Vec<u8>>, usize)> =
+        (0..pipes.len()).map(|_| (VecDeque::new(), 0)).collect();
+    let mut tc = build_trace_class(opts, "live");
+    let mut conv = Converter::new(&mut tc, &s.known, &s.syscalls)
+        .map_err(|e| RecordError::Format(e.to_string()))?;
+    let maker = crate::trigger::InputMaker::new(&tc);
+    let mut trigger = crate::trigger::Trigger::new(&opts.snapshot_on);
+    trigger.ignore_tid(std::process::id() as i32);
+    let mut debounce = crate::trigger::Debounce::new(
+        opts.snapshot_debounce.as_nanos().min(i64::MAX as u128) as i64,
+    );
+    let t0 = Instant::now();
+    let mut merged_mark = 0;
+    let mut buf = vec![0u8; s.layout.page_size()];
+    let mut vals: Vec<Value> = Vec::new();
+    let mut inputs: Vec<(u64, u32, analysis::latency::Input)> = Vec::new();
+    loop {
+        let stop = signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d);
+        if stop {
+            return Ok(());
+        }
+        let mut any_full = false;
+        inputs.clear();
+        for (i, (cpu, pipe)) in pipes.iter_mut().enumerate() {
+            for _ in 0..256 {
+                let Some(n) = pipe.read_page(&mut buf)? else {
+                    break;
+                };
+                let page = buf[..n].to_vec();
+                let info = decode_page(&s.layout, &page, |ts, rec| {
+                    if let Some(id) = conv.convert(rec, &mut vals) {
+                        if let Some(inp) = maker.input(id, *cpu, &vals) {
+                            inputs.push((ts, *cpu, inp));
+                        }
+                    }
+                })
+                .map_err(|e| RecordError::Invalid(format!("CPU {cpu}: {e}")))?;
+                let (q, bytes) = &mut kept[i];
+                *bytes += page.len();
+                q.push_back(page);
+                while *bytes > budget && q.len() > 1 {
+                    *bytes -= q.pop_front().map_or(0, |p| p.len());
+                }
+                if !info.full {
+                    break;
+                }
+                any_full = true;
+            }
+        }
+        inputs.sort_by_key(|(ts, cpu, _)| (*ts, *cpu));
+        for (ts, _, inp) in &inputs {
+            if let Some(f) = trigger.feed(*ts as i64, inp) {
+                debounce.offer(f);
+            }
+        }
+        let now = t0.elapsed().as_nanos() as i64;
+        let by_signal = signals::take_snapshot_request();
+        let fired = if by_signal {
+            debounce.taken(now);
+            None
+        } else {
+            debounce.due(now)
+        };
+        if fired.is_some() || by_signal {
+            // The pages stay: a later snapshot holds the latest `flight_recorder` bytes too.
+            let pages: Vec<(u32, Vec<u8>)> = pipes
+                .iter()
+                .zip(&kept)
+                .flat_map(|((cpu, _), (q, _))| q.iter().map(|p| (*cpu, p.clone())))
+                .collect();
+            let dir = fl.snapshot(&pages)?;
+            let more = debounce.merged - std::mem::replace(&mut merged_mark, debounce.merged);
+            if let Some(f) = fired.as_ref().filter(|_| opts.verbose) {
+                eprintln!(
+                    "tracekit: snapshot {} ({}): {f}{}",
+                    fl.n,
+                    dir.display(),
+                    if more > 0 {
+                        format!(" (and {more} more firings within the debounce)")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        if !any_full {
+            std::thread::sleep(opts.poll);
+        }
+    }
 }
 
 #[cfg(test)]

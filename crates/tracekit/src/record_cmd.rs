@@ -20,6 +20,18 @@ pub struct RecordArgs {
     /// each SIGUSR1 writes a snapshot.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub flight_recorder: Option<u64>,
+    /// With --flight-recorder: also write a snapshot when a latency rule fires, e.g.
+    /// `syscall>50ms`, `wakeup>5ms`, `offcpu>100ms`, `block>20ms`, `irq>1ms` (repeatable).
+    /// The events are then read live and kept in memory (SIZE in total).
+    #[arg(
+        long = "snapshot-on",
+        value_name = "RULE",
+        requires = "flight_recorder"
+    )]
+    pub snapshot_on: Vec<record::trigger::Rule>,
+    /// At most one rule-triggered snapshot per this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub snapshot_debounce_ms: u64,
     /// Events: groups (sched, irq, timer, syscalls, block, kmem, net, all) or names
     /// (sched_switch, sched:sched_switch), comma-separated. Default:
     /// sched,irq,timer,syscalls,block,net.
@@ -44,6 +56,10 @@ pub struct RecordArgs {
     /// feature only).
     #[arg(long)]
     pub no_net_headers: bool,
+    /// Leave out the statedump's file descriptors (`lttng_statedump_file_descriptor`): their
+    /// LTTng 2.13 layout makes lttng-analyses 0.6.1 fail ("Cannot run analysis: 'pid'").
+    #[arg(long)]
+    pub no_statedump_fds: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -87,15 +103,29 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         verbose: !args.quiet,
         net_headers: !args.no_net_headers,
         netdevs: args.netdev.clone(),
+        snapshot_on: args.snapshot_on.clone(),
+        statedump_fds: !args.no_statedump_fds,
+        snapshot_debounce: Duration::from_millis(args.snapshot_debounce_ms),
         ..Default::default()
     };
     if !args.quiet {
         match (args.flight_recorder, duration) {
-            (Some(_), _) => eprintln!(
-                "tracekit: flight recorder on (pid {}); `kill -USR1 {}` writes a snapshot, Ctrl-C stops",
-                std::process::id(),
-                std::process::id()
-            ),
+            (Some(_), _) => {
+                eprintln!(
+                    "tracekit: flight recorder on (pid {}); `kill -USR1 {}` writes a snapshot, Ctrl-C stops",
+                    std::process::id(),
+                    std::process::id()
+                );
+                if !args.snapshot_on.is_empty() {
+                    let rules: Vec<String> =
+                        args.snapshot_on.iter().map(|r| r.to_string()).collect();
+                    eprintln!(
+                        "tracekit: snapshot on {} (at most one per {} ms)",
+                        rules.join(", "),
+                        args.snapshot_debounce_ms
+                    );
+                }
+            }
             (None, Some(d)) => eprintln!("tracekit: recording for {:.1} s", d.as_secs_f64()),
             (None, None) => eprintln!("tracekit: recording until Ctrl-C"),
         }

@@ -1,0 +1,506 @@
+//! `--snapshot-on RULE`: latency rules checked live on the decoded events of a flight
+//! recording, with the sans-io trackers of [`analysis::latency`].
+
+use std::collections::HashMap;
+
+use analysis::latency::{Config, Input, Latency, Report, Tracker};
+use ctf::ir::TraceClass;
+use ctf::value::Value;
+
+/// A rule: a latency of `tracker` of at least `threshold` ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub tracker: Tracker,
+    pub threshold: i64,
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}>{}", self.tracker.name(), fmt_ns(self.threshold))
+    }
+}
+
+/// `1.5ms`, `20us`, `2s`, `300ns`.
+pub fn fmt_ns(ns: i64) -> String {
+    let (v, unit) = if ns >= 1_000_000_000 {
+        (ns as f64 / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        return format!("{ns}ns");
+    };
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}{unit}")
+}
+
+/// Parses a duration: a number with a unit `ns`, `us`, `ms` or `s`.
+pub fn parse_duration_ns(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("`{s}`: missing unit (ns, us, ms or s)"))?;
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: bad number `{num}`"))?;
+    let mult = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("`{s}`: unknown unit `{u}` (ns, us, ms or s)")),
+    };
+    let ns = (v * mult).round();
+    if !(1.0..1e18).contains(&ns) {
+        return Err(format!("`{s}`: out of range"));
+    }
+    Ok(ns as i64)
+}
+
+impl std::str::FromStr for Rule {
+    type Err = String;
+
+    /// `TRACKER>DURATION`, e.g. `syscall>50ms`; trackers: wakeup, offcpu, syscall, block, irq.
+    fn from_str(s: &str) -> Result<Rule, String> {
+        let (name, dur) = s
+            .split_once('>')
+            .ok_or_else(|| format!("bad rule `{s}` (e.g. syscall>50ms)"))?;
+        let name = name.trim();
+        let tracker = Tracker::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                format!("bad rule `{s}`: unknown latency `{name}` (wakeup, offcpu, syscall, block, irq)")
+            })?;
+        let threshold = parse_duration_ns(dur.trim_start_matches('='))
+            .map_err(|e| format!("bad rule `{s}`: {e}"))?;
+        Ok(Rule { tracker, threshold })
+    }
+}
+
+/// A rule that fired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fired {
+    pub rule: Rule,
+    pub report: Report,
+}
+
+impl std::fmt::Display for Fired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = &self.report;
+        write!(
+            f,
+            "rule {} fired: {} latency {}",
+            self.rule,
+            r.tracker.name(),
+            fmt_ns(r.latency)
+        )?;
+        if let Some(tid) = r.tid {
+            write!(f, ", tid {tid}")?;
+            if let Some(c) = &r.comm {
+                write!(f, " ({c})")?;
+            }
+        }
+        if let Some(cpu) = r.cpu {
+            write!(f, ", CPU {cpu}")?;
+        }
+        if !r.detail.is_empty() {
+            write!(f, ", {}", r.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rules and their trackers.
+pub struct Trigger {
+    rules: Vec<Rule>,
+    lat: Latency,
+    reports: Vec<Report>,
+    ignore: Vec<i32>,
+}
+
+impl Trigger {
+    pub fn new(rules: &[Rule]) -> Trigger {
+        let mut trackers: Vec<Tracker> = rules.iter().map(|r| r.tracker).collect();
+        trackers.sort();
+        trackers.dedup();
+        let threshold = rules.iter().map(|r| r.threshold).min().unwrap_or(0);
+        let config = Config {
+            threshold,
+            timeout: None,
+            ..Default::default()
+        };
+        Trigger {
+            rules: rules.to_vec(),
+            lat: Latency::new(&trackers, config),
+            reports: Vec::new(),
+            ignore: Vec::new(),
+        }
+    }
+
+    /// Latencies of this thread never fire (the recorder's own polling sleeps).
+    pub fn ignore_tid(&mut self, tid: i32) {
+        self.ignore.push(tid);
+    }
+
+    /// Feeds one input (in time order); returns the first rule that fired, if any.
+    pub fn feed(&mut self, ts: i64, input: &Input) -> Option<Fired> {
+        self.reports.clear();
+        self.lat.feed(ts, input, &mut self.reports);
+        let mut fired = None;
+        for r in self.reports.drain(..) {
+            if r.timeout || r.tid.is_some_and(|t| self.ignore.contains(&t)) {
+                continue;
+            }
+            let Some(rule) = self
+                .rules
+                .iter()
+                .find(|rule| rule.tracker == r.tracker && r.latency >= rule.threshold)
+            else {
+                continue;
+            };
+            fired.get_or_insert(Fired {
+                rule: *rule,
+                report: r,
+            });
+        }
+        fired
+    }
+}
+
+/// At most one snapshot per `interval` ns: a rule firing too early is kept (the first one)
+/// and its snapshot taken when the interval has passed, so that it is not lost.
+#[derive(Debug)]
+pub struct Debounce {
+    interval: i64,
+    last: Option<i64>,
+    pending: Option<Fired>,
+    /// Firings merged into another snapshot.
+    pub merged: u64,
+}
+
+impl Debounce {
+    pub fn new(interval: i64) -> Debounce {
+        Debounce {
+            interval,
+            last: None,
+            pending: None,
+            merged: 0,
+        }
+    }
+
+    /// A rule fired at `now`.
+    pub fn offer(&mut self, f: Fired) {
+        if self.pending.is_some() {
+            self.merged += 1;
+        } else {
+            self.pending = Some(f);
+        }
+    }
+
+    /// The firing to snapshot now, if any (and the interval restarts).
+    pub fn due(&mut self, now: i64) -> Option<Fired> {
+        if self.pending.is_none() || self.last.is_some_and(|l| now - l < self.interval) {
+            return None;
+        }
+        self.last = Some(now);
+        self.pending.take()
+    }
+
+    /// A snapshot was taken at `now` for another reason (SIGUSR1): a pending firing is in it.
+    pub fn taken(&mut self, now: i64) {
+        if self.pending.take().is_some() {
+            self.merged += 1;
+        }
+        self.last = Some(now);
+    }
+}
+
+/// Builds tracker [`Input`]s from converted events (event id and payload values).
+pub struct InputMaker {
+    /// Per event id: the name and the payload field names.
+    classes: HashMap<u64, (String, Vec<String>)>,
+}
+
+impl InputMaker {
+    pub fn new(tc: &TraceClass) -> InputMaker {
+        let mut classes = HashMap::new();
+        for s in tc.streams.values() {
+            for e in s.events.values() {
+                let fields = e
+                    .payload
+                    .as_ref()
+                    .map(|p| {
+                        p.fields
+                            .iter()
+                            .map(|f| f.name.trim_start_matches('_').to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                classes.insert(e.id, (e.name.clone(), fields));
+            }
+        }
+        InputMaker { classes }
+    }
+
+    /// The input of event `id` with payload `vals` on `cpu`, if a tracker uses it.
+    pub fn input(&self, id: u64, cpu: u32, vals: &[Value]) -> Option<Input> {
+        let (name, fields) = self.classes.get(&id)?;
+        let get = |f: &str| fields.iter().position(|n| n == f).and_then(|i| vals.get(i));
+        let i = |f: &str| get(f).and_then(|v| v.as_int()).map(|v| v as i64);
+        let u = |f: &str| get(f).and_then(|v| v.as_int()).map(|v| v as u64);
+        let s = |f: &str| match get(f) {
+            Some(Value::Str(b)) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        };
+        Some(match name.as_str() {
+            "sched_switch" => Input::Switch {
+                cpu,
+                prev_tid: i("prev_tid")? as i32,
+                prev_comm: s("prev_comm"),
+                prev_state: i("prev_state").unwrap_or(0),
+                next_tid: i("next_tid")? as i32,
+                next_comm: s("next_comm"),
+            },
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Input::Waking {
+                cpu,
+                tid: i("tid")? as i32,
+                comm: s("comm"),
+            },
+            "block_rq_issue" => Input::BlockIssue {
+                dev: u("dev")?,
+                sector: u("sector")?,
+                nr_sector: u("nr_sector").unwrap_or(0),
+                tid: i("tid").map(|t| t as i32),
+            },
+            "block_rq_complete" => Input::BlockComplete {
+                dev: u("dev")?,
+                sector: u("sector")?,
+            },
+            "irq_handler_entry" => Input::IrqEntry {
+                cpu,
+                irq: i("irq")?,
+                name: s("name"),
+            },
+            "irq_handler_exit" => Input::IrqExit {
+                cpu,
+                irq: i("irq")?,
+            },
+            "irq_softirq_raise" => Input::SoftIrqRaise {
+                cpu,
+                vec: u("vec")?,
+            },
+            "irq_softirq_entry" => Input::SoftIrqEntry {
+                cpu,
+                vec: u("vec")?,
+            },
+            n => {
+                if let Some(sc) = n
+                    .strip_prefix("syscall_entry_")
+                    .or_else(|| n.strip_prefix("compat_syscall_entry_"))
+                {
+                    Input::SyscallEntry {
+                        cpu,
+                        name: sc.to_string(),
+                    }
+                } else if n.starts_with("syscall_exit_") || n.starts_with("compat_syscall_exit_") {
+                    Input::SyscallExit {
+                        cpu,
+                        ret: i("ret").unwrap_or(0),
+                    }
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sw(cpu: u32, prev: i32, next: i32) -> Input {
+        Input::Switch {
+            cpu,
+            prev_tid: prev,
+            prev_comm: format!("t{prev}"),
+            prev_state: 1,
+            next_tid: next,
+            next_comm: format!("t{next}"),
+        }
+    }
+
+    #[test]
+    fn parse_rules() {
+        let r: Rule = "syscall>50ms".parse().unwrap();
+        assert_eq!(
+            r,
+            Rule {
+                tracker: Tracker::Syscall,
+                threshold: 50_000_000
+            }
+        );
+        assert_eq!(
+            "wakeup>5ms".parse::<Rule>().unwrap().tracker,
+            Tracker::Wakeup
+        );
+        assert_eq!(
+            "offcpu > 100ms".parse::<Rule>().unwrap().threshold,
+            100_000_000
+        );
+        assert_eq!(
+            "block>20ms".parse::<Rule>().unwrap().tracker,
+            Tracker::Block
+        );
+        assert_eq!("irq>1ms".parse::<Rule>().unwrap().threshold, 1_000_000);
+        assert_eq!("irq>=250us".parse::<Rule>().unwrap().threshold, 250_000);
+        assert_eq!(
+            "syscall>1.5s".parse::<Rule>().unwrap().threshold,
+            1_500_000_000
+        );
+        assert_eq!("syscall>10ns".parse::<Rule>().unwrap().threshold, 10);
+        for bad in [
+            "syscall",
+            "foo>1ms",
+            "syscall>",
+            "syscall>5",
+            "syscall>5min",
+            "syscall>0ms",
+            "syscall>-1ms",
+        ] {
+            assert!(bad.parse::<Rule>().is_err(), "{bad}");
+        }
+        assert_eq!(r.to_string(), "syscall>50ms");
+        assert_eq!(fmt_ns(1_500_000), "1.5ms");
+    }
+
+    #[test]
+    fn syscall_rule_fires() {
+        let rules = ["syscall>20ms".parse().unwrap()];
+        let mut t = Trigger::new(&rules);
+        t.ignore_tid(99);
+        let ms = 1_000_000i64;
+        assert_eq!(t.feed(0, &sw(0, 0, 42)), None);
+        let entry = |n: &str| Input::SyscallEntry {
+            cpu: 0,
+            name: n.into(),
+        };
+        let exit = Input::SyscallExit { cpu: 0, ret: 0 };
+        // Fast syscall: nothing.
+        assert_eq!(t.feed(ms, &entry("read")), None);
+        assert_eq!(t.feed(2 * ms, &exit), None);
+        // Slow one: fires.
+        assert_eq!(t.feed(10 * ms, &entry("clock_nanosleep")), None);
+        let f = t.feed(61 * ms, &exit).expect("fires");
+        assert_eq!(f.rule, rules[0]);
+        assert_eq!(f.report.latency, 51 * ms);
+        assert_eq!(f.report.tid, Some(42));
+        assert_eq!(f.report.comm.as_deref(), Some("t42"));
+        let text = f.to_string();
+        assert!(
+            text.contains("syscall>20ms") && text.contains("tid 42") && text.contains("51ms"),
+            "{text}"
+        );
+        // The ignored thread never fires.
+        t.feed(70 * ms, &sw(0, 42, 99));
+        t.feed(71 * ms, &entry("clock_nanosleep"));
+        assert_eq!(t.feed(171 * ms, &exit), None);
+    }
+
+    #[test]
+    fn debounce() {
+        let ms = 1_000_000i64;
+        let rule: Rule = "syscall>20ms".parse().unwrap();
+        let fired = |lat: i64| Fired {
+            rule,
+            report: Report {
+                tracker: Tracker::Syscall,
+                begin: 0,
+                end: lat,
+                latency: lat,
+                timeout: false,
+                timed_out: false,
+                tid: Some(1),
+                comm: None,
+                cpu: None,
+                waker: None,
+                detail: String::new(),
+            },
+        };
+        let mut d = Debounce::new(1000 * ms);
+        assert_eq!(d.due(0), None);
+        d.offer(fired(30 * ms));
+        assert_eq!(d.due(10 * ms).unwrap().report.latency, 30 * ms);
+        // Within the interval: kept for later, the next ones merged.
+        d.offer(fired(40 * ms));
+        d.offer(fired(50 * ms));
+        assert_eq!(d.due(500 * ms), None);
+        assert_eq!(d.due(1009 * ms), None);
+        assert_eq!(d.due(1010 * ms).unwrap().report.latency, 40 * ms);
+        assert_eq!(d.merged, 1);
+        assert_eq!(d.due(5000 * ms), None);
+        // A SIGUSR1 snapshot takes the pending firing with it.
+        d.offer(fired(60 * ms));
+        d.taken(2500 * ms);
+        assert_eq!(d.due(9000 * ms), None);
+        assert_eq!(d.merged, 2);
+    }
+
+    #[test]
+    fn only_matching_rules_fire() {
+        let rules: Vec<Rule> = vec!["wakeup>5ms".parse().unwrap(), "irq>1ms".parse().unwrap()];
+        let mut t = Trigger::new(&rules);
+        let ms = 1_000_000i64;
+        // A 3 ms wakeup latency: below the rule.
+        t.feed(0, &sw(0, 0, 1));
+        t.feed(
+            ms,
+            &Input::Waking {
+                cpu: 0,
+                tid: 7,
+                comm: "w".into(),
+            },
+        );
+        assert_eq!(t.feed(4 * ms, &sw(1, 0, 7)), None);
+        // A 2 ms IRQ handler: fires the irq rule.
+        t.feed(
+            5 * ms,
+            &Input::IrqEntry {
+                cpu: 1,
+                irq: 9,
+                name: "eth0".into(),
+            },
+        );
+        let f = t.feed(7 * ms, &Input::IrqExit { cpu: 1, irq: 9 }).unwrap();
+        assert_eq!(f.rule, rules[1]);
+        // A 6 ms wakeup latency: fires the wakeup rule.
+        t.feed(8 * ms, &sw(1, 7, 0));
+        t.feed(
+            10 * ms,
+            &Input::Waking {
+                cpu: 0,
+                tid: 7,
+                comm: "w".into(),
+            },
+        );
+        let f = t.feed(16 * ms, &sw(1, 0, 7)).unwrap();
+        assert_eq!(f.rule, rules[0]);
+        assert_eq!(f.report.latency, 6 * ms);
+        // Syscalls are not tracked.
+        t.feed(
+            17 * ms,
+            &Input::SyscallEntry {
+                cpu: 1,
+                name: "read".into(),
+            },
+        );
+        assert_eq!(
+            t.feed(900 * ms, &Input::SyscallExit { cpu: 1, ret: 0 }),
+            None
+        );
+    }
+}
