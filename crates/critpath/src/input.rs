@@ -49,11 +49,14 @@ struct Class {
 
 struct TraceInfo {
     host: u32,
-    classes: HashMap<(usize, usize), Class>,
+    /// Per event class, by [`ctf::Event::class_index`]: `classes[stream class][event class]`
+    /// (dense tables, no hashing per event).
+    classes: Vec<Vec<Option<Class>>>,
     /// Which wake-up event the trace uses.
     wakeup: &'static str,
     has_wakeup_new: bool,
-    stream_cpu: HashMap<usize, u32>,
+    /// CPU of each stream, by [`ctf::Event::stream_index`].
+    stream_cpu: Vec<Option<u32>>,
 }
 
 fn kind_of(name: &str, wakeup: &str, has_new: bool) -> Kind {
@@ -177,10 +180,10 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         let has_wakeup_new = wakeup != "sched_ttwu" && names.contains(&"sched_wakeup_new");
         infos.push(TraceInfo {
             host,
-            classes: HashMap::new(),
+            classes: Vec::new(),
             wakeup,
             has_wakeup_new,
-            stream_cpu: HashMap::new(),
+            stream_cpu: Vec::new(),
         });
     }
     let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
@@ -202,6 +205,9 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         h.dedup();
         h.len()
     };
+    // The default matcher only pairs packets of different hosts: with one host, network
+    // events need no packet key at all.
+    let match_packets = opts.matcher.is_some() || host_keys.len() > 1;
     let mut matcher = opts
         .matcher
         .unwrap_or_else(|| Box::new(SyncMatcher::new(matching_hosts)));
@@ -220,8 +226,15 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         let Some(ev) = m.event() else { continue };
         let ti = ev.trace().index;
         let info = &mut infos[ti];
-        let ci = ev.class_index();
-        let class = *info.classes.entry(ci).or_insert_with(|| {
+        let (sc, ec) = ev.class_index();
+        if info.classes.len() <= sc {
+            info.classes.resize(sc + 1, Vec::new());
+        }
+        let row = &mut info.classes[sc];
+        if row.len() <= ec {
+            row.resize(ec + 1, None);
+        }
+        let class = *row[ec].get_or_insert_with(|| {
             let kind = kind_of(ev.name(), info.wakeup, info.has_wakeup_new);
             let mut idx = [None; 5];
             let layout = ev.class_layout();
@@ -236,7 +249,10 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         first_ts = first_ts.min(ts);
         last_ts = last_ts.max(ts);
         let si = ev.stream_index();
-        let cpu = *info.stream_cpu.entry(si).or_insert_with(|| {
+        if info.stream_cpu.len() <= si {
+            info.stream_cpu.resize(si + 1, None);
+        }
+        let cpu = *info.stream_cpu[si].get_or_insert_with(|| {
             ev.packet_context()
                 .and_then(|p| p.field("cpu_id"))
                 .and_then(|f| f.as_u64())
@@ -340,7 +356,7 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
             Kind::Ignore => continue,
         };
         let v = b.event(host, cpu, ts, &kev);
-        if let Some(v) = v {
+        if let Some(v) = v.filter(|_| match_packets) {
             let key = ev.payload().and_then(|p| sync::extract::packet_key(&p));
             if let Some(mut key) = key {
                 if !uses_flows {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::graph::VId;
+use crate::graph::{FastMap, VId};
 
 pub use sync::matching::{Dir, PacketKey};
 
@@ -37,7 +37,7 @@ pub trait PacketMatcher {
 pub struct SyncMatcher {
     m: sync::matching::Matcher,
     /// Vertices of the events the matcher holds, by (trace, raw time, direction).
-    pending: HashMap<(u32, i64, bool), VId>,
+    pending: FastMap<(u32, i64, bool), VId>,
     max_pending: usize,
 }
 
@@ -48,7 +48,7 @@ impl SyncMatcher {
         m.set_hosts(hosts);
         SyncMatcher {
             m,
-            pending: HashMap::new(),
+            pending: FastMap::default(),
             max_pending: 1 << 22,
         }
     }

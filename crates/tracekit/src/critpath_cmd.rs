@@ -40,6 +40,9 @@ pub struct CritpathArgs {
     /// Print times in UTC.
     #[arg(long)]
     pub gmt: bool,
+    /// Print the time spent building the graph and computing the path to stderr.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// Reads the traces (synchronized first when asked) and builds their graph.
@@ -100,7 +103,9 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
     if traces.is_empty() {
         return Err("no trace found".into());
     }
+    let t0 = std::time::Instant::now();
     let built = build(&traces, args.sync)?;
+    let build_s = t0.elapsed().as_secs_f64();
     let fmt = TimeFormatter::new(args.gmt);
     let reference = Some(built.first_ts);
     let begin = args
@@ -121,6 +126,18 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         end,
         !args.no_cut,
     )?;
+    if args.timings {
+        let g = &built.graph;
+        eprintln!(
+            "tracekit: critpath timings: build {build_s:.3} s, path {:.3} s, {} events, {} \
+             vertices, {} vertical edges, {} graph bytes",
+            t0.elapsed().as_secs_f64() - build_s,
+            built.stats.events,
+            g.len(),
+            g.vertical_edges().len(),
+            g.heap_bytes()
+        );
+    }
     if args.json {
         #[derive(serde::Serialize)]
         struct GraphInfo<'a> {
