@@ -163,6 +163,9 @@ pub fn datetime_utc(secs: i64) -> String {
 }
 
 /// Per-trace conversion state: the writer, the converter and the counters.
+/// How often the open packets are written out while recording.
+const FLUSH_PERIOD: Duration = Duration::from_secs(1);
+
 struct Sink {
     writer: TraceWriter,
     conv: Converter,
@@ -520,6 +523,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         let deadline = opts.duration.map(|d| Instant::now() + d);
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
+        let mut last_flush = Instant::now();
         let mut account = |sink: &mut Sink| -> Result<(), RecordError> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -545,6 +549,12 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
             }
             let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
             account(&mut sink)?;
+            // Like LTTng's switch timer: write out the open packets every second, so that a
+            // crash (kill -9) leaves at most a second of events unwritten.
+            if last_flush.elapsed() >= FLUSH_PERIOD {
+                sink.writer.flush()?;
+                last_flush = Instant::now();
+            }
             if !full {
                 let wait = deadline
                     .map(|d| d.saturating_duration_since(Instant::now()))

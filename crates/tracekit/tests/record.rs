@@ -289,13 +289,33 @@ fn kill_9_leaves_a_marked_partial_trace() {
         .unwrap();
     let inst = instance_of(child.id());
     wait_for(&inst, 20);
-    std::thread::sleep(Duration::from_millis(1000));
+    // More than the recorder's 1 s packet flush period.
+    std::thread::sleep(Duration::from_millis(2500));
     child.kill().unwrap();
     let _ = child.wait();
     assert!(!out.exists(), "a killed recording must not look complete");
+    let partial = tmp.path().join(".kernel.partial");
     assert!(
-        tmp.path().join(".kernel.partial/metadata").is_file(),
+        partial.join("metadata").is_file(),
         "the killed recording should be left as .kernel.partial"
+    );
+    // What was flushed before the kill is complete packets: readable, without error, with
+    // the statedump and scheduling events of the first seconds.
+    let traces = ctf::open_all(&[&partial]).unwrap();
+    let mut m = ctf::Merger::new(&traces);
+    let (mut events, mut switches) = (0, 0);
+    while let Some(msg) = m.next() {
+        if *msg == ctf::Message::Event {
+            events += 1;
+            if m.event().unwrap().name() == "sched_switch" {
+                switches += 1;
+            }
+        }
+    }
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    assert!(
+        events > 0 && switches > 0,
+        "nothing flushed before kill -9: {events} events, {switches} sched_switch"
     );
     // A SIGKILLed recorder cannot remove its instance: the next run removes it.
     assert!(inst.exists());
