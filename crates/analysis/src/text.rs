@@ -196,6 +196,11 @@ pub fn histogram(title: &str, count_title: &str, rows: &[Vec<Value>]) -> String 
 
 /// Renders result tables: top tables with a bar column, frequency distributions as histograms.
 pub fn render(meta: &Metadata, tables: &[Table]) -> String {
+    render_with(meta, tables, true)
+}
+
+/// Renders result tables; without `charts`, as plain tables (no bar column, no histograms).
+pub fn render_with(meta: &Metadata, tables: &[Table], charts: bool) -> String {
     let mut out = String::new();
     if let Some(t) = tables.first() {
         out.push_str(&format!(
@@ -211,15 +216,15 @@ pub fn render(meta: &Metadata, tables: &[Table]) -> String {
         out.push('\n');
         out.push_str(t.title.as_deref().unwrap_or(tc.title));
         out.push('\n');
-        if tc.name == "freq" && tc.columns.len() == 3 {
+        if charts && matches!(tc.name, "freq" | "freq_duration") && tc.columns.len() == 3 {
             let range = tc.columns[0]
                 .title
-                .trim_end_matches(" (lower bound)")
-                .to_string();
-            out.push_str(&histogram(&range, tc.columns[2].title, &t.rows));
+                .strip_suffix(" (lower bound)")
+                .unwrap_or("Duration");
+            out.push_str(&histogram(range, tc.columns[2].title, &t.rows));
             continue;
         }
-        let bar_col = bar_column(tc);
+        let bar_col = bar_column(tc).filter(|_| charts);
         // Ratios are shown against 100 %, other values against the column's largest.
         let scale = bar_col.map(|i| {
             if tc.columns[i].class == "ratio" {
@@ -322,6 +327,8 @@ mod tests {
         let mut t = Table::new("per-cpu", 0, 1_000);
         t.rows.push(vec![cell::cpu(0), cell::ratio(0.5)]);
         t.rows.push(vec![cell::cpu(1), cell::ratio(0.25)]);
+        let plain = super::render_with(&crate::cputop::METADATA, std::slice::from_ref(&t), false);
+        assert!(!plain.contains('█'), "{plain}");
         let s = super::render(&crate::cputop::METADATA, &[t]);
         assert!(
             s.contains(&format!("50.00 % ┆ {} ", super::bar(0.5, super::BAR_WIDTH))),
