@@ -110,6 +110,10 @@ pub struct AnalyzeArgs {
     /// crates/analysis/DIFFERENCES.md), to compare with its output.
     #[arg(long)]
     pub lttng_analyses_quirks: bool,
+    /// Text output: plain tables, without the bar column of top tables and without histograms
+    /// (the `*freq` analyses print their bins as a table).
+    #[arg(long)]
+    pub no_charts: bool,
     /// Times are always UTC (accepted for lttng-analyses compatibility).
     #[arg(long)]
     pub gmt: bool,
@@ -293,7 +297,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else if tables.is_empty() {
         out.write_all(b"No results in the analysed range.\n")
     } else {
-        out.write_all(analysis::text::render(meta, &tables).as_bytes())
+        out.write_all(analysis::text::render_with(meta, &tables, !a.no_charts).as_bytes())
     };
     match r.and_then(|_| out.flush()) {
         // A closed pipe (`| head`) is not an error.
