@@ -201,6 +201,7 @@ impl ProcSnapshot {
                     Value::U64(f.flags as u64),
                     Value::U64(fmode),
                     Value::str(&f.path),
+                    Value::I64(f.pid as i64),
                 ],
             ));
         }

@@ -140,6 +140,7 @@ pub fn statedump_fd(t: &Task, fd: i32, name: &str) -> Vec<Value> {
         Value::U64(0o2),
         Value::U64(0x1f),
         Value::str(name),
+        Value::I64(t.pid as i64),
     ]
 }
 

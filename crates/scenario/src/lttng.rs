@@ -612,12 +612,16 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
         (
             STATEDUMP_FD,
             "lttng_statedump_file_descriptor",
+            // The 2.13 fields, plus the owner's `pid` that lttng-modules wrote up to 2.10:
+            // lttng-analyses 0.6.1 requires it ("Cannot run analysis: 'pid'" otherwise), and
+            // readers of the 2.13 layout ignore a field they do not know.
             vec![
                 hex64("file_table_address"),
                 i32f("fd"),
                 fld("flags", FieldType::Int(octal)),
                 fld("fmode", int(32, false, H, LE)),
                 string("filename"),
+                i32f("pid"),
             ],
         ),
         (
