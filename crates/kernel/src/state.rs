@@ -571,7 +571,10 @@ impl State {
                 }
             }
             Kind::SyscallEntry(name) => {
-                if let Some(tid) = self.current_tid(cpu) {
+                // The idle task makes no system call: "tid 0" current means the CPU's real
+                // thread is not known yet (before its first sched_switch), so the call is not
+                // attributed, as lttng-analyses does.
+                if let Some(tid) = self.current_tid(cpu).filter(|&t| t != 0) {
                     let cmd = int(ev, "cmd");
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
