@@ -865,14 +865,30 @@ pub fn state_name(s: i64) -> String {
 
 /// The tracker input of a CTF event recorded on `cpu`, if the trackers use it.
 pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
-    let name = ev.name();
-    let i = |f: &str| ev.field(f).and_then(|v| v.as_i64());
-    let u = |f: &str| ev.field(f).and_then(|v| v.as_u64());
-    let s = |f: &str| {
-        ev.field(f)
-            .and_then(|v| v.as_str().map(|x| x.into_owned()))
-            .unwrap_or_default()
-    };
+    input_from(
+        ev.name(),
+        cpu,
+        |f| ev.field(f).and_then(|v| v.as_i64()),
+        |f| {
+            ev.field(f)
+                .and_then(|v| v.as_str().map(|x| x.into_owned()))
+                .unwrap_or_default()
+        },
+    )
+}
+
+/// The tracker input of an event named `name` (any lttng-modules naming) on `cpu`, its
+/// payload fields read through `int` and `text`: shared by the offline reader and by live
+/// sources such as the recorder, which hold their events in other forms.
+pub fn input_from(
+    name: &str,
+    cpu: u32,
+    int: impl Fn(&str) -> Option<i64>,
+    text: impl Fn(&str) -> String,
+) -> Option<Input> {
+    let i = &int;
+    let u = |f: &str| int(f).map(|v| v as u64);
+    let s = &text;
     Some(match name {
         "sched_switch" => Input::Switch {
             cpu,

@@ -250,72 +250,15 @@ impl InputMaker {
     pub fn input(&self, id: u64, cpu: u32, vals: &[Value]) -> Option<Input> {
         let (name, fields) = self.classes.get(&id)?;
         let get = |f: &str| fields.iter().position(|n| n == f).and_then(|i| vals.get(i));
-        let i = |f: &str| get(f).and_then(|v| v.as_int()).map(|v| v as i64);
-        let u = |f: &str| get(f).and_then(|v| v.as_int()).map(|v| v as u64);
-        let s = |f: &str| match get(f) {
-            Some(Value::Str(b)) => String::from_utf8_lossy(b).into_owned(),
-            _ => String::new(),
-        };
-        Some(match name.as_str() {
-            "sched_switch" => Input::Switch {
-                cpu,
-                prev_tid: i("prev_tid")? as i32,
-                prev_comm: s("prev_comm"),
-                prev_state: i("prev_state").unwrap_or(0),
-                next_tid: i("next_tid")? as i32,
-                next_comm: s("next_comm"),
+        analysis::latency::input_from(
+            name,
+            cpu,
+            |f| get(f).and_then(|v| v.as_int()).map(|v| v as i64),
+            |f| match get(f) {
+                Some(Value::Str(b)) => String::from_utf8_lossy(b).into_owned(),
+                _ => String::new(),
             },
-            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Input::Waking {
-                cpu,
-                tid: i("tid")? as i32,
-                comm: s("comm"),
-            },
-            "block_rq_issue" => Input::BlockIssue {
-                dev: u("dev")?,
-                sector: u("sector")?,
-                nr_sector: u("nr_sector").unwrap_or(0),
-                tid: i("tid").map(|t| t as i32),
-            },
-            "block_rq_complete" => Input::BlockComplete {
-                dev: u("dev")?,
-                sector: u("sector")?,
-            },
-            "irq_handler_entry" => Input::IrqEntry {
-                cpu,
-                irq: i("irq")?,
-                name: s("name"),
-            },
-            "irq_handler_exit" => Input::IrqExit {
-                cpu,
-                irq: i("irq")?,
-            },
-            "irq_softirq_raise" => Input::SoftIrqRaise {
-                cpu,
-                vec: u("vec")?,
-            },
-            "irq_softirq_entry" => Input::SoftIrqEntry {
-                cpu,
-                vec: u("vec")?,
-            },
-            n => {
-                if let Some(sc) = n
-                    .strip_prefix("syscall_entry_")
-                    .or_else(|| n.strip_prefix("compat_syscall_entry_"))
-                {
-                    Input::SyscallEntry {
-                        cpu,
-                        name: sc.to_string(),
-                    }
-                } else if n.starts_with("syscall_exit_") || n.starts_with("compat_syscall_exit_") {
-                    Input::SyscallExit {
-                        cpu,
-                        ret: i("ret").unwrap_or(0),
-                    }
-                } else {
-                    return None;
-                }
-            }
-        })
+        )
     }
 }
 
