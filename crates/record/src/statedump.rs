@@ -35,6 +35,67 @@ pub struct ProcSnapshot {
     pub fds: Vec<FdState>,
     /// `(kernel dev_t, disk name)`.
     pub block_devices: Vec<(u32, String)>,
+    /// `(irq, name, action)` from /proc/interrupts.
+    pub interrupts: Vec<(u32, String, String)>,
+    /// One per CPU, from /proc/cpuinfo.
+    pub cpus: Vec<CpuInfo>,
+}
+
+/// What the statedump says of one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuInfo {
+    pub cpu_id: u16,
+    pub vendor: String,
+    pub family: u8,
+    pub model: u8,
+    pub model_name: String,
+    pub physical_id: u16,
+    pub core_id: u16,
+    pub cores: u16,
+}
+
+/// Parses /proc/interrupts: numbered lines `N: counts… chip… name[, name…]`. The action is the
+/// last column (the handlers' names), the name the chip and hardware IRQ before it.
+pub fn parse_interrupts(text: &str) -> Vec<(u32, String, String)> {
+    let mut lines = text.lines();
+    let ncpus = lines.next().map_or(0, |h| h.split_whitespace().count());
+    lines
+        .filter_map(|l| {
+            let (irq, rest) = l.trim_start().split_once(':')?;
+            let irq: u32 = irq.trim().parse().ok()?;
+            let cols: Vec<&str> = rest.split_whitespace().skip(ncpus).collect();
+            let action = cols.last().map(|s| s.to_string()).unwrap_or_default();
+            let name = cols[..cols.len().saturating_sub(1)].join(" ");
+            Some((irq, name, action))
+        })
+        .collect()
+}
+
+/// Parses /proc/cpuinfo (x86 keys; missing ones stay 0 or empty).
+pub fn parse_cpuinfo(text: &str) -> Vec<CpuInfo> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let mut c = CpuInfo::default();
+        for line in block.lines() {
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let v = v.trim();
+            match k.trim() {
+                "processor" => c.cpu_id = v.parse().unwrap_or(0),
+                "vendor_id" => c.vendor = v.to_string(),
+                "cpu family" => c.family = v.parse().unwrap_or(0),
+                "model" => c.model = v.parse().unwrap_or(0),
+                "model name" => c.model_name = v.to_string(),
+                "physical id" => c.physical_id = v.parse().unwrap_or(0),
+                "core id" => c.core_id = v.parse().unwrap_or(0),
+                "cpu cores" => c.cores = v.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -163,6 +224,12 @@ impl ProcSnapshot {
         if let Ok(p) = std::fs::read_to_string(proc_root.join("partitions")) {
             snap.block_devices = parse_partitions(&p);
         }
+        if let Ok(p) = std::fs::read_to_string(proc_root.join("interrupts")) {
+            snap.interrupts = parse_interrupts(&p);
+        }
+        if let Ok(p) = std::fs::read_to_string(proc_root.join("cpuinfo")) {
+            snap.cpus = parse_cpuinfo(&p);
+        }
         Ok(snap)
     }
 
@@ -209,6 +276,32 @@ impl ProcSnapshot {
             v.push((
                 ev::STATEDUMP_BLOCK,
                 vec![Value::U64(*dev as u64), Value::str(name)],
+            ));
+        }
+        for (irq, name, action) in &self.interrupts {
+            v.push((
+                ev::STATEDUMP_INTERRUPT,
+                vec![
+                    Value::U64(*irq as u64),
+                    Value::str(name),
+                    Value::str(action),
+                ],
+            ));
+        }
+        for c in &self.cpus {
+            v.push((
+                ev::STATEDUMP_CPU,
+                vec![
+                    Value::str(std::env::consts::ARCH),
+                    Value::U64(c.cpu_id as u64),
+                    Value::str(&c.vendor),
+                    Value::U64(c.family as u64),
+                    Value::U64(c.model as u64),
+                    Value::str(&c.model_name),
+                    Value::U64(c.physical_id as u64),
+                    Value::U64(c.core_id as u64),
+                    Value::U64(c.cores as u64),
+                ],
             ));
         }
         v.push((ev::STATEDUMP_END, vec![]));
@@ -266,6 +359,16 @@ mod tests {
                 path: "/dev/null".into(),
             }],
             block_devices: vec![(1, "vda".into())],
+            interrupts: vec![(
+                24,
+                "PCI-MSIX-0000:00:03.0 0-edge".into(),
+                "virtio0-config".into(),
+            )],
+            cpus: vec![CpuInfo {
+                cpu_id: 0,
+                vendor: "AuthenticAMD".into(),
+                ..Default::default()
+            }],
         };
         let evs = s.events();
         let ids: Vec<u64> = evs.iter().map(|e| e.0).collect();
@@ -276,12 +379,47 @@ mod tests {
                 ev::STATEDUMP_PROCESS,
                 ev::STATEDUMP_FD,
                 ev::STATEDUMP_BLOCK,
+                ev::STATEDUMP_INTERRUPT,
+                ev::STATEDUMP_CPU,
                 ev::STATEDUMP_END
             ]
         );
         assert_eq!(evs[1].1[3], Value::str("a-very-long-thr"));
         assert_eq!(evs[1].1[7], Value::I64(5));
         assert_eq!(evs[2].1[3], Value::U64(3));
+    }
+
+    #[test]
+    fn parses_interrupts_and_cpuinfo() {
+        let ints = "           CPU0       CPU1\n  0:         38          0   IO-APIC   2-edge      timer\n 24:          0          0  PCI-MSIX-0000:00:03.0   0-edge      virtio0-config\nNMI:          0          0   Non-maskable interrupts\n";
+        assert_eq!(
+            parse_interrupts(ints),
+            vec![
+                (0, "IO-APIC 2-edge".to_string(), "timer".to_string()),
+                (
+                    24,
+                    "PCI-MSIX-0000:00:03.0 0-edge".to_string(),
+                    "virtio0-config".to_string()
+                ),
+            ]
+        );
+        let info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\nphysical id\t: 0\ncore id\t\t: 3\ncpu cores\t: 2\n\nprocessor\t: 1\n";
+        let cpus = parse_cpuinfo(info);
+        assert_eq!(cpus.len(), 2);
+        assert_eq!(
+            cpus[0],
+            CpuInfo {
+                cpu_id: 0,
+                vendor: "AuthenticAMD".into(),
+                family: 25,
+                model: 1,
+                model_name: "AMD EPYC".into(),
+                physical_id: 0,
+                core_id: 3,
+                cores: 2,
+            }
+        );
+        assert_eq!(cpus[1].cpu_id, 1);
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub mod ev {
     pub const STATEDUMP_PROCESS: u64 = 42;
     pub const STATEDUMP_FD: u64 = 43;
     pub const STATEDUMP_BLOCK: u64 = 44;
+    /// Far above the ids a recorder generates for other system calls.
+    pub const STATEDUMP_INTERRUPT: u64 = 2000;
+    pub const STATEDUMP_CPU: u64 = 2001;
 }
 
 /// Which network events the trace has.
@@ -628,6 +631,26 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
             STATEDUMP_BLOCK,
             "lttng_statedump_block_device",
             vec![u32f("dev"), string("diskname")],
+        ),
+        (
+            STATEDUMP_INTERRUPT,
+            "lttng_statedump_interrupt",
+            vec![u32f("irq"), string("name"), string("action")],
+        ),
+        (
+            STATEDUMP_CPU,
+            "lttng_statedump_cpu_topology",
+            vec![
+                string("architecture"),
+                fld("cpu_id", int(16, false, D, LE)),
+                string("vendor"),
+                fld("family", int(8, false, D, LE)),
+                fld("model", int(8, false, D, LE)),
+                string("model_name"),
+                fld("physical_id", int(16, false, D, LE)),
+                fld("core_id", int(16, false, D, LE)),
+                fld("cores", int(16, false, D, LE)),
+            ],
         ),
     ];
     list.into_iter()
