@@ -158,6 +158,8 @@ fn pages_to_lttng_ctf_and_back() {
         }],
         fds: vec![],
         block_devices: vec![],
+        interrupts: vec![],
+        cpus: vec![],
     };
     for (id, vals) in snap.events() {
         w.write_event(0, id, 1_000, &vals).unwrap();
