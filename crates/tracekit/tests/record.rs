@@ -105,6 +105,22 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Runs `tracekit record -o OUT ARGS…` while the test workload runs, and waits for both.
+fn record_under_load(out: &Path, args: &[&str]) -> std::process::Output {
+    let mut load = workload();
+    let rec = tracekit()
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    for c in &mut load {
+        let _ = c.wait();
+    }
+    rec
+}
+
 #[test]
 fn record_with_duration_is_readable_everywhere() {
     if !enabled("record_with_duration_is_readable_everywhere") {
@@ -113,17 +129,7 @@ fn record_with_duration_is_readable_everywhere() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run").join("kernel");
-    let mut load = workload();
-    let rec = tracekit()
-        .arg("record")
-        .arg("-o")
-        .arg(&out)
-        .args(["--duration", "2", "--hostname", "rec-test"])
-        .output()
-        .unwrap();
-    for c in &mut load {
-        let _ = c.wait();
-    }
+    let rec = record_under_load(&out, &["--duration", "2", "--hostname", "rec-test"]);
     let stdout = String::from_utf8_lossy(&rec.stdout);
     let stderr = String::from_utf8_lossy(&rec.stderr);
     eprintln!("{stdout}\n{stderr}");
@@ -848,18 +854,7 @@ fn analyses_agree_with_lttng_analyses() {
     let tmp = tempfile::tempdir().unwrap();
     // lttng-analyses wants the trace under a path component ending in `kernel`.
     let out = tmp.path().join("run").join("kernel");
-    let mut load = workload();
-    let rec = tracekit()
-        .arg("record")
-        .arg("-o")
-        .arg(&out)
-        // The 2.13 file-descriptor statedump makes lttng-analyses 0.6.1 fail.
-        .args(["-q", "--duration", "2", "--no-statedump-fds"])
-        .output()
-        .unwrap();
-    for c in &mut load {
-        let _ = c.wait();
-    }
+    let rec = record_under_load(&out, &["-q", "--duration", "2"]);
     assert!(
         rec.status.success(),
         "tracekit record failed: {}",
