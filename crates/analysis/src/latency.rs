@@ -80,6 +80,28 @@ pub enum Outcome<K, P> {
     },
 }
 
+impl<K, P> Outcome<K, P> {
+    /// `(key, start, end, payload, is_timeout, timed_out_before)`, the end of a timeout being
+    /// the time it was noticed.
+    pub fn into_parts(self) -> (K, i64, i64, P, bool, bool) {
+        match self {
+            Outcome::Latency {
+                key,
+                start,
+                end,
+                payload,
+                timed_out,
+            } => (key, start, end, payload, false, timed_out),
+            Outcome::Timeout {
+                key,
+                start,
+                now,
+                payload,
+            } => (key, start, now, payload, true, false),
+        }
+    }
+}
+
 /// Counters of a matcher.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -672,21 +694,7 @@ impl Latency {
     }
 
     fn block_report(&self, x: Outcome<(u64, u64), Blk>) -> Report {
-        let (key, begin, end, p, timeout, timed_out) = match x {
-            Outcome::Latency {
-                key,
-                start,
-                end,
-                payload,
-                timed_out,
-            } => (key, start, end, payload, false, timed_out),
-            Outcome::Timeout {
-                key,
-                start,
-                now,
-                payload,
-            } => (key, start, now, payload, true, false),
-        };
+        let (key, begin, end, p, timeout, timed_out) = x.into_parts();
         Report {
             tracker: Tracker::Block,
             begin,
@@ -794,21 +802,7 @@ impl Latency {
 }
 
 fn irq_report(x: Outcome<u32, Irq>) -> Report {
-    let (cpu, begin, end, p, timeout, timed_out) = match x {
-        Outcome::Latency {
-            key,
-            start,
-            end,
-            payload,
-            timed_out,
-        } => (key, start, end, payload, false, timed_out),
-        Outcome::Timeout {
-            key,
-            start,
-            now,
-            payload,
-        } => (key, start, now, payload, true, false),
-    };
+    let (cpu, begin, end, p, timeout, timed_out) = x.into_parts();
     Report {
         tracker: Tracker::Irq,
         begin,
