@@ -195,14 +195,8 @@ impl<'a> FieldView<'a> {
             let n = &self.layout.nodes[s.node as usize];
             match &n.plan {
                 Some(plan) => {
-                    for (m, off) in self
-                        .layout
-                        .members_of(s.node)
-                        .iter()
-                        .zip(plan.offsets.iter())
-                    {
-                        let v = lazy_slot(self.layout, m.node, self.data, s.val + off);
-                        acc = acc.wrapping_add(v.val ^ v.aux as u64);
+                    for r in plan.reads.iter() {
+                        acc = acc.wrapping_add(r.fold(self.data, s.val));
                     }
                 }
                 None => acc = acc.wrapping_add(s.val ^ s.aux as u64),

@@ -110,6 +110,8 @@ pub struct FixedPlan {
     pub size_bits: u64,
     /// Bit offset of each member from the structure start.
     pub offsets: Box<[u64]>,
+    /// How to read each member, without looking its node up.
+    pub reads: Box<[crate::fast::PlanRead]>,
 }
 
 /// A structure member or variant option.
@@ -141,6 +143,9 @@ pub struct StreamLayout {
     pub clock: Option<usize>,
     /// A straight-line decoding of the event header when it has the tagged shape LTTng uses.
     pub fast_header: Option<TaggedHeader>,
+    /// The same header compiled to straight-line reads, when its only effects are the event
+    /// id and the clock.
+    pub compiled_header: Option<crate::fast::FastHeader>,
 }
 
 /// An event header `struct { <scalar tag>; variant <tag> { struct { scalars… } … } }` (LTTng's
@@ -164,6 +169,9 @@ pub struct EventLayout {
     pub name: Arc<str>,
     pub context: Option<NodeId>,
     pub payload: Option<NodeId>,
+    /// Common context, specific context and payload placed without decoding, when they are
+    /// all fixed-layout structures.
+    pub fixed_body: Option<crate::fast::FixedBody>,
 }
 
 impl EventLayout {
@@ -191,6 +199,7 @@ impl Layout {
         let mut c = Compiler {
             layout: Layout::default(),
             regs: HashMap::new(),
+            event: None,
             tc,
             depth: 0,
         };
@@ -224,14 +233,17 @@ impl Layout {
             sl.event_common_context =
                 scope(&mut c, &sc.event_common_context, Scope::EventCommonContext)?;
             for (eid, ec) in &sc.events {
+                c.event = Some((*id, *eid));
                 let context = scope(&mut c, &ec.context, Scope::EventSpecificContext)?;
                 let payload = scope(&mut c, &ec.payload, Scope::EventPayload)?;
+                c.event = None;
                 sl.events.insert(
                     *eid,
                     EventLayout {
                         name: Arc::from(ec.name.as_str()),
                         context,
                         payload,
+                        fixed_body: None,
                     },
                 );
             }
@@ -241,7 +253,19 @@ impl Layout {
         for n in &mut c.layout.nodes {
             n.effects = n.clock || n.store != NO_REG || n.role.is_some();
         }
-        Ok(c.layout)
+        let mut layout = c.layout;
+        // Straight-line plans need the final `effects` flags.
+        let mut streams = std::mem::take(&mut layout.streams);
+        for (_, sl) in streams.iter_mut() {
+            sl.compiled_header = crate::fast::FastHeader::compile(&layout, sl);
+            let common = sl.event_common_context;
+            for (_, el) in sl.events.iter_mut() {
+                el.fixed_body =
+                    crate::fast::FixedBody::compile(&layout, [common, el.context, el.payload]);
+            }
+        }
+        layout.streams = streams;
+        Ok(layout)
     }
 }
 
@@ -249,7 +273,13 @@ const MAX_DEPTH: usize = 64;
 
 struct Compiler<'a> {
     layout: Layout,
-    regs: HashMap<FieldPath, u16>,
+    /// Registers of referenced fields. Paths into an event class's own scopes (specific
+    /// context, payload) are keyed with that class, so that a length field of one event class
+    /// does not make the same position of every other class a register (which would cost them
+    /// their fixed plan).
+    regs: HashMap<(Option<(u64, u64)>, FieldPath), u16>,
+    /// The event class being compiled (stream class id, event class id).
+    event: Option<(u64, u64)>,
     tc: &'a TraceClass,
     depth: usize,
 }
@@ -257,34 +287,36 @@ struct Compiler<'a> {
 impl Compiler<'_> {
     fn collect_refs(&mut self, tc: &TraceClass) {
         let mut paths = Vec::new();
-        let mut visit = |s: &Option<StructType>| {
+        let mut visit = |s: &Option<StructType>, event: Option<(u64, u64)>| {
             if let Some(s) = s {
+                let mut found = Vec::new();
                 for f in &s.fields {
-                    refs_of(&f.ty, &mut paths, 0);
+                    refs_of(&f.ty, &mut found, 0);
                 }
+                paths.extend(found.into_iter().map(|p| (event_key(event, &p), p)));
             }
         };
-        visit(&tc.packet_header);
-        for sc in tc.streams.values() {
-            visit(&sc.packet_context);
-            visit(&sc.event_header);
-            visit(&sc.event_common_context);
-            for ec in sc.events.values() {
-                visit(&ec.context);
-                visit(&ec.payload);
+        visit(&tc.packet_header, None);
+        for (sid, sc) in &tc.streams {
+            visit(&sc.packet_context, None);
+            visit(&sc.event_header, None);
+            visit(&sc.event_common_context, None);
+            for (eid, ec) in &sc.events {
+                visit(&ec.context, Some((*sid, *eid)));
+                visit(&ec.payload, Some((*sid, *eid)));
             }
         }
-        for p in paths {
+        for key in paths {
             let n = self.regs.len();
             if n < NO_REG as usize {
-                self.regs.entry(p).or_insert(n as u16);
+                self.regs.entry(key).or_insert(n as u16);
             }
         }
     }
 
     fn reg(&self, path: &FieldPath) -> Result<u16, MetadataError> {
         self.regs
-            .get(path)
+            .get(&(event_key(self.event, path), path.clone()))
             .copied()
             .ok_or_else(|| MetadataError::new(None, format!("unresolved field reference {path:?}")))
     }
@@ -297,7 +329,11 @@ impl Compiler<'_> {
     }
 
     fn push(&mut self, kind: NodeKind, align: u32, path: &FieldPath) -> NodeId {
-        let store = self.regs.get(path).copied().unwrap_or(NO_REG);
+        let store = self
+            .regs
+            .get(&(event_key(self.event, path), path.clone()))
+            .copied()
+            .unwrap_or(NO_REG);
         self.layout.nodes.push(Node {
             kind,
             align: align.max(1),
@@ -394,6 +430,7 @@ impl Compiler<'_> {
     fn fixed_plan(&self, members: &[Member], prefix: bool) -> Option<FixedPlan> {
         let mut off = 0u64;
         let mut offsets = Vec::with_capacity(members.len());
+        let mut reads = Vec::with_capacity(members.len());
         for m in members {
             let n = &self.layout.nodes[m.node as usize];
             if !prefix && (n.store != NO_REG || n.role.is_some() || n.clock) {
@@ -411,11 +448,13 @@ impl Compiler<'_> {
             };
             off = crate::bits::align_up(off, n.align);
             offsets.push(off);
+            reads.push(crate::fast::PlanRead::of(&n.kind, off));
             off = off.checked_add(size)?;
         }
         Some(FixedPlan {
             size_bits: off,
             offsets: offsets.into_boxed_slice(),
+            reads: reads.into_boxed_slice(),
         })
     }
 
@@ -631,6 +670,14 @@ impl Compiler<'_> {
     }
 }
 
+/// The event class a path's register belongs to: only paths into the event class's own scopes.
+fn event_key(event: Option<(u64, u64)>, path: &FieldPath) -> Option<(u64, u64)> {
+    match path.scope {
+        Scope::EventSpecificContext | Scope::EventPayload => event,
+        _ => None,
+    }
+}
+
 fn refs_of(t: &FieldType, out: &mut Vec<FieldPath>, depth: usize) {
     if depth > MAX_DEPTH {
         return;
@@ -738,6 +785,11 @@ impl<T> IdMap<T> {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+
+    /// `(id, item)` pairs in insertion order, items mutable.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (u64, &mut T)> {
+        self.items.iter_mut().map(|(id, t)| (*id, t))
     }
 
     /// `(id, item)` pairs in insertion order.

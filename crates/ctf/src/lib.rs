@@ -9,6 +9,7 @@ pub mod bits;
 pub mod ctf2;
 pub mod decode;
 pub mod error;
+pub mod fast;
 pub mod field;
 pub mod ir;
 pub mod layout;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
+use crate::bits::align_up;
 use crate::decode::{DecodeError, Decoder, Slot};
 use crate::error::{Error, Result};
 use crate::field::FieldView;
@@ -137,6 +138,8 @@ pub struct StreamReader {
     sc_idx: usize,
     ev_idx: usize,
     clock: Option<crate::ir::ClockClass>,
+    /// For a 1 GHz clock: ns of its offset, so that a timestamp is one addition away.
+    ghz_offset_ns: Option<i128>,
     pkt_slots: Vec<Slot>,
     packet_header_at: Option<usize>,
     packet_context_at: Option<usize>,
@@ -144,6 +147,11 @@ pub struct StreamReader {
     ev_at: [Option<usize>; 4],
     event_id: u64,
     event_offset: usize,
+    /// Bit position of the current event in its packet.
+    event_bit: u64,
+    /// Header slots of the current event, decoded on demand when the header was read by the
+    /// straight-line path.
+    lazy_header: std::cell::OnceCell<Vec<Slot>>,
     cycles: u64,
     last_cycles: Option<u64>,
     warned_regression: bool,
@@ -185,6 +193,7 @@ impl StreamReader {
             sc_idx: 0,
             ev_idx: 0,
             clock: None,
+            ghz_offset_ns: None,
             pkt_slots: Vec::new(),
             packet_header_at: None,
             packet_context_at: None,
@@ -192,6 +201,8 @@ impl StreamReader {
             ev_at: [None; 4],
             event_id: 0,
             event_offset: 0,
+            event_bit: 0,
+            lazy_header: std::cell::OnceCell::new(),
             cycles: 0,
             last_cycles: None,
             warned_regression: false,
@@ -249,7 +260,12 @@ impl StreamReader {
         }
     }
 
+    #[inline]
     fn ns(&self, cycles: u64) -> Option<i64> {
+        if let Some(off) = self.ghz_offset_ns {
+            let ns = off + cycles as i128;
+            return Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+        }
         let clock = self.clock.as_ref()?;
         Some(
             clock
@@ -338,6 +354,11 @@ impl StreamReader {
             let sl = layout.streams.at(sc_idx);
             if self.clock.is_none() || self.stream_class_id != sc_id {
                 self.clock = sl.clock.map(|c| self.trace.class.clocks[c].clone());
+                self.ghz_offset_ns = self
+                    .clock
+                    .as_ref()
+                    .filter(|c| c.freq == 1_000_000_000)
+                    .map(|c| c.cycles_to_ns(0));
             }
             self.stream_class_id = sc_id;
             self.sc_idx = sc_idx;
@@ -458,6 +479,15 @@ impl StreamReader {
     /// Errors name the file and byte offset; reading goes on after them with what is readable.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Message>> {
+        // The common case first: another event in the current packet.
+        if self.in_packet && self.pos < self.content_bits && self.pending.is_empty() {
+            if let Ok(()) = self.decode_event() {
+                self.events_read += 1;
+                return Some(Ok(Message::Event));
+            }
+            // Errors are reported by the general path below, which decodes the event again
+            // from the same position (nothing was consumed).
+        }
         loop {
             if let Some(m) = self.pending.pop_front() {
                 return Some(Ok(m));
@@ -521,32 +551,53 @@ impl StreamReader {
         let sl = layout.streams.at(self.sc_idx);
         self.ev_slots.clear();
         self.ev_at = [None; 4];
-        self.dec.specials.event_id = None;
+        self.lazy_header.take();
         self.event_offset = (self.pos / 8) as usize;
-        let mut pos = self.pos;
-        let mut scope = Scope {
-            layout,
-            data,
-            dec: &mut self.dec,
-            slots: &mut self.ev_slots,
-            at: &mut self.ev_at,
-        };
-        let header_done = match (&sl.fast_header, sl.event_header) {
-            (Some(h), Some(_)) => {
-                scope.at[EV_HEADER] = Some(0);
-                scope
-                    .dec
-                    .decode_tagged_header(layout, h, data, &mut pos, scope.slots)
+        self.event_bit = self.pos;
+        // LTTng's headers: straight-line reads; their slots are made only if asked for.
+        let fast = sl
+            .compiled_header
+            .as_ref()
+            .and_then(|h| h.decode(data, self.pos, self.dec.clock));
+        let (id, mut pos) = match fast {
+            Some(h) => {
+                self.dec.clock = h.clock;
+                let id = match h.id {
+                    Some(id) => id,
+                    None if sl.events.len() == 1 => sl.events.id_at(0),
+                    None => 0,
+                };
+                (id, h.end)
             }
-            _ => false,
-        };
-        if !header_done {
-            scope.run(EV_HEADER, sl.event_header, &mut pos)?;
-        }
-        let id = match scope.dec.specials.event_id {
-            Some(id) => id,
-            None if sl.events.len() == 1 => sl.events.id_at(0),
-            None => 0,
+            None => {
+                self.dec.specials.event_id = None;
+                let mut pos = self.pos;
+                let mut scope = Scope {
+                    layout,
+                    data,
+                    dec: &mut self.dec,
+                    slots: &mut self.ev_slots,
+                    at: &mut self.ev_at,
+                };
+                let header_done = match (&sl.fast_header, sl.event_header) {
+                    (Some(h), Some(_)) => {
+                        scope.at[EV_HEADER] = Some(0);
+                        scope
+                            .dec
+                            .decode_tagged_header(layout, h, data, &mut pos, scope.slots)
+                    }
+                    _ => false,
+                };
+                if !header_done {
+                    scope.run(EV_HEADER, sl.event_header, &mut pos)?;
+                }
+                let id = match scope.dec.specials.event_id {
+                    Some(id) => id,
+                    None if sl.events.len() == 1 => sl.events.id_at(0),
+                    None => 0,
+                };
+                (id, pos)
+            }
         };
         let Some(ev_idx) = sl.events.index_of(id) else {
             return Err(DecodeError {
@@ -558,9 +609,30 @@ impl StreamReader {
             });
         };
         let el = sl.events.at(ev_idx);
-        scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
-        scope.run(EV_SPECIFIC, el.context, &mut pos)?;
-        scope.run(EV_PAYLOAD, el.payload, &mut pos)?;
+        if let Some(body) = &el.fixed_body {
+            // Fixed-layout scopes: one slot each, members read on access.
+            for s in &body.scopes {
+                pos = align_up(pos, s.align);
+                self.ev_at[s.which as usize] = Some(self.ev_slots.len());
+                self.ev_slots.push(Slot {
+                    node: s.node,
+                    aux: 0,
+                    val: pos,
+                });
+                pos += s.size_bits;
+            }
+        } else {
+            let mut scope = Scope {
+                layout,
+                data,
+                dec: &mut self.dec,
+                slots: &mut self.ev_slots,
+                at: &mut self.ev_at,
+            };
+            scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
+            scope.run(EV_SPECIFIC, el.context, &mut pos)?;
+            scope.run(EV_PAYLOAD, el.payload, &mut pos)?;
+        }
         if pos > self.content_bits
             || pos == self.pos && sl.event_header.is_none() && el.payload.is_none()
         {
@@ -742,7 +814,32 @@ impl<'a> Event<'a> {
 
     /// The event header.
     pub fn header(&self) -> Option<FieldView<'a>> {
-        self.ev_view(EV_HEADER)
+        if self.r.ev_at[EV_HEADER].is_some() {
+            return self.ev_view(EV_HEADER);
+        }
+        let layout = &self.r.trace.layout;
+        let node = layout.streams.at(self.r.sc_idx).event_header?;
+        let data = self.packet_data();
+        let slots = self.r.lazy_header.get_or_init(|| {
+            // The header decodes alike whatever the decoder's state: its tag is inside it.
+            let mut dec = Decoder::new(layout);
+            let mut pos = self.r.event_bit;
+            let mut slots = Vec::new();
+            if dec
+                .decode(layout, node, data, &mut pos, &mut slots)
+                .is_err()
+            {
+                slots.clear();
+            }
+            slots
+        });
+        (!slots.is_empty()).then_some(FieldView {
+            layout,
+            slots,
+            idx: 0,
+            data,
+            fixed: None,
+        })
     }
 
     fn pkt_view(&self, at: Option<usize>) -> Option<FieldView<'a>> {
@@ -763,6 +860,32 @@ impl<'a> Event<'a> {
     /// The packet header of the packet holding this event.
     pub fn packet_header(&self) -> Option<FieldView<'a>> {
         self.pkt_view(self.r.packet_header_at)
+    }
+
+    /// Reads every field of the event's contexts and payload and folds their raw values
+    /// together (see [`FieldView::fold_raw`]): decoding everything eagerly, as `count` does,
+    /// with fixed-layout scopes read straight from their plans.
+    pub fn fold_fields(&self) -> u64 {
+        let layout = &*self.r.trace.layout;
+        let data = self.packet_data();
+        let mut acc = 0u64;
+        if self.layout().fixed_body.is_some() {
+            for s in &self.r.ev_slots {
+                if let Some(plan) = &layout.nodes[s.node as usize].plan {
+                    for r in plan.reads.iter() {
+                        acc = acc.wrapping_add(r.fold(data, s.val));
+                    }
+                }
+            }
+            return acc;
+        }
+        for v in [EV_COMMON, EV_SPECIFIC, EV_PAYLOAD]
+            .into_iter()
+            .filter_map(|w| self.ev_view(w))
+        {
+            acc = acc.wrapping_add(v.fold_raw());
+        }
+        acc
     }
 
     /// A payload field by name.

@@ -80,12 +80,7 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
                     c.begin_ns = t;
                 }
                 c.end_ns = max_opt(c.end_ns, t);
-                for v in [ev.common_context(), ev.specific_context(), ev.payload()]
-                    .into_iter()
-                    .flatten()
-                {
-                    checksum = checksum.wrapping_add(v.fold_raw());
-                }
+                checksum = checksum.wrapping_add(ev.fold_fields());
                 let (sc, ec) = ev.class_index();
                 if by_class.len() <= sc {
                     by_class.resize(sc + 1, Vec::new());

@@ -1,0 +1,344 @@
+//! Straight-line decoding of the event shapes LTTng writes, compiled once per class.
+//!
+//! The general decoder ([`crate::decode`]) walks nodes and records one slot per field. Most
+//! LTTng events need far less: a tagged header (compact or large) whose only effects are the
+//! event id and the clock, then scopes that are structures of fixed-size scalars, which a
+//! [`crate::field::FieldView`] reads on access from their start position. For such streams
+//! and classes this module computes, per event, only the id, the clock, and where each scope
+//! starts: a handful of loads instead of a tree walk. Anything else (a tag selecting no
+//! option, data too short, strings or sequences in the body) falls back to the general path,
+//! which also reports errors.
+
+use crate::bits::{align_up, read_uint, sign_extend};
+use crate::ir::Role;
+use crate::layout::{Layout, NodeId, NodeKind, StreamLayout, NO_REG};
+
+/// A fixed-size integer at a constant bit offset from some base.
+#[derive(Debug, Clone, Copy)]
+pub struct IntRead {
+    pub off: u64,
+    pub size: u32,
+    pub little: bool,
+    pub signed: bool,
+}
+
+impl IntRead {
+    /// The raw (unsigned, not sign-extended) value, None when out of `data`.
+    #[inline(always)]
+    pub fn raw(&self, data: &[u8], base: u64) -> Option<u64> {
+        read_uint(data, base + self.off, self.size, self.little)
+    }
+}
+
+/// One option of a tagged header: where the id and timestamp are and where the header ends.
+#[derive(Debug, Clone)]
+pub struct HeaderOption {
+    pub id: Option<IntRead>,
+    pub timestamp: Option<IntRead>,
+    /// End of the header, in bits from its (aligned) start.
+    pub end: u64,
+}
+
+/// A compiled LTTng-style event header.
+#[derive(Debug, Clone)]
+pub struct FastHeader {
+    align: u32,
+    tag: IntRead,
+    /// The tag itself is the event id (LTTng's compact header: ids below 31).
+    tag_is_id: bool,
+    /// Option index per raw tag value; `u8::MAX` when no option matches.
+    option_of_tag: Box<[u8]>,
+    options: Vec<HeaderOption>,
+    /// Upper bound of the header size in bits from its aligned start.
+    max_bits: u64,
+}
+
+/// Where a decoded header leaves the event.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderValues {
+    pub id: Option<u64>,
+    /// New clock value (cycles), wrap-around resolved.
+    pub clock: u64,
+    /// Bit position after the header.
+    pub end: u64,
+}
+
+impl FastHeader {
+    /// Compiles the header of a stream class when it has the tagged shape and no effect other
+    /// than the event id and the default clock.
+    pub(crate) fn compile(layout: &Layout, sl: &StreamLayout) -> Option<FastHeader> {
+        let th = sl.fast_header.as_ref()?;
+        let header = &layout.nodes[th.header as usize];
+        let tag_node = &layout.nodes[th.tag as usize];
+        let NodeKind::Int {
+            size,
+            signed,
+            little,
+            ..
+        } = tag_node.kind
+        else {
+            return None;
+        };
+        if size > 16 || tag_node.clock || header.store != NO_REG {
+            return None;
+        }
+        let tag_is_id = match tag_node.role {
+            None => false,
+            Some(Role::EventRecordClassId) => true,
+            Some(_) => return None,
+        };
+        let NodeKind::Variant { ranges, .. } = &layout.nodes[th.variant as usize].kind else {
+            return None;
+        };
+        if ranges.len() > u8::MAX as usize || th.options.len() >= u8::MAX as usize {
+            return None;
+        }
+        let option_of_tag = (0..1u64 << size)
+            .map(|raw| {
+                let v = if signed {
+                    sign_extend(raw, size) as i128
+                } else {
+                    raw as i128
+                };
+                ranges
+                    .iter()
+                    .find(|(r, _)| r.contains(v))
+                    .map_or(u8::MAX, |(_, o)| *o as u8)
+            })
+            .collect();
+        let mut options = Vec::with_capacity(th.options.len());
+        for (snode, plan) in &th.options {
+            let sn = &layout.nodes[*snode as usize];
+            // The option starts at a constant offset from the header only if its alignment
+            // divides the header's.
+            if sn.align > header.align {
+                return None;
+            }
+            let start = align_up(size as u64, sn.align);
+            let (mut id, mut timestamp) = (None, None);
+            for (m, off) in layout.members_of(*snode).iter().zip(plan.offsets.iter()) {
+                let n = &layout.nodes[m.node as usize];
+                let NodeKind::Int {
+                    size,
+                    signed,
+                    little,
+                    ..
+                } = n.kind
+                else {
+                    return None;
+                };
+                let read = IntRead {
+                    off: start + off,
+                    size,
+                    little,
+                    signed,
+                };
+                if n.store != NO_REG {
+                    return None;
+                }
+                match (n.role, n.clock) {
+                    (Some(Role::EventRecordClassId), false) => id = Some(read),
+                    (None | Some(Role::DefaultClockTimestamp), true) => timestamp = Some(read),
+                    (None, false) => {}
+                    _ => return None,
+                }
+            }
+            options.push(HeaderOption {
+                id,
+                timestamp,
+                end: start + plan.size_bits,
+            });
+        }
+        if header.align > 64 {
+            return None;
+        }
+        let max_bits = options.iter().map(|o| o.end).max().unwrap_or(size as u64);
+        Some(FastHeader {
+            align: header.align,
+            tag: IntRead {
+                off: 0,
+                size,
+                little,
+                signed,
+            },
+            tag_is_id,
+            option_of_tag,
+            options,
+            max_bits,
+        })
+    }
+
+    /// Decodes the header at bit `pos` of `data`, `clock` being the current clock. None when
+    /// the general decoder must handle it (too short, no option for the tag).
+    #[inline]
+    pub fn decode(&self, data: &[u8], pos: u64, clock: u64) -> Option<HeaderValues> {
+        let base = align_up(pos, self.align);
+        if base + self.max_bits > data.len() as u64 * 8 {
+            return None;
+        }
+        let tag = self.tag.raw(data, base)?;
+        let opt = *self.option_of_tag.get(tag as usize)?;
+        let o = self.options.get(opt as usize)?;
+        let mut id = if self.tag_is_id { Some(tag) } else { None };
+        if let Some(r) = &o.id {
+            id = Some(r.raw(data, base)?);
+        }
+        let clock = match &o.timestamp {
+            Some(r) => update_clock(clock, r.raw(data, base)?, r.size),
+            None => clock,
+        };
+        Some(HeaderValues {
+            id,
+            clock,
+            end: base + o.end,
+        })
+    }
+}
+
+/// Updates a clock with a `size`-bit value, assuming at most one wrap since the last update
+/// (CTF 1.8 §8).
+#[inline]
+pub(crate) fn update_clock(clock: u64, raw: u64, size: u32) -> u64 {
+    if size >= 64 {
+        return raw;
+    }
+    let mask = (1u64 << size) - 1;
+    let mut new = (clock & !mask) | raw;
+    if raw < (clock & mask) {
+        new = new.wrapping_add(1u64 << size);
+    }
+    new
+}
+
+/// One scope of a fixed event body: a structure read on access from its start.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedScope {
+    /// Which scope: 1 common context, 2 specific context, 3 payload.
+    pub which: u8,
+    pub node: NodeId,
+    pub align: u32,
+    pub size_bits: u64,
+}
+
+/// An event body (common context, specific context, payload) made only of fixed-layout
+/// structures without effects: its scopes are placed, not decoded.
+#[derive(Debug, Clone, Default)]
+pub struct FixedBody {
+    pub scopes: Vec<FixedScope>,
+}
+
+impl FixedBody {
+    /// The body of event class `common`/`context`/`payload`, when every present scope is a
+    /// fixed-plan structure.
+    pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<FixedBody> {
+        let mut out = Vec::new();
+        for (i, s) in scopes.iter().enumerate() {
+            let Some(node) = *s else { continue };
+            let n = &layout.nodes[node as usize];
+            let plan = n.plan.as_ref()?;
+            if n.effects {
+                return None;
+            }
+            out.push(FixedScope {
+                which: i as u8 + 1,
+                node,
+                align: n.align,
+                size_bits: plan.size_bits,
+            });
+        }
+        Some(FixedBody { scopes: out })
+    }
+}
+
+/// How to read one member of a fixed-layout structure.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanRead {
+    /// Bit offset from the structure start.
+    pub off: u64,
+    pub size: u32,
+    pub little: bool,
+    pub kind: ReadKind,
+}
+
+/// The kind of scalar a [`PlanRead`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    UInt,
+    SInt,
+    Float,
+    /// Bit arrays, bit maps, booleans.
+    Bits,
+    /// A text of `size` bytes.
+    Text,
+}
+
+impl PlanRead {
+    pub(crate) fn of(kind: &NodeKind, off: u64) -> PlanRead {
+        let (size, little, kind) = match *kind {
+            NodeKind::Int {
+                size,
+                signed,
+                little,
+                ..
+            } => (
+                size,
+                little,
+                if signed {
+                    ReadKind::SInt
+                } else {
+                    ReadKind::UInt
+                },
+            ),
+            NodeKind::Float { size, little } => (size, little, ReadKind::Float),
+            NodeKind::Bits { size, little, .. } => (size, little, ReadKind::Bits),
+            NodeKind::SizedString {
+                len: crate::layout::Len::Static(len),
+            } => (len.min(u32::MAX as u64) as u32, true, ReadKind::Text),
+            _ => (0, true, ReadKind::Text),
+        };
+        PlanRead {
+            off,
+            size,
+            little,
+            kind,
+        }
+    }
+
+    /// The member's raw value as its slot would hold it, xor-folded with the slot's `aux`
+    /// (text: byte offset ^ length), for [`crate::FieldView::fold_raw`].
+    #[inline(always)]
+    pub fn fold(&self, data: &[u8], base: u64) -> u64 {
+        let bit = base + self.off;
+        match self.kind {
+            ReadKind::UInt | ReadKind::Bits => {
+                read_uint(data, bit, self.size, self.little).unwrap_or(0)
+            }
+            ReadKind::SInt => sign_extend(
+                read_uint(data, bit, self.size, self.little).unwrap_or(0),
+                self.size,
+            ) as u64,
+            ReadKind::Float => {
+                let raw = read_uint(data, bit, self.size, self.little).unwrap_or(0);
+                if self.size == 32 {
+                    (f32::from_bits(raw as u32) as f64).to_bits()
+                } else {
+                    raw
+                }
+            }
+            ReadKind::Text => (bit / 8) ^ self.size as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_wraps() {
+        let c = (5 << 27) | 100;
+        assert_eq!(update_clock(c, 50, 27), (6 << 27) | 50);
+        assert_eq!(update_clock((6 << 27) | 50, 60, 27), (6 << 27) | 60);
+        assert_eq!(update_clock(1, 7, 64), 7);
+    }
+}
