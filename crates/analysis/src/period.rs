@@ -125,6 +125,11 @@ pub struct PeriodOptions {
     pub limit: usize,
     /// Bins of periodfreq.
     pub freq_resolution: usize,
+    /// `--freq-uniform`: the same bins for the histograms of a kind (see [`PeriodResult::tables`]).
+    pub freq_uniform: bool,
+    /// `--freq-series`: with `--group-by`, a table of series per period: its histogram in
+    /// each group side by side.
+    pub freq_series: bool,
 }
 
 impl Default for PeriodOptions {
@@ -140,6 +145,8 @@ impl Default for PeriodOptions {
             max_duration: None,
             limit: 10,
             freq_resolution: 20,
+            freq_uniform: false,
+            freq_series: false,
         }
     }
 }

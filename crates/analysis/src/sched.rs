@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
-use crate::stats::{histogram, Stats};
+use crate::stats::{freq_bounds, histogram, Stats, Uniform};
 
 const RECORD_COLUMNS: &[Column] = &[
     col("Wakeup timestamp", "timestamp"),
@@ -129,6 +129,10 @@ pub struct Sched {
     pub limit: usize,
     pub min: Option<i64>,
     pub max: Option<i64>,
+    /// `--freq-uniform`: the same bins for every histogram.
+    pub uniform: Option<Uniform>,
+    /// `--freq-series`: the histograms as one table of series.
+    pub series: bool,
     pub records: Vec<SchedRecord>,
 }
 
@@ -140,6 +144,8 @@ impl Sched {
             limit: 10,
             min: None,
             max: None,
+            uniform: None,
+            series: false,
             records: Vec::new(),
         }
     }
@@ -231,22 +237,34 @@ impl Analysis for Sched {
                 for r in &self.records {
                     m.entry(r.wakee).or_default().push(r.switch - r.wakeup);
                 }
+                let all: Vec<&[i64]> = m.values().map(|v| v.as_slice()).collect();
+                let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
-                for (tid, lats) in m {
+                for (tid, lats) in &m {
                     let mut t = Table::new("freq", b, e);
                     t.title = Some(format!(
                         "Scheduling latency frequency distribution [TID: {tid}]"
                     ));
-                    for (lo, hi, n) in histogram(&lats, bins, self.min, self.max) {
+                    for (lo, hi, n) in histogram(lats, bins, lo, hi) {
                         t.rows.push(vec![
                             cell::duration(lo),
                             cell::duration(hi),
                             cell::number(n),
                         ]);
                     }
-                    if !t.rows.is_empty() {
+                    if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }
+                }
+                if self.series {
+                    return crate::lami::series_table(
+                        "Scheduling latencies frequency distributions",
+                        crate::irq::FREQ_BOUNDS,
+                        "schedulings",
+                        &out,
+                    )
+                    .into_iter()
+                    .collect();
                 }
                 out
             }

@@ -1,4 +1,7 @@
-//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford).
+//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford), and
+//! histograms.
+
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stats {
@@ -102,6 +105,46 @@ pub fn histogram(
         .collect()
 }
 
+/// The shared bin bounds of `--freq-uniform`: the smallest and largest value (ns) over every
+/// histogram of an analysis. Clones share the bounds, so that successive `--refresh` periods
+/// widen the same bounds (lttng-analyses keeps them across periods too).
+#[derive(Debug, Clone, Default)]
+pub struct Uniform(Arc<Mutex<Option<(i64, i64)>>>);
+
+impl Uniform {
+    /// Widens the bounds with `values` and returns the `(min, max)` to give [`histogram`]:
+    /// `min` / `max` (`--min` / `--max`, ns) when given, else the bounds.
+    pub fn bounds<'a>(
+        &self,
+        values: impl IntoIterator<Item = &'a [i64]>,
+        min: Option<i64>,
+        max: Option<i64>,
+    ) -> (Option<i64>, Option<i64>) {
+        let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for v in values.into_iter().flatten() {
+            *b = Some(match *b {
+                None => (*v, *v),
+                Some((lo, hi)) => (lo.min(*v), hi.max(*v)),
+            });
+        }
+        (min.or(b.map(|x| x.0)), max.or(b.map(|x| x.1)))
+    }
+}
+
+/// The bounds for the histograms of `groups`: with `uniform`, the same for all
+/// ([`Uniform::bounds`]); else `min` / `max` (each histogram then spans its own values).
+pub fn freq_bounds(
+    groups: &[&[i64]],
+    min: Option<i64>,
+    max: Option<i64>,
+    uniform: Option<&Uniform>,
+) -> (Option<i64>, Option<i64>) {
+    match uniform {
+        Some(u) => u.bounds(groups.iter().copied(), min, max),
+        None => (min, max),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +170,28 @@ mod tests {
         assert_eq!(counts, vec![1, 1, 1, 1]);
         assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
         assert!(histogram(&[7, 7], 4, None, None).is_empty());
+    }
+
+    #[test]
+    fn uniform_bounds_are_shared_and_widen() {
+        let u = Uniform::default();
+        let a: &[i64] = &[3000, 5000];
+        let b: &[i64] = &[1000];
+        assert_eq!(freq_bounds(&[a, b], None, None, None), (None, None));
+        assert_eq!(
+            freq_bounds(&[a, b], None, None, Some(&u)),
+            (Some(1000), Some(5000))
+        );
+        // A clone (the next refresh period) keeps and widens the bounds.
+        let c: &[i64] = &[9000];
+        assert_eq!(
+            freq_bounds(&[c], None, None, Some(&u.clone())),
+            (Some(1000), Some(9000))
+        );
+        assert_eq!(u.bounds([c], Some(0), None), (Some(0), Some(9000)));
+        // The single-value histogram gets the shared bins.
+        let h = histogram(b, 4, Some(1000), Some(9000));
+        assert_eq!(h.iter().map(|x| x.2).collect::<Vec<_>>(), vec![1, 0, 0, 0]);
+        assert_eq!((h[0].0, h[3].1), (1000.0, 9000.0));
     }
 }
