@@ -105,6 +105,41 @@ pub fn histogram(
         .collect()
 }
 
+/// A linear histogram of `values` (in the unit of the bins, e.g. counts or percentages) over
+/// `[min, max]` (default: the values' range) in `bins` bins: (lower, upper, count). Empty for
+/// a single value or no values.
+pub fn histogram_f(
+    values: &[f64],
+    bins: usize,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Vec<(f64, f64, u64)> {
+    if values.is_empty() || bins == 0 {
+        return Vec::new();
+    }
+    let lo = min.unwrap_or_else(|| values.iter().copied().fold(f64::INFINITY, f64::min));
+    let hi = max.unwrap_or_else(|| values.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return Vec::new();
+    }
+    let step = (hi - lo) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for &x in values {
+        if x < lo || x > hi {
+            continue;
+        }
+        counts[(((x - lo) / step) as usize).min(bins - 1)] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let b = lo + i as f64 * step;
+            (b, b + step, c)
+        })
+        .collect()
+}
+
 /// The shared bin bounds of `--freq-uniform`: the smallest and largest value (ns) over every
 /// histogram of an analysis. Clones share the bounds, so that successive `--refresh` periods
 /// widen the same bounds (lttng-analyses keeps them across periods too).
@@ -170,6 +205,14 @@ mod tests {
         assert_eq!(counts, vec![1, 1, 1, 1]);
         assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
         assert!(histogram(&[7, 7], 4, None, None).is_empty());
+    }
+
+    #[test]
+    fn float_histogram() {
+        let h = histogram_f(&[0.5, 1.0, 1.5, 2.5], 2, None, None);
+        assert_eq!(h, vec![(0.5, 1.5, 2), (1.5, 2.5, 2)]);
+        assert_eq!(histogram_f(&[1.0], 3, Some(0.0), Some(3.0)).len(), 3);
+        assert!(histogram_f(&[1.0, 1.0], 3, None, None).is_empty());
     }
 
     #[test]

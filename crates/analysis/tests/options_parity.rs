@@ -231,3 +231,79 @@ fn refresh_matches_lttng_analyses() {
         same(&format!("{name} --refresh 1"), &o, &r);
     }
 }
+
+/// lttng-analyses 0.6.1 with nested periods: its parser rejects `NAME(PARENT)` (a pyparsing
+/// incompatibility), `lttng_nested_periods.py` works around that.
+fn lttng_nested(args: &[&str], trace: &Path) -> Vec<u8> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lttng_nested_periods.py");
+    let out = Command::new("/usr/bin/python3")
+        .arg(script)
+        .args(args)
+        .arg("--gmt")
+        .args(if args.contains(&"--mi") {
+            &[][..]
+        } else {
+            &["--no-progress", "--no-color"][..]
+        })
+        .arg(trace)
+        .env("TZ", "UTC")
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn periodfreq_child_histograms_match_lttng_analyses() {
+    use analysis::period::{PeriodCmd, PeriodOptions};
+    let Some(shared) = shared() else { return };
+    let (_tmp, trace) = kernel_copy(&shared, "bug446190");
+    let periods = [
+        r#"switch : $evt.$name == "sched_switch" : $evt.$name == "sched_switch""#,
+        r#"irq(switch) : $evt.$name == "irq_handler_entry" : $evt.$name == "irq_handler_exit""#,
+    ];
+    let traces = ctf::open_all(std::slice::from_ref(&trace)).unwrap();
+    for uniform in [false, true] {
+        let mut args = vec!["freq"];
+        for p in &periods {
+            args.extend(["--period", p]);
+        }
+        if uniform {
+            args.push("--freq-uniform");
+        }
+        let opts = PeriodOptions {
+            periods: periods.iter().map(|s| s.to_string()).collect(),
+            freq_uniform: uniform,
+            ..PeriodOptions::default()
+        };
+        let res = analysis::period::run(&traces, &Common::default(), &opts).unwrap();
+        // Text: identical but for lttng-analyses's "Checking the trace…" line.
+        let text = String::from_utf8(lttng_nested(&args, &trace)).unwrap();
+        let text = text.split_once('\n').unwrap().1;
+        assert_eq!(res.text(PeriodCmd::Freq), text, "uniform: {uniform}");
+        // --mi: 2 period histograms, then per (switch, irq): duration, global duration,
+        // number, global number, usage ratio, global usage ratio.
+        args.push("--mi");
+        let mut reference: Value = serde_json::from_slice(&lttng_nested(&args, &trace)).unwrap();
+        // lttng-analyses writes the bounds of the count and ratio histograms as durations
+        // (×1000, DIFFERENCES.md): ours are numbers.
+        for t in reference["results"].as_array_mut().unwrap() {
+            if t["class"]["inherit"] == "freq_duration" {
+                continue;
+            }
+            for r in t["data"].as_array_mut().unwrap() {
+                for c in &mut r.as_array_mut().unwrap()[..2] {
+                    let v = c["value"].as_f64().unwrap() / 1000.0;
+                    *c = serde_json::json!({"class": "number", "value": v});
+                }
+            }
+        }
+        let ours = results_json(&res.tables(PeriodCmd::Freq));
+        assert_eq!(ours["results"].as_array().unwrap().len(), 8);
+        same(&format!("periodfreq uniform: {uniform}"), &ours, &reference);
+    }
+}
