@@ -175,3 +175,36 @@ fn freq_series_puts_uniform_histograms_side_by_side() {
     let text = ok(tracekit(&["irqfreq", "--freq-series"], &dir));
     assert!(text.contains("Interrupt handlers duration frequency distributions"));
 }
+
+#[test]
+fn bounded_schedtop_and_streaming_schedstats_agree_with_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = gen(tmp.path());
+    let log = mi(&["schedlog"], &dir);
+    let log = log[0]["data"].as_array().unwrap().clone();
+    assert!(log.len() > 100, "{}", log.len());
+    // schedtop keeps only the `limit` longest: the same rows as sorting the whole log
+    // (longest first, ties in time order).
+    let mut sorted = log.clone();
+    sorted.sort_by_key(|r| std::cmp::Reverse(r[2]["value"].as_i64().unwrap()));
+    for limit in [1usize, 7, 0] {
+        let top = mi(&["schedtop", "--limit", &limit.to_string()], &dir);
+        let rows = top[0]["data"].as_array().unwrap();
+        let n = if limit == 0 { sorted.len() } else { limit };
+        assert_eq!(rows.as_slice(), &sorted[..n], "limit {limit}");
+    }
+    // Streaming statistics: as many schedulings as the log, the same extremes.
+    let stats = mi(&["schedstats", "--total", "--per-tid"], &dir);
+    let total = &stats[0]["data"][0];
+    assert_eq!(total[0]["value"].as_u64().unwrap() as usize, log.len());
+    let lat = |r: &Value| r[2]["value"].as_i64().unwrap();
+    assert_eq!(total[1]["value"].as_i64(), log.iter().map(lat).min());
+    assert_eq!(total[3]["value"].as_i64(), log.iter().map(lat).max());
+    let per_tid: u64 = stats[1]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[1]["value"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_tid as usize, log.len());
+}
