@@ -353,7 +353,7 @@ impl Analysis for Sched {
                     .iter()
                     .map(|Reverse((l, s, r))| (*l, *s, &r.0))
                     .collect();
-                v.sort_by(|x, y| (y.0, y.1).cmp(&(x.0, x.1)));
+                v.sort_by_key(|x| Reverse((x.0, x.1)));
                 let v: Vec<&SchedRecord> = v.into_iter().map(|x| x.2).collect();
                 let mut t = Table::new("top", b, e);
                 t.rows = v.into_iter().map(|r| record_row(state, r)).collect();
