@@ -270,3 +270,109 @@ pub fn run(
         .collect();
     Ok((tables, range))
 }
+
+/// Runs analyses over `traces` in one pass, cut into refresh periods of `refresh` ns
+/// (lttng-analyses's `--refresh`; None: one period). As in lttng-analyses, a period ends at
+/// the first event at or after its begin + `refresh`, and that event begins the next period
+/// (and is analysed in it); the kernel model goes on across periods, the analyses start
+/// afresh: `make` builds them for each period, `report` gets each period's range and the
+/// tables of each analysis (in `make`'s order) as soon as the period ends. Returns the whole
+/// analysed range.
+pub fn run_refresh(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    refresh: Option<i64>,
+    make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+) -> Result<Range, RunError> {
+    let (mut lo, mut hi) = (
+        common.begin.unwrap_or(i64::MIN),
+        common.end.unwrap_or(i64::MAX),
+    );
+    if !common.no_intersection {
+        if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
+            lo = lo.max(b);
+            hi = hi.min(e);
+        }
+    }
+    let mut model = Model::new(StateOptions {
+        lttng_analyses_quirks: common.lttng_analyses_quirks,
+    });
+    let mut merger = Merger::new(traces);
+    if let Some(m) = &common.time_map {
+        merger = merger.with_time_map(m.0.clone());
+    }
+    let refresh = refresh.filter(|r| *r > 0);
+    let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
+    let mut notes = Vec::with_capacity(8);
+    let mut first: Option<i64> = None;
+    let mut period_begin = 0i64;
+    let mut last = 0i64;
+    while let Some(m) = merger.next() {
+        if *m != Message::Event {
+            continue;
+        }
+        let Some(ts) = merger.current_time() else {
+            continue;
+        };
+        if ts < lo {
+            continue;
+        }
+        if ts > hi {
+            break;
+        }
+        let Some(ev) = merger.event() else { continue };
+        match (first, refresh) {
+            (None, _) => {
+                first = Some(ts);
+                period_begin = ts;
+                analyses = make();
+                for a in analyses.iter_mut() {
+                    a.start(ts);
+                }
+            }
+            (Some(_), Some(r)) if ts >= period_begin.saturating_add(r) => {
+                let range = Range {
+                    begin: period_begin,
+                    end: ts,
+                };
+                report(
+                    range,
+                    analyses
+                        .iter_mut()
+                        .map(|a| a.finish(&model, range))
+                        .collect(),
+                );
+                period_begin = ts;
+                analyses = make();
+                for a in analyses.iter_mut() {
+                    a.start(ts);
+                }
+            }
+            _ => {}
+        }
+        model.process(&ev, ts, &mut notes);
+        last = ts;
+        for n in notes.drain(..) {
+            for a in analyses.iter_mut() {
+                a.notify(&model.state, &n);
+            }
+        }
+    }
+    let first = first.ok_or(RunError::NoEvents)?;
+    let range = Range {
+        begin: period_begin,
+        end: last,
+    };
+    report(
+        range,
+        analyses
+            .iter_mut()
+            .map(|a| a.finish(&model, range))
+            .collect(),
+    );
+    Ok(Range {
+        begin: first,
+        end: last,
+    })
+}

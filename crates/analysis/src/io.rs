@@ -7,7 +7,7 @@ use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::{histogram, Stats};
+use crate::stats::{freq_bounds, histogram, Stats, Uniform};
 
 pub const METADATA: Metadata = Metadata {
     title: "I/O analysis",
@@ -197,6 +197,10 @@ pub struct IoLatency {
     pub mode: IoMode,
     pub min: Option<i64>,
     pub max: Option<i64>,
+    /// `--freq-uniform`: the same bins for every histogram.
+    pub uniform: Option<Uniform>,
+    /// `--freq-series`: the histograms as one table of series.
+    pub series: bool,
     /// Per (system call name index, fcntl duplicating a descriptor).
     raw: HashMap<(u32, bool), (Stats, Vec<i64>)>,
     calls: BTreeMap<Category, (Stats, Vec<i64>)>,
@@ -210,6 +214,8 @@ impl IoLatency {
             mode,
             min: None,
             max: None,
+            uniform: None,
+            series: false,
             raw: HashMap::new(),
             calls: BTreeMap::new(),
             disks: BTreeMap::new(),
@@ -323,29 +329,44 @@ impl Analysis for IoLatency {
                 out
             }
             IoMode::Freq(bins) => {
+                let mut groups: Vec<(String, &[i64])> = Vec::new();
+                for (c, (_, v)) in &self.calls {
+                    groups.push((c.key().to_string(), v));
+                }
+                for (dev, (_, v)) in &self.disks {
+                    if state.whole_disks.contains(dev) {
+                        continue;
+                    }
+                    groups.push((format!("disk: {}", disk_name(state, *dev)), v));
+                }
+                let all: Vec<&[i64]> = groups.iter().map(|g| g.1).collect();
+                let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
-                let mut push = |title: String, v: &[i64]| {
+                for (title, v) in groups {
                     let mut t = Table::new("freq", b, e);
                     t.title = Some(format!("I/O request latency distribution [{title}]"));
-                    for (lo, hi, n) in histogram(v, bins, self.min, self.max) {
+                    for (lo, hi, n) in histogram(v, bins, lo, hi) {
                         t.rows.push(vec![
                             cell::duration(lo),
                             cell::duration(hi),
                             cell::number(n),
                         ]);
                     }
-                    if !t.rows.is_empty() {
+                    if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }
-                };
-                for (c, (_, v)) in &self.calls {
-                    push(c.key().to_string(), v);
                 }
-                for (dev, (_, v)) in &self.disks {
-                    if state.whole_disks.contains(dev) {
-                        continue;
-                    }
-                    push(format!("disk: {}", disk_name(state, *dev)), v);
+                if self.series {
+                    // lttng-analyses accepts --freq-series here but ignores it: the table
+                    // follows the other commands' (DIFFERENCES.md).
+                    return crate::lami::series_table(
+                        "I/O request latency distributions",
+                        ("Latency (lower bound)", "Latency (upper bound)", "duration"),
+                        "requests",
+                        &out,
+                    )
+                    .into_iter()
+                    .collect();
                 }
                 out
             }

@@ -7,7 +7,7 @@ use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::{histogram, Stats};
+use crate::stats::{freq_bounds, histogram, Stats, Uniform};
 
 pub const METADATA: Metadata = Metadata {
     title: "System interrupt analysis",
@@ -80,6 +80,13 @@ pub const METADATA: Metadata = Metadata {
     ],
 };
 
+/// The bound columns of the `--freq-series` tables.
+pub(crate) const FREQ_BOUNDS: (&str, &str, &str) = (
+    "Duration (lower bound)",
+    "Duration (upper bound)",
+    "duration",
+);
+
 /// Names of the soft IRQ vectors.
 pub fn softirq_name(vec: u64) -> &'static str {
     const N: &[&str] = &[
@@ -136,6 +143,10 @@ pub struct Irq {
     pub min: Option<i64>,
     pub max: Option<i64>,
     pub keep_log: bool,
+    /// `--freq-uniform`: the same bins for every histogram.
+    pub uniform: Option<Uniform>,
+    /// `--freq-series`: the histograms as one table of series.
+    pub series: bool,
     pub log: Vec<IrqRecord>,
     hard: BTreeMap<i64, Stats>,
     soft: BTreeMap<u64, SoftStat>,
@@ -151,6 +162,8 @@ impl Irq {
             min: None,
             max: None,
             keep_log: false,
+            uniform: None,
+            series: false,
             log: Vec::new(),
             hard: BTreeMap::new(),
             soft: BTreeMap::new(),
@@ -259,24 +272,36 @@ impl Analysis for Irq {
                         .or_default()
                         .push(r.end - r.begin);
                 }
+                let all: Vec<&[i64]> = groups.values().map(|v| v.as_slice()).collect();
+                let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
-                for ((soft, nr), durs) in groups {
-                    let c = irq_cell(!soft, nr);
+                for ((soft, nr), durs) in &groups {
+                    let c = irq_cell(!soft, *nr);
                     let mut t = Table::new("freq", range.begin, range.end);
                     t.title = Some(format!(
                         "Interrupt handler duration frequency distribution [{} ({nr})]",
                         c["name"].as_str().unwrap_or("")
                     ));
-                    for (lo, hi, n) in histogram(&durs, bins, self.min, self.max) {
+                    for (lo, hi, n) in histogram(durs, bins, lo, hi) {
                         t.rows.push(vec![
                             cell::duration(lo),
                             cell::duration(hi),
                             cell::number(n),
                         ]);
                     }
-                    if !t.rows.is_empty() {
+                    if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }
+                }
+                if self.series {
+                    return crate::lami::series_table(
+                        "Interrupt handlers duration frequency distributions",
+                        FREQ_BOUNDS,
+                        "interrupts",
+                        &out,
+                    )
+                    .into_iter()
+                    .collect();
                 }
                 return out;
             }

@@ -94,6 +94,14 @@ pub struct Metadata {
     pub table_classes: &'static [TableClass],
 }
 
+/// A column of a table whose class is declared in the table itself (see [`Table::inline`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineColumn {
+    pub title: String,
+    pub class: &'static str,
+    pub unit: Option<&'static str>,
+}
+
 /// One result table.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -101,6 +109,11 @@ pub struct Table {
     pub class: &'static str,
     /// A title replacing the class's (a LAMI "inherit" class), e.g. per-TID tables.
     pub title: Option<String>,
+    /// Columns of a table of an anonymous class, declared in the table (LAMI allows a class
+    /// object in place of a class name): `--freq-series` tables, whose columns depend on the
+    /// histograms. The table's `title` is then the class title; `class` is only a key for
+    /// text rendering and ordering.
+    pub inline: Option<Vec<InlineColumn>>,
     pub begin: i64,
     pub end: i64,
     pub rows: Vec<Vec<Value>>,
@@ -111,17 +124,46 @@ impl Table {
         Table {
             class,
             title: None,
+            inline: None,
             begin,
             end,
             rows: Vec::new(),
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        let class = match &self.title {
+    /// The `class` member of the table's LAMI object: the class name, an inheriting class
+    /// with the table's title, or a whole anonymous class.
+    pub fn class_json(&self) -> Value {
+        if let Some(cols) = &self.inline {
+            let cols: Vec<Value> = cols
+                .iter()
+                .map(|c| {
+                    let mut o = Map::new();
+                    o.insert("title".into(), json!(c.title));
+                    o.insert("class".into(), json!(c.class));
+                    if let Some(u) = c.unit {
+                        o.insert("unit".into(), json!(u));
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            return json!({"title": self.title.as_deref().unwrap_or(""), "column-descriptions": cols});
+        }
+        match &self.title {
             Some(t) => json!({"inherit": self.class, "title": t}),
             None => json!(self.class),
-        };
+        }
+    }
+
+    /// The text between the brackets ending the title of an inheriting table
+    /// (`Title [subtitle]`), as lttng-analyses names the series of `--freq-series`.
+    pub fn subtitle(&self) -> Option<&str> {
+        let t = self.title.as_deref()?.strip_suffix(']')?;
+        Some(&t[t.rfind(" [")? + 2..])
+    }
+
+    pub fn to_json(&self) -> Value {
+        let class = self.class_json();
         json!({
             "class": class,
             "time-range": cell::time_range(self.begin, self.end),
@@ -143,10 +185,7 @@ pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::
         if i > 0 {
             w.write_all(b",")?;
         }
-        let class = match &t.title {
-            Some(title) => json!({"inherit": t.class, "title": title}),
-            None => json!(t.class),
-        };
+        let class = t.class_json();
         w.write_all(b"{\"class\":")?;
         serde_json::to_writer(&mut *w, &class)?;
         w.write_all(b",\"time-range\":")?;
@@ -156,6 +195,59 @@ pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::
         w.write_all(b"}")?;
     }
     w.write_all(b"]}\n")
+}
+
+/// Puts histograms with the same bins (`--freq-uniform`) side by side, as lttng-analyses's
+/// `--freq-series` does: one table of an anonymous class titled `title`, whose columns are the
+/// bounds (`lower`, `upper`, of the class `bound_class`) and one count column per histogram,
+/// titled with the histogram's subtitle and with the unit `unit`. `freqs` are tables of rows
+/// `[lower, upper, count]`; the bounds are those of the first; a histogram without rows
+/// (a single value and no uniform bounds) counts zero everywhere. None without histograms.
+pub fn series_table(
+    title: &str,
+    (lower, upper, bound_class): (&str, &str, &'static str),
+    unit: &'static str,
+    freqs: &[Table],
+) -> Option<Table> {
+    let first = freqs
+        .iter()
+        .find(|t| !t.rows.is_empty())
+        .or(freqs.first())?;
+    let mut t = Table::new("freq-series", first.begin, first.end);
+    t.title = Some(title.to_string());
+    let mut cols = vec![
+        InlineColumn {
+            title: lower.to_string(),
+            class: bound_class,
+            unit: None,
+        },
+        InlineColumn {
+            title: upper.to_string(),
+            class: bound_class,
+            unit: None,
+        },
+    ];
+    for f in freqs {
+        cols.push(InlineColumn {
+            title: f.subtitle().unwrap_or(f.class).to_string(),
+            class: "number",
+            unit: Some(unit),
+        });
+    }
+    t.inline = Some(cols);
+    for (i, r) in first.rows.iter().enumerate() {
+        let mut row = vec![r[0].clone(), r[1].clone()];
+        for f in freqs {
+            row.push(
+                f.rows
+                    .get(i)
+                    .map(|x| x[2].clone())
+                    .unwrap_or_else(|| cell::number(0)),
+            );
+        }
+        t.rows.push(row);
+    }
+    Some(t)
 }
 
 /// The `--metadata` document of an analysis.

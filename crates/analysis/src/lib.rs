@@ -16,7 +16,7 @@ pub mod stats;
 pub mod syscallstats;
 pub mod text;
 
-pub use driver::{run, Analysis, Common, Range, RunError};
+pub use driver::{run, run_refresh, Analysis, Common, Range, RunError};
 pub use lami::{Metadata, Table};
 
 /// Linux errno names (x86-64 / generic numbering), for return values.
@@ -180,6 +180,11 @@ pub struct Options {
     pub softirqs: Option<Vec<u64>>,
     /// Histogram bins (`--freq-resolution`).
     pub freq_resolution: usize,
+    /// `--freq-uniform`: the same bins for every histogram of an analysis (shared by the
+    /// analyses built with these options, so across `--refresh` periods too).
+    pub freq_uniform: Option<stats::Uniform>,
+    /// `--freq-series`: the histograms as one table of series (implies `--freq-uniform`).
+    pub freq_series: bool,
     /// schedstats tables.
     pub total: bool,
     pub per_tid: bool,
@@ -187,6 +192,17 @@ pub struct Options {
     /// I/O size bounds, bytes.
     pub minsize: Option<i64>,
     pub maxsize: Option<i64>,
+}
+
+impl Options {
+    /// The shared bounds of `--freq-uniform` (also on with `--freq-series`).
+    fn uniform(&self) -> Option<stats::Uniform> {
+        match (&self.freq_uniform, self.freq_series) {
+            (Some(u), _) => Some(u.clone()),
+            (None, true) => Some(stats::Uniform::default()),
+            (None, false) => None,
+        }
+    }
 }
 
 impl Default for Options {
@@ -198,6 +214,8 @@ impl Default for Options {
             irqs: None,
             softirqs: None,
             freq_resolution: 20,
+            freq_uniform: None,
+            freq_series: false,
             total: false,
             per_tid: false,
             per_prio: false,
@@ -256,6 +274,8 @@ pub fn build(
             a.limit = opts.limit;
             a.min = opts.min;
             a.max = opts.max;
+            a.uniform = opts.uniform();
+            a.series = opts.freq_series;
             (Box::new(a), &sched::METADATA)
         }
         "iolatencystats" | "iolatencyfreq" => {
@@ -267,6 +287,8 @@ pub fn build(
             let mut a = io::IoLatency::new(common.clone(), mode);
             a.min = opts.min;
             a.max = opts.max;
+            a.uniform = opts.uniform();
+            a.series = opts.freq_series;
             (Box::new(a), &io::METADATA)
         }
         "iolatencytop" | "iolog" | "iousagetop" => {
@@ -297,6 +319,8 @@ pub fn build(
                 _ => irq::IrqMode::Stats,
             };
             a.keep_log = a.mode != irq::IrqMode::Stats;
+            a.uniform = opts.uniform();
+            a.series = opts.freq_series;
             a.min = opts.min;
             a.max = opts.max;
             // Giving only one of the filters selects that kind alone (as lttng-analyses does).
@@ -331,4 +355,168 @@ pub fn run_named(
     let (mut a, _) = build(name, common, opts).expect("known analysis");
     let (mut tables, _) = run(&traces, common, &mut [a.as_mut()])?;
     Ok(tables.remove(0))
+}
+
+/// Parses a `--refresh` duration as lttng-analyses does: a number with an optional unit
+/// (`s`, `ms`, `us`, `µs`, `ns`; seconds without one), e.g. `1`, `0.5s`, `250ms`. Returns ns.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_alphabetic()) {
+        Some((i, _)) => (t[..i].trim(), Some(&t[i..])),
+        None => (t, None),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration: '{s}'"))?;
+    let scale = match unit {
+        None | Some("s") => 1e9,
+        Some("ms") => 1e6,
+        Some("us") | Some("µs") => 1e3,
+        Some("ns") => 1.0,
+        Some(u) => return Err(format!("unrecognised units: {u} (s, ms, us or ns)")),
+    };
+    let ns = (v * scale) as i64;
+    if !v.is_finite() || ns <= 0 {
+        return Err(format!("invalid duration: '{s}' (must be positive)"));
+    }
+    Ok(ns)
+}
+
+/// The summary lttng-analyses makes of several `--refresh` periods of analysis `name`, from
+/// their tables (`(period range, tables)`): one row per period (cputop, memtop: the total
+/// table; syscallstats: each process of the total table; irqstats: each interrupt's count).
+/// None for the other analyses, or with fewer than two periods.
+pub fn summary(name: &str, periods: &[(Range, &[Table])]) -> Option<Table> {
+    let src: &[&str] = match name {
+        "cputop" | "memtop" | "syscallstats" => &["total"],
+        "irqstats" => &["hard-stats", "soft-stats"],
+        _ => return None,
+    };
+    if periods.len() < 2 {
+        return None;
+    }
+    let (first, last) = (periods.first()?.0, periods.last()?.0);
+    let mut t = Table::new("summary", first.begin, last.end);
+    for (range, tables) in periods {
+        for table in tables.iter().filter(|t| src.contains(&t.class)) {
+            let rows = match name {
+                "cputop" | "memtop" => &table.rows[..table.rows.len().min(1)],
+                _ => &table.rows[..],
+            };
+            for r in rows {
+                let mut row = vec![lami::cell::time_range(range.begin, range.end)];
+                // irqstats: the interrupt count alone.
+                match name {
+                    "irqstats" => row.extend(r.get(1).cloned()),
+                    _ => row.extend(r.iter().cloned()),
+                }
+                t.rows.push(row);
+            }
+        }
+    }
+    Some(t)
+}
+
+/// Orders the tables of several `--refresh` periods of one analysis as lttng-analyses prints
+/// them: grouped by table class, classes in order of first appearance, periods in order within
+/// a class (a stable sort).
+pub fn group_by_class(tables: &mut [Table]) {
+    let mut order: Vec<String> = Vec::new();
+    let key = |t: &Table| match &t.inline {
+        Some(_) => String::new(),
+        None => t.class.to_string(),
+    };
+    for t in tables.iter() {
+        let k = key(t);
+        if !order.contains(&k) {
+            order.push(k);
+        }
+    }
+    tables.sort_by_key(|t| order.iter().position(|k| *k == key(t)));
+}
+
+/// Runs the analyses `names` (see [`NAMES`]) over `traces` in one pass, in `refresh` ns
+/// periods ([`run_refresh`]); `report` gets each period's range and each analysis' tables.
+pub fn run_names(
+    traces: &[std::sync::Arc<ctf::Trace>],
+    names: &[&str],
+    common: &Common,
+    opts: &Options,
+    refresh: Option<i64>,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+) -> Result<Range, RunError> {
+    let mut make = || {
+        names
+            .iter()
+            .map(|n| build(n, common, opts).expect("known analysis").0)
+            .collect()
+    };
+    run_refresh(traces, common, refresh, &mut make, report)
+}
+
+/// The `--mi` result tables of the analyses `names` run together over `periods` (each
+/// period's range and tables per analysis, as [`run_names`] reports them): each analysis' tables
+/// in turn; with several periods, grouped by class ([`group_by_class`]) and followed by the
+/// [`summary`] table.
+pub fn mi_tables(names: &[&str], mut periods: Vec<(Range, Vec<Vec<Table>>)>) -> Vec<Table> {
+    let mut out = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let summary = if periods.len() > 1 {
+            let per: Vec<_> = periods.iter().map(|p| (p.0, p.1[i].as_slice())).collect();
+            summary(name, &per)
+        } else {
+            None
+        };
+        let mut tables: Vec<Table> = periods
+            .iter_mut()
+            .flat_map(|p| std::mem::take(&mut p.1[i]))
+            .collect();
+        if periods.len() > 1 {
+            group_by_class(&mut tables);
+        }
+        out.extend(tables);
+        out.extend(summary);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_as_lttng_analyses() {
+        assert_eq!(parse_duration("1"), Ok(1_000_000_000));
+        assert_eq!(parse_duration("0.5s"), Ok(500_000_000));
+        assert_eq!(parse_duration("250ms"), Ok(250_000_000));
+        assert_eq!(parse_duration("3us"), Ok(3_000));
+        assert_eq!(parse_duration("3µs"), Ok(3_000));
+        assert_eq!(parse_duration("42ns"), Ok(42));
+        assert_eq!(parse_duration(" 2 ms"), Ok(2_000_000));
+        assert!(parse_duration("1h").is_err());
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn summary_and_class_grouping() {
+        let r1 = Range { begin: 0, end: 10 };
+        let r2 = Range { begin: 10, end: 20 };
+        let total = |v: f64, r: Range| {
+            let mut t = Table::new("total", r.begin, r.end);
+            t.rows.push(vec![lami::cell::ratio(v)]);
+            t
+        };
+        let p1 = vec![Table::new("per-cpu", 0, 10), total(0.25, r1)];
+        let p2 = vec![Table::new("per-cpu", 10, 20), total(0.5, r2)];
+        let s = summary("cputop", &[(r1, &p1), (r2, &p2)]).unwrap();
+        assert_eq!((s.begin, s.end, s.rows.len()), (0, 20, 2));
+        assert_eq!(s.rows[1][1], lami::cell::ratio(0.5));
+        assert!(summary("cputop", &[(r1, &p1)]).is_none());
+        assert!(summary("schedlog", &[(r1, &p1), (r2, &p2)]).is_none());
+        let tables = mi_tables(&["cputop"], vec![(r1, vec![p1]), (r2, vec![p2])]);
+        let classes: Vec<&str> = tables.iter().map(|t| t.class).collect();
+        assert_eq!(classes, ["per-cpu", "per-cpu", "total", "total", "summary"]);
+    }
 }

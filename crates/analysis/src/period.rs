@@ -26,7 +26,7 @@ use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
     Scope, Val, What,
 };
-use crate::stats::{histogram, Stats};
+use crate::stats::{histogram, histogram_f, Stats};
 
 /// The LAMI metadata of the period analyses.
 pub static METADATA: Metadata = Metadata {
@@ -64,6 +64,24 @@ pub static METADATA: Metadata = Metadata {
                 colu("Lower bound", "duration", "ns"),
                 colu("Upper bound", "duration", "ns"),
                 col("Period count", "number"),
+            ],
+        },
+        TableClass {
+            name: "freq_count",
+            title: "Period count frequency distribution",
+            columns: &[
+                col("Count (lower bound)", "number"),
+                col("Count (upper bound)", "number"),
+                colu("Period count", "number", "count"),
+            ],
+        },
+        TableClass {
+            name: "freq_ratio",
+            title: "Period usage ratio frequency distribution",
+            columns: &[
+                col("Ratio (lower bound)", "number"),
+                col("Ratio (upper bound)", "number"),
+                colu("Period usage ratio", "number", "%"),
             ],
         },
         TableClass {
@@ -125,6 +143,11 @@ pub struct PeriodOptions {
     pub limit: usize,
     /// Bins of periodfreq.
     pub freq_resolution: usize,
+    /// `--freq-uniform`: the same bins for the histograms of a kind (see [`PeriodResult::tables`]).
+    pub freq_uniform: bool,
+    /// `--freq-series`: with `--group-by`, a table of series per period: its histogram in
+    /// each group side by side.
+    pub freq_series: bool,
 }
 
 impl Default for PeriodOptions {
@@ -140,6 +163,8 @@ impl Default for PeriodOptions {
             max_duration: None,
             limit: 10,
             freq_resolution: 20,
+            freq_uniform: false,
+            freq_series: false,
         }
     }
 }
@@ -815,11 +840,201 @@ impl PeriodResult {
             .filter(|d| d.def == def)
             .map(|d| d.duration())
             .collect();
-        histogram(
-            &vals,
-            self.opts.freq_resolution,
-            self.opts.min_duration,
-            self.opts.max_duration,
+        let (mut lo, mut hi) = (self.opts.min_duration, self.opts.max_duration);
+        if self.opts.freq_uniform || self.opts.freq_series {
+            // The same bins for every period's histogram: over every (kept) period.
+            let all = self.groups().swap_remove(0).periods;
+            lo = lo.or(all.iter().map(|d| d.duration()).min());
+            hi = hi.or(all.iter().map(|d| d.duration()).max());
+        }
+        histogram(&vals, self.opts.freq_resolution, lo, hi)
+    }
+
+    /// The selected definitions, by name (the order of lttng-analyses's histograms).
+    fn selected_by_name(&self) -> Vec<usize> {
+        let mut v = self.selected.clone();
+        v.sort_by(|a, b| self.names[*a].cmp(&self.names[*b]));
+        v
+    }
+
+    /// `root/…/name` of definition `i`.
+    fn full_path(&self, i: usize) -> String {
+        match self.parents[i] {
+            Some(p) => format!("{}/{}", self.full_path(p), self.names[i]),
+            None => self.names[i].clone(),
+        }
+    }
+
+    fn descendants(&self, p: usize, out: &mut Vec<usize>) {
+        for c in 0..self.names.len() {
+            if self.parents[c] == Some(p) {
+                out.push(c);
+                self.descendants(c, out);
+            }
+        }
+    }
+
+    /// The child-period values of nested periods: for each (parent definition, descendant
+    /// definition) pair, over the parent's instances holding some of these descendants, the
+    /// descendants' total duration, their number and the ratio (%) of the parent's duration
+    /// they cover; and the number of the parent's instances (the "global" distributions count
+    /// the instances without any as 0). Only periods reachable from a root period through
+    /// kept periods (duration filters) count, as in lttng-analyses.
+    fn child_values(&self, periods: &[&Done]) -> Vec<ChildValues> {
+        let by_id: HashMap<u64, &Done> = periods.iter().map(|d| (d.id, *d)).collect();
+        let reachable = |d: &Done| {
+            let mut cur = d.parent;
+            while let Some(id) = cur {
+                match by_id.get(&id) {
+                    Some(p) => cur = p.parent,
+                    None => return false,
+                }
+            }
+            true
+        };
+        let kept: Vec<&Done> = periods.iter().copied().filter(|d| reachable(d)).collect();
+        let mut instances: HashMap<usize, usize> = HashMap::new();
+        // (ancestor instance, descendant definition) → (total duration, count).
+        let mut per: HashMap<(u64, usize), (i64, u64)> = HashMap::new();
+        for d in &kept {
+            *instances.entry(d.def).or_default() += 1;
+            let mut cur = d.parent;
+            while let Some(id) = cur {
+                let e = per.entry((id, d.def)).or_default();
+                e.0 += d.duration();
+                e.1 += 1;
+                cur = by_id[&id].parent;
+            }
+        }
+        let mut defs: Vec<usize> = (0..self.names.len()).collect();
+        defs.sort_by(|a, b| self.names[*a].cmp(&self.names[*b]));
+        let mut out = Vec::new();
+        for p in defs {
+            if self.aggregate_by.is_some_and(|a| a != p) {
+                continue;
+            }
+            let mut desc = Vec::new();
+            self.descendants(p, &mut desc);
+            for c in desc.into_iter().filter(|c| self.selected.contains(c)) {
+                let mut v = ChildValues {
+                    parent: p,
+                    child: c,
+                    durations: Vec::new(),
+                    counts: Vec::new(),
+                    ratios: Vec::new(),
+                    instances: instances.get(&p).copied().unwrap_or(0),
+                };
+                for inst in kept.iter().filter(|d| d.def == p) {
+                    if let Some(&(sum, n)) = per.get(&(inst.id, c)) {
+                        v.durations.push(sum);
+                        v.counts.push(n as f64);
+                        let pd = inst.duration();
+                        v.ratios.push(if pd > 0 {
+                            sum as f64 / pd as f64 * 100.0
+                        } else {
+                            0.0
+                        });
+                    }
+                }
+                if !v.durations.is_empty() {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// The child-period histograms of nested periods (lttng-analyses's periodfreq): per
+    /// (parent, descendant) pair, the distributions of the descendants' duration, number and
+    /// usage ratio per parent instance, then the same over every parent instance ("global").
+    /// In lttng-analyses's order: durations, global durations, numbers, global numbers,
+    /// ratios, global ratios (each list in pair order). Empty histograms are left out.
+    fn child_freq_tables(&self, periods: &[&Done]) -> Vec<ChildFreq> {
+        let vals = self.child_values(periods);
+        let bins = self.opts.freq_resolution;
+        let uniform = self.opts.freq_uniform || self.opts.freq_series;
+        let zeros = |v: &ChildValues| v.instances.saturating_sub(v.durations.len());
+        let mut out = Vec::new();
+        for global in [false, true] {
+            // Durations (ns).
+            let series: Vec<Vec<i64>> = vals
+                .iter()
+                .map(|v| {
+                    let mut d = v.durations.clone();
+                    if global {
+                        d.extend(std::iter::repeat_n(0, zeros(v)));
+                    }
+                    d
+                })
+                .collect();
+            let (lo, hi) = if uniform {
+                let all = series.iter().flatten();
+                (all.clone().min().copied(), all.max().copied())
+            } else {
+                (None, None)
+            };
+            for (v, d) in vals.iter().zip(&series) {
+                let h = histogram(d, bins, lo, hi);
+                out.push(ChildFreq {
+                    kind: ChildKind::Duration,
+                    global,
+                    parent: v.parent,
+                    child: v.child,
+                    bins: h,
+                });
+            }
+        }
+        for kind in [ChildKind::Count, ChildKind::Ratio] {
+            for global in [false, true] {
+                let series: Vec<Vec<f64>> = vals
+                    .iter()
+                    .map(|v| {
+                        let mut d = if kind == ChildKind::Count {
+                            v.counts.clone()
+                        } else {
+                            v.ratios.clone()
+                        };
+                        if global {
+                            d.extend(std::iter::repeat_n(0.0, zeros(v)));
+                        }
+                        d
+                    })
+                    .collect();
+                let (lo, hi) = if uniform {
+                    let all = series.iter().flatten().copied();
+                    (all.clone().reduce(f64::min), all.reduce(f64::max))
+                } else {
+                    (None, None)
+                };
+                for (v, d) in vals.iter().zip(&series) {
+                    out.push(ChildFreq {
+                        kind,
+                        global,
+                        parent: v.parent,
+                        child: v.child,
+                        bins: histogram_f(d, bins, lo, hi),
+                    });
+                }
+            }
+        }
+        out.retain(|f| !f.bins.is_empty());
+        out
+    }
+
+    /// The subtitle of a child-period histogram.
+    fn child_subtitle(&self, f: &ChildFreq) -> String {
+        let what = match (f.kind, f.global) {
+            (ChildKind::Duration, false) => "Duration",
+            (ChildKind::Duration, true) => "Global duration",
+            (ChildKind::Count, false) => "Number",
+            (ChildKind::Count, true) => "Global number",
+            (ChildKind::Ratio, false) => "Usage ratio",
+            (ChildKind::Ratio, true) => "Global usage ratio",
+        };
+        format!(
+            "{what} of {} per {}",
+            self.full_path(f.child),
+            self.full_path(f.parent)
         )
     }
 
@@ -827,6 +1042,8 @@ impl PeriodResult {
     pub fn tables(&self, cmd: PeriodCmd) -> Vec<Table> {
         let (b, e) = (self.range.begin, self.range.end);
         let mut out = Vec::new();
+        // periodfreq: each group's histogram of each selected period, for --freq-series.
+        let mut per_group: Vec<(Option<String>, Vec<Table>)> = Vec::new();
         for g in self.groups() {
             let suffix = g.label.as_ref().map(|l| format!(" [{l}]"));
             let mut push = |mut t: Table, title: &str| {
@@ -867,7 +1084,8 @@ impl PeriodResult {
                     push(t, "Period statistics");
                 }
                 PeriodCmd::Freq => {
-                    for &i in &self.selected {
+                    let mut freqs = Vec::new();
+                    for i in self.selected_by_name() {
                         let mut t = Table::new("freq_duration", b, e);
                         let title = format!(
                             "Period duration frequency distribution [Duration of period: {}]",
@@ -881,7 +1099,36 @@ impl PeriodResult {
                                 cell::number(c),
                             ]);
                         }
-                        push(t, &title);
+                        freqs.push(t);
+                    }
+                    if g.label.is_none() {
+                        for f in self.child_freq_tables(&g.periods) {
+                            let (class, title) = match f.kind {
+                                ChildKind::Duration => {
+                                    ("freq_duration", "Period duration frequency distribution")
+                                }
+                                ChildKind::Count => {
+                                    ("freq_count", "Period count frequency distribution")
+                                }
+                                ChildKind::Ratio => {
+                                    ("freq_ratio", "Period usage ratio frequency distribution")
+                                }
+                            };
+                            let mut t = Table::new(class, b, e);
+                            t.title = Some(format!("{title} [{}]", self.child_subtitle(&f)));
+                            for (lo, hi, c) in f.bins {
+                                t.rows.push(if f.kind == ChildKind::Duration {
+                                    vec![cell::duration(lo), cell::duration(hi), cell::number(c)]
+                                } else {
+                                    vec![num_f(lo), num_f(hi), cell::number(c)]
+                                });
+                            }
+                            freqs.push(t);
+                        }
+                    }
+                    per_group.push((g.label.clone(), freqs[..self.selected.len()].to_vec()));
+                    for t in freqs {
+                        push(t.clone(), t.title.as_deref().unwrap_or(""));
                     }
                 }
             }
@@ -891,6 +1138,60 @@ impl PeriodResult {
                 t.rows = agg;
                 push(t, "Per-parent period statistics");
             }
+        }
+        if self.opts.freq_series {
+            out.extend(self.series_tables(&per_group));
+        }
+        out
+    }
+
+    /// `--freq-series` tables of periodfreq: with `--group-by`, as lttng-analyses, one table
+    /// per period putting its histograms in every group side by side; else one table of every
+    /// period's histogram.
+    fn series_tables(&self, per_group: &[(Option<String>, Vec<Table>)]) -> Vec<Table> {
+        // The grouped histograms, titled by group (the series' column titles).
+        let grouped: Vec<Vec<Table>> = per_group
+            .iter()
+            .filter_map(|(label, tables)| {
+                let label = label.as_ref()?;
+                Some(
+                    tables
+                        .iter()
+                        .map(|t| {
+                            let mut t = t.clone();
+                            t.title = Some(format!("{} [{label}]", t.class));
+                            t
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        if grouped.is_empty() {
+            return per_group
+                .first()
+                .and_then(|(_, t)| {
+                    crate::lami::series_table(
+                        "Period duration frequency distributions",
+                        crate::irq::FREQ_BOUNDS,
+                        "count",
+                        t,
+                    )
+                })
+                .into_iter()
+                .collect();
+        }
+        let mut out = Vec::new();
+        for (k, i) in self.selected_by_name().into_iter().enumerate() {
+            let tables: Vec<Table> = grouped.iter().map(|g| g[k].clone()).collect();
+            out.extend(crate::lami::series_table(
+                &format!(
+                    "Period '{}' duration frequency distribution per group",
+                    self.names[i]
+                ),
+                crate::irq::FREQ_BOUNDS,
+                "count",
+                &tables,
+            ));
         }
         out
     }
@@ -963,30 +1264,41 @@ impl PeriodResult {
                     }
                 }
                 PeriodCmd::Freq => {
-                    for &i in &self.selected {
-                        out.push_str(&format!(
-                            "Period duration frequency distribution - Duration of period: {} (us)\n",
+                    for i in self.selected_by_name() {
+                        let title = format!(
+                            "Period duration frequency distribution - Duration of period: {} (us)",
                             self.names[i]
-                        ));
-                        out.push_str(&"#".repeat(80));
-                        out.push('\n');
-                        let h = self.freq(&g, i);
-                        let maxc = h.iter().map(|x| x.2).max().unwrap_or(0);
-                        let w = maxc.to_string().len() + 1;
-                        for (lo, _, c) in h {
-                            let n = if maxc == 0 {
-                                0
-                            } else {
-                                (c as f64 * 72.0 / maxc as f64) as usize
-                            };
-                            out.push_str(&format!(
-                                "{:>7.3} {:<72}{:>w$}\n",
-                                lo / 1000.0,
-                                "█".repeat(n),
-                                c
-                            ));
+                        );
+                        hist_text(&mut out, &title, &self.freq(&g, i), 1000.0);
+                    }
+                    if g.label.is_none() {
+                        let freqs = self.child_freq_tables(&g.periods);
+                        // lttng-analyses's text order: duration, ratio, count; then global.
+                        for global in [false, true] {
+                            for kind in [ChildKind::Duration, ChildKind::Ratio, ChildKind::Count] {
+                                for f in freqs
+                                    .iter()
+                                    .filter(|f| f.kind == kind && f.global == global)
+                                {
+                                    let (title, unit, scale) = match kind {
+                                        ChildKind::Duration => {
+                                            ("Period duration frequency distribution", "us", 1000.0)
+                                        }
+                                        ChildKind::Count => (
+                                            "Period count frequency distribution",
+                                            "instances",
+                                            1.0,
+                                        ),
+                                        ChildKind::Ratio => {
+                                            ("Period usage ratio frequency distribution", "%", 1.0)
+                                        }
+                                    };
+                                    let t =
+                                        format!("{title} - {} ({unit})", self.child_subtitle(f));
+                                    hist_text(&mut out, &t, &f.bins, scale);
+                                }
+                            }
                         }
-                        out.push('\n');
                     }
                 }
             }
@@ -1067,4 +1379,61 @@ fn log_text(out: &mut String, d: &Done, name: &str) {
             ec.get(i).map_or("", |s| s.as_str())
         ));
     }
+}
+
+/// A LAMI number cell of a float.
+fn num_f(v: f64) -> Value {
+    serde_json::json!({"class": "number", "value": v})
+}
+
+/// The kinds of child-period histograms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChildKind {
+    Duration,
+    Count,
+    Ratio,
+}
+
+/// Values of the child-period histograms of one (parent, descendant) definition pair.
+struct ChildValues {
+    parent: usize,
+    child: usize,
+    durations: Vec<i64>,
+    counts: Vec<f64>,
+    ratios: Vec<f64>,
+    instances: usize,
+}
+
+/// One child-period histogram.
+struct ChildFreq {
+    kind: ChildKind,
+    global: bool,
+    parent: usize,
+    child: usize,
+    bins: Vec<(f64, f64, u64)>,
+}
+
+/// A histogram as lttng-analyses prints it: the title, a rule, one line per bin (its lower
+/// bound divided by `scale`, a bar of up to 72 characters, the count), a blank line.
+fn hist_text(out: &mut String, title: &str, h: &[(f64, f64, u64)], scale: f64) {
+    out.push_str(title);
+    out.push('\n');
+    out.push_str(&"#".repeat(80));
+    out.push('\n');
+    let maxc = h.iter().map(|x| x.2).max().unwrap_or(0);
+    let w = maxc.to_string().len() + 1;
+    for (lo, _, c) in h {
+        let n = if maxc == 0 {
+            0
+        } else {
+            (*c as f64 * 72.0 / maxc as f64) as usize
+        };
+        out.push_str(&format!(
+            "{:>7.3} {:<72}{:>w$}\n",
+            lo / scale,
+            "█".repeat(n),
+            c
+        ));
+    }
+    out.push('\n');
 }

@@ -1,13 +1,14 @@
 //! `schedlog` / `schedtop` / `schedstats` / `schedfreq`: wakeup → switch-in latencies.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use kernel::{Model, Notification, State};
 use serde_json::Value;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
-use crate::stats::{histogram, Stats};
+use crate::stats::{freq_bounds, histogram, Stats, Uniform};
 
 const RECORD_COLUMNS: &[Column] = &[
     col("Wakeup timestamp", "timestamp"),
@@ -129,7 +130,44 @@ pub struct Sched {
     pub limit: usize,
     pub min: Option<i64>,
     pub max: Option<i64>,
+    /// `--freq-uniform`: the same bins for every histogram.
+    pub uniform: Option<Uniform>,
+    /// `--freq-series`: the histograms as one table of series.
+    pub series: bool,
+    /// Every scheduling: only schedlog keeps them (its output lists them all). schedtop keeps
+    /// the `limit` longest in `top`, schedstats streaming statistics, schedfreq the latencies.
     pub records: Vec<SchedRecord>,
+    /// schedtop: the longest latencies so far, a min-heap on (latency, reversed arrival) of at
+    /// most `limit` records (all of them when `limit` is 0).
+    top: BinaryHeap<Reverse<(i64, Reverse<u64>, TopRec)>>,
+    seq: u64,
+    /// schedfreq: latencies per wakee.
+    lats: BTreeMap<i32, Vec<i64>>,
+    /// schedstats: all, per wakee (statistics, chronological priorities), per priority.
+    total: Stats,
+    per_tid: BTreeMap<i32, (Stats, Vec<i32>)>,
+    per_prio: BTreeMap<i32, Stats>,
+}
+
+/// A record in the schedtop heap (ordered by the heap key alone).
+#[derive(Debug)]
+struct TopRec(SchedRecord);
+
+impl PartialEq for TopRec {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for TopRec {}
+impl PartialOrd for TopRec {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TopRec {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
 }
 
 impl Sched {
@@ -140,7 +178,15 @@ impl Sched {
             limit: 10,
             min: None,
             max: None,
+            uniform: None,
+            series: false,
             records: Vec::new(),
+            top: BinaryHeap::new(),
+            seq: 0,
+            lats: BTreeMap::new(),
+            total: Stats::default(),
+            per_tid: BTreeMap::new(),
+            per_prio: BTreeMap::new(),
         }
     }
 }
@@ -202,7 +248,26 @@ impl Analysis for Sched {
         {
             return;
         }
-        self.records.push(SchedRecord {
+        match self.mode {
+            SchedMode::Freq(_) => {
+                self.lats.entry(next_tid).or_default().push(lat);
+                return;
+            }
+            SchedMode::Stats { .. } => {
+                self.total.add(lat);
+                let x = self.per_tid.entry(next_tid).or_default();
+                x.0.add(lat);
+                if let Some(p) = next_prio {
+                    if x.1.last() != Some(&p) {
+                        x.1.push(p);
+                    }
+                    self.per_prio.entry(p).or_default().add(lat);
+                }
+                return;
+            }
+            SchedMode::Log | SchedMode::Top => {}
+        }
+        let r = SchedRecord {
             wakeup,
             switch: ts,
             prio: next_prio,
@@ -211,15 +276,38 @@ impl Analysis for Sched {
             waker: waker.filter(|w| *w != 0),
             wakee_name: comm(state, next_tid),
             waker_name: waker.map(|w| comm(state, w)).unwrap_or_default(),
-        });
+        };
+        if self.mode == SchedMode::Log {
+            self.records.push(r);
+            return;
+        }
+        // Ties: the earlier record ranks higher (its reversed arrival is larger).
+        self.seq += 1;
+        let key = (lat, Reverse(self.seq));
+        if self.limit > 0 && self.top.len() >= self.limit {
+            match self.top.peek() {
+                Some(Reverse(min)) if (min.0, min.1) < key => {
+                    self.top.pop();
+                }
+                _ => return,
+            }
+        }
+        self.top.push(Reverse((key.0, key.1, TopRec(r))));
     }
 
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
         let state = &model.state;
         let (b, e) = (range.begin, range.end);
-        if self.records.is_empty() {
+        let empty = match self.mode {
+            SchedMode::Log => self.records.is_empty(),
+            SchedMode::Top => self.top.is_empty(),
+            SchedMode::Freq(_) => self.lats.is_empty(),
+            SchedMode::Stats { .. } => self.total.count == 0,
+        };
+        if empty {
             return Vec::new();
         }
+
         match self.mode {
             SchedMode::Log => {
                 let mut t = Table::new("log", b, e);
@@ -227,35 +315,46 @@ impl Analysis for Sched {
                 vec![t]
             }
             SchedMode::Freq(bins) => {
-                let mut m: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
-                for r in &self.records {
-                    m.entry(r.wakee).or_default().push(r.switch - r.wakeup);
-                }
+                let m = &self.lats;
+                let all: Vec<&[i64]> = m.values().map(|v| v.as_slice()).collect();
+                let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
                 for (tid, lats) in m {
                     let mut t = Table::new("freq", b, e);
                     t.title = Some(format!(
                         "Scheduling latency frequency distribution [TID: {tid}]"
                     ));
-                    for (lo, hi, n) in histogram(&lats, bins, self.min, self.max) {
+                    for (lo, hi, n) in histogram(lats, bins, lo, hi) {
                         t.rows.push(vec![
                             cell::duration(lo),
                             cell::duration(hi),
                             cell::number(n),
                         ]);
                     }
-                    if !t.rows.is_empty() {
+                    if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }
+                }
+                if self.series {
+                    return crate::lami::series_table(
+                        "Scheduling latencies frequency distributions",
+                        crate::irq::FREQ_BOUNDS,
+                        "schedulings",
+                        &out,
+                    )
+                    .into_iter()
+                    .collect();
                 }
                 out
             }
             SchedMode::Top => {
-                let mut v: Vec<&SchedRecord> = self.records.iter().collect();
-                v.sort_by_key(|r| std::cmp::Reverse(r.switch - r.wakeup));
-                if self.limit > 0 {
-                    v.truncate(self.limit);
-                }
+                let mut v: Vec<(i64, Reverse<u64>, &SchedRecord)> = self
+                    .top
+                    .iter()
+                    .map(|Reverse((l, s, r))| (*l, *s, &r.0))
+                    .collect();
+                v.sort_by_key(|x| Reverse((x.0, x.1)));
+                let v: Vec<&SchedRecord> = v.into_iter().map(|x| x.2).collect();
                 let mut t = Table::new("top", b, e);
                 t.rows = v.into_iter().map(|r| record_row(state, r)).collect();
                 vec![t]
@@ -268,31 +367,15 @@ impl Analysis for Sched {
                 let per_tid = per_tid || !(total || per_prio);
                 let mut out = Vec::new();
                 if total {
-                    let mut s = Stats::default();
-                    for r in &self.records {
-                        s.add(r.switch - r.wakeup);
-                    }
                     let mut t = Table::new("total_stats", b, e);
-                    t.rows.push(stats_cells(&s));
+                    t.rows.push(stats_cells(&self.total));
                     out.push(t);
                 }
                 if per_tid {
-                    let mut m: BTreeMap<i32, (String, Stats, Vec<i32>)> = BTreeMap::new();
-                    for r in &self.records {
-                        let x = m
-                            .entry(r.wakee)
-                            .or_insert_with(|| (comm(state, r.wakee), Stats::default(), vec![]));
-                        x.1.add(r.switch - r.wakeup);
-                        if let Some(p) = r.prio {
-                            if x.2.last() != Some(&p) {
-                                x.2.push(p);
-                            }
-                        }
-                    }
                     let mut t = Table::new("per_tid_stats", b, e);
-                    for (tid, (name, s, prios)) in m {
-                        let mut row = vec![cell::process(&name, tid, None)];
-                        row.extend(stats_cells(&s));
+                    for (tid, (s, prios)) in &self.per_tid {
+                        let mut row = vec![cell::process(&comm(state, *tid), *tid, None)];
+                        row.extend(stats_cells(s));
                         let p: Vec<String> = prios.iter().map(|p| p.to_string()).collect();
                         row.push(cell::string(&format!("[{}]", p.join(", "))));
                         t.rows.push(row);
@@ -300,16 +383,10 @@ impl Analysis for Sched {
                     out.push(t);
                 }
                 if per_prio {
-                    let mut m: BTreeMap<i32, Stats> = BTreeMap::new();
-                    for r in &self.records {
-                        if let Some(p) = r.prio {
-                            m.entry(p).or_default().add(r.switch - r.wakeup);
-                        }
-                    }
                     let mut t = Table::new("per_prio_stats", b, e);
-                    for (p, s) in m {
-                        let mut row = vec![cell::number(p)];
-                        row.extend(stats_cells(&s));
+                    for (p, s) in &self.per_prio {
+                        let mut row = vec![cell::number(*p)];
+                        row.extend(stats_cells(s));
                         t.rows.push(row);
                     }
                     out.push(t);

@@ -1,4 +1,7 @@
-//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford).
+//! Streaming statistics: count, min, max, mean and sample standard deviation (Welford), and
+//! histograms.
+
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stats {
@@ -102,6 +105,81 @@ pub fn histogram(
         .collect()
 }
 
+/// A linear histogram of `values` (in the unit of the bins, e.g. counts or percentages) over
+/// `[min, max]` (default: the values' range) in `bins` bins: (lower, upper, count). Empty for
+/// a single value or no values.
+pub fn histogram_f(
+    values: &[f64],
+    bins: usize,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Vec<(f64, f64, u64)> {
+    if values.is_empty() || bins == 0 {
+        return Vec::new();
+    }
+    let lo = min.unwrap_or_else(|| values.iter().copied().fold(f64::INFINITY, f64::min));
+    let hi = max.unwrap_or_else(|| values.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return Vec::new();
+    }
+    let step = (hi - lo) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for &x in values {
+        if x < lo || x > hi {
+            continue;
+        }
+        counts[(((x - lo) / step) as usize).min(bins - 1)] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let b = lo + i as f64 * step;
+            (b, b + step, c)
+        })
+        .collect()
+}
+
+/// The shared bin bounds of `--freq-uniform`: the smallest and largest value (ns) over every
+/// histogram of an analysis. Clones share the bounds, so that successive `--refresh` periods
+/// widen the same bounds (lttng-analyses keeps them across periods too).
+#[derive(Debug, Clone, Default)]
+pub struct Uniform(Arc<Mutex<Option<(i64, i64)>>>);
+
+impl Uniform {
+    /// Widens the bounds with `values` and returns the `(min, max)` to give [`histogram`]:
+    /// `min` / `max` (`--min` / `--max`, ns) when given, else the bounds.
+    pub fn bounds<'a>(
+        &self,
+        values: impl IntoIterator<Item = &'a [i64]>,
+        min: Option<i64>,
+        max: Option<i64>,
+    ) -> (Option<i64>, Option<i64>) {
+        let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for v in values.into_iter().flatten() {
+            *b = Some(match *b {
+                None => (*v, *v),
+                Some((lo, hi)) => (lo.min(*v), hi.max(*v)),
+            });
+        }
+        (min.or(b.map(|x| x.0)), max.or(b.map(|x| x.1)))
+    }
+}
+
+/// The bounds for the histograms of `groups`: with `uniform`, the same for all
+/// ([`Uniform::bounds`]); else `min` / `max` (each histogram then spans its own values).
+pub fn freq_bounds(
+    groups: &[&[i64]],
+    min: Option<i64>,
+    max: Option<i64>,
+    uniform: Option<&Uniform>,
+) -> (Option<i64>, Option<i64>) {
+    match uniform {
+        Some(u) => u.bounds(groups.iter().copied(), min, max),
+        None => (min, max),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +205,36 @@ mod tests {
         assert_eq!(counts, vec![1, 1, 1, 1]);
         assert_eq!((h[0].0, h[3].1), (1000.0, 5000.0));
         assert!(histogram(&[7, 7], 4, None, None).is_empty());
+    }
+
+    #[test]
+    fn float_histogram() {
+        let h = histogram_f(&[0.5, 1.0, 1.5, 2.5], 2, None, None);
+        assert_eq!(h, vec![(0.5, 1.5, 2), (1.5, 2.5, 2)]);
+        assert_eq!(histogram_f(&[1.0], 3, Some(0.0), Some(3.0)).len(), 3);
+        assert!(histogram_f(&[1.0, 1.0], 3, None, None).is_empty());
+    }
+
+    #[test]
+    fn uniform_bounds_are_shared_and_widen() {
+        let u = Uniform::default();
+        let a: &[i64] = &[3000, 5000];
+        let b: &[i64] = &[1000];
+        assert_eq!(freq_bounds(&[a, b], None, None, None), (None, None));
+        assert_eq!(
+            freq_bounds(&[a, b], None, None, Some(&u)),
+            (Some(1000), Some(5000))
+        );
+        // A clone (the next refresh period) keeps and widens the bounds.
+        let c: &[i64] = &[9000];
+        assert_eq!(
+            freq_bounds(&[c], None, None, Some(&u.clone())),
+            (Some(1000), Some(9000))
+        );
+        assert_eq!(u.bounds([c], Some(0), None), (Some(0), Some(9000)));
+        // The single-value histogram gets the shared bins.
+        let h = histogram(b, 4, Some(1000), Some(9000));
+        assert_eq!(h.iter().map(|x| x.2).collect::<Vec<_>>(), vec![1, 0, 0, 0]);
+        assert_eq!((h[0].0, h[3].1), (1000.0, 9000.0));
     }
 }

@@ -210,6 +210,16 @@ pub fn render_with(meta: &Metadata, tables: &[Table], charts: bool) -> String {
         ));
     }
     for t in tables {
+        if let Some(cols) = &t.inline {
+            out.push('\n');
+            out.push_str(t.title.as_deref().unwrap_or(""));
+            out.push('\n');
+            out.push_str(&plain_table(
+                cols.iter().map(|c| c.title.as_str()).collect(),
+                &t.rows,
+            ));
+            continue;
+        }
         let Some(tc) = meta.table_classes.iter().find(|c| c.name == t.class) else {
             continue;
         };
@@ -267,6 +277,27 @@ pub fn render_with(meta: &Metadata, tables: &[Table], charts: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A table without bars: `header`, then one line per row.
+fn plain_table(header: Vec<&str>, rows: &[Vec<Value>]) -> String {
+    let mut ct = Ct::new();
+    ct.load_preset(UTF8_FULL_CONDENSED);
+    ct.set_header(header);
+    for r in rows {
+        ct.add_row(r.iter().map(|c| {
+            let (s, right) = cell_text(c);
+            let cell = Cell::new(s);
+            if right {
+                cell.set_alignment(CellAlignment::Right)
+            } else {
+                cell
+            }
+        }));
+    }
+    let mut s = ct.to_string();
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `tracekit analyze NAME [options] PATH...`: the lttng-analyses equivalents.
+//! `tracekit analyze NAME[,NAME...] [options] PATH...`: the lttng-analyses equivalents.
+//! Several analyses share one pass over the trace.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,11 +33,35 @@ pub enum Name {
     Iousagetop,
 }
 
+/// The analyses named on the command line.
+#[derive(Debug, Clone)]
+pub struct Names(pub Vec<Name>);
+
+fn parse_names(s: &str) -> Result<Names, String> {
+    s.split(',')
+        .map(|n| {
+            Name::from_str(n.trim(), true).map_err(|_| {
+                let all: Vec<String> = Name::value_variants().iter().map(|v| name_of(*v)).collect();
+                format!(
+                    "unknown analysis '{}' (one of: {})",
+                    n.trim(),
+                    all.join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Names)
+}
+
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    /// The analysis to run.
-    #[arg(value_enum)]
-    pub name: Name,
+    /// The analysis to run, or several, comma-separated (`cputop,irqstats,memtop`): they
+    /// share one pass over the trace (the period* analyses share another one).
+    /// Analyses: cputop, memtop, syscallstats, irqstats, irqlog, irqfreq, schedlog, schedfreq,
+    /// schedtop, schedstats, iolatencystats, iolatencyfreq, iolatencytop, iolog, iousagetop,
+    /// periodlog, periodtop, periodstats, periodfreq.
+    #[arg(value_name = "NAME[,NAME...]", value_parser = parse_names)]
+    pub names: Names,
     /// Trace directories (or directories holding traces).
     #[arg(required_unless_present = "metadata")]
     pub paths: Vec<PathBuf>,
@@ -85,9 +110,21 @@ pub struct AnalyzeArgs {
     /// Only these soft IRQ vectors (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub softirq: Option<Vec<u64>>,
-    /// Histogram bins (irqfreq, schedfreq).
+    /// Histogram bins (*freq).
     #[arg(long, default_value_t = 20)]
     pub freq_resolution: usize,
+    /// *freq: the same bins (bounds and width) for every histogram: from the smallest to the
+    /// largest value of all of them (or --min/--max), kept across --refresh periods.
+    #[arg(long)]
+    pub freq_uniform: bool,
+    /// *freq: the histograms as one table, a column of counts per histogram (implies
+    /// --freq-uniform).
+    #[arg(long)]
+    pub freq_series: bool,
+    /// One result per refresh period of this duration: a number with an optional unit (s, ms,
+    /// us, ns; default s), e.g. `1`, `0.5s`, `100ms` (not with the period* analyses).
+    #[arg(short = 'r', long)]
+    pub refresh: Option<String>,
     /// schedstats: total statistics.
     #[arg(long)]
     pub total: bool,
@@ -212,11 +249,46 @@ fn fail(mi: bool, msg: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
+fn name_of(n: Name) -> String {
+    n.to_possible_value().expect("named").get_name().to_string()
+}
+
+/// Writes `w`'s output, a closed pipe (`| head`) not being an error.
+fn emit(
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match f(&mut out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let meta = metadata_of(a.name);
+    let mut names: Vec<Name> = Vec::new();
+    for n in &a.names.0 {
+        if !names.contains(n) {
+            names.push(*n);
+        }
+    }
     if a.metadata {
-        println!("{}", metadata_json(meta));
+        // One LAMI metadata document per analysis, one per line.
+        for n in &names {
+            println!("{}", metadata_json(metadata_of(*n)));
+        }
         return Ok(ExitCode::SUCCESS);
+    }
+    let refresh = match a.refresh.as_deref().map(analysis::parse_duration) {
+        None => None,
+        Some(Ok(r)) => Some(r),
+        Some(Err(m)) => return Ok(fail(a.mi, &format!("--refresh: {m}"))),
+    };
+    let (period_names, kernel_names): (Vec<Name>, Vec<Name>) = names
+        .iter()
+        .partition(|n| crate::period_cmd::cmd_of(**n).is_some());
+    if refresh.is_some() && !period_names.is_empty() {
+        // As lttng-analyses: the refresh periods and user-defined periods are exclusive.
+        return Ok(fail(a.mi, "cannot use --refresh with the period* analyses"));
     }
     let traces = match ctf::open_all(&a.paths) {
         Ok(t) => t,
@@ -262,9 +334,42 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         }
     }
-    if let Some(cmd) = crate::period_cmd::cmd_of(a.name) {
-        return crate::period_cmd::run(a, &traces, &common, cmd);
+    // The kernel analyses (one pass), then the period ones (another pass, the period engine
+    // reading the events themselves); with --mi, all tables in one document.
+    let mut mi_tables: Vec<analysis::Table> = Vec::new();
+    if !kernel_names.is_empty() {
+        match run_kernel(a, &traces, &common, &kernel_names, refresh, names.len() > 1)? {
+            Ok(t) => mi_tables.extend(t),
+            Err(code) => return Ok(code),
+        }
     }
+    if !period_names.is_empty() {
+        let cmds: Vec<_> = period_names
+            .iter()
+            .filter_map(|n| crate::period_cmd::cmd_of(*n))
+            .collect();
+        match crate::period_cmd::run(a, &traces, &common, &cmds, names.len() > 1)? {
+            Ok(t) => mi_tables.extend(t),
+            Err(code) => return Ok(code),
+        }
+    }
+    if a.mi {
+        emit(|mut w| analysis::lami::write_results(&mut w, &mi_tables))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the (non-period) analyses `names` in one pass. Text: prints each period's results as
+/// the period ends. `--mi`: returns the tables (of each analysis in turn; with several refresh
+/// periods grouped by class as lttng-analyses does, then the summary table).
+fn run_kernel(
+    a: &AnalyzeArgs,
+    traces: &[std::sync::Arc<ctf::Trace>],
+    common: &Common,
+    names: &[Name],
+    refresh: Option<i64>,
+    headings: bool,
+) -> Result<Result<Vec<analysis::Table>, ExitCode>, Box<dyn std::error::Error>> {
     let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
     let opts = analysis::Options {
         limit: a.limit,
@@ -273,38 +378,58 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         irqs: a.irq.clone(),
         softirqs: a.softirq.clone(),
         freq_resolution: a.freq_resolution,
+        freq_uniform: (a.freq_uniform || a.freq_series).then(analysis::stats::Uniform::default),
+        freq_series: a.freq_series,
         total: a.total,
         per_tid: a.per_tid,
         per_prio: a.per_prio,
         minsize: a.minsize,
         maxsize: a.maxsize,
     };
-    let name = a
-        .name
-        .to_possible_value()
-        .expect("named")
-        .get_name()
-        .to_string();
-    let (mut an, _) = analysis::build(&name, &common, &opts).expect("known analysis");
-    let (mut tables, _range) = match analysis::run(&traces, &common, &mut [an.as_mut()]) {
-        Ok(r) => r,
-        Err(e) => return Ok(fail(a.mi, &e.to_string())),
+    let strs: Vec<String> = names.iter().map(|n| name_of(*n)).collect();
+    let strs: Vec<&str> = strs.iter().map(|s| s.as_str()).collect();
+    // --mi: per analysis, each period's tables.
+    let mut periods: Vec<(analysis::Range, Vec<Vec<analysis::Table>>)> = Vec::new();
+    let mut io_err: Option<Box<dyn std::error::Error>> = None;
+    let mut report = |range: analysis::Range, tables: Vec<Vec<analysis::Table>>| {
+        if a.mi {
+            periods.push((range, tables));
+            return;
+        }
+        if io_err.is_some() {
+            return;
+        }
+        let mut text = String::new();
+        for (i, t) in tables.iter().enumerate() {
+            if headings {
+                text.push_str(&format!("== {} ==\n", strs[i]));
+            }
+            if t.is_empty() {
+                text.push_str(&format!(
+                    "Timerange: [{}, {}]\nNo results in the analysed range.\n",
+                    analysis::text::fmt_ts(range.begin),
+                    analysis::text::fmt_ts(range.end)
+                ));
+            } else {
+                text.push_str(&analysis::text::render_with(
+                    metadata_of(names[i]),
+                    t,
+                    !a.no_charts,
+                ));
+            }
+            text.push('\n');
+        }
+        if let Err(e) = emit(|w| w.write_all(text.as_bytes())) {
+            io_err = Some(e);
+        }
     };
-    let tables = tables.remove(0);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let r = if a.mi {
-        analysis::lami::write_results(&mut out, &tables)
-    } else if tables.is_empty() {
-        out.write_all(b"No results in the analysed range.\n")
-    } else {
-        out.write_all(analysis::text::render_with(meta, &tables, !a.no_charts).as_bytes())
-    };
-    match r.and_then(|_| out.flush()) {
-        // A closed pipe (`| head`) is not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
+    if let Err(e) = analysis::run_names(traces, &strs, common, &opts, refresh, &mut report) {
+        return Ok(Err(fail(a.mi, &e.to_string())));
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(e) = io_err {
+        return Err(e);
+    }
+    Ok(Ok(analysis::mi_tables(&strs, periods)))
 }
 
 #[cfg(test)]

@@ -52,12 +52,15 @@ pub fn cmd_of(n: Name) -> Option<PeriodCmd> {
     })
 }
 
+/// Runs the period commands `cmds` on one pass of the period engine. Text: prints each
+/// command's report; `--mi`: returns the tables.
 pub fn run(
     a: &AnalyzeArgs,
     traces: &[Arc<ctf::Trace>],
     common: &Common,
-    cmd: PeriodCmd,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    cmds: &[PeriodCmd],
+    headings: bool,
+) -> Result<Result<Vec<analysis::Table>, ExitCode>, Box<dyn std::error::Error>> {
     let p = &a.period;
     let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
     let opts = PeriodOptions {
@@ -71,6 +74,8 @@ pub fn run(
         max_duration: us(p.max_duration.or(a.max)),
         limit: a.limit,
         freq_resolution: a.freq_resolution,
+        freq_uniform: a.freq_uniform || a.freq_series,
+        freq_series: a.freq_series,
     };
     let res = match analysis::period::run(traces, common, &opts) {
         Ok(r) => r,
@@ -80,17 +85,28 @@ pub fn run(
             } else {
                 eprintln!("tracekit analyze: error: {e}");
             }
-            return Ok(ExitCode::from(1));
+            return Ok(Err(ExitCode::from(1)));
         }
     };
+    if a.mi {
+        return Ok(Ok(cmds.iter().flat_map(|c| res.tables(*c)).collect()));
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let r = if a.mi {
-        analysis::lami::write_results(&mut out, &res.tables(cmd))
-    } else {
-        out.write_all(res.text(cmd).as_bytes())
-    };
+    let mut r = Ok(());
+    for c in cmds {
+        if headings {
+            let name = match c {
+                PeriodCmd::Log => "periodlog",
+                PeriodCmd::Top => "periodtop",
+                PeriodCmd::Stats => "periodstats",
+                PeriodCmd::Freq => "periodfreq",
+            };
+            r = r.and_then(|_| writeln!(out, "== {name} =="));
+        }
+        r = r.and_then(|_| out.write_all(res.text(*c).as_bytes()));
+    }
     match r.and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
+        _ => Ok(Ok(Vec::new())),
     }
 }
