@@ -240,6 +240,21 @@ impl Decoder {
                 {
                     self.specials.uuid_at = Some(*pos / 8);
                 }
+                if n.stride > 0 {
+                    let start = align_up(*pos, layout.nodes[*elem as usize].align);
+                    let end = start.saturating_add(count * n.stride);
+                    if end <= data.len() as u64 * 8 {
+                        // Elements are read on access (see `FieldView`).
+                        out.push(Slot {
+                            node,
+                            aux: count as u32,
+                            val: start,
+                        });
+                        *pos = end;
+                        return Ok(());
+                    }
+                    // Truncated: decode element by element to report the exact position.
+                }
                 let at = out.len();
                 out.push(Slot {
                     node,

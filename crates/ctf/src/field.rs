@@ -101,6 +101,17 @@ impl<'a> FieldView<'a> {
                 v.leave();
                 next
             }
+            NodeKind::Array { elem, .. } if n.stride > 0 => {
+                v.enter(name, Compound::Array(s.aux as usize));
+                let en = &layout.nodes[*elem as usize];
+                for i in 0..s.aux as u64 {
+                    let es =
+                        crate::decode::lazy_slot_of(en, *elem, self.data, s.val + i * n.stride);
+                    v.value(None, en.role, &scalar_value(layout, es, self.data));
+                }
+                v.leave();
+                idx + 1
+            }
             NodeKind::Array { .. } => {
                 v.enter(name, Compound::Array(s.val as usize));
                 let mut i = idx + 1;
@@ -144,11 +155,19 @@ impl<'a> FieldView<'a> {
                 next: self.idx + 1,
                 member: 0,
             }),
-            NodeKind::Array { .. } => FieldValue::Array(Elements {
-                view: *self,
-                next: self.idx + 1,
-                left: s.val as usize,
-            }),
+            NodeKind::Array { elem, .. } => {
+                let stride = layout.nodes[s.node as usize].stride;
+                FieldValue::Array(Elements {
+                    view: *self,
+                    next: self.idx + 1,
+                    left: if stride > 0 {
+                        s.aux as usize
+                    } else {
+                        s.val as usize
+                    },
+                    lazy: (stride > 0).then_some((*elem, s.val, stride)),
+                })
+            }
             NodeKind::Variant { .. } => {
                 let opt = &layout.members_of(s.node)[s.val as usize];
                 FieldValue::Variant(
@@ -199,6 +218,24 @@ impl<'a> FieldView<'a> {
                         acc = acc.wrapping_add(r.fold(self.data, s.val));
                     }
                 }
+                None if n.stride > 0 => {
+                    if let NodeKind::Array { elem, .. } = n.kind {
+                        let r =
+                            crate::fast::PlanRead::of(&self.layout.nodes[elem as usize].kind, 0);
+                        for i in 0..s.aux as u64 {
+                            acc = acc.wrapping_add(r.fold(self.data, s.val + i * n.stride));
+                        }
+                    }
+                }
+                // Compound slots hold counts, which depend on how elements are stored: only
+                // scalar values are folded.
+                None if matches!(
+                    n.kind,
+                    NodeKind::Struct { .. }
+                        | NodeKind::Array { .. }
+                        | NodeKind::Variant { .. }
+                        | NodeKind::Optional { .. }
+                ) => {}
                 None => acc = acc.wrapping_add(s.val ^ s.aux as u64),
             }
         }
@@ -292,7 +329,9 @@ impl<'a> FieldView<'a> {
 
 pub(crate) fn span_of(layout: &Layout, slots: &[Slot], idx: usize) -> usize {
     let s = &slots[idx];
-    match layout.nodes[s.node as usize].kind {
+    let n = &layout.nodes[s.node as usize];
+    match n.kind {
+        NodeKind::Array { .. } if n.stride > 0 => 1,
         NodeKind::Struct { .. }
         | NodeKind::Array { .. }
         | NodeKind::Variant { .. }
@@ -336,6 +375,8 @@ pub struct Elements<'a> {
     view: FieldView<'a>,
     next: usize,
     left: usize,
+    /// Elements read on access: element node, next element's bit position, element size.
+    lazy: Option<(NodeId, u64, u64)>,
 }
 
 impl<'a> Iterator for Elements<'a> {
@@ -344,6 +385,15 @@ impl<'a> Iterator for Elements<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
             return None;
+        }
+        if let Some((node, pos, stride)) = &mut self.lazy {
+            self.left -= 1;
+            let v = FieldView {
+                fixed: Some((*node, *pos)),
+                ..self.view
+            };
+            *pos += *stride;
+            return Some(v);
         }
         let v = FieldView {
             idx: self.next,

@@ -102,6 +102,10 @@ pub struct Node {
     /// For other structures: the fixed layout of their leading fixed-size scalars (side
     /// effects allowed), decoded eagerly in one pass.
     pub prefix: Option<Arc<FixedPlan>>,
+    /// For an array or sequence of fixed-size scalars without side effects whose size is a
+    /// multiple of their alignment: the element size in bits. Such arrays take one slot (start
+    /// position and count) and their elements are read on access. 0 otherwise.
+    pub stride: u64,
 }
 
 /// Constant layout of a structure whose members are all fixed-size scalars.
@@ -254,6 +258,21 @@ impl Layout {
             n.effects = n.clock || n.store != NO_REG || n.role.is_some();
         }
         let mut layout = c.layout;
+        for i in 0..layout.nodes.len() {
+            if let NodeKind::Array { elem, .. } = layout.nodes[i].kind {
+                let e = &layout.nodes[elem as usize];
+                let size = match e.kind {
+                    NodeKind::Int { size, .. }
+                    | NodeKind::Float { size, .. }
+                    | NodeKind::Bits { size, .. } => size as u64,
+                    _ => 0,
+                };
+                if size > 0 && !e.effects && !layout.nodes[i].effects && size % e.align as u64 == 0
+                {
+                    layout.nodes[i].stride = size;
+                }
+            }
+        }
         // Straight-line plans need the final `effects` flags.
         let mut streams = std::mem::take(&mut layout.streams);
         for (_, sl) in streams.iter_mut() {
@@ -343,6 +362,7 @@ impl Compiler<'_> {
             effects: false,
             plan: None,
             prefix: None,
+            stride: 0,
         });
         (self.layout.nodes.len() - 1) as NodeId
     }

@@ -1,4 +1,5 @@
-//! The straight-line paths (compiled LTTng headers, fixed-layout event bodies, plan reads)
+//! The straight-line paths (compiled LTTng headers, fixed-layout event bodies, plan reads,
+//! arrays of scalars read on access)
 //! must decode exactly what the general decoder does: every event of generated kernel traces,
 //! compact and large headers, is read twice, once with the compiled plans removed from the
 //! layout, and compared scope by scope.
@@ -21,6 +22,9 @@ fn without_shortcuts(t: &Trace) -> Arc<Trace> {
         }
     }
     layout.streams = streams;
+    for n in &mut layout.nodes {
+        n.stride = 0;
+    }
     Arc::new(Trace {
         path: t.path.clone(),
         class: t.class.clone(),
