@@ -240,7 +240,7 @@ impl<'a, 'f> Payload<'a, 'f> {
 
     #[inline]
     pub fn field(&self, f: F) -> Option<FieldView<'a>> {
-        self.payload?.member_at(self.fields.get(f)?)
+        self.payload.as_ref()?.member_at(self.fields.get(f)?)
     }
 
     #[inline]
@@ -323,16 +323,19 @@ fn peer(p: Payload<'_, '_>) -> Option<String> {
     Some(format!("{}.{}.{}.{}:{port}", b[0], b[1], b[2], b[3]))
 }
 
+/// Whether `s` is the (lossy UTF-8) text of `bytes`, without converting valid UTF-8.
+#[inline]
+fn text_is(s: &str, bytes: &[u8]) -> bool {
+    s.as_bytes() == bytes
+        || (std::str::from_utf8(bytes).is_err() && *s == *String::from_utf8_lossy(bytes))
+}
+
 /// Sets `comm` to the (lossy UTF-8) text of `bytes`, allocating only when it changes.
 #[inline]
 fn set_comm(comm: &mut String, bytes: &[u8]) {
-    if comm.as_bytes() == bytes {
-        return;
-    }
-    let s = String::from_utf8_lossy(bytes);
-    if *comm != *s {
+    if !text_is(comm, bytes) {
         comm.clear();
-        comm.push_str(&s);
+        comm.push_str(&String::from_utf8_lossy(bytes));
     }
 }
 
@@ -553,10 +556,11 @@ impl State {
                     self.cpu_mut(target as u32);
                 }
                 let waker = self.current_tid(cpu);
+                let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
+                let prio = p.int(F::Prio).map(|p| p - fix);
                 // A running thread is not waiting to run: ignore its wakeups.
                 if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
-                    let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
-                    self.check_prio(ts, tid, p.int(F::Prio).map(|p| p - fix), out);
+                    self.check_prio(ts, tid, prio, out);
                     return;
                 }
                 let t = self.thread_mut(tid, p.bytes(F::Comm));
@@ -564,8 +568,13 @@ impl State {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
                 }
-                let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
-                self.check_prio(ts, tid, p.int(F::Prio).map(|p| p - fix), out);
+                // As check_prio, on the thread at hand.
+                if let Some(prio) = prio.map(|p| p as i32) {
+                    if t.prio != Some(prio) {
+                        t.prio = Some(prio);
+                        out.push(Notification::PrioChanged { ts, tid, prio });
+                    }
+                }
             }
             Kind::SchedPiSetprio => {
                 if let Some(tid) = p.int(F::Tid) {
@@ -723,9 +732,10 @@ impl State {
             }
             Kind::IrqHandlerEntry => {
                 let Some(irq) = p.int(F::Irq) else { return };
-                if let Some(name) = p.field(F::Name).and_then(|f| f.as_str()) {
-                    if self.irq_names.get(&irq).map(|s| s.as_str()) != Some(&*name) {
-                        self.irq_names.insert(irq, name.into_owned());
+                if let Some(name) = p.bytes(F::Name) {
+                    if !self.irq_names.get(&irq).is_some_and(|s| text_is(s, name)) {
+                        self.irq_names
+                            .insert(irq, String::from_utf8_lossy(name).into_owned());
                     }
                 }
                 self.cpu_mut(cpu).current_hard_irq = Some((irq, ts));
@@ -777,13 +787,13 @@ impl State {
                 }
             }
             Kind::NetDevXmit | Kind::NetifReceiveSkb => {
-                let Some(name) = p.field(F::Name).and_then(|f| f.as_str()) else {
+                let Some(name) = p.bytes(F::Name) else {
                     return;
                 };
-                let iface = match self.netifs.iter().position(|n| *n == *name) {
+                let iface = match self.netifs.iter().position(|n| text_is(n, name)) {
                     Some(i) => i as u32,
                     None => {
-                        self.netifs.push(name.into_owned());
+                        self.netifs.push(String::from_utf8_lossy(name).into_owned());
                         self.netifs.len() as u32 - 1
                     }
                 };
