@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kernel::{Model, Notification, State};
+use kernel::{IntMap, Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -74,7 +74,7 @@ pub struct CpuTop {
     pub limit: usize,
     start: Option<i64>,
     cpus: BTreeMap<u32, CpuStat>,
-    tids: HashMap<i32, TidStat>,
+    tids: IntMap<i32, TidStat>,
 }
 
 impl CpuTop {
@@ -84,7 +84,7 @@ impl CpuTop {
             limit,
             start: None,
             cpus: BTreeMap::new(),
-            tids: HashMap::new(),
+            tids: IntMap::default(),
         }
     }
 

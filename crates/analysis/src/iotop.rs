@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kernel::{FdOp, IoDone, Model, Notification, OpenFile, State};
+use kernel::{FdOp, IntMap, IoDone, Model, Notification, OpenFile, State};
 use serde_json::{json, Value};
 
 use crate::driver::{Analysis, Common, Range};
@@ -93,11 +93,11 @@ pub struct IoTop {
     pub filter: IoFilter,
     calls: Vec<IoDone>,
     /// Per thread: (read, written).
-    procs: HashMap<i32, (Usage, Usage)>,
+    procs: IntMap<i32, (Usage, Usage)>,
     /// Per displayed file name.
     files: HashMap<String, FileUsage>,
     /// Per thread: block bytes (read, written).
-    block: HashMap<i32, (u64, u64)>,
+    block: IntMap<i32, (u64, u64)>,
     disks: BTreeMap<u64, DiskUsage>,
     /// Per interface: (received, sent).
     netifs: BTreeMap<u32, (u64, u64)>,
@@ -111,9 +111,9 @@ impl IoTop {
             limit: 10,
             filter: IoFilter::default(),
             calls: Vec::new(),
-            procs: HashMap::new(),
+            procs: IntMap::default(),
             files: HashMap::new(),
-            block: HashMap::new(),
+            block: IntMap::default(),
             disks: BTreeMap::new(),
             netifs: BTreeMap::new(),
         }

@@ -1,8 +1,6 @@
 //! `memtop`: pages allocated and freed per thread.
 
-use std::collections::HashMap;
-
-use kernel::{Model, Notification, State};
+use kernel::{IntMap, Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -60,7 +58,7 @@ struct TidMem {
 pub struct MemTop {
     common: Common,
     pub limit: usize,
-    tids: HashMap<i32, TidMem>,
+    tids: IntMap<i32, TidMem>,
     allocd: u64,
     freed: u64,
 }
@@ -70,7 +68,7 @@ impl MemTop {
         MemTop {
             common,
             limit,
-            tids: HashMap::new(),
+            tids: IntMap::default(),
             allocd: 0,
             freed: 0,
         }

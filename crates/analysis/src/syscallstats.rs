@@ -1,8 +1,6 @@
 //! `syscallstats`: per-thread system call counts, durations and return values.
 
-use std::collections::HashMap;
-
-use kernel::{Model, Notification, State};
+use kernel::{IntMap, Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -58,14 +56,14 @@ struct TidCalls {
     /// The command name at the thread's first system call.
     comm: String,
     total: u64,
-    calls: HashMap<u32, CallStats>,
+    calls: IntMap<u32, CallStats>,
 }
 
 /// The syscallstats analysis.
 #[derive(Debug)]
 pub struct SyscallStats {
     common: Common,
-    tids: HashMap<i32, TidCalls>,
+    tids: IntMap<i32, TidCalls>,
 }
 
 fn ret_key(ret: i64) -> String {
@@ -82,7 +80,7 @@ impl SyscallStats {
     pub fn new(common: Common) -> Self {
         SyscallStats {
             common,
-            tids: HashMap::new(),
+            tids: IntMap::default(),
         }
     }
 }

@@ -6,11 +6,13 @@
 //!   that emits [`Notification`]s.
 //! * [`Model`]: both together, fed events in time order.
 
+pub mod hash;
 pub mod model;
 pub mod state;
 
-pub use model::{FdOp, Kind, Resolved, Resolver, SyscallNames};
-pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, State, StateOptions, Thread};
+pub use hash::{IntMap, IntSet};
+pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
+pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, Payload, State, StateOptions, Thread};
 
 use ctf::Event;
 
@@ -33,32 +35,42 @@ impl Model {
 
     /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
     pub fn cpu_of(&mut self, ev: &Event<'_>) -> u32 {
-        let (t, s) = (ev.trace().index, ev.stream_index());
-        if self.cpu_of.len() <= t {
-            self.cpu_of.resize(t + 1, Vec::new());
-        }
-        let v = &mut self.cpu_of[t];
-        if v.len() <= s {
-            v.resize(s + 1, None);
-        }
-        *v[s].get_or_insert_with(|| {
-            ev.packet_context()
-                .and_then(|p| p.field("cpu_id"))
-                .and_then(|f| f.as_u64())
-                .map(|c| c as u32)
-                .unwrap_or(s as u32)
-        })
+        cpu_of(&mut self.cpu_of, ev)
     }
 
     /// Resolves `ev`, applies it at time `ts` and appends the notifications to `out`.
     /// Returns the resolved kind.
     #[inline]
     pub fn process(&mut self, ev: &Event<'_>, ts: i64, out: &mut Vec<Notification>) -> Resolved {
-        let r = self.resolver.resolve(ev);
+        let class = self.resolver.class(ev);
+        let r = class.resolved;
         if r.kind != Kind::Other {
-            let cpu = self.cpu_of(ev);
-            self.state.handle(r, ts, cpu, ev, out);
+            let cpu = cpu_of(&mut self.cpu_of, ev);
+            self.state.handle(class, ts, cpu, ev, out);
         }
         r
     }
+}
+
+/// The CPU that recorded `ev`, cached per (trace, stream) in `cache`.
+#[inline]
+fn cpu_of(cache: &mut Vec<Vec<Option<u32>>>, ev: &Event<'_>) -> u32 {
+    let (t, s) = (ev.trace().index, ev.stream_index());
+    if let Some(&Some(c)) = cache.get(t).and_then(|v| v.get(s)) {
+        return c;
+    }
+    if cache.len() <= t {
+        cache.resize(t + 1, Vec::new());
+    }
+    let v = &mut cache[t];
+    if v.len() <= s {
+        v.resize(s + 1, None);
+    }
+    *v[s].get_or_insert_with(|| {
+        ev.packet_context()
+            .and_then(|p| p.field("cpu_id"))
+            .and_then(|f| f.as_u64())
+            .map(|c| c as u32)
+            .unwrap_or(s as u32)
+    })
 }

@@ -258,12 +258,123 @@ impl SyscallNames {
     }
 }
 
-/// Resolves events to [`Resolved`] kinds through a per-(trace, stream class, event class)
+/// The payload fields the state machine reads, resolved once per event class into member
+/// positions (see [`Fields`]).
+macro_rules! fields {
+    ($($(#[$m:meta])* $v:ident = $n:literal,)*) => {
+        /// A payload field the state machine reads.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum F {
+            $($(#[$m])* $v,)*
+        }
+
+        impl F {
+            /// Every field, in declaration order.
+            pub const ALL: &'static [F] = &[$(F::$v,)*];
+
+            /// The payload member name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(F::$v => $n,)*
+                }
+            }
+        }
+    };
+}
+
+fields! {
+    Tid = "tid",
+    Pid = "pid",
+    Prio = "prio",
+    Comm = "comm",
+    TargetCpu = "target_cpu",
+    NewPrio = "newprio",
+    PrevTid = "prev_tid",
+    NextTid = "next_tid",
+    PrevComm = "prev_comm",
+    NextComm = "next_comm",
+    PrevPrio = "prev_prio",
+    NextPrio = "next_prio",
+    ParentTid = "parent_tid",
+    ChildTid = "child_tid",
+    ParentPid = "parent_pid",
+    ChildPid = "child_pid",
+    ChildComm = "child_comm",
+    Name = "name",
+    FileTableAddress = "file_table_address",
+    Fd = "fd",
+    Filename = "filename",
+    Flags = "flags",
+    Dev = "dev",
+    Diskname = "diskname",
+    Cmd = "cmd",
+    Type = "type",
+    Oldfd = "oldfd",
+    Fildes = "fildes",
+    Newfd = "newfd",
+    Arg = "arg",
+    Family = "family",
+    Dport = "dport",
+    V4addr = "v4addr",
+    Sector = "sector",
+    OldDev = "old_dev",
+    NrSector = "nr_sector",
+    Rwbs = "rwbs",
+    Ret = "ret",
+    Irq = "irq",
+    Vec = "vec",
+    Len = "len",
+}
+
+const NO_FIELD: u16 = u16::MAX;
+
+/// Positions of the [`F`] fields in one event class's payload (None: the class has no such
+/// member), so that events are read by position instead of by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields([u16; F::ALL.len()]);
+
+impl Fields {
+    /// No field.
+    pub const NONE: Fields = Fields([NO_FIELD; F::ALL.len()]);
+
+    /// The positions of the fields in the payload of `ev`'s class.
+    pub fn of(ev: &Event<'_>) -> Fields {
+        let layout = ev.class_layout();
+        let tl = &ev.trace().layout;
+        let mut f = Fields::NONE;
+        for &x in F::ALL {
+            if let Some(i) = layout.payload_index(tl, x.name()) {
+                f.0[x as usize] = u16::try_from(i).unwrap_or(NO_FIELD);
+            }
+        }
+        f
+    }
+
+    /// The payload member position of `f`.
+    #[inline]
+    pub fn get(&self, f: F) -> Option<usize> {
+        let i = self.0[f as usize];
+        (i != NO_FIELD).then_some(i as usize)
+    }
+}
+
+/// What the model knows about an event class: its kind and field positions.
+#[derive(Debug, Clone)]
+pub struct Class {
+    pub resolved: Resolved,
+    pub fields: Fields,
+}
+
+const UNRESOLVED: u32 = u32::MAX;
+
+/// Resolves events to [`Class`]es through a dense per-(trace, stream class, event class)
 /// table, so names are compared once per class, not once per event.
 #[derive(Debug, Default)]
 pub struct Resolver {
-    /// Indexed by trace, then stream class id (sparse), then event class id.
-    tables: Vec<HashMap<u64, Vec<Option<Resolved>>>>,
+    /// Indexed by trace, then [`Event::class_index`]: a [`Resolver::classes`] index.
+    tables: Vec<Vec<Vec<u32>>>,
+    classes: Vec<Class>,
     pub syscalls: SyscallNames,
 }
 
@@ -275,21 +386,29 @@ impl Resolver {
     /// The kind of `ev`.
     #[inline]
     pub fn resolve(&mut self, ev: &Event<'_>) -> Resolved {
+        self.class(ev).resolved
+    }
+
+    /// The class of `ev`: its kind and field positions.
+    #[inline]
+    pub fn class(&mut self, ev: &Event<'_>) -> &Class {
         let t = ev.trace().index;
-        if self.tables.len() <= t {
-            self.tables.resize_with(t + 1, HashMap::new);
-        }
-        let table = self.tables[t].entry(ev.stream_class_id()).or_default();
-        let id = ev.class_id() as usize;
-        if id < table.len() {
-            if let Some(r) = table[id] {
-                return r;
+        let (sc, ec) = ev.class_index();
+        if let Some(&i) = self
+            .tables
+            .get(t)
+            .and_then(|s| s.get(sc))
+            .and_then(|e| e.get(ec))
+        {
+            if i != UNRESOLVED {
+                return &self.classes[i as usize];
             }
-        } else if id < (1 << 20) {
-            table.resize(id + 1, None);
-        } else {
-            return classify(ev.name(), &mut self.syscalls);
         }
+        self.add(ev, t, sc, ec)
+    }
+
+    #[cold]
+    fn add(&mut self, ev: &Event<'_>, t: usize, sc: usize, ec: usize) -> &Class {
         let mut r = classify(ev.name(), &mut self.syscalls);
         if matches!(
             r.kind,
@@ -297,8 +416,29 @@ impl Resolver {
         ) {
             r.wakeup_prio_plus_100 = tracer_version(ev.trace()).is_some_and(|v| v < (2, 7, 1));
         }
-        table[id] = Some(r);
-        r
+        let fields = if r.kind == Kind::Other {
+            Fields::NONE
+        } else {
+            Fields::of(ev)
+        };
+        let i = self.classes.len();
+        self.classes.push(Class {
+            resolved: r,
+            fields,
+        });
+        if self.tables.len() <= t {
+            self.tables.resize_with(t + 1, Vec::new);
+        }
+        let s = &mut self.tables[t];
+        if s.len() <= sc {
+            s.resize_with(sc + 1, Vec::new);
+        }
+        let e = &mut s[sc];
+        if e.len() <= ec {
+            e.resize(ec + 1, UNRESOLVED);
+        }
+        e[ec] = i as u32;
+        &self.classes[i]
     }
 }
 

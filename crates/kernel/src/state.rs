@@ -2,11 +2,12 @@
 //! context), per-process file descriptor tables, disks and pending block requests. It is fed
 //! time-ordered events and emits [`Notification`]s that analyses consume.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use ctf::Event;
+use ctf::{Event, FieldView};
 
-use crate::model::{FdOp, Kind, Resolved};
+use crate::hash::{IntMap, IntSet};
+use crate::model::{Class, FdOp, Fields, Kind, F};
 
 /// A thread as the state knows it.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +22,7 @@ pub struct Thread {
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
     /// The descriptor arguments of the system call in progress, when it touches descriptors.
-    pub io_entry: Option<Box<IoEntry>>,
+    pub io_entry: Option<IoEntry>,
 }
 
 /// The descriptor-related arguments of a system call entry.
@@ -83,7 +84,7 @@ pub struct OpenFile {
 #[derive(Debug, Clone, Default)]
 pub struct Process {
     pub pid: i32,
-    pub fds: HashMap<i64, Fd>,
+    pub fds: IntMap<i64, Fd>,
 }
 
 /// A CPU.
@@ -95,8 +96,8 @@ pub struct Cpu {
     /// The hard IRQ being handled: (irq, entry time).
     pub current_hard_irq: Option<(i64, i64)>,
     /// Per soft IRQ vector: pending raise times (FIFO) and the running handler's entry time.
-    pub softirq_raises: HashMap<u64, VecDeque<i64>>,
-    pub softirq_running: HashMap<u64, (i64, Option<i64>)>,
+    pub softirq_raises: IntMap<u64, VecDeque<i64>>,
+    pub softirq_running: IntMap<u64, (i64, Option<i64>)>,
 }
 
 /// A disk (block device).
@@ -105,7 +106,7 @@ pub struct Disk {
     pub dev: u64,
     pub name: Option<String>,
     /// Issued requests by sector: (issue time, nr_sector, tid, write, device issued for).
-    pub pending: HashMap<u64, (i64, u64, Option<i32>, bool, u64)>,
+    pub pending: IntMap<u64, (i64, u64, Option<i32>, bool, u64)>,
 }
 
 /// What the state machine reports to analyses. Plain data; look details up in the [`State`].
@@ -196,18 +197,18 @@ pub struct StateOptions {
 #[derive(Debug, Default)]
 pub struct State {
     pub options: StateOptions,
-    pub threads: HashMap<i32, Thread>,
-    pub processes: HashMap<i32, Process>,
+    pub threads: IntMap<i32, Thread>,
+    pub processes: IntMap<i32, Process>,
     pub cpus: Vec<Option<Cpu>>,
-    pub disks: HashMap<u64, Disk>,
+    pub disks: IntMap<u64, Disk>,
     /// Names of hard IRQs, from their handler entries.
-    pub irq_names: HashMap<i64, String>,
+    pub irq_names: IntMap<i64, String>,
     /// Statedump file table addresses → pid.
-    pub file_tables: HashMap<i64, i32>,
+    pub file_tables: IntMap<i64, i32>,
     /// Remapped bios: (device, sector) → original device (partition).
-    pub remaps: HashMap<(u64, u64), u64>,
+    pub remaps: IntMap<(u64, u64), u64>,
     /// Devices that partitions are remapped to (whole disks).
-    pub whole_disks: std::collections::HashSet<u64>,
+    pub whole_disks: IntSet<u64>,
     /// Names of the open files descriptors refer to (see [`Fd::file`]); a connected socket is
     /// renamed to its peer `ADDRESS:PORT`.
     pub files: Vec<OpenFile>,
@@ -220,39 +221,88 @@ const F_DUPFD: i64 = 0;
 const F_DUPFD_CLOEXEC: i64 = 1030;
 const F_SETFD: i64 = 2;
 
+/// An event's payload, read through its class's pre-resolved field positions.
+#[derive(Clone, Copy)]
+pub struct Payload<'a, 'f> {
+    payload: Option<FieldView<'a>>,
+    fields: &'f Fields,
+}
+
+impl<'a, 'f> Payload<'a, 'f> {
+    /// The payload of `ev`, whose class has the field positions `fields`.
+    #[inline]
+    pub fn new(ev: &Event<'a>, fields: &'f Fields) -> Self {
+        Payload {
+            payload: ev.payload(),
+            fields,
+        }
+    }
+
+    #[inline]
+    pub fn field(&self, f: F) -> Option<FieldView<'a>> {
+        self.payload.as_ref()?.member_at(self.fields.get(f)?)
+    }
+
+    #[inline]
+    pub fn int(&self, f: F) -> Option<i64> {
+        self.field(f)?.as_i64()
+    }
+
+    /// The bytes of a string field, up to its first NUL.
+    #[inline]
+    pub fn bytes(&self, f: F) -> Option<&'a [u8]> {
+        self.field(f)?.as_bytes()
+    }
+
+    /// The text of a string field (lossy for invalid UTF-8), up to its first NUL.
+    pub fn text(&self, f: F) -> Option<String> {
+        self.field(f)?.as_str().map(|s| s.into_owned())
+    }
+
+    /// The integers of an array or sequence field.
+    pub fn ints(&self, f: F) -> Vec<i64> {
+        match self.field(f).map(|f| f.value()) {
+            Some(ctf::FieldValue::Array(e)) => e.filter_map(|x| x.as_i64()).collect(),
+            Some(ctf::FieldValue::Blob(b)) => b.iter().map(|&x| x as i64).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// The descriptor arguments of a system call entry of kind `op`. Every field is optional:
 /// lttng-modules versions name and record them differently.
-fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
+fn io_entry(op: FdOp, p: Payload<'_, '_>) -> IoEntry {
     let mut e = IoEntry {
         op,
         ..Default::default()
     };
+    let cloexec = |f: F| p.int(f).unwrap_or(0) & O_CLOEXEC != 0;
     match op {
         FdOp::Open => {
-            e.filename = text(ev, "filename");
-            e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0;
+            e.filename = p.text(F::Filename);
+            e.cloexec = cloexec(F::Flags);
         }
-        FdOp::Socket => e.cloexec = int(ev, "type").unwrap_or(0) & O_CLOEXEC != 0,
-        FdOp::Accept => e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Socket => e.cloexec = cloexec(F::Type),
+        FdOp::Accept => e.cloexec = cloexec(F::Flags),
         FdOp::Dup => {
-            e.fd = int(ev, "oldfd").or_else(|| int(ev, "fildes"));
-            e.fd2 = int(ev, "newfd");
-            e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0;
+            e.fd = p.int(F::Oldfd).or_else(|| p.int(F::Fildes));
+            e.fd2 = p.int(F::Newfd);
+            e.cloexec = cloexec(F::Flags);
         }
         FdOp::Fcntl | FdOp::Fcntl64 => {
-            e.fd = int(ev, "fd");
-            e.cmd = int(ev, "cmd");
+            e.fd = p.int(F::Fd);
+            e.cmd = p.int(F::Cmd);
             e.cloexec = e.cmd == Some(F_DUPFD_CLOEXEC);
             // F_SETFD: FD_CLOEXEC in `arg`.
-            e.fd2 = int(ev, "arg");
+            e.fd2 = p.int(F::Arg);
         }
         FdOp::Connect => {
-            e.fd = int(ev, "fd");
-            e.peer = peer(ev);
+            e.fd = p.int(F::Fd);
+            e.peer = peer(p);
         }
-        FdOp::Close | FdOp::Read | FdOp::Write | FdOp::SyncFd => e.fd = int(ev, "fd"),
+        FdOp::Close | FdOp::Read | FdOp::Write | FdOp::SyncFd => e.fd = p.int(F::Fd),
         // pipe2: O_CLOEXEC in `flags` (the descriptors come with the exit).
-        FdOp::Pipe => e.cloexec = int(ev, "flags").unwrap_or(0) & O_CLOEXEC != 0,
+        FdOp::Pipe => e.cloexec = cloexec(F::Flags),
         FdOp::Sync | FdOp::None => {}
     }
     e
@@ -260,36 +310,33 @@ fn io_entry(op: FdOp, ev: &Event<'_>) -> IoEntry {
 
 /// `A.B.C.D:PORT` of a connect entry with an IPv4 peer (lttng-modules ≥ 2.6 record
 /// `family`, `v4addr` and `dport`).
-fn peer(ev: &Event<'_>) -> Option<String> {
+fn peer(p: Payload<'_, '_>) -> Option<String> {
     const AF_INET: i64 = 2;
-    if int(ev, "family")? != AF_INET {
+    if p.int(F::Family)? != AF_INET {
         return None;
     }
-    let port = int(ev, "dport")?;
-    let b = ints(ev, "v4addr");
+    let port = p.int(F::Dport)?;
+    let b = p.ints(F::V4addr);
     if b.len() != 4 {
         return None;
     }
     Some(format!("{}.{}.{}.{}:{port}", b[0], b[1], b[2], b[3]))
 }
 
-/// The integers of an array or sequence field.
-fn ints(ev: &Event<'_>, name: &str) -> Vec<i64> {
-    match ev.field(name).map(|f| f.value()) {
-        Some(ctf::FieldValue::Array(e)) => e.filter_map(|x| x.as_i64()).collect(),
-        Some(ctf::FieldValue::Blob(b)) => b.iter().map(|&x| x as i64).collect(),
-        _ => Vec::new(),
+/// Whether `s` is the (lossy UTF-8) text of `bytes`, without converting valid UTF-8.
+#[inline]
+fn text_is(s: &str, bytes: &[u8]) -> bool {
+    s.as_bytes() == bytes
+        || (std::str::from_utf8(bytes).is_err() && *s == *String::from_utf8_lossy(bytes))
+}
+
+/// Sets `comm` to the (lossy UTF-8) text of `bytes`, allocating only when it changes.
+#[inline]
+fn set_comm(comm: &mut String, bytes: &[u8]) {
+    if !text_is(comm, bytes) {
+        comm.clear();
+        comm.push_str(&String::from_utf8_lossy(bytes));
     }
-}
-
-fn int(ev: &Event<'_>, name: &str) -> Option<i64> {
-    ev.field(name).and_then(|f| f.as_i64())
-}
-
-fn text(ev: &Event<'_>, name: &str) -> Option<String> {
-    ev.field(name)
-        .and_then(|f| f.as_str())
-        .map(|s| s.into_owned())
 }
 
 impl State {
@@ -341,10 +388,11 @@ impl State {
     }
 
     /// Updates the descriptor table for a completed system call and fills in `d`.
-    fn apply_io(&mut self, mut d: IoDone, io: &IoEntry, ev: &Event<'_>) -> Option<IoDone> {
+    fn apply_io(&mut self, mut d: IoDone, io: &IoEntry, p: Payload<'_, '_>) -> Option<IoDone> {
         let pid = d.pid;
         let ret = d.ret;
         let lookup = |st: &Self, fd: i64| st.processes.get(&pid)?.fds.get(&fd).cloned();
+        let file_of = |st: &Self, fd: i64| Some(st.processes.get(&pid)?.fds.get(&fd)?.file);
         match io.op {
             FdOp::None => return None,
             FdOp::Open | FdOp::Socket | FdOp::Accept => {
@@ -392,7 +440,7 @@ impl State {
             FdOp::Close => {
                 d.fd = io.fd;
                 if let Some(fd) = io.fd {
-                    d.file = lookup(self, fd).map(|f| f.file);
+                    d.file = file_of(self, fd);
                     if ret == 0 {
                         if let Some(p) = self.processes.get_mut(&pid) {
                             p.fds.remove(&fd);
@@ -402,18 +450,18 @@ impl State {
             }
             FdOp::Pipe => {
                 if ret == 0 {
-                    for fd in ints(ev, "fildes").into_iter().take(2) {
+                    for fd in p.ints(F::Fildes).into_iter().take(2) {
                         self.new_fd(pid, fd, "pipe".into(), io.cloexec, FdOp::Pipe);
                     }
                 }
             }
             FdOp::Connect => {
                 d.fd = io.fd;
-                if let Some(f) = io.fd.and_then(|fd| lookup(self, fd)) {
-                    d.file = Some(f.file);
+                if let Some(file) = io.fd.and_then(|fd| file_of(self, fd)) {
+                    d.file = Some(file);
                     // Connected, or connecting (EINPROGRESS).
                     if let (Some(peer), true) = (&io.peer, ret == 0 || ret == -115) {
-                        self.files[f.file as usize].name = peer.clone();
+                        self.files[file as usize].name = peer.clone();
                         if let Some(x) = self
                             .processes
                             .get_mut(&pid)
@@ -426,7 +474,7 @@ impl State {
             }
             FdOp::Read | FdOp::Write | FdOp::SyncFd => {
                 d.fd = io.fd;
-                d.file = io.fd.and_then(|fd| lookup(self, fd)).map(|f| f.file);
+                d.file = io.fd.and_then(|fd| file_of(self, fd));
                 if io.op != FdOp::SyncFd && ret >= 0 {
                     d.size = Some(ret);
                 }
@@ -461,15 +509,16 @@ impl State {
         self.threads.get(&tid)
     }
 
-    fn thread_mut(&mut self, tid: i32, comm: Option<&str>) -> &mut Thread {
+    /// The thread `tid`, created if unknown, with its command name updated from `comm` (the
+    /// bytes of an event's string field) if given.
+    #[inline]
+    fn thread_mut(&mut self, tid: i32, comm: Option<&[u8]>) -> &mut Thread {
         let t = self.threads.entry(tid).or_insert_with(|| Thread {
             tid,
             ..Default::default()
         });
         if let Some(c) = comm {
-            if t.comm != c {
-                t.comm = c.to_string();
-            }
+            set_comm(&mut t.comm, c);
         }
         t
     }
@@ -488,56 +537,62 @@ impl State {
     /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
     pub fn handle(
         &mut self,
-        r: Resolved,
+        class: &Class,
         ts: i64,
         cpu: u32,
         ev: &Event<'_>,
         out: &mut Vec<Notification>,
     ) {
+        let r = class.resolved;
+        let p = Payload::new(ev, &class.fields);
         match r.kind {
-            Kind::SchedSwitch => self.sched_switch(ts, cpu, ev, out),
+            Kind::SchedSwitch => self.sched_switch(ts, cpu, p, out),
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
                 self.cpu_mut(cpu);
-                let Some(tid) = int(ev, "tid").map(|v| v as i32) else {
+                let Some(tid) = p.int(F::Tid).map(|v| v as i32) else {
                     return;
                 };
-                if let Some(target) = int(ev, "target_cpu") {
+                if let Some(target) = p.int(F::TargetCpu) {
                     self.cpu_mut(target as u32);
                 }
                 let waker = self.current_tid(cpu);
+                let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
+                let prio = p.int(F::Prio).map(|p| p - fix);
                 // A running thread is not waiting to run: ignore its wakeups.
                 if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
-                    let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
-                    self.check_prio(ts, tid, int(ev, "prio").map(|p| p - fix), out);
+                    self.check_prio(ts, tid, prio, out);
                     return;
                 }
-                let comm = text(ev, "comm");
-                let t = self.thread_mut(tid, comm.as_deref());
+                let t = self.thread_mut(tid, p.bytes(F::Comm));
                 if t.last_wakeup.is_none() {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
                 }
-                let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
-                self.check_prio(ts, tid, int(ev, "prio").map(|p| p - fix), out);
+                // As check_prio, on the thread at hand.
+                if let Some(prio) = prio.map(|p| p as i32) {
+                    if t.prio != Some(prio) {
+                        t.prio = Some(prio);
+                        out.push(Notification::PrioChanged { ts, tid, prio });
+                    }
+                }
             }
             Kind::SchedPiSetprio => {
-                if let Some(tid) = int(ev, "tid") {
-                    self.check_prio(ts, tid as i32, int(ev, "newprio"), out);
+                if let Some(tid) = p.int(F::Tid) {
+                    self.check_prio(ts, tid as i32, p.int(F::NewPrio), out);
                 }
             }
             Kind::SchedMigrateTask => {
                 self.cpu_mut(cpu);
-                if let Some(tid) = int(ev, "tid") {
+                if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
-                    let comm = text(ev, "comm");
-                    self.thread_mut(tid, comm.as_deref());
+                    self.thread_mut(tid, p.bytes(F::Comm));
                     out.push(Notification::Migrate { ts, tid });
                 }
             }
-            Kind::SchedProcessFork => self.fork(ev),
+            Kind::SchedProcessFork => self.fork(p),
             Kind::SchedProcessExec => {
                 // The new command name comes with the thread's next sched_switch.
-                if let Some(tid) = int(ev, "tid") {
+                if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
                     let t = self.thread_mut(tid, None);
                     let pid = t.pid.unwrap_or(tid);
@@ -546,28 +601,28 @@ impl State {
                     }
                 }
             }
-            Kind::StatedumpProcessState => self.statedump_process(ev),
+            Kind::StatedumpProcessState => self.statedump_process(p),
             Kind::StatedumpFileDescriptor => {
                 // lttng-modules < 2.11 give the pid; later ones the file table address of a
                 // process, announced by its process_state event.
-                let pid = int(ev, "pid").or_else(|| {
-                    let addr = int(ev, "file_table_address")?;
+                let pid = p.int(F::Pid).or_else(|| {
+                    let addr = p.int(F::FileTableAddress)?;
                     self.file_tables.get(&addr).map(|p| *p as i64)
                 });
-                let (Some(pid), Some(fd)) = (pid, int(ev, "fd")) else {
+                let (Some(pid), Some(fd)) = (pid, p.int(F::Fd)) else {
                     return;
                 };
-                let filename = text(ev, "filename").unwrap_or_default();
-                let flags = int(ev, "flags").unwrap_or(0);
+                let filename = p.text(F::Filename).unwrap_or_default();
+                let flags = p.int(F::Flags).unwrap_or(0);
                 self.new_fd(pid as i32, fd, filename, flags & O_CLOEXEC != 0, FdOp::None);
             }
             Kind::StatedumpBlockDevice => {
-                if let Some(dev) = int(ev, "dev") {
+                if let Some(dev) = p.int(F::Dev) {
                     let d = self.disks.entry(dev as u64).or_insert_with(|| Disk {
                         dev: dev as u64,
                         ..Default::default()
                     });
-                    d.name = text(ev, "diskname");
+                    d.name = p.text(F::Diskname);
                 }
             }
             Kind::SyscallEntry(name) => {
@@ -575,12 +630,11 @@ impl State {
                 // thread is not known yet (before its first sched_switch), so the call is not
                 // attributed, as lttng-analyses does.
                 if let Some(tid) = self.current_tid(cpu).filter(|&t| t != 0) {
-                    let cmd = int(ev, "cmd");
+                    let cmd = p.int(F::Cmd);
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
-                    let io =
-                        (r.fdop != FdOp::None && !ignored).then(|| Box::new(io_entry(r.fdop, ev)));
+                    let io = (r.fdop != FdOp::None && !ignored).then(|| io_entry(r.fdop, p));
                     let t = self.thread_mut(tid, None);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
@@ -588,7 +642,7 @@ impl State {
             }
             Kind::BlockBioRemap => {
                 if let (Some(dev), Some(sector), Some(old)) =
-                    (int(ev, "dev"), int(ev, "sector"), int(ev, "old_dev"))
+                    (p.int(F::Dev), p.int(F::Sector), p.int(F::OldDev))
                 {
                     self.remaps.insert((dev as u64, sector as u64), old as u64);
                     if old != dev {
@@ -598,14 +652,14 @@ impl State {
             }
             Kind::BlockRqIssue => {
                 let (Some(dev), Some(sector), Some(nr)) =
-                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                    (p.int(F::Dev), p.int(F::Sector), p.int(F::NrSector))
                 else {
                     return;
                 };
                 let (dev, sector) = (dev as u64, sector as u64);
                 let disk = self.remaps.remove(&(dev, sector)).unwrap_or(dev);
-                let write = int(ev, "rwbs").unwrap_or(0) & 1 == 1;
-                let tid = int(ev, "tid").map(|t| t as i32);
+                let write = p.int(F::Rwbs).unwrap_or(0) & 1 == 1;
+                let tid = p.int(F::Tid).map(|t| t as i32);
                 let d = self.disks.entry(dev).or_insert_with(|| Disk {
                     dev,
                     ..Default::default()
@@ -614,7 +668,7 @@ impl State {
             }
             Kind::BlockRqComplete => {
                 let (Some(dev), Some(sector), Some(nr)) =
-                    (int(ev, "dev"), int(ev, "sector"), int(ev, "nr_sector"))
+                    (p.int(F::Dev), p.int(F::Sector), p.int(F::NrSector))
                 else {
                     return;
                 };
@@ -647,7 +701,7 @@ impl State {
                 };
                 let io = t.io_entry.take();
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
-                    let ret = int(ev, "ret").unwrap_or(0);
+                    let ret = p.int(F::Ret).unwrap_or(0);
                     let pid = t.pid.unwrap_or(tid);
                     out.push(Notification::SyscallDone {
                         tid,
@@ -670,23 +724,24 @@ impl State {
                             file: None,
                             size: None,
                         };
-                        if let Some(d) = self.apply_io(done, &io, ev) {
+                        if let Some(d) = self.apply_io(done, &io, p) {
                             out.push(Notification::Io(d));
                         }
                     }
                 }
             }
             Kind::IrqHandlerEntry => {
-                let Some(irq) = int(ev, "irq") else { return };
-                if let Some(name) = ev.field("name").and_then(|f| f.as_str()) {
-                    if self.irq_names.get(&irq).map(|s| s.as_str()) != Some(&*name) {
-                        self.irq_names.insert(irq, name.into_owned());
+                let Some(irq) = p.int(F::Irq) else { return };
+                if let Some(name) = p.bytes(F::Name) {
+                    if !self.irq_names.get(&irq).is_some_and(|s| text_is(s, name)) {
+                        self.irq_names
+                            .insert(irq, String::from_utf8_lossy(name).into_owned());
                     }
                 }
                 self.cpu_mut(cpu).current_hard_irq = Some((irq, ts));
             }
             Kind::IrqHandlerExit => {
-                let Some(irq) = int(ev, "irq") else { return };
+                let Some(irq) = p.int(F::Irq) else { return };
                 let c = self.cpu_mut(cpu);
                 match c.current_hard_irq {
                     Some((cur, begin)) if cur == irq => {
@@ -705,7 +760,7 @@ impl State {
                 if r.prefixed && self.options.lttng_analyses_quirks {
                     return;
                 }
-                let Some(vec) = int(ev, "vec").map(|v| v as u64) else {
+                let Some(vec) = p.int(F::Vec).map(|v| v as u64) else {
                     return;
                 };
                 let c = self.cpu_mut(cpu);
@@ -732,20 +787,20 @@ impl State {
                 }
             }
             Kind::NetDevXmit | Kind::NetifReceiveSkb => {
-                let Some(name) = ev.field("name").and_then(|f| f.as_str()) else {
+                let Some(name) = p.bytes(F::Name) else {
                     return;
                 };
-                let iface = match self.netifs.iter().position(|n| *n == *name) {
+                let iface = match self.netifs.iter().position(|n| text_is(n, name)) {
                     Some(i) => i as u32,
                     None => {
-                        self.netifs.push(name.into_owned());
+                        self.netifs.push(String::from_utf8_lossy(name).into_owned());
                         self.netifs.len() as u32 - 1
                     }
                 };
                 out.push(Notification::Net {
                     ts,
                     iface,
-                    len: int(ev, "len").unwrap_or(0).max(0) as u64,
+                    len: p.int(F::Len).unwrap_or(0).max(0) as u64,
                     sent: r.kind == Kind::NetDevXmit,
                 });
             }
@@ -762,49 +817,61 @@ impl State {
         }
     }
 
-    fn sched_switch(&mut self, ts: i64, cpu: u32, ev: &Event<'_>, out: &mut Vec<Notification>) {
-        let (Some(prev_tid), Some(next_tid)) = (int(ev, "prev_tid"), int(ev, "next_tid")) else {
+    fn sched_switch(&mut self, ts: i64, cpu: u32, p: Payload<'_, '_>, out: &mut Vec<Notification>) {
+        let (Some(prev_tid), Some(next_tid)) = (p.int(F::PrevTid), p.int(F::NextTid)) else {
             return;
         };
         let (prev_tid, next_tid) = (prev_tid as i32, next_tid as i32);
-        let prev_comm = text(ev, "prev_comm");
-        let next_comm = text(ev, "next_comm");
+        let prev_comm = p.bytes(F::PrevComm);
+        let next_comm = p.bytes(F::NextComm);
         self.cpu_mut(cpu).current_tid = Some(next_tid);
-        let prev = self.thread_mut(prev_tid, prev_comm.as_deref());
+        let prev = self.thread_mut(prev_tid, prev_comm);
         // The previous task's priority is updated without a notification (it just ran with it).
-        if let Some(p) = int(ev, "prev_prio") {
+        if let Some(p) = p.int(F::PrevPrio) {
             prev.prio = Some(p as i32);
         }
-        let next = self.thread_mut(next_tid, next_comm.as_deref());
+        let next_prio = p.int(F::NextPrio).map(|p| p as i32);
+        let next = self.thread_mut(next_tid, next_comm);
         let next_prio_known = next.prio;
         let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
+        // As check_prio, on the thread at hand.
+        let changed = next_prio.filter(|&p| next_prio_known != Some(p));
+        if changed.is_some() {
+            next.prio = changed;
+        }
         out.push(Notification::SchedSwitch {
             ts,
             cpu,
             prev_tid,
             next_tid,
             next_prio_known,
-            next_prio: int(ev, "next_prio").map(|p| p as i32),
+            next_prio,
             wakeup,
         });
-        self.check_prio(ts, next_tid, int(ev, "next_prio"), out);
+        if let Some(prio) = changed {
+            out.push(Notification::PrioChanged {
+                ts,
+                tid: next_tid,
+                prio,
+            });
+        }
     }
 
-    fn fork(&mut self, ev: &Event<'_>) {
-        let (Some(ptid), Some(ctid)) = (int(ev, "parent_tid"), int(ev, "child_tid")) else {
+    fn fork(&mut self, p: Payload<'_, '_>) {
+        let (Some(ptid), Some(ctid)) = (p.int(F::ParentTid), p.int(F::ChildTid)) else {
             return;
         };
         let (ptid, ctid) = (ptid as i32, ctid as i32);
-        let ppid = int(ev, "parent_pid").map(|v| v as i32);
-        let cpid = int(ev, "child_pid").map(|v| v as i32);
-        let ccomm = text(ev, "child_comm");
+        let ppid = p.int(F::ParentPid).map(|v| v as i32);
+        let cpid = p.int(F::ChildPid).map(|v| v as i32);
+        let ccomm = p.bytes(F::ChildComm);
         let parent = self.thread_mut(ptid, None);
         if parent.pid.is_none() {
             parent.pid = ppid;
         }
         let parent_prio = parent.prio;
         let parent_pid = parent.pid.unwrap_or(ptid);
-        let child = self.thread_mut(ctid, ccomm.as_deref());
+        let child = self.thread_mut(ctid, ccomm);
         child.pid = cpid.or(child.pid);
         if child.prio.is_none() {
             child.prio = parent_prio;
@@ -826,20 +893,20 @@ impl State {
         }
     }
 
-    fn statedump_process(&mut self, ev: &Event<'_>) {
-        let Some(tid) = int(ev, "tid") else { return };
+    fn statedump_process(&mut self, p: Payload<'_, '_>) {
+        let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
-        let pid = int(ev, "pid").map(|v| v as i32);
-        let name = text(ev, "name");
-        let prio = int(ev, "prio");
-        let t = self.thread_mut(tid, name.as_deref());
+        let pid = p.int(F::Pid).map(|v| v as i32);
+        let name = p.bytes(F::Name);
+        let prio = p.int(F::Prio);
+        let t = self.thread_mut(tid, name);
         if pid.is_some() {
             t.pid = pid;
         }
         if t.prio.is_none() {
             t.prio = prio.map(|p| p as i32);
         }
-        if let (Some(pid), Some(addr)) = (pid, int(ev, "file_table_address")) {
+        if let (Some(pid), Some(addr)) = (pid, p.int(F::FileTableAddress)) {
             self.file_tables.insert(addr, pid);
         }
         if let Some(pid) = pid {
