@@ -42,6 +42,61 @@ pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> 
     }
 }
 
+/// A read of a `size`-bit integer at a constant bit offset from a base position, with the
+/// shifts and mask worked out once: from a byte-aligned base it is one 8-byte load, a shift and
+/// a mask.
+#[derive(Debug, Clone, Copy)]
+pub struct BitRead {
+    /// Bit offset from the base.
+    pub off: u64,
+    pub size: u32,
+    pub little: bool,
+    byte: u64,
+    shift: u32,
+    mask: u64,
+    /// The one-load path applies (the field fits in 8 bytes from its first byte).
+    one_load: bool,
+}
+
+impl BitRead {
+    pub fn new(off: u64, size: u32, little: bool) -> BitRead {
+        let size = size.clamp(1, 64);
+        let bit_in_byte = (off % 8) as u32;
+        let one_load = bit_in_byte + size <= 64;
+        BitRead {
+            off,
+            size,
+            little,
+            byte: off / 8,
+            shift: if little {
+                bit_in_byte
+            } else {
+                64u32.saturating_sub(bit_in_byte + size)
+            },
+            mask: u64::MAX >> (64 - size),
+            one_load,
+        }
+    }
+
+    /// The value at `base + off` in `data`, None when it does not fit.
+    #[inline(always)]
+    pub fn read(&self, data: &[u8], base: u64) -> Option<u64> {
+        if self.one_load && base % 8 == 0 {
+            let at = (base / 8 + self.byte) as usize;
+            if let Some(w) = data.get(at..at.wrapping_add(8)) {
+                let word: [u8; 8] = w.try_into().ok()?;
+                let w = if self.little {
+                    u64::from_le_bytes(word)
+                } else {
+                    u64::from_be_bytes(word)
+                };
+                return Some((w >> self.shift) & self.mask);
+            }
+        }
+        read_uint(data, base + self.off, self.size, self.little)
+    }
+}
+
 /// Sign-extends the low `size` bits of `v`.
 #[inline]
 pub fn sign_extend(v: u64, size: u32) -> i64 {
@@ -67,6 +122,25 @@ pub fn align_up(bit: u64, align: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_reads_agree_with_read_uint() {
+        let d: Vec<u8> = (0..24u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+        for little in [true, false] {
+            for size in [1, 5, 8, 13, 16, 27, 32, 57, 63, 64] {
+                for off in 0..40 {
+                    for base in [0, 8, 3, 16] {
+                        let r = BitRead::new(off, size, little);
+                        assert_eq!(
+                            r.read(&d, base),
+                            read_uint(&d, base + off, size, little),
+                            "size {size} off {off} base {base} little {little}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn aligned_reads() {

@@ -9,24 +9,29 @@
 //! option, data too short, strings or sequences in the body) falls back to the general path,
 //! which also reports errors.
 
-use crate::bits::{align_up, read_uint, sign_extend};
+use crate::bits::{align_up, sign_extend, BitRead};
 use crate::ir::Role;
 use crate::layout::{Layout, NodeId, NodeKind, StreamLayout, NO_REG};
 
 /// A fixed-size integer at a constant bit offset from some base.
 #[derive(Debug, Clone, Copy)]
 pub struct IntRead {
-    pub off: u64,
-    pub size: u32,
-    pub little: bool,
+    pub bits: BitRead,
     pub signed: bool,
 }
 
 impl IntRead {
+    fn new(off: u64, size: u32, little: bool, signed: bool) -> IntRead {
+        IntRead {
+            bits: BitRead::new(off, size, little),
+            signed,
+        }
+    }
+
     /// The raw (unsigned, not sign-extended) value, None when out of `data`.
     #[inline(always)]
     pub fn raw(&self, data: &[u8], base: u64) -> Option<u64> {
-        read_uint(data, base + self.off, self.size, self.little)
+        self.bits.read(data, base)
     }
 }
 
@@ -127,12 +132,7 @@ impl FastHeader {
                 else {
                     return None;
                 };
-                let read = IntRead {
-                    off: start + off,
-                    size,
-                    little,
-                    signed,
-                };
+                let read = IntRead::new(start + off, size, little, signed);
                 if n.store != NO_REG {
                     return None;
                 }
@@ -155,12 +155,7 @@ impl FastHeader {
         let max_bits = options.iter().map(|o| o.end).max().unwrap_or(size as u64);
         Some(FastHeader {
             align: header.align,
-            tag: IntRead {
-                off: 0,
-                size,
-                little,
-                signed,
-            },
+            tag: IntRead::new(0, size, little, signed),
             tag_is_id,
             option_of_tag,
             options,
@@ -184,7 +179,7 @@ impl FastHeader {
             id = Some(r.raw(data, base)?);
         }
         let clock = match &o.timestamp {
-            Some(r) => update_clock(clock, r.raw(data, base)?, r.size),
+            Some(r) => update_clock(clock, r.raw(data, base)?, r.bits.size),
             None => clock,
         };
         Some(HeaderValues {
@@ -253,11 +248,11 @@ impl FixedBody {
 /// How to read one member of a fixed-layout structure.
 #[derive(Debug, Clone, Copy)]
 pub struct PlanRead {
-    /// Bit offset from the structure start.
-    pub off: u64,
-    pub size: u32,
-    pub little: bool,
+    /// Where the member is (bit offset from the structure start), its size and byte order.
+    pub bits: BitRead,
     pub kind: ReadKind,
+    /// Text: its length in bytes.
+    pub text_len: u32,
 }
 
 /// The kind of scalar a [`PlanRead`] reads.
@@ -297,10 +292,9 @@ impl PlanRead {
             _ => (0, true, ReadKind::Text),
         };
         PlanRead {
-            off,
-            size,
-            little,
+            bits: BitRead::new(off, size.clamp(1, 64), little),
             kind,
+            text_len: if kind == ReadKind::Text { size } else { 0 },
         }
     }
 
@@ -308,24 +302,19 @@ impl PlanRead {
     /// (text: byte offset ^ length), for [`crate::FieldView::fold_raw`].
     #[inline(always)]
     pub fn fold(&self, data: &[u8], base: u64) -> u64 {
-        let bit = base + self.off;
+        let raw = || self.bits.read(data, base).unwrap_or(0);
         match self.kind {
-            ReadKind::UInt | ReadKind::Bits => {
-                read_uint(data, bit, self.size, self.little).unwrap_or(0)
-            }
-            ReadKind::SInt => sign_extend(
-                read_uint(data, bit, self.size, self.little).unwrap_or(0),
-                self.size,
-            ) as u64,
+            ReadKind::UInt | ReadKind::Bits => raw(),
+            ReadKind::SInt => sign_extend(raw(), self.bits.size) as u64,
             ReadKind::Float => {
-                let raw = read_uint(data, bit, self.size, self.little).unwrap_or(0);
-                if self.size == 32 {
+                let raw = raw();
+                if self.bits.size == 32 {
                     (f32::from_bits(raw as u32) as f64).to_bits()
                 } else {
                     raw
                 }
             }
-            ReadKind::Text => (bit / 8) ^ self.size as u64,
+            ReadKind::Text => ((base + self.bits.off) / 8) ^ self.text_len as u64,
         }
     }
 }

@@ -260,6 +260,13 @@ impl<'a> FieldView<'a> {
                 ..*self
             });
         }
+        // Leading fixed-size scalars take one slot each.
+        if n.prefix.as_ref().is_some_and(|p| i < p.offsets.len()) {
+            return Some(FieldView {
+                idx: self.idx + 1 + i,
+                ..*self
+            });
+        }
         let mut idx = self.idx + 1;
         for _ in 0..i {
             idx += span_of(self.layout, self.slots, idx);
@@ -277,10 +284,18 @@ impl<'a> FieldView<'a> {
 
     /// The integer value (any signedness, enumerations included).
     pub fn as_i128(&self) -> Option<i128> {
-        match self.value() {
-            FieldValue::UInt { value, .. } | FieldValue::Bits(value) => Some(value as i128),
-            FieldValue::SInt { value, .. } => Some(value as i128),
-            FieldValue::Bool(b) => Some(b as i128),
+        // Straight from the slot: analyses read integers on every event.
+        let s = self.slot();
+        match self.layout.nodes[s.node as usize].kind {
+            NodeKind::Int { signed: true, .. } | NodeKind::VarInt { signed: true, .. } => {
+                Some(s.val as i64 as i128)
+            }
+            NodeKind::Int { .. } | NodeKind::VarInt { .. } => Some(s.val as i128),
+            NodeKind::Bits {
+                kind: BitArrayKind::Boolean,
+                ..
+            } => Some((s.val != 0) as i128),
+            NodeKind::Bits { .. } => Some(s.val as i128),
             _ => None,
         }
     }

@@ -17,8 +17,11 @@ pub trait TimeMap: Send + Sync {
 /// order, then stream order, so the output is deterministic.
 pub struct Merger {
     readers: Vec<StreamReader>,
+    /// (time, reader) of every reader with a pending message; the current one stays on top
+    /// until the next call, which replaces its key in place (one sift instead of pop + push).
     heap: BinaryHeap<Reverse<(i64, usize)>>,
-    current: Option<(usize, Message)>,
+    /// The current message: its reader, the message and its merged time.
+    current: Option<(usize, Message, i64)>,
     started: bool,
     time_map: Option<Arc<dyn TimeMap>>,
     pending_msgs: Vec<Option<Message>>,
@@ -60,60 +63,68 @@ impl Merger {
         }
     }
 
-    /// Reads reader `i` until its next message and queues it.
-    fn advance(&mut self, i: usize) {
+    /// The next message of reader `i` and its merged time; errors met on the way are kept.
+    fn fetch(&mut self, i: usize) -> Option<(i64, Message)> {
         loop {
             match self.readers[i].next() {
-                None => return,
-                Some(Ok(msg)) => {
-                    let t = self.time_of(i, &msg);
-                    self.pending_msgs[i] = Some(msg);
-                    self.heap.push(Reverse((t, i)));
-                    return;
-                }
+                None => return None,
+                Some(Ok(msg)) => return Some((self.time_of(i, &msg), msg)),
                 Some(Err(e)) => self.errors.push(e),
             }
         }
     }
 
-    /// The next message in time order; `Message::Event` is read with [`Self::event`].
+    /// Moves to the next message in time order.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<&Message> {
         if !self.started {
             self.started = true;
             self.pending_msgs = vec![None; self.readers.len()];
             for i in 0..self.readers.len() {
-                self.advance(i);
+                if let Some((t, msg)) = self.fetch(i) {
+                    self.pending_msgs[i] = Some(msg);
+                    self.heap.push(Reverse((t, i)));
+                }
             }
-        } else if let Some((i, _)) = self.current.take() {
-            self.advance(i);
+        } else if let Some((i, _, _)) = self.current.take() {
+            // Reader `i` is on top of the heap.
+            match self.fetch(i) {
+                Some((t, msg)) => {
+                    self.pending_msgs[i] = Some(msg);
+                    if let Some(mut top) = self.heap.peek_mut() {
+                        *top = Reverse((t, i));
+                    }
+                }
+                None => {
+                    self.heap.pop();
+                }
+            }
         }
-        let Reverse((_, i)) = self.heap.pop()?;
+        let &Reverse((t, i)) = self.heap.peek()?;
         let msg = self.pending_msgs[i]
             .take()
             .expect("queued reader has a message");
-        self.current = Some((i, msg));
-        self.current.as_ref().map(|(_, m)| m)
+        self.current = Some((i, msg, t));
+        self.current.as_ref().map(|(_, m, _)| m)
     }
 
     /// The current event (after `next` returned `Message::Event`).
     pub fn event(&self) -> Option<Event<'_>> {
         match &self.current {
-            Some((i, Message::Event)) => Some(self.readers[*i].event()),
+            Some((i, Message::Event, _)) => Some(self.readers[*i].event()),
             _ => None,
         }
     }
 
     /// The time of the current message on the merged time line.
     pub fn current_time(&self) -> Option<i64> {
-        let (i, m) = self.current.as_ref()?;
-        let t = self.time_of(*i, m);
+        let &(_, _, t) = self.current.as_ref()?;
         (t != i64::MIN).then_some(t)
     }
 
     /// The stream reader that produced the current message.
     pub fn current_reader(&self) -> Option<&StreamReader> {
-        self.current.as_ref().map(|(i, _)| &self.readers[*i])
+        self.current.as_ref().map(|(i, _, _)| &self.readers[*i])
     }
 
     /// Every reader (for warnings and counters).
