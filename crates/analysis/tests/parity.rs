@@ -12,13 +12,7 @@ use analysis::{lami::results_json, Common, Options};
 use serde_json::Value;
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var_os("TRACEKIT_SHARED") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            eprintln!("TRACEKIT_SHARED is not set: skipping the lttng-analyses parity tests");
-            None
-        }
-    }
+    testkit::shared_or_skip("the lttng-analyses parity tests")
 }
 
 const TRACES: &[(&str, &str)] = &[
@@ -100,6 +94,24 @@ fn reference(shared: &Path, trace: &str, cmd: &str) -> Option<Value> {
     Some(serde_json::from_str(&text).expect("reference JSON"))
 }
 
+/// The traces of [`TRACES`] that have a reference for `cmd`, with it. A damaged trace is left
+/// out (loudly: [`testkit::intact_trace`]); the test fails when none is left to compare.
+fn with_reference(sh: &Path, cmd: &str) -> Vec<(&'static str, &'static str, Value)> {
+    let v: Vec<_> = TRACES
+        .iter()
+        .filter_map(|&(name, path)| {
+            let r = reference(sh, name, cmd)?;
+            testkit::intact_trace(sh, path)?;
+            Some((name, path, r))
+        })
+        .collect();
+    assert!(
+        !v.is_empty(),
+        "{cmd}: no intact shared trace with a reference to compare with"
+    );
+    v
+}
+
 fn ours(shared: &Path, path: &str, cmd: &str) -> Value {
     ours_q(shared, path, cmd, false)
 }
@@ -124,10 +136,7 @@ fn no_fix(_: &mut Value, _: &Value) {}
 #[test]
 fn cputop_parity() {
     let Some(sh) = shared() else { return };
-    for (name, path) in TRACES {
-        let Some(r) = reference(&sh, name, "cputop") else {
-            continue;
-        };
+    for (name, path, r) in with_reference(&sh, "cputop") {
         let legacy = ours_q(&sh, path, "cputop", true);
         compare(&format!("cputop {name}"), &legacy, &r, &no_fix);
         // tracekit does not count a CPU busy before its first switch when the idle task ran:
@@ -206,10 +215,7 @@ fn fix_syscallstats(t: &mut Value, ours: &Value) {
 #[test]
 fn syscallstats_parity() {
     let Some(sh) = shared() else { return };
-    for (name, path) in TRACES {
-        let Some(r) = reference(&sh, name, "syscallstats") else {
-            continue;
-        };
+    for (name, path, r) in with_reference(&sh, "syscallstats") {
         // With lttng-analyses's event handling (compat_syscall_exit_* not taken as exits),
         // the results equal the reference once its return-value counts are corrected.
         let legacy = ours_q(&sh, path, "syscallstats", true);
@@ -232,7 +238,7 @@ fn syscallstats_parity() {
                 .map(|r| r[1]["value"].as_u64().unwrap())
                 .sum()
         };
-        if *name == "basic-kernel-analysis" {
+        if name == "basic-kernel-analysis" {
             // 27 compat_syscall_exit_unknown events close syscall_entry_unknown (rt_sigreturn).
             assert_eq!(calls(&o, "unknown"), calls(&legacy, "unknown") + 27);
         } else {
@@ -263,10 +269,7 @@ fn sort_by_tid(v: &Value) -> Value {
 #[test]
 fn irqstats_parity() {
     let Some(sh) = shared() else { return };
-    for (name, path) in TRACES {
-        let Some(r) = reference(&sh, name, "irqstats") else {
-            continue;
-        };
+    for (name, path, r) in with_reference(&sh, "irqstats") {
         let legacy = ours_q(&sh, path, "irqstats", true);
         compare(&format!("irqstats {name}"), &legacy, &r, &no_fix);
         // The log and the histograms follow the same rules.
@@ -277,7 +280,7 @@ fn irqstats_parity() {
             let legacy = ours_q(&sh, path, cmd, true);
             compare(&format!("{cmd} {name}"), &legacy, &r, &no_fix);
             let o = ours(&sh, path, cmd);
-            if matches!(*name, "many-threads" | "basic-kernel-analysis") {
+            if matches!(name, "many-threads" | "basic-kernel-analysis") {
                 // Soft IRQs are added (log rows, histogram tables).
                 let n = |v: &Value| -> usize {
                     v["results"]
@@ -295,7 +298,7 @@ fn irqstats_parity() {
         let o = ours(&sh, path, "irqstats");
         assert_eq!(o["results"][0], legacy["results"][0], "{name}: hard IRQs");
         let soft = o["results"][1]["data"].as_array().map_or(0, |d| d.len());
-        match *name {
+        match name {
             "many-threads" | "basic-kernel-analysis" => assert!(soft > 0, "{name}: soft IRQs"),
             _ => assert_eq!(o, legacy),
         }
@@ -323,10 +326,7 @@ fn strip_names(v: &mut Value) {
 fn sched_parity() {
     let Some(sh) = shared() else { return };
     for cmd in ["schedlog", "schedtop", "schedstats", "schedfreq"] {
-        for (name, path) in TRACES {
-            let Some(mut r) = reference(&sh, name, cmd) else {
-                continue;
-            };
+        for (name, path, mut r) in with_reference(&sh, cmd) {
             let mut o = ours(&sh, path, cmd);
             strip_names(&mut o);
             strip_names(&mut r);
@@ -338,10 +338,7 @@ fn sched_parity() {
 #[test]
 fn memtop_parity() {
     let Some(sh) = shared() else { return };
-    for (name, path) in TRACES {
-        let Some(mut r) = reference(&sh, name, "memtop") else {
-            continue;
-        };
+    for (name, path, mut r) in with_reference(&sh, "memtop") {
         let mut o = ours(&sh, path, "memtop");
         strip_names(&mut o);
         strip_names(&mut r);
@@ -386,10 +383,7 @@ fn memtop_parity() {
 fn iolatency_parity() {
     let Some(sh) = shared() else { return };
     for cmd in ["iolatencystats", "iolatencyfreq"] {
-        for (name, path) in TRACES {
-            let Some(r) = reference(&sh, name, cmd) else {
-                continue;
-            };
+        for (name, path, r) in with_reference(&sh, cmd) {
             compare(&format!("{cmd} {name}"), &ours(&sh, path, cmd), &r, &no_fix);
         }
     }

@@ -328,7 +328,14 @@ impl StreamReader {
             let sp = self.dec.specials;
             if let Some(magic) = sp.magic {
                 if magic != PACKET_MAGIC {
-                    return Err(self.fail(off, format!("bad packet magic number {magic:#x}")));
+                    // The magic byte-swapped: data of the other byte order, most likely a
+                    // stream file of another trace next to this metadata.
+                    let hint = if magic == u64::from((PACKET_MAGIC as u32).swap_bytes()) {
+                        " (the CTF magic byte-swapped: the stream's byte order differs from the metadata's; a stream file from another trace?)"
+                    } else {
+                        ""
+                    };
+                    return Err(self.fail(off, format!("bad packet magic number {magic:#x}{hint}")));
                 }
             }
             if let (Some(at), Some(uuid)) = (sp.uuid_at, self.trace.class.uuid) {

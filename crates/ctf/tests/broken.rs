@@ -241,6 +241,17 @@ fn bad_packet_magic() {
     );
 }
 
+/// The CTF magic byte-swapped is data of the other byte order (a stream file of another
+/// trace): the error says so.
+#[test]
+fn byte_swapped_packet_magic_names_the_byte_order() {
+    second_packet_rejected(
+        |p| p.magic = MAGIC.swap_bytes(),
+        "bad packet magic number 0xc11ffcc1 (the CTF magic byte-swapped: the stream's byte order \
+         differs from the metadata's",
+    );
+}
+
 #[test]
 fn packet_uuid_mismatch_warns_and_keeps_events() {
     let mut pkts = three_packets();

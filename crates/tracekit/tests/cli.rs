@@ -382,3 +382,55 @@ fn print_snapshot_of_a_small_trace() {
     let out = ok(tracekit(&[&"print", &"--clock-gmt", &km]));
     insta::assert_snapshot!("kernel_mix_seed9_40_events", out);
 }
+
+/// A trace directory holding trace A's metadata and streams plus the stream files of a trace B
+/// of the other byte order (the way the shared `many-threads` was once damaged): `print` and
+/// `count` deliver every event of A, name each of B's files with a byte offset and the byte
+/// order problem, and fail.
+#[test]
+fn foreign_streams_are_reported_and_the_rest_is_read() {
+    use ctf::ir::ByteOrder;
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, mixed) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("mixed"),
+    );
+    let events = testkit::write_small_trace(&a, ByteOrder::Big, 1);
+    testkit::write_small_trace(&b, ByteOrder::Little, 2);
+    testkit::mix_traces(&a, &b, &mixed);
+    let alone = ok(tracekit(&[&"print", &a]));
+    assert_eq!(alone.lines().count() as u64, events);
+    let foreign: Vec<PathBuf> = (0..2)
+        .map(|cpu| mixed.join(format!("other_chan_{cpu}")))
+        .collect();
+
+    let o = tracekit(&[&"print", &mixed]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "print succeeded: {err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), alone, "{err}");
+    for f in &foreign {
+        let want = format!(
+            "{}: at byte 0: bad packet magic number 0xc11ffcc1 (the CTF magic byte-swapped: the \
+             stream's byte order differs from the metadata's",
+            f.display()
+        );
+        assert!(err.contains(&want), "no `{want}` in:\n{err}");
+    }
+
+    let o = tracekit(&[&"count", &"--json", &mixed]);
+    assert!(!o.status.success(), "count succeeded");
+    let counts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON counts");
+    assert_eq!(counts["events"], events, "{counts}");
+    let errors: Vec<&str> = counts["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), foreign.len(), "{errors:?}");
+    for f in &foreign {
+        let at = format!("{}: at byte 0: ", f.display());
+        assert!(errors.iter().any(|e| e.starts_with(&at)), "{errors:?}");
+    }
+}
