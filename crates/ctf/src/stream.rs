@@ -55,6 +55,9 @@ pub(crate) struct FirstPacket {
     pub stream_class_id: Option<u64>,
     pub stream_id: Option<u64>,
     pub ts_begin: Option<u64>,
+    /// The packet is not of this trace (bad magic): its ids mean nothing, so the file must not
+    /// be chained with the trace's own files.
+    pub foreign: bool,
 }
 
 /// Decodes the packet header and context of a file's first packet (None for an empty file).
@@ -75,6 +78,14 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
         dec.decode(layout, ph, &map, &mut pos, &mut slots)
             .map_err(err)?;
     }
+    if dec.specials.magic.is_some_and(|m| m != PACKET_MAGIC) {
+        return Ok(Some(FirstPacket {
+            stream_class_id: None,
+            stream_id: None,
+            ts_begin: None,
+            foreign: true,
+        }));
+    }
     let sc_id = dec.specials.stream_class_id;
     if let Some(sl) = stream_layout(layout, sc_id) {
         if let Some(pc) = sl.packet_context {
@@ -86,6 +97,7 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
         stream_class_id: sc_id,
         stream_id: dec.specials.stream_id,
         ts_begin: dec.specials.ts_begin,
+        foreign: false,
     }))
 }
 

@@ -165,8 +165,8 @@ impl Trace {
                 Ok(None) => {}
                 Ok(Some(p)) => {
                     let key = match p.stream_id {
-                        Some(_) => (p.stream_class_id, p.stream_id, 0),
-                        None => (p.stream_class_id, None, i),
+                        Some(_) if !p.foreign => (p.stream_class_id, p.stream_id, 0),
+                        _ => (p.stream_class_id, None, i),
                     };
                     groups.entry(key).or_default().push((p.ts_begin, f));
                 }

@@ -235,8 +235,14 @@ fn tsdl_byte_order(bo: ByteOrder) -> &'static str {
 /// Makes `out` a damaged trace: trace `a`'s metadata and stream files, plus trace `b`'s stream
 /// files renamed `other_*` (a `metadata` of `b` is left out).
 pub fn mix_traces(a: &Path, b: &Path, out: &Path) {
+    mix_traces_with_prefix(a, b, out, "other_");
+}
+
+/// [`mix_traces`], `b`'s files renamed `PREFIX*` (which decides whether they sort before or
+/// after `a`'s).
+pub fn mix_traces_with_prefix(a: &Path, b: &Path, out: &Path, other: &str) {
     std::fs::create_dir_all(out).unwrap();
-    for (from, prefix) in [(a, ""), (b, "other_")] {
+    for (from, prefix) in [(a, ""), (b, other)] {
         for e in std::fs::read_dir(from).unwrap() {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();

@@ -389,6 +389,13 @@ fn print_snapshot_of_a_small_trace() {
 /// order problem, and fail.
 #[test]
 fn foreign_streams_are_reported_and_the_rest_is_read() {
+    // Foreign files sorting after the trace's own, then before them (their garbage stream ids
+    // must not chain them in front of a sound file of the same ids).
+    foreign_streams("other_");
+    foreign_streams("0_other_");
+}
+
+fn foreign_streams(prefix: &str) {
     use ctf::ir::ByteOrder;
     let tmp = tempfile::tempdir().unwrap();
     let (a, b, mixed) = (
@@ -398,11 +405,11 @@ fn foreign_streams_are_reported_and_the_rest_is_read() {
     );
     let events = testkit::write_small_trace(&a, ByteOrder::Big, 1);
     testkit::write_small_trace(&b, ByteOrder::Little, 2);
-    testkit::mix_traces(&a, &b, &mixed);
+    testkit::mix_traces_with_prefix(&a, &b, &mixed, prefix);
     let alone = ok(tracekit(&[&"print", &a]));
     assert_eq!(alone.lines().count() as u64, events);
     let foreign: Vec<PathBuf> = (0..2)
-        .map(|cpu| mixed.join(format!("other_chan_{cpu}")))
+        .map(|cpu| mixed.join(format!("{prefix}chan_{cpu}")))
         .collect();
 
     let o = tracekit(&[&"print", &mixed]);
