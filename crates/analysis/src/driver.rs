@@ -89,6 +89,19 @@ pub enum RunError {
     Ctf(#[from] ctf::Error),
     #[error("no events in the analysed time range")]
     NoEvents,
+    /// No event could be read at all, because of these errors.
+    #[error("no readable events: {}", .0.join("; "))]
+    Unreadable(Vec<String>),
+}
+
+/// What a run read.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    /// The time range of the analysed events.
+    pub range: Range,
+    /// Errors met while reading (each names its file and byte offset): the analysis covers
+    /// every event that could be read.
+    pub errors: Vec<String>,
 }
 
 /// Time (ns) bounds of every stream, from the packet contexts: (first packet's
@@ -96,6 +109,12 @@ pub enum RunError {
 fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
     let mut out = Vec::new();
     for (si, mut r) in trace.readers().into_iter().enumerate() {
+        if !ctf::StreamReader::new(trace.clone(), si).first_packet_opens() {
+            // A stream the metadata does not describe (a file from another trace…) has no
+            // events: its index or garbage timestamps must not narrow the intersection.
+            out.push(None);
+            continue;
+        }
         let clock = trace.streams[si]
             .stream_class_id
             .and_then(|id| trace.class.streams.get(&id))
@@ -284,7 +303,7 @@ pub fn run_refresh(
     refresh: Option<i64>,
     make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-) -> Result<Range, RunError> {
+) -> Result<Analysed, RunError> {
     let (mut lo, mut hi) = (
         common.begin.unwrap_or(i64::MIN),
         common.end.unwrap_or(i64::MAX),
@@ -359,7 +378,15 @@ pub fn run_refresh(
             }
         }
     }
-    let first = first.ok_or(RunError::NoEvents)?;
+    let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
+    errors.extend(merger.errors.iter().map(|e| e.to_string()));
+    let Some(first) = first else {
+        return Err(if errors.is_empty() {
+            RunError::NoEvents
+        } else {
+            RunError::Unreadable(errors)
+        });
+    };
     let range = Range {
         begin: period_begin,
         end: last,
@@ -371,8 +398,11 @@ pub fn run_refresh(
             .map(|a| a.finish(&model, range))
             .collect(),
     );
-    Ok(Range {
-        begin: first,
-        end: last,
+    Ok(Analysed {
+        range: Range {
+            begin: first,
+            end: last,
+        },
+        errors,
     })
 }

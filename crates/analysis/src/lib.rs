@@ -16,7 +16,7 @@ pub mod stats;
 pub mod syscallstats;
 pub mod text;
 
-pub use driver::{run, run_refresh, Analysis, Common, Range, RunError};
+pub use driver::{run, run_refresh, Analysed, Analysis, Common, Range, RunError};
 pub use lami::{Metadata, Table};
 
 /// Linux errno names (x86-64 / generic numbering), for return values.
@@ -444,7 +444,7 @@ pub fn run_names(
     opts: &Options,
     refresh: Option<i64>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-) -> Result<Range, RunError> {
+) -> Result<Analysed, RunError> {
     let mut make = || {
         names
             .iter()

@@ -684,6 +684,12 @@ impl StreamReader {
         Ok(())
     }
 
+    /// Whether the stream's first packet with content opens (its headers decode as the
+    /// metadata says): a stream that does not holds no event, so it bounds no time range.
+    pub fn first_packet_opens(mut self) -> bool {
+        matches!(self.open_packet(), Ok(true))
+    }
+
     /// The time range the stream's packets declare: the first packet's `timestamp_begin` and
     /// the last one's `timestamp_end` (ns), read from packet contexts only, without decoding a
     /// single event. None when packets carry no such timestamps or cannot be read.

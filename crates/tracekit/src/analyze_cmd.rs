@@ -337,8 +337,18 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // The kernel analyses (one pass), then the period ones (another pass, the period engine
     // reading the events themselves); with --mi, all tables in one document.
     let mut mi_tables: Vec<analysis::Table> = Vec::new();
+    let mut read_errors = Vec::new();
     if !kernel_names.is_empty() {
-        match run_kernel(a, &traces, &common, &kernel_names, refresh, names.len() > 1)? {
+        let several = names.len() > 1;
+        match run_kernel(
+            a,
+            &traces,
+            &common,
+            &kernel_names,
+            refresh,
+            several,
+            &mut read_errors,
+        )? {
             Ok(t) => mi_tables.extend(t),
             Err(code) => return Ok(code),
         }
@@ -356,7 +366,16 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if a.mi {
         emit(|mut w| analysis::lami::write_results(&mut w, &mi_tables))?;
     }
-    Ok(ExitCode::SUCCESS)
+    // The results cover every readable event; what could not be read is said, and the exit
+    // status says the input was damaged.
+    for e in &read_errors {
+        eprintln!("tracekit analyze: error: {e}");
+    }
+    Ok(if read_errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Runs the (non-period) analyses `names` in one pass. Text: prints each period's results as
@@ -369,6 +388,7 @@ fn run_kernel(
     names: &[Name],
     refresh: Option<i64>,
     headings: bool,
+    read_errors: &mut Vec<String>,
 ) -> Result<Result<Vec<analysis::Table>, ExitCode>, Box<dyn std::error::Error>> {
     let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
     let opts = analysis::Options {
@@ -423,8 +443,9 @@ fn run_kernel(
             io_err = Some(e);
         }
     };
-    if let Err(e) = analysis::run_names(traces, &strs, common, &opts, refresh, &mut report) {
-        return Ok(Err(fail(a.mi, &e.to_string())));
+    match analysis::run_names(traces, &strs, common, &opts, refresh, &mut report) {
+        Ok(done) => read_errors.extend(done.errors),
+        Err(e) => return Ok(Err(fail(a.mi, &e.to_string()))),
     }
     if let Some(e) = io_err {
         return Err(e);

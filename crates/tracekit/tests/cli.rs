@@ -425,6 +425,17 @@ fn foreign_streams(prefix: &str) {
         assert!(err.contains(&want), "no `{want}` in:\n{err}");
     }
 
+    // The analyses cover what is readable, say what is not, and fail.
+    let alone = ok(tracekit(&[&"analyze", &"cputop", &"--mi", &a]));
+    let o = tracekit(&[&"analyze", &"cputop", &"--mi", &mixed]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "analyze succeeded: {err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), alone, "{err}");
+    for f in &foreign {
+        let at = format!("tracekit analyze: error: {}: at byte 0: ", f.display());
+        assert!(err.contains(&at), "no `{at}` in:\n{err}");
+    }
+
     let o = tracekit(&[&"count", &"--json", &mixed]);
     assert!(!o.status.success(), "count succeeded");
     let counts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON counts");
