@@ -220,6 +220,9 @@ pub struct FixedScope {
 #[derive(Debug, Clone, Default)]
 pub struct FixedBody {
     pub scopes: Vec<FixedScope>,
+    /// Every member of every scope, in order: the scope's position in `scopes` and how to
+    /// read the member from that scope's start.
+    pub reads: Box<[(u8, PlanRead)]>,
 }
 
 impl FixedBody {
@@ -227,6 +230,7 @@ impl FixedBody {
     /// fixed-plan structure.
     pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<FixedBody> {
         let mut out = Vec::new();
+        let mut reads = Vec::new();
         for (i, s) in scopes.iter().enumerate() {
             let Some(node) = *s else { continue };
             let n = &layout.nodes[node as usize];
@@ -234,6 +238,7 @@ impl FixedBody {
             if n.effects {
                 return None;
             }
+            reads.extend(plan.reads.iter().map(|r| (out.len() as u8, *r)));
             out.push(FixedScope {
                 which: i as u8 + 1,
                 node,
@@ -241,7 +246,10 @@ impl FixedBody {
                 size_bits: plan.size_bits,
             });
         }
-        Some(FixedBody { scopes: out })
+        Some(FixedBody {
+            scopes: out,
+            reads: reads.into_boxed_slice(),
+        })
     }
 }
 

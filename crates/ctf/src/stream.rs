@@ -894,8 +894,17 @@ impl<'a> Event<'a> {
         let layout = &*self.r.trace.layout;
         let data = self.packet_data();
         let mut acc = 0u64;
-        if self.layout().fixed_body.is_some() {
-            for s in &self.r.ev_slots {
+        if let Some(body) = &self.layout().fixed_body {
+            // The body's scopes are the event's first slots (its header slots, if any, are
+            // made on demand or follow the general path).
+            let slots = &self.r.ev_slots;
+            if slots.len() == body.scopes.len() {
+                for (scope, r) in body.reads.iter() {
+                    acc = acc.wrapping_add(r.fold(data, slots[*scope as usize].val));
+                }
+                return acc;
+            }
+            for s in slots {
                 if let Some(plan) = &layout.nodes[s.node as usize].plan {
                     for r in plan.reads.iter() {
                         acc = acc.wrapping_add(r.fold(data, s.val));
