@@ -1,7 +1,7 @@
 //! `iolatencystats` / `iolatencyfreq`: latencies of I/O system calls by category, and of disk
 //! (partition) requests.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use kernel::{Model, Notification, State};
 
@@ -202,7 +202,9 @@ pub struct IoLatency {
     /// `--freq-series`: the histograms as one table of series.
     pub series: bool,
     /// Per (system call name index, fcntl duplicating a descriptor).
-    raw: HashMap<(u32, bool), (Stats, Vec<i64>)>,
+    /// Ordered: categories merge their statistics in a fixed order, so that floating-point
+    /// results do not depend on hashing.
+    raw: BTreeMap<(u32, bool), (Stats, Vec<i64>)>,
     calls: BTreeMap<Category, (Stats, Vec<i64>)>,
     disks: BTreeMap<u64, (Stats, Vec<i64>)>,
 }
@@ -216,7 +218,7 @@ impl IoLatency {
             max: None,
             uniform: None,
             series: false,
-            raw: HashMap::new(),
+            raw: BTreeMap::new(),
             calls: BTreeMap::new(),
             disks: BTreeMap::new(),
         }
@@ -281,7 +283,7 @@ impl Analysis for IoLatency {
 
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
         let state = &model.state;
-        for ((name, dupfd), (s, v)) in self.raw.drain() {
+        for ((name, dupfd), (s, v)) in std::mem::take(&mut self.raw) {
             let cmd = dupfd.then_some(0);
             if let Some(c) = Category::of(model.resolver.syscalls.name(name), cmd) {
                 let e = self.calls.entry(c).or_default();
