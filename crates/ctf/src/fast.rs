@@ -269,8 +269,9 @@ pub enum ReadKind {
     UInt,
     SInt,
     Float,
-    /// Bit arrays, bit maps, booleans.
+    /// Bit arrays and bit maps.
     Bits,
+    Bool,
     /// A text of `size` bytes.
     Text,
 }
@@ -293,6 +294,11 @@ impl PlanRead {
                 },
             ),
             NodeKind::Float { size, little } => (size, little, ReadKind::Float),
+            NodeKind::Bits {
+                size,
+                little,
+                kind: crate::ir::BitArrayKind::Boolean,
+            } => (size, little, ReadKind::Bool),
             NodeKind::Bits { size, little, .. } => (size, little, ReadKind::Bits),
             NodeKind::SizedString {
                 len: crate::layout::Len::Static(len),
@@ -306,13 +312,26 @@ impl PlanRead {
         }
     }
 
+    /// The member's integer value (signed ones sign-extended, booleans 0 or 1); None for
+    /// floats and texts, or out of `data`.
+    #[inline(always)]
+    pub fn int(&self, data: &[u8], base: u64) -> Option<i128> {
+        let raw = || self.bits.read(data, base);
+        match self.kind {
+            ReadKind::UInt | ReadKind::Bits => raw().map(|v| v as i128),
+            ReadKind::SInt => raw().map(|v| sign_extend(v, self.bits.size) as i128),
+            ReadKind::Bool => raw().map(|v| (v != 0) as i128),
+            ReadKind::Float | ReadKind::Text => None,
+        }
+    }
+
     /// The member's raw value as its slot would hold it, xor-folded with the slot's `aux`
     /// (text: byte offset ^ length), for [`crate::FieldView::fold_raw`].
     #[inline(always)]
     pub fn fold(&self, data: &[u8], base: u64) -> u64 {
         let raw = || self.bits.read(data, base).unwrap_or(0);
         match self.kind {
-            ReadKind::UInt | ReadKind::Bits => raw(),
+            ReadKind::UInt | ReadKind::Bits | ReadKind::Bool => raw(),
             ReadKind::SInt => sign_extend(raw(), self.bits.size) as u64,
             ReadKind::Float => {
                 let raw = raw();

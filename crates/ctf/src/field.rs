@@ -244,6 +244,7 @@ impl<'a> FieldView<'a> {
 
     /// Member `i` of a structure: O(1) for fixed-layout structures (most kernel payloads),
     /// otherwise a skip over the preceding members' slots.
+    #[inline]
     pub fn member_at(&self, i: usize) -> Option<FieldView<'a>> {
         if self.fixed.is_some() {
             return None;
@@ -274,6 +275,19 @@ impl<'a> FieldView<'a> {
         Some(FieldView { idx, ..*self })
     }
 
+    /// The integer value of member `i` of a structure: [`Self::member_at`] then
+    /// [`Self::as_i128`], read straight from the layout for fixed-layout structures.
+    #[inline]
+    pub fn int_member(&self, i: usize) -> Option<i128> {
+        if self.fixed.is_none() {
+            let s = self.slots[self.idx];
+            if let Some(plan) = &self.layout.nodes[s.node as usize].plan {
+                return plan.reads.get(i)?.int(self.data, s.val);
+            }
+        }
+        self.member_at(i)?.as_i128()
+    }
+
     /// The member named `name`, when this field is a structure.
     pub fn field(&self, name: &str) -> Option<FieldView<'a>> {
         match self.value() {
@@ -283,6 +297,7 @@ impl<'a> FieldView<'a> {
     }
 
     /// The integer value (any signedness, enumerations included).
+    #[inline]
     pub fn as_i128(&self) -> Option<i128> {
         // Straight from the slot: analyses read integers on every event.
         let s = self.slot();
@@ -301,16 +316,19 @@ impl<'a> FieldView<'a> {
     }
 
     /// The integer value as an i64 (unsigned values are reinterpreted).
+    #[inline]
     pub fn as_i64(&self) -> Option<i64> {
         self.as_i128().map(|v| v as i64)
     }
 
     /// The integer value as a u64 (signed values are reinterpreted).
+    #[inline]
     pub fn as_u64(&self) -> Option<u64> {
         self.as_i128().map(|v| v as u64)
     }
 
     /// The bytes of a string field, up to its first NUL.
+    #[inline]
     pub fn as_bytes(&self) -> Option<&'a [u8]> {
         match self.value() {
             FieldValue::Str(b) => Some(b.split(|&c| c == 0).next().unwrap_or(b)),

@@ -245,7 +245,10 @@ impl<'a, 'f> Payload<'a, 'f> {
 
     #[inline]
     pub fn int(&self, f: F) -> Option<i64> {
-        self.field(f)?.as_i64()
+        self.payload
+            .as_ref()?
+            .int_member(self.fields.get(f)?)
+            .map(|v| v as i64)
     }
 
     /// The bytes of a string field, up to its first NUL.
