@@ -11,7 +11,6 @@ use crate::timefmt::TimeFormatter;
 /// Formats events and loss messages like `babeltrace2` does by default.
 pub struct TextPrinter {
     times: TimeFormatter,
-    last_ns: Option<i64>,
     buf: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
@@ -48,33 +47,11 @@ impl TextPrinter {
     pub fn new(times: TimeFormatter) -> Self {
         TextPrinter {
             times,
-            last_ns: None,
             buf: Vec::with_capacity(512),
             labels: Vec::new(),
             packet_text: Vec::new(),
             stack: Vec::new(),
         }
-    }
-
-    /// Appends `[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) ` for an event at `ns`, the delta being from
-    /// the previous call.
-    pub fn time_prefix(&mut self, b: &mut Vec<u8>, ns: i64) {
-        b.push(b'[');
-        self.times.write_time(b, ns);
-        b.extend_from_slice(b"] (");
-        match self.last_ns {
-            Some(last) => {
-                let d = ns - last;
-                b.push(if d < 0 { b'-' } else { b'+' });
-                let d = d.unsigned_abs();
-                b.extend_from_slice(itoa::Buffer::new().format(d / 1_000_000_000).as_bytes());
-                b.push(b'.');
-                push_nanos(b, d % 1_000_000_000);
-            }
-            None => b.extend_from_slice(b"+?.?????????"),
-        }
-        b.extend_from_slice(b") ");
-        self.last_ns = Some(ns);
     }
 
     /// Appends what follows the time: trace label, event name and field scopes, and a newline.
@@ -203,17 +180,6 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
         h[8..10].concat(),
         h[10..16].concat()
     )
-}
-
-/// Appends nine digits of nanoseconds.
-pub fn push_nanos(b: &mut Vec<u8>, ns: u64) {
-    let mut digits = [b'0'; 9];
-    let mut f = ns;
-    for d in digits.iter_mut().rev() {
-        *d = b'0' + (f % 10) as u8;
-        f /= 10;
-    }
-    b.extend_from_slice(&digits);
 }
 
 /// Renders a field walk in Babeltrace's syntax: `{ a = 1, b = [ [0] = 2 ], c = { "x" } }`.
