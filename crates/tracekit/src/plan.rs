@@ -221,6 +221,16 @@ fn put_value(b: &mut Vec<u8>, value: &FieldValue<'_>) {
 /// Appends `v` in decimal, written in place.
 #[inline]
 pub fn put_u64(b: &mut Vec<u8>, v: u64) {
+    // Most values (cpus, priorities, small ids) have one or two digits.
+    if v < 10 {
+        b.push(b'0' + v as u8);
+        return;
+    }
+    if v < 100 {
+        let p = v as usize * 2;
+        b.extend_from_slice(&[PAIRS[p], PAIRS[p + 1]]);
+        return;
+    }
     let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
     let start = b.len();
     b.extend_from_slice(&[0u8; 20]);
