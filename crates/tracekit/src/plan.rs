@@ -165,7 +165,7 @@ struct PlanWriter<'a> {
 }
 
 impl FieldVisitor for PlanWriter<'_> {
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, _name: Option<&str>, _role: Option<Role>, value: &FieldValue<'_>) {
         if self.depth != 1 || self.k >= self.lits.len() || self.bad {
             self.bad = true;
@@ -189,7 +189,7 @@ impl FieldVisitor for PlanWriter<'_> {
 }
 
 /// Formats a scalar as [`write_scalar`] does, with fast paths for the common kinds.
-#[inline]
+#[inline(always)]
 fn put_value(b: &mut Vec<u8>, value: &FieldValue<'_>) {
     match *value {
         FieldValue::UInt {
