@@ -8,6 +8,7 @@ mod gen_cmd;
 mod latency_cmd;
 mod period_cmd;
 mod pipeline;
+mod plan;
 mod print;
 mod progress;
 mod record_cmd;

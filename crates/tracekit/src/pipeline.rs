@@ -5,10 +5,8 @@
 //! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
 //! byte-identical to the sequential printer.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::{self, Write};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 
 use ctf::merge::TimeMap;
@@ -49,6 +47,18 @@ struct Chunk {
 const CHUNK_ENTRIES: usize = 4096;
 const CHUNK_BYTES: usize = 1 << 20;
 
+impl Chunk {
+    fn new() -> Chunk {
+        Chunk {
+            entries: Vec::with_capacity(CHUNK_ENTRIES + 64),
+            text: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
+        }
+    }
+}
+
+/// Bytes of output gathered before they are written.
+const OUT_BYTES: usize = 1 << 19;
+
 /// Settings shared by the workers.
 pub struct PrintSetup {
     pub gmt: bool,
@@ -56,9 +66,11 @@ pub struct PrintSetup {
 }
 
 /// Decodes and formats one stream into chunks.
-fn worker(mut r: StreamReader, setup: &PrintSetup, tx: std::sync::mpsc::SyncSender<Chunk>) {
+/// Chunks the main thread is done with come back on `free` to be refilled: their memory is
+/// already mapped and sized.
+fn worker(mut r: StreamReader, setup: &PrintSetup, tx: SyncSender<Chunk>, free: Receiver<Chunk>) {
     let mut printer = TextPrinter::new(TimeFormatter::new(setup.gmt));
-    let mut chunk = Chunk::default();
+    let mut chunk = Chunk::new();
     let trace_index = r.trace().index;
     let map = |ns: Option<i64>| match (ns, &setup.time_map) {
         (Some(t), Some(m)) => m.map(trace_index, t),
@@ -122,8 +134,18 @@ fn worker(mut r: StreamReader, setup: &PrintSetup, tx: std::sync::mpsc::SyncSend
         }
         let full = chunk.entries.len() >= CHUNK_ENTRIES || chunk.text.len() >= CHUNK_BYTES;
         // A send fails when the printer stopped early (--end, broken pipe).
-        if full && tx.send(std::mem::take(&mut chunk)).is_err() {
-            return;
+        if full {
+            let next = match free.try_recv() {
+                Ok(mut c) => {
+                    c.entries.clear();
+                    c.text.clear();
+                    c
+                }
+                Err(_) => Chunk::new(),
+            };
+            if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
+                return;
+            }
         }
     }
     if !chunk.entries.is_empty() {
@@ -134,6 +156,8 @@ fn worker(mut r: StreamReader, setup: &PrintSetup, tx: std::sync::mpsc::SyncSend
 /// The entries of one stream as the main thread walks them.
 struct Cursor {
     rx: Receiver<Chunk>,
+    /// Returns used chunks to the worker.
+    free: Sender<Chunk>,
     chunk: Chunk,
     next: usize,
     start: usize,
@@ -145,7 +169,11 @@ impl Cursor {
         while self.next >= self.chunk.entries.len() {
             match self.rx.recv() {
                 Ok(c) => {
-                    self.chunk = c;
+                    let used = std::mem::replace(&mut self.chunk, c);
+                    if used.text.capacity() > 0 {
+                        // The worker may be gone already: then the chunk is just dropped.
+                        let _ = self.free.send(used);
+                    }
                     self.next = 0;
                     self.start = 0;
                 }
@@ -176,35 +204,60 @@ pub fn print_parallel<W: Write>(
     mut bounds: impl FnMut(Option<i64>) -> Result<Option<(i64, i64)>, String>,
     progress: &Progress,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
-    let mut main_printer = TextPrinter::new(TimeFormatter::new(setup.gmt));
+    let mut times = TimeFormatter::new(setup.gmt);
+    let mut last_ns: Option<i64> = None;
     let mut outcome = Outcome::default();
     std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
         let mut cursors = Vec::with_capacity(readers.len());
         for r in readers {
             let (tx, rx) = sync_channel(2);
+            let (free_tx, free_rx) = channel();
             let setup = &setup;
-            scope.spawn(move || worker(r, setup, tx));
+            scope.spawn(move || worker(r, setup, tx, free_rx));
             cursors.push(Cursor {
                 rx,
+                free: free_tx,
                 chunk: Chunk::default(),
                 next: 0,
                 start: 0,
             });
         }
-        let mut heap = BinaryHeap::with_capacity(cursors.len());
+        // The streams still open, by index, and the time of each one's next entry: a linear
+        // scan for the minimum (few streams) with ties to the lowest index, as a merge by
+        // (time, index).
+        let mut live: Vec<usize> = Vec::with_capacity(cursors.len());
+        let mut next_time = vec![0i64; cursors.len()];
         for (i, c) in cursors.iter_mut().enumerate() {
             if c.fill() {
-                heap.push(Reverse((c.time(), i)));
+                live.push(i);
+                next_time[i] = c.time();
             }
         }
-        let first = heap
-            .peek()
-            .map(|Reverse((t, _))| *t)
+        let first = live
+            .iter()
+            .map(|&i| next_time[i])
+            .min()
             .filter(|t| *t != i64::MIN);
         let bounds = bounds(first)?;
-        let mut line = Vec::with_capacity(64);
+        let mut buf: Vec<u8> = Vec::with_capacity(OUT_BYTES + (64 << 10));
         let stderr = io::stderr();
-        while let Some(Reverse((time, i))) = heap.pop() {
+        let done = |e: io::Error| -> Result<(), Box<dyn std::error::Error>> {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                Err(e.into())
+            }
+        };
+        while !live.is_empty() {
+            let mut at = 0;
+            let mut time = next_time[live[0]];
+            for (k, &j) in live.iter().enumerate().skip(1) {
+                if next_time[j] < time {
+                    time = next_time[j];
+                    at = k;
+                }
+            }
+            let i = live[at];
             let c = &mut cursors[i];
             let e = &c.chunk.entries[c.next];
             let text = &c.chunk.text[c.start..e.end as usize];
@@ -221,19 +274,20 @@ pub fn print_parallel<W: Write>(
             if in_range || kind == Kind::Error {
                 match kind {
                     Kind::Event => {
-                        line.clear();
                         if time != i64::MIN {
-                            main_printer.time_prefix(&mut line, time);
+                            times.write_prefix(&mut buf, time, last_ns);
+                            last_ns = Some(time);
                         }
+                        buf.extend_from_slice(text);
                         outcome.events += 1;
                         if outcome.events & 0xffff == 0 {
                             progress.add(1 << 16);
                         }
-                        if let Err(e) = out.write_all(&line).and_then(|_| out.write_all(text)) {
-                            if e.kind() == io::ErrorKind::BrokenPipe {
-                                return Ok(());
+                        if buf.len() >= OUT_BYTES {
+                            if let Err(e) = out.write_all(&buf) {
+                                return done(e);
                             }
-                            return Err(e.into());
+                            buf.clear();
                         }
                     }
                     Kind::Loss | Kind::Error | Kind::Warning => {
@@ -241,7 +295,10 @@ pub fn print_parallel<W: Write>(
                             outcome.errors += 1;
                         }
                         // Keep stdout and stderr in the order Babeltrace gives them.
-                        out.flush()?;
+                        if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
+                            return done(e);
+                        }
+                        buf.clear();
                         stderr.lock().write_all(text)?;
                     }
                 }
@@ -249,8 +306,13 @@ pub fn print_parallel<W: Write>(
             c.start = end;
             c.next += 1;
             if c.fill() {
-                heap.push(Reverse((c.time(), i)));
+                next_time[i] = c.time();
+            } else {
+                live.remove(at);
             }
+        }
+        if let Err(e) = out.write_all(&buf) {
+            return done(e);
         }
         // Dropping the receivers stops workers that are still producing.
         drop(cursors);

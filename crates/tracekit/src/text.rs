@@ -6,18 +6,27 @@ use ctf::field::{Compound, FieldValue, FieldVisitor};
 use ctf::ir::{DisplayBase, EnumMapping, EnvValue, Role};
 use ctf::stream::Event;
 
+use crate::plan::ClassPlan;
 use crate::timefmt::TimeFormatter;
 
 /// Formats events and loss messages like `babeltrace2` does by default.
 pub struct TextPrinter {
     times: TimeFormatter,
-    last_ns: Option<i64>,
     buf: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
     packet_text: Vec<Vec<Option<PacketText>>>,
     stack: Vec<(usize, Frame)>,
+    /// Per trace, stream class and event class: the class's print plan, once built.
+    plans: Vec<Vec<Vec<PlanState>>>,
+}
+
+/// Whether an event class has a print plan.
+enum PlanState {
+    Unknown,
+    None,
+    Some(Box<ClassPlan>),
 }
 
 /// A packet (by [`ctf::Event::packet_key`]) and its rendered context, if anything shows.
@@ -48,33 +57,12 @@ impl TextPrinter {
     pub fn new(times: TimeFormatter) -> Self {
         TextPrinter {
             times,
-            last_ns: None,
             buf: Vec::with_capacity(512),
             labels: Vec::new(),
             packet_text: Vec::new(),
             stack: Vec::new(),
+            plans: Vec::new(),
         }
-    }
-
-    /// Appends `[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) ` for an event at `ns`, the delta being from
-    /// the previous call.
-    pub fn time_prefix(&mut self, b: &mut Vec<u8>, ns: i64) {
-        b.push(b'[');
-        self.times.write_time(b, ns);
-        b.extend_from_slice(b"] (");
-        match self.last_ns {
-            Some(last) => {
-                let d = ns - last;
-                b.push(if d < 0 { b'-' } else { b'+' });
-                let d = d.unsigned_abs();
-                b.extend_from_slice(itoa::Buffer::new().format(d / 1_000_000_000).as_bytes());
-                b.push(b'.');
-                push_nanos(b, d % 1_000_000_000);
-            }
-            None => b.extend_from_slice(b"+?.?????????"),
-        }
-        b.extend_from_slice(b") ");
-        self.last_ns = Some(ns);
     }
 
     /// Appends what follows the time: trace label, event name and field scopes, and a newline.
@@ -84,10 +72,39 @@ impl TextPrinter {
             self.labels.resize(ti + 1, None);
         }
         let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-        b.extend_from_slice(label);
-        b.extend_from_slice(ev.name().as_bytes());
-        // Babeltrace writes the space even when no field scope follows.
-        b.extend_from_slice(b": ");
+        let (sc, ec) = ev.class_index();
+        if self.plans.len() <= ti {
+            self.plans.resize_with(ti + 1, Vec::new);
+        }
+        let per_class = &mut self.plans[ti];
+        if per_class.len() <= sc {
+            per_class.resize_with(sc + 1, Vec::new);
+        }
+        let per_class = &mut per_class[sc];
+        if per_class.len() <= ec {
+            per_class.resize_with(ec + 1, || PlanState::Unknown);
+        }
+        let state = &mut per_class[ec];
+        if let PlanState::Unknown = state {
+            *state = match ClassPlan::build(ev, label) {
+                Some(p) => PlanState::Some(Box::new(p)),
+                None => PlanState::None,
+            };
+        }
+        let plan = match state {
+            PlanState::Some(p) => Some(&**p),
+            _ => None,
+        };
+        let start = b.len();
+        match plan {
+            Some(p) => p.head.put(b),
+            None => {
+                b.extend_from_slice(label);
+                b.extend_from_slice(ev.name().as_bytes());
+                // Babeltrace writes the space even when no field scope follows.
+                b.extend_from_slice(b": ");
+            }
+        }
         // The packet context is the same for every event of a packet: render it once.
         let si = ev.stream_index();
         if self.packet_text.len() <= ti {
@@ -120,6 +137,19 @@ impl TextPrinter {
         if let Some(t) = cached {
             b.extend_from_slice(t);
             first = false;
+        }
+        if let Some(p) = plan {
+            if p.write_scopes(b, ev, !first) {
+                return;
+            }
+            // Not the planned shape: write this event the general way.
+            b.truncate(start);
+            b.extend_from_slice(label);
+            b.extend_from_slice(ev.name().as_bytes());
+            b.extend_from_slice(b": ");
+            if let Some(t) = cached {
+                b.extend_from_slice(t);
+            }
         }
         for v in [ev.common_context(), ev.specific_context(), ev.payload()]
             .into_iter()
@@ -203,17 +233,6 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
         h[8..10].concat(),
         h[10..16].concat()
     )
-}
-
-/// Appends nine digits of nanoseconds.
-pub fn push_nanos(b: &mut Vec<u8>, ns: u64) {
-    let mut digits = [b'0'; 9];
-    let mut f = ns;
-    for d in digits.iter_mut().rev() {
-        *d = b'0' + (f % 10) as u8;
-        f /= 10;
-    }
-    b.extend_from_slice(&digits);
 }
 
 /// Renders a field walk in Babeltrace's syntax: `{ a = 1, b = [ [0] = 2 ], c = { "x" } }`.
@@ -346,7 +365,7 @@ fn write_enum_open(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
     b.extend_from_slice(b" : container = ");
 }
 
-fn write_scalar(b: &mut Vec<u8>, value: &FieldValue<'_>) {
+pub(crate) fn write_scalar(b: &mut Vec<u8>, value: &FieldValue<'_>) {
     use std::io::Write as _;
     match *value {
         FieldValue::UInt {
@@ -403,7 +422,7 @@ fn write_scalar(b: &mut Vec<u8>, value: &FieldValue<'_>) {
 }
 
 /// Writes a string's bytes, escaping control characters as Babeltrace does.
-fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
+pub(crate) fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
     let plain = |c: u8| c >= 0x20 && !matches!(c, b'\\' | b'"' | b'\'' | b'?');
     if s.iter().all(|&c| plain(c)) {
         b.extend_from_slice(s);

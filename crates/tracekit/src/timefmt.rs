@@ -30,10 +30,9 @@ impl TimeFormatter {
         &self.tz
     }
 
-    /// Appends `HH:MM:SS.nnnnnnnnn` for `ns` since the epoch.
-    pub fn write_time(&mut self, out: &mut Vec<u8>, ns: i64) {
-        let sec = ns.div_euclid(1_000_000_000);
-        let frac = ns.rem_euclid(1_000_000_000);
+    /// `HH:MM:SS` of second `sec` since the epoch (cached: consecutive calls mostly share it).
+    #[inline]
+    fn hms(&mut self, sec: i64) -> &[u8; 8] {
         if self.cached_sec != Some(sec) {
             self.cached_sec = Some(sec);
             let hms = Timestamp::from_second(sec)
@@ -43,16 +42,88 @@ impl TimeFormatter {
                 self.cached_hms.copy_from_slice(hms.as_bytes());
             }
         }
-        out.extend_from_slice(&self.cached_hms);
-        out.push(b'.');
-        let mut digits = [b'0'; 9];
-        let mut f = frac as u64;
-        for d in digits.iter_mut().rev() {
-            *d = b'0' + (f % 10) as u8;
-            f /= 10;
-        }
-        out.extend_from_slice(&digits);
+        &self.cached_hms
     }
+
+    /// Appends `HH:MM:SS.nnnnnnnnn` for `ns` since the epoch.
+    pub fn write_time(&mut self, out: &mut Vec<u8>, ns: i64) {
+        let sec = ns.div_euclid(1_000_000_000);
+        let frac = ns.rem_euclid(1_000_000_000);
+        let mut a = [0u8; 18];
+        a[..8].copy_from_slice(self.hms(sec));
+        a[8] = b'.';
+        nine_digits(&mut a[9..18], frac as u32);
+        out.extend_from_slice(&a);
+    }
+
+    /// Appends `[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) ` for an event at `ns`, the delta being
+    /// from `last` (`(+?.?????????)` without one).
+    #[inline]
+    pub fn write_prefix(&mut self, out: &mut Vec<u8>, ns: i64, last: Option<i64>) {
+        let sec = ns.div_euclid(1_000_000_000);
+        let frac = ns.rem_euclid(1_000_000_000);
+        // The common case, a delta under 10 s, is written as one fixed-size block.
+        let mut a = [0u8; 36];
+        a[0] = b'[';
+        a[1..9].copy_from_slice(self.hms(sec));
+        a[9] = b'.';
+        nine_digits(&mut a[10..19], frac as u32);
+        a[19..22].copy_from_slice(b"] (");
+        let Some(last) = last else {
+            out.extend_from_slice(&a[..22]);
+            out.extend_from_slice(b"+?.?????????) ");
+            return;
+        };
+        let d = ns.wrapping_sub(last);
+        let sign = if d < 0 { b'-' } else { b'+' };
+        let d = d.unsigned_abs();
+        let (ds, dn) = (d / 1_000_000_000, (d % 1_000_000_000) as u32);
+        if ds < 10 {
+            a[22] = sign;
+            a[23] = b'0' + ds as u8;
+            a[24] = b'.';
+            nine_digits(&mut a[25..34], dn);
+            a[34] = b')';
+            a[35] = b' ';
+            out.extend_from_slice(&a);
+        } else {
+            a[22] = sign;
+            out.extend_from_slice(&a[..23]);
+            out.extend_from_slice(itoa::Buffer::new().format(ds).as_bytes());
+            let mut t = [0u8; 12];
+            t[0] = b'.';
+            nine_digits(&mut t[1..10], dn);
+            t[10] = b')';
+            t[11] = b' ';
+            out.extend_from_slice(&t);
+        }
+    }
+}
+
+/// Two-digit groups `00`..`99`.
+pub(crate) const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `n` (below 10^9) as exactly nine digits, zero-padded.
+#[inline]
+pub fn nine_digits(out: &mut [u8], n: u32) {
+    let out: &mut [u8; 9] = out.try_into().expect("nine bytes");
+    let hi = n / 100_000_000;
+    let lo = n % 100_000_000;
+    out[0] = b'0' + hi as u8;
+    let (a, b) = (lo / 10_000, lo % 10_000);
+    let p = |x: u32| {
+        let i = x as usize * 2;
+        [PAIRS[i], PAIRS[i + 1]]
+    };
+    out[1..3].copy_from_slice(&p(a / 100));
+    out[3..5].copy_from_slice(&p(a % 100));
+    out[5..7].copy_from_slice(&p(b / 100));
+    out[7..9].copy_from_slice(&p(b % 100));
 }
 
 /// Parses Babeltrace's time syntax: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` (in `tz`) or
@@ -126,6 +197,24 @@ mod tests {
         let mut out = Vec::new();
         f.write_time(&mut out, 1_460_000_000_123_456_789);
         assert_eq!(String::from_utf8(out).unwrap(), "03:33:20.123456789");
+    }
+
+    #[test]
+    fn prefixes() {
+        let mut f = TimeFormatter::new(true);
+        let mut out = Vec::new();
+        let t = 1_460_000_000_123_456_789;
+        f.write_prefix(&mut out, t, None);
+        f.write_prefix(&mut out, t + 5, Some(t));
+        f.write_prefix(&mut out, t, Some(t + 12_000_000_001));
+        f.write_prefix(&mut out, -1, Some(0));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "[03:33:20.123456789] (+?.?????????) \
+             [03:33:20.123456794] (+0.000000005) \
+             [03:33:20.123456789] (-12.000000001) \
+             [23:59:59.999999999] (-0.000000001) "
+        );
     }
 
     #[test]
