@@ -81,7 +81,7 @@ impl BitRead {
     /// The value at `base + off` in `data`, None when it does not fit.
     #[inline(always)]
     pub fn read(&self, data: &[u8], base: u64) -> Option<u64> {
-        if self.one_load && base % 8 == 0 {
+        if self.one_load && base.is_multiple_of(8) {
             let at = (base / 8 + self.byte) as usize;
             if let Some(w) = data.get(at..at.wrapping_add(8)) {
                 let word: [u8; 8] = w.try_into().ok()?;

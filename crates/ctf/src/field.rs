@@ -275,6 +275,19 @@ impl<'a> FieldView<'a> {
         Some(FieldView { idx, ..*self })
     }
 
+    /// For a fixed-layout structure: the bytes it was decoded from, its start (bit position
+    /// in those bytes) and its plan, whose [`crate::fast::PlanRead`]s read each member
+    /// directly (what printers and exporters of whole events want).
+    #[inline]
+    pub fn fixed_struct(&self) -> Option<(&'a [u8], u64, &'a crate::layout::FixedPlan)> {
+        if self.fixed.is_some() {
+            return None;
+        }
+        let s = self.slots[self.idx];
+        let plan = self.layout.nodes[s.node as usize].plan.as_deref()?;
+        Some((self.data, s.val, plan))
+    }
+
     /// The integer value of member `i` of a structure: [`Self::member_at`] then
     /// [`Self::as_i128`], read straight from the layout for fixed-layout structures.
     #[inline]

@@ -55,6 +55,50 @@ pub struct ClassPlan {
     lits: Vec<Lit>,
     /// `, ` and `lits[0]`: after a packet context.
     first_after_packet: Lit,
+    /// How to write each value when every scope is a fixed-layout structure (read straight
+    /// from its plan, no walk); None otherwise.
+    direct: Option<Vec<Fmt>>,
+}
+
+/// How a value of a fixed-layout structure is written.
+#[derive(Clone, Copy)]
+enum Fmt {
+    Unsigned,
+    Signed,
+    Hex,
+    /// A text of this many bytes.
+    Text(usize),
+    /// Anything else (enumerations, floats, other bases…): through [`FieldValue`].
+    General,
+}
+
+impl Fmt {
+    fn of(kind: &NodeKind) -> Fmt {
+        match *kind {
+            NodeKind::Int {
+                signed: false,
+                base: DisplayBase::Decimal,
+                enum_idx: None,
+                ..
+            } => Fmt::Unsigned,
+            NodeKind::Int {
+                signed: true,
+                base: DisplayBase::Decimal,
+                enum_idx: None,
+                ..
+            } => Fmt::Signed,
+            NodeKind::Int {
+                signed: false,
+                base: DisplayBase::Hexadecimal,
+                enum_idx: None,
+                ..
+            } => Fmt::Hex,
+            NodeKind::SizedString {
+                len: ctf::layout::Len::Static(n),
+            } => Fmt::Text(n as usize),
+            _ => Fmt::General,
+        }
+    }
 }
 
 /// True for nodes a walk reports as one value.
@@ -83,10 +127,13 @@ impl ClassPlan {
         let mut lits = Vec::new();
         let mut cur: Vec<u8> = Vec::new();
         let mut any = false;
+        let mut fmts = Vec::new();
+        let mut direct = true;
         for node in nodes.iter().flatten() {
             if !matches!(layout.nodes[*node as usize].kind, NodeKind::Struct { .. }) {
                 return None;
             }
+            direct &= layout.nodes[*node as usize].plan.is_some();
             if any {
                 cur.extend_from_slice(b", ");
             }
@@ -96,6 +143,7 @@ impl ClassPlan {
                 if !is_scalar(&layout.nodes[m.node as usize].kind) {
                     return None;
                 }
+                fmts.push(Fmt::of(&layout.nodes[m.node as usize].kind));
                 cur.extend_from_slice(if k == 0 { b" " } else { b", " });
                 cur.extend_from_slice(m.name.as_bytes());
                 cur.extend_from_slice(b" = ");
@@ -120,6 +168,7 @@ impl ClassPlan {
             scopes: nodes.map(|n| n.is_some()),
             lits,
             first_after_packet,
+            direct: direct.then_some(fmts),
         })
     }
 
@@ -137,6 +186,17 @@ impl ClassPlan {
         } else {
             self.lits[0].put(b);
         }
+        if let Some(fmts) = &self.direct {
+            if self.write_direct(b, &views, fmts) {
+                return true;
+            }
+            b.truncate(start);
+            if after_packet {
+                self.first_after_packet.put(b);
+            } else {
+                self.lits[0].put(b);
+            }
+        }
         let mut w = PlanWriter {
             b,
             lits: &self.lits[1..],
@@ -152,6 +212,54 @@ impl ClassPlan {
             return false;
         }
         true
+    }
+}
+
+impl ClassPlan {
+    /// Writes the values of fixed-layout scopes read straight from their plans, each followed
+    /// by its literal. False when a scope is not laid out as planned.
+    #[inline]
+    fn write_direct(
+        &self,
+        b: &mut Vec<u8>,
+        views: &[Option<ctf::FieldView<'_>>; 3],
+        fmts: &[Fmt],
+    ) -> bool {
+        let lits = &self.lits[1..];
+        let mut k = 0;
+        for v in views.iter().flatten() {
+            let Some((data, base, plan)) = v.fixed_struct() else {
+                return false;
+            };
+            if k + plan.reads.len() > fmts.len() {
+                return false;
+            }
+            for (i, r) in plan.reads.iter().enumerate() {
+                let raw = || r.bits.read(data, base).unwrap_or(0);
+                match fmts[k] {
+                    Fmt::Unsigned => put_u64(b, raw()),
+                    Fmt::Signed => {
+                        let x = ctf::bits::sign_extend(raw(), r.bits.size);
+                        if x < 0 {
+                            b.push(b'-');
+                        }
+                        put_u64(b, x.unsigned_abs());
+                    }
+                    Fmt::Hex => put_hex(b, raw()),
+                    Fmt::Text(n) => {
+                        let at = ((base + r.bits.off) / 8) as usize;
+                        put_str(b, data.get(at..at + n).unwrap_or(&[]));
+                    }
+                    Fmt::General => match v.member_at(i) {
+                        Some(m) => put_value(b, &m.value()),
+                        None => return false,
+                    },
+                }
+                lits[k].put(b);
+                k += 1;
+            }
+        }
+        k == lits.len()
     }
 }
 
