@@ -16,7 +16,7 @@ pub mod stats;
 pub mod syscallstats;
 pub mod text;
 
-pub use driver::{run, run_refresh, Analysed, Analysis, Common, Range, RunError};
+pub use driver::{run_refresh, Analysed, Analysis, Common, Range, RunError};
 pub use lami::{Metadata, Table};
 
 /// Linux errno names (x86-64 / generic numbering), for return values.
@@ -352,9 +352,11 @@ pub fn run_named(
     opts: &Options,
 ) -> Result<Vec<Table>, RunError> {
     let traces = ctf::open_all(paths)?;
-    let (mut a, _) = build(name, common, opts).expect("known analysis");
-    let (mut tables, _) = run(&traces, common, &mut [a.as_mut()])?;
-    Ok(tables.remove(0))
+    let mut tables = Vec::new();
+    run_names(&traces, &[name], common, opts, None, &mut |_, mut t| {
+        tables = t.remove(0)
+    })?;
+    Ok(tables)
 }
 
 /// Parses a `--refresh` duration as lttng-analyses does: a number with an optional unit

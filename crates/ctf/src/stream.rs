@@ -573,31 +573,27 @@ impl StreamReader {
         self.lazy_header.take();
         self.event_offset = (self.pos / 8) as usize;
         self.event_bit = self.pos;
+        let (start, stream_class_id) = (self.pos, self.stream_class_id);
+        let mut scope = Scope {
+            layout,
+            data,
+            dec: &mut self.dec,
+            slots: &mut self.ev_slots,
+            at: &mut self.ev_at,
+        };
         // LTTng's headers: straight-line reads; their slots are made only if asked for.
         let fast = sl
             .compiled_header
             .as_ref()
-            .and_then(|h| h.decode(data, self.pos, self.dec.clock));
+            .and_then(|h| h.decode(data, start, scope.dec.clock));
         let (id, mut pos) = match fast {
             Some(h) => {
-                self.dec.clock = h.clock;
-                let id = match h.id {
-                    Some(id) => id,
-                    None if sl.events.len() == 1 => sl.events.id_at(0),
-                    None => 0,
-                };
-                (id, h.end)
+                scope.dec.clock = h.clock;
+                (h.id, h.end)
             }
             None => {
-                self.dec.specials.event_id = None;
-                let mut pos = self.pos;
-                let mut scope = Scope {
-                    layout,
-                    data,
-                    dec: &mut self.dec,
-                    slots: &mut self.ev_slots,
-                    at: &mut self.ev_at,
-                };
+                scope.dec.specials.event_id = None;
+                let mut pos = start;
                 let header_done = match (&sl.fast_header, sl.event_header) {
                     (Some(h), Some(_)) => {
                         scope.at[EV_HEADER] = Some(0);
@@ -610,21 +606,19 @@ impl StreamReader {
                 if !header_done {
                     scope.run(EV_HEADER, sl.event_header, &mut pos)?;
                 }
-                let id = match scope.dec.specials.event_id {
-                    Some(id) => id,
-                    None if sl.events.len() == 1 => sl.events.id_at(0),
-                    None => 0,
-                };
-                (id, pos)
+                (scope.dec.specials.event_id, pos)
             }
+        };
+        // Without an id, the stream class's only event class (else id 0).
+        let id = match id {
+            Some(id) => id,
+            None if sl.events.len() == 1 => sl.events.id_at(0),
+            None => 0,
         };
         let Some(ev_idx) = sl.events.index_of(id) else {
             return Err(DecodeError {
-                bit: self.pos,
-                message: format!(
-                    "unknown event class id {id} in stream class {}",
-                    self.stream_class_id
-                ),
+                bit: start,
+                message: format!("unknown event class id {id} in stream class {stream_class_id}"),
             });
         };
         let el = sl.events.at(ev_idx);
@@ -632,8 +626,8 @@ impl StreamReader {
             // Fixed-layout scopes: one slot each, members read on access.
             for s in &body.scopes {
                 pos = align_up(pos, s.align);
-                self.ev_at[s.which as usize] = Some(self.ev_slots.len());
-                self.ev_slots.push(Slot {
+                scope.at[s.which as usize] = Some(scope.slots.len());
+                scope.slots.push(Slot {
                     node: s.node,
                     aux: 0,
                     val: pos,
@@ -641,13 +635,6 @@ impl StreamReader {
                 pos += s.size_bits;
             }
         } else {
-            let mut scope = Scope {
-                layout,
-                data,
-                dec: &mut self.dec,
-                slots: &mut self.ev_slots,
-                at: &mut self.ev_at,
-            };
             scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
             scope.run(EV_SPECIFIC, el.context, &mut pos)?;
             scope.run(EV_PAYLOAD, el.payload, &mut pos)?;
