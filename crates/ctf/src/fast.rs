@@ -51,8 +51,10 @@ pub struct FastHeader {
     tag: IntRead,
     /// The tag itself is the event id (LTTng's compact header: ids below 31).
     tag_is_id: bool,
-    /// Option index per raw tag value; `u8::MAX` when no option matches.
+    /// Option index per raw tag value (`u8::MAX`: no option) for tags of up to 8 bits.
     option_of_tag: Box<[u8]>,
+    /// Wider tags (LTTng's large header: 16 bits): (first, last raw value, option), searched.
+    option_ranges: Box<[(u64, u64, u8)]>,
     options: Vec<HeaderOption>,
     /// Upper bound of the header size in bits from its aligned start.
     max_bits: u64,
@@ -98,7 +100,28 @@ impl FastHeader {
         if ranges.len() > u8::MAX as usize || th.options.len() >= u8::MAX as usize {
             return None;
         }
-        let option_of_tag = (0..1u64 << size)
+        // Wider tags are searched among the ranges: a table of 2^16 entries per stream class
+        // would let a small metadata file claim much memory.
+        let table_bits = if size <= 8 { size } else { 0 };
+        let option_ranges = if size > 8 {
+            let mut out = Vec::new();
+            for (r, o) in ranges.iter() {
+                let (lo, hi) = (r.lower.max(0), r.upper.min((1i128 << size) - 1));
+                if signed {
+                    // Signed wide tags are not what LTTng writes: the general path.
+                    return None;
+                }
+                if lo > hi {
+                    continue;
+                }
+                out.push((lo as u64, hi as u64, *o as u8));
+            }
+            out.into_boxed_slice()
+        } else {
+            Box::default()
+        };
+        let option_of_tag = (0..1u64 << table_bits)
+            .filter(|_| table_bits > 0)
             .map(|raw| {
                 let v = if signed {
                     sign_extend(raw, size) as i128
@@ -158,6 +181,7 @@ impl FastHeader {
             tag: IntRead::new(0, size, little, signed),
             tag_is_id,
             option_of_tag,
+            option_ranges,
             options,
             max_bits,
         })
@@ -172,7 +196,15 @@ impl FastHeader {
             return None;
         }
         let tag = self.tag.raw(data, base)?;
-        let opt = *self.option_of_tag.get(tag as usize)?;
+        let opt = if self.option_ranges.is_empty() {
+            *self.option_of_tag.get(tag as usize)?
+        } else {
+            // The first matching range, as the general decoder picks it.
+            self.option_ranges
+                .iter()
+                .find(|(lo, hi, _)| (*lo..=*hi).contains(&tag))?
+                .2
+        };
         let o = self.options.get(opt as usize)?;
         let mut id = if self.tag_is_id { Some(tag) } else { None };
         if let Some(r) = &o.id {

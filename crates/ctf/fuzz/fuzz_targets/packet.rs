@@ -50,7 +50,18 @@ fuzz_target!(|data: &[u8]| {
             {
                 let _ = v.to_value();
             }
+            let _ = ev.fold_fields();
             if let Some(p) = ev.payload() {
+                // The straight-line accessors must agree with the general ones.
+                for i in 0..64 {
+                    let Some(m) = p.member_at(i) else { break };
+                    assert_eq!(p.int_member(i), m.as_i128());
+                }
+                if let Some((data, base, plan)) = p.fixed_struct() {
+                    for r in plan.reads.iter() {
+                        let _ = (r.int(data, base), r.fold(data, base));
+                    }
+                }
                 for name in ["prev_comm", "filename", "data", "v", "names"] {
                     if let Some(f) = p.field(name) {
                         let _ = (f.as_str(), f.as_i128(), f.int_mask(), f.role());
