@@ -224,6 +224,78 @@ pub fn intersection_on(
     any.then_some((b, e))
 }
 
+/// The merged events of some traces within the analysed range (`--begin`/`--end` and, unless
+/// `--no-intersection`, the range every readable stream covers), on the time line of
+/// `--sync`'s time map when there is one: the read loop every analysis pass shares.
+pub struct RangeEvents {
+    merger: Merger,
+    lo: i64,
+    hi: i64,
+    done: bool,
+}
+
+impl RangeEvents {
+    pub fn new(traces: &[Arc<Trace>], common: &Common) -> Self {
+        let (mut lo, mut hi) = (
+            common.begin.unwrap_or(i64::MIN),
+            common.end.unwrap_or(i64::MAX),
+        );
+        if !common.no_intersection {
+            if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
+                lo = lo.max(b);
+                hi = hi.min(e);
+            }
+        }
+        let mut merger = Merger::new(traces);
+        if let Some(m) = &common.time_map {
+            merger = merger.with_time_map(m.0.clone());
+        }
+        RangeEvents {
+            merger,
+            lo,
+            hi,
+            done: false,
+        }
+    }
+
+    /// The next event in the range and its time (ns); None past the range or at the end.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<(ctf::Event<'_>, i64)> {
+        if self.done {
+            return None;
+        }
+        let ts = loop {
+            match self.merger.next() {
+                None => {
+                    self.done = true;
+                    return None;
+                }
+                Some(Message::Event) => {}
+                Some(_) => continue,
+            }
+            let Some(ts) = self.merger.current_time() else {
+                continue;
+            };
+            if ts < self.lo {
+                continue;
+            }
+            if ts > self.hi {
+                self.done = true;
+                return None;
+            }
+            break ts;
+        };
+        self.merger.event().map(|ev| (ev, ts))
+    }
+
+    /// Problems met while opening `traces` and reading them (each names its file and offset).
+    pub fn errors(&self, traces: &[Arc<Trace>]) -> Vec<String> {
+        let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
+        errors.extend(self.merger.errors.iter().map(|e| e.to_string()));
+        errors
+    }
+}
+
 /// Runs analyses over `traces` in one pass, cut into refresh periods of `refresh` ns
 /// (lttng-analyses's `--refresh`; None: one period). As in lttng-analyses, a period ends at
 /// the first event at or after its begin + `refresh`, and that event begins the next period
@@ -238,43 +310,17 @@ pub fn run_refresh(
     make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
 ) -> Result<Analysed, RunError> {
-    let (mut lo, mut hi) = (
-        common.begin.unwrap_or(i64::MIN),
-        common.end.unwrap_or(i64::MAX),
-    );
-    if !common.no_intersection {
-        if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
-            lo = lo.max(b);
-            hi = hi.min(e);
-        }
-    }
     let mut model = Model::new(StateOptions {
         lttng_analyses_quirks: common.lttng_analyses_quirks,
     });
-    let mut merger = Merger::new(traces);
-    if let Some(m) = &common.time_map {
-        merger = merger.with_time_map(m.0.clone());
-    }
+    let mut events = RangeEvents::new(traces, common);
     let refresh = refresh.filter(|r| *r > 0);
     let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
     let mut notes = Vec::with_capacity(8);
     let mut first: Option<i64> = None;
     let mut period_begin = 0i64;
     let mut last = 0i64;
-    while let Some(m) = merger.next() {
-        if *m != Message::Event {
-            continue;
-        }
-        let Some(ts) = merger.current_time() else {
-            continue;
-        };
-        if ts < lo {
-            continue;
-        }
-        if ts > hi {
-            break;
-        }
-        let Some(ev) = merger.event() else { continue };
+    while let Some((ev, ts)) = events.next() {
         match (first, refresh) {
             (None, _) => {
                 first = Some(ts);
@@ -312,8 +358,7 @@ pub fn run_refresh(
             }
         }
     }
-    let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
-    errors.extend(merger.errors.iter().map(|e| e.to_string()));
+    let errors = events.errors(traces);
     let Some(first) = first else {
         return Err(if errors.is_empty() {
             RunError::NoEvents

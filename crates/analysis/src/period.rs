@@ -17,10 +17,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ctf::{FieldValue, FieldView, Merger, Message, Trace};
+use ctf::{FieldValue, FieldView, Trace};
 use serde_json::Value;
 
-use crate::driver::{intersection_on, Common, Range, RunError};
+use crate::driver::{Common, Range, RangeEvents, RunError};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
@@ -551,6 +551,9 @@ impl EventFields for CtfEvent<'_, '_> {
 /// The outcome of a run: the completed periods and what is needed to report them.
 pub struct PeriodResult {
     pub range: Range,
+    /// Errors met while reading (each names its file and byte offset): the results cover
+    /// every event that could be read.
+    pub errors: Vec<String>,
     pub names: Vec<String>,
     pub parents: Vec<Option<usize>>,
     pub done: Vec<Done>,
@@ -585,37 +588,11 @@ pub fn run(
         };
         group_by.push((idx(p)?, c.to_string()));
     }
-    let (mut lo, mut hi) = (
-        common.begin.unwrap_or(i64::MIN),
-        common.end.unwrap_or(i64::MAX),
-    );
-    if !common.no_intersection {
-        if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
-            lo = lo.max(b);
-            hi = hi.min(e);
-        }
-    }
-    let mut merger = Merger::new(traces);
-    if let Some(m) = &common.time_map {
-        merger = merger.with_time_map(m.0.clone());
-    }
+    let mut events = RangeEvents::new(traces, common);
     let mut first: Option<i64> = None;
     let mut last = 0;
     let mut cpu_cache: HashMap<(usize, usize), Option<u32>> = HashMap::new();
-    while let Some(m) = merger.next() {
-        if *m != Message::Event {
-            continue;
-        }
-        let Some(ts) = merger.current_time() else {
-            continue;
-        };
-        if ts < lo {
-            continue;
-        }
-        if ts > hi {
-            break;
-        }
-        let Some(ev) = merger.event() else { continue };
+    while let Some((ev, ts)) = events.next() {
         if let Some(cpus) = &common.cpus {
             let key = (ev.trace().index, ev.stream_index());
             let cpu = *cpu_cache.entry(key).or_insert_with(|| {
@@ -632,12 +609,21 @@ pub fn run(
         last = ts;
         engine.process(&CtfEvent { ev: &ev, ts });
     }
-    let first = first.ok_or(RunError::NoEvents)?;
+    let errors = events.errors(traces);
+    let Some(first) = first else {
+        return Err(if errors.is_empty() {
+            RunError::NoEvents
+        } else {
+            RunError::Unreadable(errors)
+        }
+        .into());
+    };
     Ok(PeriodResult {
         range: Range {
             begin: first,
             end: last,
         },
+        errors,
         names: engine.names().iter().map(|s| s.to_string()).collect(),
         parents: (0..engine.defs.len())
             .map(|i| engine.parent_of(i))

@@ -358,7 +358,8 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .iter()
             .filter_map(|n| crate::period_cmd::cmd_of(*n))
             .collect();
-        match crate::period_cmd::run(a, &traces, &common, &cmds, names.len() > 1)? {
+        let several = names.len() > 1;
+        match crate::period_cmd::run(a, &traces, &common, &cmds, several, &mut read_errors)? {
             Ok(t) => mi_tables.extend(t),
             Err(code) => return Ok(code),
         }

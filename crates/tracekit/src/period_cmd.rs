@@ -60,6 +60,7 @@ pub fn run(
     common: &Common,
     cmds: &[PeriodCmd],
     headings: bool,
+    read_errors: &mut Vec<String>,
 ) -> Result<Result<Vec<analysis::Table>, ExitCode>, Box<dyn std::error::Error>> {
     let p = &a.period;
     let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
@@ -88,6 +89,7 @@ pub fn run(
             return Ok(Err(ExitCode::from(1)));
         }
     };
+    read_errors.extend(res.errors.iter().cloned());
     if a.mi {
         return Ok(Ok(cmds.iter().flat_map(|c| res.tables(*c)).collect()));
     }

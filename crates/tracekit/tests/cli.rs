@@ -425,15 +425,30 @@ fn foreign_streams(prefix: &str) {
         assert!(err.contains(&want), "no `{want}` in:\n{err}");
     }
 
-    // The analyses cover what is readable, say what is not, and fail.
-    let alone = ok(tracekit(&[&"analyze", &"cputop", &"--mi", &a]));
-    let o = tracekit(&[&"analyze", &"cputop", &"--mi", &mixed]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "analyze succeeded: {err}");
-    assert_eq!(String::from_utf8_lossy(&o.stdout), alone, "{err}");
-    for f in &foreign {
-        let at = format!("tracekit analyze: error: {}: at byte 0: ", f.display());
-        assert!(err.contains(&at), "no `{at}` in:\n{err}");
+    // The analyses (the kernel-model pass and the period engine's) cover what is readable,
+    // say what is not, and fail.
+    let switch = "switch : $evt.$name == \"sched_switch\" : $evt.$name == \"sched_switch\"";
+    for args in [
+        vec!["analyze", "cputop", "--mi"],
+        vec!["analyze", "periodlog", "--period", switch, "--mi"],
+    ] {
+        let run = |dir: &PathBuf| {
+            let mut v: Vec<&dyn AsRef<std::ffi::OsStr>> = args
+                .iter()
+                .map(|a| a as &dyn AsRef<std::ffi::OsStr>)
+                .collect();
+            v.push(dir);
+            tracekit(&v)
+        };
+        let alone = ok(run(&a));
+        let o = run(&mixed);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded: {err}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), alone, "{args:?}: {err}");
+        for f in &foreign {
+            let at = format!("tracekit analyze: error: {}: at byte 0: ", f.display());
+            assert!(err.contains(&at), "{args:?}: no `{at}` in:\n{err}");
+        }
     }
 
     let o = tracekit(&[&"count", &"--json", &mixed]);
