@@ -288,12 +288,40 @@ impl RangeEvents {
         self.merger.event().map(|ev| (ev, ts))
     }
 
+    /// Why a pass analysed no event: the read errors if there were any.
+    pub fn nothing_read(&self, traces: &[Arc<Trace>]) -> RunError {
+        let errors = self.errors(traces);
+        if errors.is_empty() {
+            RunError::NoEvents
+        } else {
+            RunError::Unreadable(errors)
+        }
+    }
+
     /// Problems met while opening `traces` and reading them (each names its file and offset).
     pub fn errors(&self, traces: &[Arc<Trace>]) -> Vec<String> {
         let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
         errors.extend(self.merger.errors.iter().map(|e| e.to_string()));
         errors
     }
+}
+
+/// Ends a refresh period: `report` gets its range and each analysis' tables.
+fn finish_period(
+    analyses: &mut [Box<dyn Analysis>],
+    model: &Model,
+    begin: i64,
+    end: i64,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+) {
+    let range = Range { begin, end };
+    report(
+        range,
+        analyses
+            .iter_mut()
+            .map(|a| a.finish(model, range))
+            .collect(),
+    );
 }
 
 /// Runs analyses over `traces` in one pass, cut into refresh periods of `refresh` ns
@@ -331,17 +359,7 @@ pub fn run_refresh(
                 }
             }
             (Some(_), Some(r)) if ts >= period_begin.saturating_add(r) => {
-                let range = Range {
-                    begin: period_begin,
-                    end: ts,
-                };
-                report(
-                    range,
-                    analyses
-                        .iter_mut()
-                        .map(|a| a.finish(&model, range))
-                        .collect(),
-                );
+                finish_period(&mut analyses, &model, period_begin, ts, report);
                 period_begin = ts;
                 analyses = make();
                 for a in analyses.iter_mut() {
@@ -358,25 +376,11 @@ pub fn run_refresh(
             }
         }
     }
-    let errors = events.errors(traces);
     let Some(first) = first else {
-        return Err(if errors.is_empty() {
-            RunError::NoEvents
-        } else {
-            RunError::Unreadable(errors)
-        });
+        return Err(events.nothing_read(traces));
     };
-    let range = Range {
-        begin: period_begin,
-        end: last,
-    };
-    report(
-        range,
-        analyses
-            .iter_mut()
-            .map(|a| a.finish(&model, range))
-            .collect(),
-    );
+    let errors = events.errors(traces);
+    finish_period(&mut analyses, &model, period_begin, last, report);
     Ok(Analysed {
         range: Range {
             begin: first,

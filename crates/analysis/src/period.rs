@@ -20,7 +20,7 @@ use std::sync::Arc;
 use ctf::{FieldValue, FieldView, Trace};
 use serde_json::Value;
 
-use crate::driver::{Common, Range, RangeEvents, RunError};
+use crate::driver::{Common, Range, RangeEvents};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
@@ -609,15 +609,10 @@ pub fn run(
         last = ts;
         engine.process(&CtfEvent { ev: &ev, ts });
     }
-    let errors = events.errors(traces);
     let Some(first) = first else {
-        return Err(if errors.is_empty() {
-            RunError::NoEvents
-        } else {
-            RunError::Unreadable(errors)
-        }
-        .into());
+        return Err(events.nothing_read(traces).into());
     };
+    let errors = events.errors(traces);
     Ok(PeriodResult {
         range: Range {
             begin: first,
