@@ -1,5 +1,6 @@
 //! The straight-line paths (compiled LTTng headers, fixed-layout event bodies, plan reads,
-//! arrays of scalars read on access)
+//! arrays of scalars read on access), on generated traces and, with `TRACEKIT_SHARED`, on every
+//! real trace of the shared data,
 //! must decode exactly what the general decoder does: every event of generated kernel traces,
 //! compact and large headers, is read twice, once with the compiled plans removed from the
 //! layout, and compared scope by scope.
@@ -52,6 +53,65 @@ fn describe(r: &StreamReader) -> String {
     )
 }
 
+/// Reads `fast` and its twin without shortcuts stream by stream (at most `limit` events each)
+/// and compares every event; returns the number of events compared.
+fn compare(fast: &Arc<Trace>, limit: u64) -> u64 {
+    let slow = without_shortcuts(fast);
+    let mut events = 0;
+    for (mut a, mut b) in fast.readers().into_iter().zip(slow.readers()) {
+        let mut n = 0;
+        loop {
+            match (a.next(), b.next()) {
+                (None, None) => break,
+                (Some(Ok(Message::Event)), Some(Ok(Message::Event))) => {
+                    events += 1;
+                    n += 1;
+                    assert_eq!(describe(&a), describe(&b), "{}", fast.path.display());
+                    let (ea, eb) = (a.event(), b.event());
+                    assert_eq!(ea.fold_fields(), eb.fold_fields(), "{}", ea.name());
+                    if let (Some(pa), Some(pb)) = (ea.payload(), eb.payload()) {
+                        for i in 0.. {
+                            let Some(m) = pb.member_at(i) else { break };
+                            assert_eq!(pa.int_member(i), m.as_i128(), "{} member {i}", ea.name());
+                        }
+                    }
+                    if n >= limit {
+                        break;
+                    }
+                }
+                (x, y) => assert_eq!(format!("{x:?}"), format!("{y:?}")),
+            }
+        }
+    }
+    events
+}
+
+#[test]
+fn shared_traces_decode_as_the_general_path() {
+    let Some(shared) = testkit::shared_or_skip("the fast-path comparison on real traces") else {
+        return;
+    };
+    let mut dirs = Vec::new();
+    for sub in ["kernel", "ust", "ctf"] {
+        let root = shared.join("traces").join(sub);
+        if let Ok(found) = ctf::trace::discover(&root) {
+            dirs.extend(found);
+        }
+    }
+    let (mut traces, mut events) = (0, 0);
+    for d in &dirs {
+        // Traces the reader rejects (or damaged ones) are other tests' business.
+        let Ok(t) = Trace::open(d) else { continue };
+        let n = compare(&Arc::new(t), 20_000);
+        traces += 1;
+        events += n;
+    }
+    assert!(
+        traces > 30 && events > 100_000,
+        "{traces} traces, {events} events"
+    );
+}
+
 fn check(header: EventHeaderKind) {
     let dir = tempfile::tempdir().unwrap();
     let params = KernelMixParams {
@@ -76,22 +136,7 @@ fn check(header: EventHeaderKind) {
         .streams
         .iter()
         .all(|(_, sl)| sl.compiled_header.is_some()));
-    let slow = without_shortcuts(&fast);
-    let mut events = 0;
-    for (mut a, mut b) in fast.readers().into_iter().zip(slow.readers()) {
-        loop {
-            match (a.next(), b.next()) {
-                (None, None) => break,
-                (Some(Ok(Message::Event)), Some(Ok(Message::Event))) => {
-                    events += 1;
-                    assert_eq!(describe(&a), describe(&b));
-                    let (ea, eb) = (a.event(), b.event());
-                    assert_eq!(ea.fold_fields(), eb.fold_fields(), "{}", ea.name());
-                }
-                (x, y) => assert_eq!(format!("{x:?}"), format!("{y:?}")),
-            }
-        }
-    }
+    let events = compare(&fast, u64::MAX);
     // The generator adds statedump events to the requested count.
     assert!(events >= 20_000, "{events} events");
 }
