@@ -1,26 +1,14 @@
 //! Analyses on a small generated trace whose ground truth is known exactly.
 
 use analysis::{lami::results_json, Common, Options};
-use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use scenario::common::{irq_entry, irq_exit, read_entry, read_exit, switch, Task};
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
+use scenario::lttng::ev;
 use serde_json::Value;
 
-/// Epoch time of the clock's zero.
-const OFFSET: i64 = 1_700_000_000_000_000_000;
+use testkit::CLOCK_OFFSET_NS as OFFSET;
 
 fn write_trace(dir: &std::path::Path) {
-    let host = HostInfo {
-        hostname: "gen".into(),
-        trace_uuid: [1; 16],
-        clock_uuid: [2; 16],
-        clock_offset_ns: OFFSET as i128,
-        creation: "20240305T101500+0000".into(),
-        trace_name: "gen".into(),
-        kernel_release: "6.1.0".into(),
-    };
-    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
-    let mut w = TraceWriter::create(dir, &tc, 2, &WriterOptions::default()).unwrap();
+    let mut w = testkit::small_kernel_writer(dir, 1, 2);
     let (s0, s1) = (Task::swapper(0), Task::swapper(1));
     let a = Task::new(100, 100, "alpha");
     let b = Task::new(200, 200, "beta");

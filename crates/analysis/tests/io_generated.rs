@@ -2,30 +2,19 @@
 
 use analysis::{lami::results_json, Common, Options};
 use ctf::value::Value;
-use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use scenario::common::{
     openat_entry, read_entry, read_exit, ret, statedump_fd, statedump_process, switch, write_entry,
     Task,
 };
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
+use scenario::lttng::ev;
 
-const OFFSET: i64 = 1_700_000_000_000_000_000;
+use testkit::CLOCK_OFFSET_NS as OFFSET;
 
 /// Process 10 ("app"): statedump fd 3 = /var/log/app.log; opens /etc/app.conf (O_CLOEXEC) as
 /// fd 4, reads it, writes the log, execs (fd 4 dropped), then reads fd 4 (unknown) and
 /// closes fd 3.
 fn write_trace(dir: &std::path::Path) {
-    let host = HostInfo {
-        hostname: "gen".into(),
-        trace_uuid: [5; 16],
-        clock_uuid: [6; 16],
-        clock_offset_ns: OFFSET as i128,
-        creation: "20240305T101500+0000".into(),
-        trace_name: "gen".into(),
-        kernel_release: "6.1.0".into(),
-    };
-    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
-    let mut w = TraceWriter::create(dir, &tc, 1, &WriterOptions::default()).unwrap();
+    let mut w = testkit::small_kernel_writer(dir, 5, 1);
     let s0 = Task::swapper(0);
     let a = Task::new(10, 10, "app");
     let mut e = |id: u64, ts: u64, v: Vec<Value>| w.write_event(0, id, ts, &v).unwrap();

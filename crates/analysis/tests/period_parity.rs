@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 
 use analysis::period::{run, PeriodCmd, PeriodOptions, PeriodResult};
 use analysis::{lami::results_json, Common};
-use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use scenario::common::{read_entry, read_exit, switch, Task};
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
+use scenario::lttng::ev;
 use serde_json::Value;
 
 const SWITCH: &str = r#"switch : $evt.$name == "sched_switch" && $evt.next_tid != 0 : $evt.$name == "sched_switch" && $evt.prev_tid == $begin.$evt.next_tid && $evt.cpu_id == $begin.$evt.cpu_id"#;
@@ -243,22 +242,12 @@ fn variants_parity() {
     }
 }
 
-const OFFSET: i64 = 1_700_000_000_000_000_000;
+use testkit::CLOCK_OFFSET_NS as OFFSET;
 
 /// CPU 0: alpha 1000..5000 (two reads: 1500..2500, 3000..3600), beta 5000..9000 (one read
 /// 6000..6500). CPU 1: gamma 2000..8000 (one read 4000..7000).
 fn write_trace(dir: &Path) {
-    let host = HostInfo {
-        hostname: "gen".into(),
-        trace_uuid: [5; 16],
-        clock_uuid: [6; 16],
-        clock_offset_ns: OFFSET as i128,
-        creation: "20240305T101500+0000".into(),
-        trace_name: "gen".into(),
-        kernel_release: "6.1.0".into(),
-    };
-    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
-    let mut w = TraceWriter::create(dir, &tc, 2, &WriterOptions::default()).unwrap();
+    let mut w = testkit::small_kernel_writer(dir, 5, 2);
     let (s0, s1) = (Task::swapper(0), Task::swapper(1));
     let a = Task::new(100, 100, "alpha");
     let b = Task::new(200, 200, "beta");

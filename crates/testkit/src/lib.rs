@@ -180,6 +180,26 @@ pub fn loud(line: &str) {
     let _ = writeln!(err, "{line}");
 }
 
+/// Epoch time (ns) of the clock zero of [`small_kernel_writer`]'s traces.
+pub const CLOCK_OFFSET_NS: i64 = 1_700_000_000_000_000_000;
+
+/// A writer of a small LTTng 2.13 kernel trace in `dir` (compact headers, `cpus` streams,
+/// hostname `gen`, clock zero at [`CLOCK_OFFSET_NS`]), with trace UUID `[uuid_byte; 16]`:
+/// what the tests that build traces event by event start from.
+pub fn small_kernel_writer(dir: &Path, uuid_byte: u8, cpus: u32) -> TraceWriter {
+    let host = HostInfo {
+        hostname: "gen".into(),
+        trace_uuid: [uuid_byte; 16],
+        clock_uuid: [uuid_byte.wrapping_add(1); 16],
+        clock_offset_ns: CLOCK_OFFSET_NS as i128,
+        creation: "20240305T101500+0000".into(),
+        trace_name: "gen".into(),
+        kernel_release: "6.1.0".into(),
+    };
+    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+    TraceWriter::create(dir, &tc, cpus, &WriterOptions::default()).expect("trace writer")
+}
+
 /// Writes a small LTTng-like kernel trace in `dir` (created): two CPUs, a few scheduling and
 /// `read` events, in the byte order `byte_order`, with trace UUID `[uuid_byte; 16]`. Returns
 /// its number of events. Two such traces of different byte orders make a damaged trace the way
