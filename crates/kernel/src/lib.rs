@@ -33,6 +33,26 @@ impl Model {
         }
     }
 
+    /// Feeds every event of `traces`, merged by time, to the model, appending the
+    /// notifications to `out`; returns the read errors (each naming its file and offset).
+    pub fn process_all(
+        &mut self,
+        traces: &[std::sync::Arc<ctf::Trace>],
+        out: &mut Vec<Notification>,
+    ) -> Vec<ctf::Error> {
+        let mut merger = ctf::Merger::new(traces);
+        while let Some(msg) = merger.next() {
+            if *msg != ctf::Message::Event {
+                continue;
+            }
+            let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
+                continue;
+            };
+            self.process(&ev, ts, out);
+        }
+        std::mem::take(&mut merger.errors)
+    }
+
     /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
     pub fn cpu_of(&mut self, ev: &Event<'_>) -> u32 {
         cpu_of(&mut self.cpu_of, ev)

@@ -4,7 +4,6 @@
 use ctf::ir::{ArrayType, ByteOrder, EventClass, Field, FieldType, IntType, StructType};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
-use ctf::{Merger, Message};
 use kernel::{FdOp, Model, Notification, StateOptions};
 use scenario::common::{statedump_fd, statedump_process, switch, Task};
 use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
@@ -54,16 +53,9 @@ const EXIT_PIPE: u64 = 107;
 fn run(paths: &[std::path::PathBuf], opts: StateOptions) -> (Model, Vec<Notification>) {
     let traces = ctf::open_all(paths).unwrap();
     let mut m = Model::new(opts);
-    let mut merger = Merger::new(&traces);
     let mut notes = Vec::new();
-    while let Some(msg) = merger.next() {
-        if *msg != Message::Event {
-            continue;
-        }
-        let ts = merger.current_time().unwrap();
-        let e = merger.event().unwrap();
-        m.process(&e, ts, &mut notes);
-    }
+    let errors = m.process_all(&traces, &mut notes);
+    assert!(errors.is_empty(), "{errors:?}");
     (m, notes)
 }
 

@@ -12,16 +12,9 @@ use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 fn run(paths: &[std::path::PathBuf], opts: StateOptions) -> (Model, Vec<Notification>) {
     let traces = ctf::open_all(paths).unwrap();
     let mut m = Model::new(opts);
-    let mut merger = Merger::new(&traces);
     let mut notes = Vec::new();
-    while let Some(msg) = merger.next() {
-        if *msg != Message::Event {
-            continue;
-        }
-        let ts = merger.current_time().unwrap();
-        let e = merger.event().unwrap();
-        m.process(&e, ts, &mut notes);
-    }
+    let errors = m.process_all(&traces, &mut notes);
+    assert!(errors.is_empty(), "{errors:?}");
     (m, notes)
 }
 
