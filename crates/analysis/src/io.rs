@@ -7,7 +7,7 @@ use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::{freq_bounds, histogram, Stats, Uniform};
+use crate::stats::{freq_bounds, Stats, Uniform};
 
 pub const METADATA: Metadata = Metadata {
     title: "I/O analysis",
@@ -345,15 +345,13 @@ impl Analysis for IoLatency {
                 let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
                 for (title, v) in groups {
-                    let mut t = Table::new("freq", b, e);
-                    t.title = Some(format!("I/O request latency distribution [{title}]"));
-                    for (lo, hi, n) in histogram(v, bins, lo, hi) {
-                        t.rows.push(vec![
-                            cell::duration(lo),
-                            cell::duration(hi),
-                            cell::number(n),
-                        ]);
-                    }
+                    let t = crate::lami::duration_freq_table(
+                        format!("I/O request latency distribution [{title}]"),
+                        v,
+                        bins,
+                        (lo, hi),
+                        (b, e),
+                    );
                     if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }

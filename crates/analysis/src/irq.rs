@@ -7,7 +7,7 @@ use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::{freq_bounds, histogram, Stats, Uniform};
+use crate::stats::{freq_bounds, Stats, Uniform};
 
 pub const METADATA: Metadata = Metadata {
     title: "System interrupt analysis",
@@ -277,18 +277,16 @@ impl Analysis for Irq {
                 let mut out = Vec::new();
                 for ((soft, nr), durs) in &groups {
                     let c = irq_cell(!soft, *nr);
-                    let mut t = Table::new("freq", range.begin, range.end);
-                    t.title = Some(format!(
-                        "Interrupt handler duration frequency distribution [{} ({nr})]",
-                        c["name"].as_str().unwrap_or("")
-                    ));
-                    for (lo, hi, n) in histogram(durs, bins, lo, hi) {
-                        t.rows.push(vec![
-                            cell::duration(lo),
-                            cell::duration(hi),
-                            cell::number(n),
-                        ]);
-                    }
+                    let t = crate::lami::duration_freq_table(
+                        format!(
+                            "Interrupt handler duration frequency distribution [{} ({nr})]",
+                            c["name"].as_str().unwrap_or("")
+                        ),
+                        durs,
+                        bins,
+                        (lo, hi),
+                        (range.begin, range.end),
+                    );
                     if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }

@@ -197,6 +197,28 @@ pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::
     w.write_all(b"]}\n")
 }
 
+/// A `freq` table titled `title`: the histogram of the durations `values` (ns) in `bins` bins
+/// between `lo` and `hi` (see [`crate::stats::histogram`]), one row `[lower, upper, count]` per
+/// bin.
+pub fn duration_freq_table(
+    title: String,
+    values: &[i64],
+    bins: usize,
+    (lo, hi): (Option<i64>, Option<i64>),
+    (begin, end): (i64, i64),
+) -> Table {
+    let mut t = Table::new("freq", begin, end);
+    t.title = Some(title);
+    for (lo, hi, n) in crate::stats::histogram(values, bins, lo, hi) {
+        t.rows.push(vec![
+            cell::duration(lo),
+            cell::duration(hi),
+            cell::number(n),
+        ]);
+    }
+    t
+}
+
 /// Puts histograms with the same bins (`--freq-uniform`) side by side, as lttng-analyses's
 /// `--freq-series` does: one table of an anonymous class titled `title`, whose columns are the
 /// bounds (`lower`, `upper`, of the class `bound_class`) and one count column per histogram,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
-use crate::stats::{freq_bounds, histogram, Stats, Uniform};
+use crate::stats::{freq_bounds, Stats, Uniform};
 
 const RECORD_COLUMNS: &[Column] = &[
     col("Wakeup timestamp", "timestamp"),
@@ -320,17 +320,13 @@ impl Analysis for Sched {
                 let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
                 for (tid, lats) in m {
-                    let mut t = Table::new("freq", b, e);
-                    t.title = Some(format!(
-                        "Scheduling latency frequency distribution [TID: {tid}]"
-                    ));
-                    for (lo, hi, n) in histogram(lats, bins, lo, hi) {
-                        t.rows.push(vec![
-                            cell::duration(lo),
-                            cell::duration(hi),
-                            cell::number(n),
-                        ]);
-                    }
+                    let t = crate::lami::duration_freq_table(
+                        format!("Scheduling latency frequency distribution [TID: {tid}]"),
+                        lats,
+                        bins,
+                        (lo, hi),
+                        (b, e),
+                    );
                     if !t.rows.is_empty() || self.series {
                         out.push(t);
                     }
