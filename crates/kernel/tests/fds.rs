@@ -4,7 +4,7 @@
 use ctf::ir::{ArrayType, ByteOrder, EventClass, Field, FieldType, IntType, StructType};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
-use kernel::{FdOp, Model, Notification, StateOptions};
+use kernel::{FdOp, Notification, StateOptions};
 use scenario::common::{statedump_fd, statedump_process, switch, Task};
 use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 
@@ -50,14 +50,8 @@ const CLOSE: u64 = 105;
 const EXIT: u64 = 106;
 const EXIT_PIPE: u64 = 107;
 
-fn run(paths: &[std::path::PathBuf], opts: StateOptions) -> (Model, Vec<Notification>) {
-    let traces = ctf::open_all(paths).unwrap();
-    let mut m = Model::new(opts);
-    let mut notes = Vec::new();
-    let errors = m.process_all(&traces, &mut notes);
-    assert!(errors.is_empty(), "{errors:?}");
-    (m, notes)
-}
+mod common;
+use common::run;
 
 #[test]
 fn descriptor_syscalls_2_5_layout() {

@@ -2,21 +2,15 @@
 
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use ctf::{Merger, Message};
-use kernel::{Kind, Model, Notification, StateOptions};
+use kernel::{Kind, Notification, StateOptions};
 use scenario::common::{
     irq_entry, irq_exit, read_entry, read_exit, statedump_fd, statedump_process, switch, vec1,
     wake, Task,
 };
 use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 
-fn run(paths: &[std::path::PathBuf], opts: StateOptions) -> (Model, Vec<Notification>) {
-    let traces = ctf::open_all(paths).unwrap();
-    let mut m = Model::new(opts);
-    let mut notes = Vec::new();
-    let errors = m.process_all(&traces, &mut notes);
-    assert!(errors.is_empty(), "{errors:?}");
-    (m, notes)
-}
+mod common;
+use common::run;
 
 #[test]
 fn generated_trace() {
