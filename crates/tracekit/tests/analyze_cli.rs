@@ -2,30 +2,20 @@
 //! `--refresh`, `--freq-uniform` / `--freq-series`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tracekit");
+mod common;
+use common::ok;
 
 fn tracekit(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN)
+    common::command()
         .arg("analyze")
         .args(args)
         .arg(dir)
-        .env("TZ", "UTC")
         .output()
         .expect("tracekit runs")
-}
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "tracekit failed ({}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
 }
 
 fn mi(args: &[&str], dir: &Path) -> Vec<Value> {
@@ -38,7 +28,7 @@ fn mi(args: &[&str], dir: &Path) -> Vec<Value> {
 /// Generates a kernel trace in `tmp/trace` and returns its path.
 fn gen(tmp: &Path) -> std::path::PathBuf {
     let dir = tmp.join("trace");
-    let o = Command::new(BIN)
+    let o = common::command()
         .args(["gen", "kernel-mix", "--seed", "3", "--events", "20000"])
         .args(["--cpus", "2", "-o"])
         .arg(&dir)

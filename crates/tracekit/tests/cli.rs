@@ -5,24 +5,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_tracekit");
+mod common;
+use common::ok;
 
 fn tracekit(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut c = Command::new(BIN);
+    let mut c = common::command();
     for a in args {
         c.arg(a);
     }
-    c.env("TZ", "UTC").output().expect("tracekit runs")
-}
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "tracekit failed ({}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
+    c.output().expect("tracekit runs")
 }
 
 fn gen_client_server(dir: &Path, seed: u64) {

@@ -1,26 +1,16 @@
 //! `tracekit critpath` end to end on generated client-server traces.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tracekit");
+mod common;
+use common::ok;
 
 fn tracekit(args: &[&str]) -> Output {
-    Command::new(BIN)
+    common::command()
         .args(args)
-        .env("TZ", "UTC")
         .output()
         .expect("tracekit runs")
-}
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "tracekit failed ({}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
 }
 
 fn gen(dir: &Path, aligned: bool) -> serde_json::Value {

@@ -1,28 +1,18 @@
 //! `tracekit sync` and the `--sync` flags end to end on generated multi-host scenarios.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use sync::Rational;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tracekit");
+mod common;
+use common::ok;
 
 fn tracekit(args: &[&str]) -> Output {
-    Command::new(BIN)
+    common::command()
         .args(args)
-        .env("TZ", "UTC")
         .output()
         .expect("tracekit runs")
-}
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "tracekit failed ({}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
 }
 
 /// Generates a client-server scenario with drifting, offset clocks; returns its ground truth.
