@@ -245,6 +245,12 @@ pub struct FixedScope {
     pub node: NodeId,
     pub align: u32,
     pub size_bits: u64,
+    /// Its members' reads: `FixedBody::words[first_read..first_read + reads]`.
+    first_read: u32,
+    reads: u32,
+    /// Bytes from the scope's start that its word reads may touch: when that many bytes are
+    /// there, every word read of the scope is in bounds.
+    span_bytes: u64,
 }
 
 /// An event body (common context, specific context, payload) made only of fixed-layout
@@ -255,6 +261,89 @@ pub struct FixedBody {
     /// Every member of every scope, in order: the scope's position in `scopes` and how to
     /// read the member from that scope's start.
     pub reads: Box<[(u8, PlanRead)]>,
+    /// The same members as [`WordRead`]s, for byte-aligned scope starts.
+    words: Box<[WordRead]>,
+}
+
+/// A member read as one 8-byte load and two shifts from a byte-aligned structure start: what
+/// [`PlanRead::fold`] computes, with everything but the load worked out at compile time.
+#[derive(Debug, Clone, Copy)]
+struct WordRead {
+    /// Byte offset of the loaded word from the structure start.
+    byte: u32,
+    /// `value = (word << left) >> right`, the right shift arithmetic for signed integers.
+    left: u8,
+    right: u8,
+    how: WordHow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordHow {
+    Little,
+    LittleSigned,
+    Big,
+    BigSigned,
+    /// A text of this many bytes: folded as its byte offset xor its length.
+    Text(u32),
+    /// Anything else (floats, fields not within one 8-byte load): [`PlanRead::fold`] of the
+    /// body's read whose index is in `byte`.
+    Plan,
+}
+
+impl WordRead {
+    /// The word read of `r`, the `index`-th read of its body.
+    fn of(r: &PlanRead, index: usize) -> WordRead {
+        let (off, size) = (r.bits.off, r.bits.size);
+        let bit = (off % 8) as u32;
+        let plan = WordRead {
+            byte: index as u32,
+            left: 0,
+            right: 0,
+            how: WordHow::Plan,
+        };
+        let Ok(byte) = u32::try_from(off / 8) else {
+            return plan;
+        };
+        if r.kind == ReadKind::Text {
+            return if bit == 0 {
+                WordRead {
+                    byte,
+                    how: WordHow::Text(r.text_len),
+                    ..plan
+                }
+            } else {
+                plan
+            };
+        }
+        if r.kind == ReadKind::Float || bit + size > 64 {
+            return plan;
+        }
+        let signed = r.kind == ReadKind::SInt;
+        // Little-endian fields start `bit` bits into the word's low end, big-endian ones
+        // `bit` bits into its high end.
+        let left = if r.bits.little { 64 - bit - size } else { bit };
+        let how = match (r.bits.little, signed) {
+            (true, false) => WordHow::Little,
+            (true, true) => WordHow::LittleSigned,
+            (false, false) => WordHow::Big,
+            (false, true) => WordHow::BigSigned,
+        };
+        WordRead {
+            byte,
+            left: left as u8,
+            right: (64 - size) as u8,
+            how,
+        }
+    }
+
+    /// Bytes from the structure start this read may touch.
+    fn span(&self) -> u64 {
+        match self.how {
+            WordHow::Text(n) => self.byte as u64 + n as u64,
+            WordHow::Plan => 0,
+            _ => self.byte as u64 + 8,
+        }
+    }
 }
 
 impl FixedBody {
@@ -263,6 +352,7 @@ impl FixedBody {
     pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<FixedBody> {
         let mut out = Vec::new();
         let mut reads = Vec::new();
+        let mut words = Vec::new();
         for (i, s) in scopes.iter().enumerate() {
             let Some(node) = *s else { continue };
             let n = &layout.nodes[node as usize];
@@ -271,17 +361,83 @@ impl FixedBody {
                 return None;
             }
             reads.extend(plan.reads.iter().map(|r| (out.len() as u8, *r)));
+            let first_read = words.len() as u32;
+            let at = words.len();
+            words.extend(
+                plan.reads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| WordRead::of(r, at + i)),
+            );
+            let span_bytes = words[first_read as usize..]
+                .iter()
+                .map(WordRead::span)
+                .max()
+                .unwrap_or(0);
             out.push(FixedScope {
                 which: i as u8 + 1,
                 node,
                 align: n.align,
                 size_bits: plan.size_bits,
+                first_read,
+                reads: plan.reads.len() as u32,
+                span_bytes,
             });
         }
         Some(FixedBody {
             scopes: out,
             reads: reads.into_boxed_slice(),
+            words: words.into_boxed_slice(),
         })
+    }
+
+    /// Folds every member of scope `i` starting at bit `base` of `data`, as
+    /// [`PlanRead::fold`] would one by one.
+    #[inline]
+    pub fn fold_scope(&self, i: usize, data: &[u8], base: u64) -> u64 {
+        let s = &self.scopes[i];
+        let first = s.first_read as usize;
+        let words = &self.words[first..first + s.reads as usize];
+        let start = (base / 8) as usize;
+        let whole = data
+            .get(start..)
+            .is_some_and(|b| b.len() as u64 >= s.span_bytes);
+        if !base.is_multiple_of(8) || !whole {
+            return self.fold_scope_by_plan(first, words.len(), data, base);
+        }
+        let mut acc = 0u64;
+        for w in words {
+            let at = start + w.byte as usize;
+            let word = || -> u64 {
+                let b: [u8; 8] = data[at..at + 8].try_into().unwrap_or_default();
+                u64::from_le_bytes(b)
+            };
+            let v = match w.how {
+                WordHow::Little => (word() << w.left) >> w.right,
+                WordHow::LittleSigned => (((word() << w.left) as i64) >> w.right) as u64,
+                WordHow::Big => (word().swap_bytes() << w.left) >> w.right,
+                WordHow::BigSigned => (((word().swap_bytes() << w.left) as i64) >> w.right) as u64,
+                WordHow::Text(n) => at as u64 ^ n as u64,
+                // `byte` holds the read's index for these.
+                WordHow::Plan => self.fold_read(w.byte as usize, data, base),
+            };
+            acc = acc.wrapping_add(v);
+        }
+        acc
+    }
+
+    /// Reads `count` members from `first` one by one (unaligned scope, or near the end of
+    /// the data): kept out of line so that the word loop stays small.
+    #[inline(never)]
+    fn fold_scope_by_plan(&self, first: usize, count: usize, data: &[u8], base: u64) -> u64 {
+        self.reads[first..first + count]
+            .iter()
+            .fold(0u64, |acc, (_, r)| acc.wrapping_add(r.fold(data, base)))
+    }
+
+    #[inline(never)]
+    fn fold_read(&self, index: usize, data: &[u8], base: u64) -> u64 {
+        self.reads[index].1.fold(data, base)
     }
 }
 

@@ -878,20 +878,30 @@ impl<'a> Event<'a> {
     /// together (see [`FieldView::fold_raw`]): decoding everything eagerly, as `count` does,
     /// with fixed-layout scopes read straight from their plans.
     pub fn fold_fields(&self) -> u64 {
-        let layout = &*self.r.trace.layout;
-        let data = self.packet_data();
-        let mut acc = 0u64;
         if let Some(body) = &self.layout().fixed_body {
+            let data = self.packet_data();
+            let mut acc = 0u64;
             // The body's scopes are the event's first slots (its header slots, if any, are
             // made on demand or follow the general path).
             let slots = &self.r.ev_slots;
             if slots.len() == body.scopes.len() {
-                for (scope, r) in body.reads.iter() {
-                    acc = acc.wrapping_add(r.fold(data, slots[*scope as usize].val));
+                for (i, s) in slots.iter().enumerate() {
+                    acc = acc.wrapping_add(body.fold_scope(i, data, s.val));
                 }
                 return acc;
             }
-            for s in slots {
+        }
+        self.fold_fields_by_slots()
+    }
+
+    /// [`Self::fold_fields`] for events decoded by the general path.
+    #[inline(never)]
+    fn fold_fields_by_slots(&self) -> u64 {
+        let layout = &*self.r.trace.layout;
+        let data = self.packet_data();
+        let mut acc = 0u64;
+        if self.layout().fixed_body.is_some() {
+            for s in &self.r.ev_slots {
                 if let Some(plan) = &layout.nodes[s.node as usize].plan {
                     for r in plan.reads.iter() {
                         acc = acc.wrapping_add(r.fold(data, s.val));
