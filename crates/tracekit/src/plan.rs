@@ -314,7 +314,10 @@ impl ClassPlan {
     /// [`Self::direct_room`] gave (for this event's packet) from `at`. Returns where the line
     /// ends, or None when the event is not laid out as planned (or a [`Fmt::General`] value
     /// does not fit), to be written the general way. `scratch` holds general values.
-    #[inline]
+    ///
+    /// Kept out of line: inlined into the worker's loop, its values live in spilled
+    /// registers.
+    #[inline(never)]
     pub fn write_direct(
         &self,
         b: &mut [u8],
@@ -489,9 +492,8 @@ fn eight_digits_at(b: &mut [u8], at: usize, x: u32) -> usize {
 }
 
 /// Writes `v` in decimal at `at` (room for 20 bytes); returns where it ends.
-#[inline]
+#[inline(always)]
 pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
-    const E8: u64 = 100_000_000;
     // Most values (cpus, priorities, small ids) have one digit.
     if v < 10 {
         b[at] = b'0' + v as u8;
@@ -500,6 +502,14 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
     if v < E8 {
         return head_digits_at(b, at, v as u32);
     }
+    u64_long_at(b, at, v)
+}
+
+const E8: u64 = 100_000_000;
+
+/// [`u64_at`] for nine digits or more (addresses, byte counts), kept out of line.
+#[inline(never)]
+fn u64_long_at(b: &mut [u8], at: usize, v: u64) -> usize {
     if v < E8 * E8 {
         let at = head_digits_at(b, at, (v / E8) as u32);
         return eight_digits_at(b, at, (v % E8) as u32);
@@ -511,23 +521,44 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
     eight_digits_at(b, at, (rest % E8) as u32)
 }
 
+/// The eight upper-case hexadecimal digits of `x` as ASCII, most significant first, as the
+/// bytes of a little-endian word: the nibbles spread to one per byte (halves, then quarters,
+/// then nibbles), byte-swapped, then `0`-based or `A`-based depending on whether adding 6
+/// carries into the byte's high nibble (digits 10 to 15).
+#[inline(always)]
+fn hex8(x: u32) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = x as u64;
+    let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+    let x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+    let x = ((x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f).swap_bytes();
+    let letters = ((x + 6 * ONES) >> 4) & ONES;
+    x + ASCII_ZEROS + letters * 7
+}
+
 /// Writes `0x` and `v` in upper-case hexadecimal at `at` (room for 18 bytes).
 #[inline]
 fn hex_at(b: &mut [u8], at: usize, v: u64) -> usize {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    b[at] = b'0';
+    b[at + 1] = b'x';
+    let at = at + 2;
     let n = ((64 - v.leading_zeros() as usize).div_ceil(4)).max(1);
-    let d = &mut b[at..at + 2 + n];
-    d[0] = b'0';
-    d[1] = b'x';
-    let mut v = v;
-    for x in d[2..].iter_mut().rev() {
-        *x = HEX[(v & 15) as usize];
-        v >>= 4;
+    if n > 8 {
+        // Leading zero digits are the low bytes of the word.
+        let hi = hex8((v >> 32) as u32) >> (8 * (16 - n));
+        b[at..at + 8].copy_from_slice(&hi.to_le_bytes());
+        let at = at + n - 8;
+        b[at..at + 8].copy_from_slice(&hex8(v as u32).to_le_bytes());
+        at + 8
+    } else {
+        let lo = hex8(v as u32) >> (8 * (8 - n));
+        b[at..at + 8].copy_from_slice(&lo.to_le_bytes());
+        at + n
     }
-    at + 2 + n
 }
 
 /// Per byte of `v`, the high bit set when the byte is zero (exact: no carries across bytes).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 fn zero_bytes(v: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -536,6 +567,7 @@ fn zero_bytes(v: u64) -> u64 {
 
 /// Per byte of `v`, the high bit set when Babeltrace escapes the byte: a control character
 /// (below 0x20) or one of `\ " ' ?`.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 fn escaped_bytes(v: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -550,6 +582,60 @@ fn escaped_bytes(v: u64) -> u64 {
         | zero_bytes(v ^ (b'?' as u64 * ONES))
 }
 
+/// The length of the text in `blk` (up to its first NUL) when none of its bytes is escaped.
+/// With SSE2 (always there on x86-64): one compare per kind of byte over the 16 bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn plain_len16(blk: &[u8; 16]) -> Option<usize> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x,
+    };
+    let lo = i64::from_le_bytes(blk[..8].try_into().expect("8 bytes"));
+    let hi = i64::from_le_bytes(blk[8..].try_into().expect("8 bytes"));
+    // SAFETY: these intrinsics only need SSE2, which every x86-64 processor has (it is part
+    // of the target's baseline); they touch no memory.
+    let escaped_and_nul = unsafe {
+        let v = _mm_set_epi64x(hi, lo);
+        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        // Control characters: bytes equal to their unsigned minimum with 0x1f.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+        let quotes = _mm_or_si128(_mm_or_si128(eq(b'"'), eq(b'\'')), eq(b'?'));
+        let escaped = _mm_or_si128(_mm_or_si128(control, eq(b'\\')), quotes);
+        (
+            _mm_movemask_epi8(escaped) as u32,
+            _mm_movemask_epi8(eq(0)) as u32,
+        )
+    };
+    let (escaped, nul) = escaped_and_nul;
+    let len = (nul | 1 << 16).trailing_zeros();
+    (escaped & ((1 << len) - 1) == 0).then_some(len as usize)
+}
+
+/// [`plain_len16`] elsewhere: eight bytes at a time in a word.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn plain_len16(blk: &[u8; 16]) -> Option<usize> {
+    swar_plain_len16(blk)
+}
+
+/// [`plain_len16`] with word operations (used where SSE2 is not; tested everywhere).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn swar_plain_len16(blk: &[u8; 16]) -> Option<usize> {
+    let lo = u64::from_le_bytes(blk[..8].try_into().expect("8 bytes"));
+    let hi = u64::from_le_bytes(blk[8..].try_into().expect("8 bytes"));
+    let zeros = zero_bytes(lo) as u128 | (zero_bytes(hi) as u128) << 64;
+    let len = (zeros.trailing_zeros() / 8) as usize;
+    let before = if len == 16 {
+        u128::MAX
+    } else {
+        (1u128 << (8 * len)) - 1
+    };
+    let escaped = escaped_bytes(lo) as u128 | (escaped_bytes(hi) as u128) << 64;
+    (escaped & before == 0).then_some(len)
+}
+
 /// Writes a quoted string value, up to its first NUL, at `at` (room for 2 + max(16, 4 ×
 /// length) bytes).
 #[inline]
@@ -557,23 +643,17 @@ fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
     b[at] = b'"';
     let at = at + 1;
     let end = if let Ok(blk) = <&[u8; 16]>::try_from(raw) {
-        // The usual `char comm[16]`: checked eight bytes at a time, copied as one block, then
-        // cut at its NUL.
-        let lo = u64::from_le_bytes(blk[..8].try_into().expect("8 bytes"));
-        let hi = u64::from_le_bytes(blk[8..].try_into().expect("8 bytes"));
-        let zeros = zero_bytes(lo) as u128 | (zero_bytes(hi) as u128) << 64;
-        let len = (zeros.trailing_zeros() / 8) as usize;
-        let before = if len == 16 {
-            u128::MAX
-        } else {
-            (1u128 << (8 * len)) - 1
-        };
-        let escaped = escaped_bytes(lo) as u128 | (escaped_bytes(hi) as u128) << 64;
-        if escaped & before == 0 {
-            b[at..at + 16].copy_from_slice(blk);
-            at + len
-        } else {
-            escape_at(b, at, &blk[..len])
+        // The usual `char comm[16]`: checked at once, copied as one block, then cut at its
+        // NUL.
+        match plain_len16(blk) {
+            Some(len) => {
+                b[at..at + 16].copy_from_slice(blk);
+                at + len
+            }
+            None => {
+                let len = blk.iter().position(|&c| c == 0).unwrap_or(16);
+                escape_at(b, at, &blk[..len])
+            }
         }
     } else {
         let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
@@ -585,7 +665,12 @@ fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
 
 /// Writes `s` at `at` as [`write_escaped`] does (room for 4 bytes per byte of `s`).
 fn escape_at(b: &mut [u8], at: usize, s: &[u8]) -> usize {
-    let mut t = Vec::with_capacity(s.len());
+    let plain = |c: u8| c >= 0x20 && !matches!(c, b'\\' | b'"' | b'\'' | b'?');
+    if s.iter().all(|&c| plain(c)) {
+        b[at..at + s.len()].copy_from_slice(s);
+        return at + s.len();
+    }
+    let mut t = Vec::with_capacity(4 * s.len());
     write_escaped(&mut t, s);
     b[at..at + t.len()].copy_from_slice(&t);
     at + t.len()
@@ -634,7 +719,17 @@ mod tests {
     #[test]
     fn integers() {
         let mut b = b"x".to_vec();
-        for v in [0, 7, 10, 99, 100, 12345, u64::MAX] {
+        for v in [
+            0,
+            7,
+            10,
+            99,
+            100,
+            12345,
+            0xABCD_EF01,
+            0x1_0000_0000,
+            u64::MAX,
+        ] {
             put_u64(&mut b, v);
             b.push(b' ');
             put_hex(&mut b, v);
@@ -645,8 +740,9 @@ mod tests {
         put_i64(&mut b, -7);
         assert_eq!(
             String::from_utf8(b).unwrap(),
-            "x0 0x0 7 0x7 10 0xA 99 0x63 100 0x64 12345 0x3039 \
-             18446744073709551615 0xFFFFFFFFFFFFFFFF -9223372036854775808 -7"
+            "x0 0x0 7 0x7 10 0xA 99 0x63 100 0x64 12345 0x3039 2882400001 0xABCDEF01 \
+             4294967296 0x100000000 18446744073709551615 0xFFFFFFFFFFFFFFFF \
+             -9223372036854775808 -7"
         );
     }
 
@@ -661,6 +757,21 @@ mod tests {
                 assert_eq!(String::from_utf8(b).unwrap(), x.to_string());
             }
             v = v.saturating_mul(10);
+        }
+    }
+
+    #[test]
+    fn hex_of_every_length() {
+        // Each nibble count from 1 to 16, with every digit value, against the standard
+        // formatting.
+        for n in 1..=16u32 {
+            for d in 1..16u64 {
+                let v = (0..n).fold(0u64, |acc, i| acc << 4 | ((d + i as u64) % 16))
+                    | d << (4 * (n - 1));
+                let mut b = Vec::new();
+                put_hex(&mut b, v);
+                assert_eq!(String::from_utf8(b).unwrap(), format!("0x{v:X}"));
+            }
         }
     }
 
@@ -693,6 +804,32 @@ mod tests {
                 assert_eq!(escaped_bytes(v), want, "byte {c:#x} at {pos}");
                 let zero = if c == 0 { 0x80u64 << (8 * pos) } else { 0 };
                 assert_eq!(zero_bytes(v), zero, "byte {c:#x} at {pos}");
+            }
+        }
+    }
+
+    #[test]
+    fn plain_length_of_every_byte_in_every_place() {
+        // Each byte value at each place of a 16-byte text, with and without a NUL before it,
+        // against the per-byte rule; both the build's and the word version.
+        let plain = |c: u8| c >= 0x20 && !matches!(c, b'\\' | b'"' | b'\'' | b'?');
+        for c in 0..=255u8 {
+            for pos in 0..16 {
+                for nul in [None, Some(3), Some(15)] {
+                    let mut blk = [b'a'; 16];
+                    blk[pos] = c;
+                    if let Some(z) = nul {
+                        blk[z] = 0;
+                    }
+                    let len = blk.iter().position(|&x| x == 0).unwrap_or(16);
+                    let want = blk[..len].iter().all(|&x| plain(x)).then_some(len);
+                    assert_eq!(plain_len16(&blk), want, "byte {c:#x} at {pos}, nul {nul:?}");
+                    assert_eq!(
+                        swar_plain_len16(&blk),
+                        want,
+                        "byte {c:#x} at {pos}, nul {nul:?}"
+                    );
+                }
             }
         }
     }

@@ -9,6 +9,9 @@ pub struct TimeFormatter {
     tz: TimeZone,
     cached_sec: Option<i64>,
     cached_hms: [u8; 8],
+    /// The stamp of the second that [`Self::stamp`] last wrote, and that second's first ns:
+    /// within it, a stamp only needs its fraction.
+    stamp_second: Option<(i64, [u8; STAMP_LEN])>,
 }
 
 impl TimeFormatter {
@@ -27,6 +30,7 @@ impl TimeFormatter {
             tz,
             cached_sec: None,
             cached_hms: *b"00:00:00",
+            stamp_second: None,
         }
     }
 
@@ -67,12 +71,24 @@ impl TimeFormatter {
     /// event, and it overwrites the placeholder ([`short_delta`], [`write_delta`]).
     #[inline]
     pub fn stamp(&mut self, ns: i64) -> [u8; STAMP_LEN] {
+        let (start, mut a) = match self.stamp_second {
+            Some((start, a)) if ns.wrapping_sub(start) as u64 <= 999_999_999 && ns >= start => {
+                (start, a)
+            }
+            _ => self.new_stamp_second(ns),
+        };
+        nine_digits(&mut a[10..19], (ns - start) as u32);
+        a
+    }
+
+    #[cold]
+    fn new_stamp_second(&mut self, ns: i64) -> (i64, [u8; STAMP_LEN]) {
         let sec = ns.div_euclid(1_000_000_000);
-        let frac = ns.rem_euclid(1_000_000_000);
         let mut a = *b"[HH:MM:SS.nnnnnnnnn] (+?.?????????) ";
         a[1..9].copy_from_slice(self.hms(sec));
-        nine_digits(&mut a[10..19], frac as u32);
-        a
+        let start = sec * 1_000_000_000;
+        self.stamp_second = Some((start, a));
+        (start, a)
     }
 }
 
@@ -122,7 +138,7 @@ pub fn write_delta(out: &mut Vec<u8>, d: i64) {
 pub(crate) fn eight_digits(x: u32) -> u64 {
     let x = x as u64;
     // 32-bit lanes: [first four digits, last four].
-    let v = x / 10_000 | (x % 10_000) << 32;
+    let v = (x / 10_000) | ((x % 10_000) << 32);
     let hi = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
     // 16-bit lanes: pairs of digits.
     let v = hi | (v - hi * 100) << 16;
@@ -259,6 +275,9 @@ mod tests {
             prefix(&mut f, t, Some(t - 9_999_999_999)),
             prefix(&mut f, t, Some(t - 10_000_000_000)),
             prefix(&mut f, -1, Some(0)),
+            prefix(&mut f, 0, Some(-1)),
+            prefix(&mut f, 999_999_999, Some(0)),
+            prefix(&mut f, 1_000_000_000, Some(999_999_999)),
         ];
         assert_eq!(
             lines,
@@ -269,6 +288,9 @@ mod tests {
                 "[03:33:20.123456789] (+9.999999999) ",
                 "[03:33:20.123456789] (+10.000000000) ",
                 "[23:59:59.999999999] (-0.000000001) ",
+                "[00:00:00.000000000] (+0.000000001) ",
+                "[00:00:00.999999999] (+0.999999999) ",
+                "[00:00:01.000000000] (+0.000000001) ",
             ]
         );
     }
