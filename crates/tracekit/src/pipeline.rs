@@ -1,6 +1,7 @@
-//! Parallel text output: one worker thread per stream decodes and formats its events; the
-//! main thread merges the formatted lines by time and adds what depends on the merged order
-//! (the timestamp and the delta from the previous line).
+//! Parallel text output: one worker thread per stream decodes and formats its events, time
+//! stamp included; the main thread merges the formatted lines by time and fills in what
+//! depends on the merged order, the delta from the previous line, in place before it copies
+//! each line out.
 //!
 //! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
 //! byte-identical to the sequential printer.
@@ -13,13 +14,14 @@ use ctf::merge::TimeMap;
 use ctf::{Message, StreamReader};
 
 use crate::progress::Progress;
-use crate::text::{Loss, TextPrinter};
-use crate::timefmt::TimeFormatter;
+use crate::text::{Loss, TextBuf, TextPrinter};
+use crate::timefmt::{short_delta, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
 
 /// What a formatted entry is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// An event line (stdout); the main thread prefixes its time.
+    /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
+    /// fills in its delta.
     Event,
     /// A loss warning (stderr), complete.
     Loss,
@@ -41,7 +43,7 @@ struct Entry {
 #[derive(Default)]
 struct Chunk {
     entries: Vec<Entry>,
-    text: Vec<u8>,
+    text: TextBuf,
 }
 
 const CHUNK_ENTRIES: usize = 4096;
@@ -51,7 +53,7 @@ impl Chunk {
     fn new() -> Chunk {
         Chunk {
             entries: Vec::with_capacity(CHUNK_ENTRIES + 64),
-            text: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
+            text: TextBuf::with_capacity(CHUNK_BYTES + (64 << 10)),
         }
     }
 }
@@ -62,6 +64,8 @@ const OUT_BYTES: usize = 1 << 19;
 /// Settings shared by the workers.
 pub struct PrintSetup {
     pub gmt: bool,
+    /// The time zone of `gmt`, found once for all threads (None: found by each).
+    pub tz: Option<jiff::tz::TimeZone>,
     pub time_map: Option<Arc<dyn TimeMap>>,
 }
 
@@ -69,7 +73,11 @@ pub struct PrintSetup {
 /// Chunks the main thread is done with come back on `free` to be refilled: their memory is
 /// already mapped and sized.
 fn worker(mut r: StreamReader, setup: &PrintSetup, tx: SyncSender<Chunk>, free: Receiver<Chunk>) {
-    let mut printer = TextPrinter::new(TimeFormatter::new(setup.gmt));
+    let times = match &setup.tz {
+        Some(tz) => TimeFormatter::with_tz(tz.clone()),
+        None => TimeFormatter::new(setup.gmt),
+    };
+    let mut printer = TextPrinter::new(times);
     let mut chunk = Chunk::new();
     let trace_index = r.trace().index;
     let map = |ns: Option<i64>| match (ns, &setup.time_map) {
@@ -82,8 +90,9 @@ fn worker(mut r: StreamReader, setup: &PrintSetup, tx: SyncSender<Chunk>, free: 
         let (time, kind) = match m {
             Ok(Message::Event) => {
                 let ev = r.event();
-                printer.event_tail(&mut chunk.text, &ev);
-                (map(ev.time_ns()), Kind::Event)
+                let time = map(ev.time_ns());
+                printer.event(&mut chunk.text, &ev, time);
+                (time, Kind::Event)
             }
             Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
                 let (what, count, begin_ns, end_ns) = match msg {
@@ -165,7 +174,13 @@ struct Cursor {
 
 impl Cursor {
     /// Makes sure an entry is available; false at the end of the stream.
+    #[inline]
     fn fill(&mut self) -> bool {
+        self.next < self.chunk.entries.len() || self.refill()
+    }
+
+    #[cold]
+    fn refill(&mut self) -> bool {
         while self.next >= self.chunk.entries.len() {
             match self.rx.recv() {
                 Ok(c) => {
@@ -204,7 +219,6 @@ pub fn print_parallel<W: Write>(
     mut bounds: impl FnMut(Option<i64>) -> Result<Option<(i64, i64)>, String>,
     progress: &Progress,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
-    let mut times = TimeFormatter::new(setup.gmt);
     let mut last_ns: Option<i64> = None;
     let mut outcome = Outcome::default();
     std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
@@ -260,8 +274,8 @@ pub fn print_parallel<W: Write>(
             let i = live[at];
             let c = &mut cursors[i];
             let e = &c.chunk.entries[c.next];
-            let text = &c.chunk.text[c.start..e.end as usize];
             let (kind, end) = (e.kind, e.end as usize);
+            let text = &mut c.chunk.text.text_mut()[c.start..end];
             let in_range = match bounds {
                 Some((b, en)) if time != i64::MIN => {
                     if time > en && kind != Kind::Error {
@@ -274,11 +288,26 @@ pub fn print_parallel<W: Write>(
             if in_range || kind == Kind::Error {
                 match kind {
                     Kind::Event => {
-                        if time != i64::MIN {
-                            times.write_prefix(&mut buf, time, last_ns);
+                        if time == i64::MIN {
+                            buf.extend_from_slice(text);
+                        } else {
+                            // The stamp holds the first event's delta: the others' goes in.
+                            match last_ns.map(|l| time.wrapping_sub(l)) {
+                                None => buf.extend_from_slice(text),
+                                Some(d) => match short_delta(d) {
+                                    Some(x) => {
+                                        text[DELTA_AT..DELTA_AT + DELTA_LEN].copy_from_slice(&x);
+                                        buf.extend_from_slice(text);
+                                    }
+                                    None => {
+                                        buf.extend_from_slice(&text[..DELTA_AT]);
+                                        write_delta(&mut buf, d);
+                                        buf.extend_from_slice(&text[DELTA_AT + DELTA_LEN..]);
+                                    }
+                                },
+                            }
                             last_ns = Some(time);
                         }
-                        buf.extend_from_slice(text);
                         outcome.events += 1;
                         if outcome.events & 0xffff == 0 {
                             progress.add(1 << 16);

@@ -38,6 +38,7 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
     let mut setup = PrintSetup {
         gmt: args.clock_gmt,
+        tz: Some(tz.clone()),
         time_map: None,
     };
     if args.sync {

@@ -6,13 +6,96 @@ use ctf::field::{Compound, FieldValue, FieldVisitor};
 use ctf::ir::{DisplayBase, EnumMapping, EnvValue, Role};
 use ctf::stream::Event;
 
-use crate::plan::ClassPlan;
-use crate::timefmt::TimeFormatter;
+use crate::plan::{put_hex, put_i64, put_u64, put_value, ClassPlan};
+use crate::timefmt::{TimeFormatter, STAMP_LEN};
+
+/// Text being gathered for output: a buffer kept at its full length, so that its bytes are
+/// always initialized, of which the first `used` hold text. An event line is written straight
+/// into the free part with indexes (one room check per line) instead of `Vec` pushes, each of
+/// which checks the capacity and stores the length again.
+pub struct TextBuf {
+    bytes: Vec<u8>,
+    used: usize,
+}
+
+impl TextBuf {
+    pub fn with_capacity(n: usize) -> TextBuf {
+        TextBuf {
+            bytes: vec![0; n],
+            used: 0,
+        }
+    }
+
+    /// The free part, at least `n` bytes long.
+    #[inline]
+    pub fn room(&mut self, n: usize) -> &mut [u8] {
+        if self.bytes.len() - self.used < n {
+            self.grow(n);
+        }
+        &mut self.bytes[self.used..]
+    }
+
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let len = (self.used + n).max(self.bytes.len() * 2);
+        self.bytes.resize(len, 0);
+    }
+
+    /// Marks `n` more bytes of the free part as text.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.used += n;
+    }
+
+    pub fn extend(&mut self, s: &[u8]) {
+        self.room(s.len())[..s.len()].copy_from_slice(s);
+        self.used += s.len();
+    }
+
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    pub fn clear(&mut self) {
+        self.used = 0;
+    }
+
+    /// The text, writable (the merging thread fills in each line's delta in place).
+    pub fn text_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[..self.used]
+    }
+
+    /// Bytes allocated (zero for a placeholder).
+    pub fn capacity(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl Default for TextBuf {
+    fn default() -> TextBuf {
+        TextBuf::with_capacity(0)
+    }
+}
+
+impl Write for TextBuf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.extend(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// Formats events and loss messages like `babeltrace2` does by default.
 pub struct TextPrinter {
     times: TimeFormatter,
     buf: Vec<u8>,
+    /// An event line written the general way, before it is copied to the output.
+    line: Vec<u8>,
+    /// A value a direct plan writes through [`ctf::field::FieldValue`].
+    scratch: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
@@ -53,11 +136,45 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
     }
 }
 
+/// The rendered packet context of `ev`'s packet, cached per trace and stream.
+fn packet_text<'c>(
+    cache: &'c mut Vec<Vec<Option<PacketText>>>,
+    stack: &mut Vec<(usize, Frame)>,
+    ev: &Event<'_>,
+) -> Option<&'c [u8]> {
+    let (ti, si) = (ev.trace().index, ev.stream_index());
+    if cache.len() <= ti {
+        cache.resize(ti + 1, Vec::new());
+    }
+    let per_stream = &mut cache[ti];
+    if per_stream.len() <= si {
+        per_stream.resize(si + 1, None);
+    }
+    let key = ev.packet_key();
+    if !matches!(&per_stream[si], Some((k, _)) if *k == key) {
+        let text = ev.packet_context().and_then(|v| {
+            let mut t = Vec::new();
+            let mut w = TextWriter {
+                b: &mut t,
+                stack,
+                skip_roles: true,
+                visible: 0,
+            };
+            v.walk(&mut w);
+            (w.visible > 0).then_some(t)
+        });
+        per_stream[si] = Some((key, text));
+    }
+    per_stream[si].as_ref().and_then(|(_, t)| t.as_deref())
+}
+
 impl TextPrinter {
     pub fn new(times: TimeFormatter) -> Self {
         TextPrinter {
             times,
             buf: Vec::with_capacity(512),
+            line: Vec::with_capacity(512),
+            scratch: Vec::new(),
             labels: Vec::new(),
             packet_text: Vec::new(),
             stack: Vec::new(),
@@ -65,13 +182,9 @@ impl TextPrinter {
         }
     }
 
-    /// Appends what follows the time: trace label, event name and field scopes, and a newline.
-    pub fn event_tail(&mut self, b: &mut Vec<u8>, ev: &Event<'_>) {
+    /// The plan state of `ev`'s class, made on its first event.
+    fn plan_state(&mut self, ev: &Event<'_>) -> &mut PlanState {
         let ti = ev.trace().index;
-        if self.labels.len() <= ti {
-            self.labels.resize(ti + 1, None);
-        }
-        let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
         let (sc, ec) = ev.class_index();
         if self.plans.len() <= ti {
             self.plans.resize_with(ti + 1, Vec::new);
@@ -86,12 +199,74 @@ impl TextPrinter {
         }
         let state = &mut per_class[ec];
         if let PlanState::Unknown = state {
+            if self.labels.len() <= ti {
+                self.labels.resize(ti + 1, None);
+            }
+            let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
             *state = match ClassPlan::build(ev, label) {
                 Some(p) => PlanState::Some(Box::new(p)),
                 None => PlanState::None,
             };
         }
-        let plan = match state {
+        state
+    }
+
+    /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
+    /// placeholder of the delta that the merging thread fills in, see
+    /// [`TimeFormatter::stamp`]); then the trace label, event name, field scopes and newline.
+    #[inline]
+    pub fn event(&mut self, out: &mut TextBuf, ev: &Event<'_>, time: i64) {
+        let stamp = if time == i64::MIN { 0 } else { STAMP_LEN };
+        let ti = ev.trace().index;
+        let (sc, ec) = ev.class_index();
+        let ready = matches!(
+            self.plans
+                .get(ti)
+                .and_then(|p| p.get(sc))
+                .and_then(|p| p.get(ec)),
+            Some(PlanState::Some(_) | PlanState::None)
+        );
+        if !ready {
+            self.plan_state(ev);
+        }
+        let plan = match &mut self.plans[ti][sc][ec] {
+            PlanState::Some(p) => Some(p),
+            _ => None,
+        };
+        if let Some(p) = plan.filter(|p| p.is_direct()) {
+            let (cache, stack) = (&mut self.packet_text, &mut self.stack);
+            let need = stamp
+                + p.direct_room((ev.stream_index(), ev.packet_key()), || {
+                    packet_text(cache, stack, ev).map(<[u8]>::to_vec)
+                });
+            let b = out.room(need);
+            if stamp > 0 {
+                b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
+            }
+            if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch) {
+                out.commit(end);
+                return;
+            }
+        }
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        if stamp > 0 {
+            line.extend_from_slice(&self.times.stamp(time));
+        }
+        self.event_tail(&mut line, ev);
+        out.extend(&line);
+        self.line = line;
+    }
+
+    /// Appends what follows the stamp, the general way: trace label, event name and field
+    /// scopes (through the class's plan, walked, when it has one), and a newline.
+    fn event_tail(&mut self, b: &mut Vec<u8>, ev: &Event<'_>) {
+        let ti = ev.trace().index;
+        // Makes the label and the plan if this is the first event of the class.
+        self.plan_state(ev);
+        let (sc, ec) = ev.class_index();
+        let label = self.labels[ti].as_deref().unwrap_or_default();
+        let plan = match &self.plans[ti][sc][ec] {
             PlanState::Some(p) => Some(&**p),
             _ => None,
         };
@@ -105,34 +280,8 @@ impl TextPrinter {
                 b.extend_from_slice(b": ");
             }
         }
-        // The packet context is the same for every event of a packet: render it once.
-        let si = ev.stream_index();
-        if self.packet_text.len() <= ti {
-            self.packet_text.resize(ti + 1, Vec::new());
-        }
-        let per_stream = &mut self.packet_text[ti];
-        if per_stream.len() <= si {
-            per_stream.resize(si + 1, None);
-        }
-        let key = ev.packet_key();
-        let cached = match &per_stream[si] {
-            Some((k, text)) if *k == key => text,
-            _ => {
-                let text = ev.packet_context().and_then(|v| {
-                    let mut t = Vec::new();
-                    let mut w = TextWriter {
-                        b: &mut t,
-                        stack: &mut self.stack,
-                        skip_roles: true,
-                        visible: 0,
-                    };
-                    v.walk(&mut w);
-                    (w.visible > 0).then_some(t)
-                });
-                per_stream[si] = Some((key, text));
-                &per_stream[si].as_ref().expect("just set").1
-            }
-        };
+        // The packet context is the same for every event of a packet: rendered once.
+        let cached = packet_text(&mut self.packet_text, &mut self.stack, ev);
         let mut first = true;
         if let Some(t) = cached {
             b.extend_from_slice(t);
@@ -256,7 +405,9 @@ enum Frame {
 }
 
 impl TextWriter<'_> {
+    #[inline]
     fn prefix(&mut self, name: Option<&str>) {
+        let depth = self.stack.len();
         let Some((count, frame)) = self.stack.last_mut() else {
             return;
         };
@@ -264,19 +415,20 @@ impl TextWriter<'_> {
             *count += 1;
             return;
         }
-        self.b
-            .extend_from_slice(if *count == 0 { b" " } else { b", " });
+        if *count > 0 {
+            self.b.push(b',');
+        }
+        self.b.push(b' ');
         if *frame == Frame::Array {
             self.b.push(b'[');
-            self.b
-                .extend_from_slice(itoa::Buffer::new().format(*count).as_bytes());
+            put_u64(self.b, *count as u64);
             self.b.extend_from_slice(b"] = ");
         } else if let Some(n) = name {
             self.b.extend_from_slice(n.as_bytes());
             self.b.extend_from_slice(b" = ");
         }
         *count += 1;
-        if self.stack.len() == 1 {
+        if depth == 1 {
             self.visible += 1;
         }
     }
@@ -288,7 +440,7 @@ impl FieldVisitor for TextWriter<'_> {
             return;
         }
         self.prefix(name);
-        write_scalar(self.b, value);
+        put_value(self.b, value);
     }
 
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
@@ -321,12 +473,10 @@ fn write_int(b: &mut Vec<u8>, signed_value: Option<i64>, bits: u64, base: Displa
     use std::io::Write as _;
     match base {
         DisplayBase::Decimal => match signed_value {
-            Some(v) => b.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
-            None => b.extend_from_slice(itoa::Buffer::new().format(bits).as_bytes()),
+            Some(v) => put_i64(b, v),
+            None => put_u64(b, bits),
         },
-        DisplayBase::Hexadecimal => {
-            let _ = write!(b, "0x{bits:X}");
-        }
+        DisplayBase::Hexadecimal => put_hex(b, bits),
         DisplayBase::Octal => {
             let _ = write!(b, "0{bits:o}");
         }

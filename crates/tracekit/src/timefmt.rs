@@ -9,6 +9,9 @@ pub struct TimeFormatter {
     tz: TimeZone,
     cached_sec: Option<i64>,
     cached_hms: [u8; 8],
+    /// The stamp of the second that [`Self::stamp`] last wrote, and that second's first ns:
+    /// within it, a stamp only needs its fraction.
+    stamp_second: Option<(i64, [u8; STAMP_LEN])>,
 }
 
 impl TimeFormatter {
@@ -18,10 +21,16 @@ impl TimeFormatter {
         } else {
             TimeZone::system()
         };
+        TimeFormatter::with_tz(tz)
+    }
+
+    /// A formatter for time zone `tz`.
+    pub fn with_tz(tz: TimeZone) -> Self {
         TimeFormatter {
             tz,
             cached_sec: None,
             cached_hms: *b"00:00:00",
+            stamp_second: None,
         }
     }
 
@@ -56,74 +65,96 @@ impl TimeFormatter {
         out.extend_from_slice(&a);
     }
 
-    /// Appends `[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) ` for an event at `ns`, the delta being
-    /// from `last` (`(+?.?????????)` without one).
+    /// The stamp of an event at `ns`: `[HH:MM:SS.nnnnnnnnn] (+?.?????????) `, whose bytes
+    /// [`DELTA_AT`].. hold the delta from the previous event, here the first event's
+    /// placeholder. Workers stamp their own events; only the merging thread knows the previous
+    /// event, and it overwrites the placeholder ([`short_delta`], [`write_delta`]).
     #[inline]
-    pub fn write_prefix(&mut self, out: &mut Vec<u8>, ns: i64, last: Option<i64>) {
-        let sec = ns.div_euclid(1_000_000_000);
-        let frac = ns.rem_euclid(1_000_000_000);
-        // The common case, a delta under 10 s, is written as one fixed-size block.
-        let mut a = [0u8; 36];
-        a[0] = b'[';
-        a[1..9].copy_from_slice(self.hms(sec));
-        a[9] = b'.';
-        nine_digits(&mut a[10..19], frac as u32);
-        a[19..22].copy_from_slice(b"] (");
-        let Some(last) = last else {
-            out.extend_from_slice(&a[..22]);
-            out.extend_from_slice(b"+?.?????????) ");
-            return;
+    pub fn stamp(&mut self, ns: i64) -> [u8; STAMP_LEN] {
+        let (start, mut a) = match self.stamp_second {
+            Some((start, a)) if ns.wrapping_sub(start) as u64 <= 999_999_999 && ns >= start => {
+                (start, a)
+            }
+            _ => self.new_stamp_second(ns),
         };
-        let d = ns.wrapping_sub(last);
-        let sign = if d < 0 { b'-' } else { b'+' };
-        let d = d.unsigned_abs();
-        let (ds, dn) = (d / 1_000_000_000, (d % 1_000_000_000) as u32);
-        if ds < 10 {
-            a[22] = sign;
-            a[23] = b'0' + ds as u8;
-            a[24] = b'.';
-            nine_digits(&mut a[25..34], dn);
-            a[34] = b')';
-            a[35] = b' ';
-            out.extend_from_slice(&a);
-        } else {
-            a[22] = sign;
-            out.extend_from_slice(&a[..23]);
-            out.extend_from_slice(itoa::Buffer::new().format(ds).as_bytes());
-            let mut t = [0u8; 12];
-            t[0] = b'.';
-            nine_digits(&mut t[1..10], dn);
-            t[10] = b')';
-            t[11] = b' ';
-            out.extend_from_slice(&t);
-        }
+        nine_digits(&mut a[10..19], (ns - start) as u32);
+        a
+    }
+
+    #[cold]
+    fn new_stamp_second(&mut self, ns: i64) -> (i64, [u8; STAMP_LEN]) {
+        let sec = ns.div_euclid(1_000_000_000);
+        let mut a = *b"[HH:MM:SS.nnnnnnnnn] (+?.?????????) ";
+        a[1..9].copy_from_slice(self.hms(sec));
+        let start = sec * 1_000_000_000;
+        self.stamp_second = Some((start, a));
+        (start, a)
     }
 }
 
-/// Two-digit groups `00`..`99`.
-pub(crate) const PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
+/// Length of a [`TimeFormatter::stamp`].
+pub const STAMP_LEN: usize = 36;
+/// Where the delta starts in a stamp.
+pub const DELTA_AT: usize = 22;
+/// Length of the delta of a stamp, up to and with the space after its parenthesis, when it is
+/// below 10 s in magnitude (and of the first event's `+?.?????????) `).
+pub const DELTA_LEN: usize = 14;
+
+/// `+S.nnnnnnnnn) ` for a delta `d` (ns) below 10 s in magnitude, the usual case, as one
+/// fixed-size block; None for longer ones.
+#[inline]
+pub fn short_delta(d: i64) -> Option<[u8; DELTA_LEN]> {
+    let sign = if d < 0 { b'-' } else { b'+' };
+    let d = d.unsigned_abs();
+    if d >= 10_000_000_000 {
+        return None;
+    }
+    let (ds, dn) = (d / 1_000_000_000, (d % 1_000_000_000) as u32);
+    let mut a = *b"+S.nnnnnnnnn) ";
+    a[0] = sign;
+    a[1] = b'0' + ds as u8;
+    nine_digits(&mut a[3..12], dn);
+    Some(a)
+}
+
+/// Appends `+S.nnnnnnnnn) ` (any number of seconds) for a delta `d` in ns.
+pub fn write_delta(out: &mut Vec<u8>, d: i64) {
+    out.push(if d < 0 { b'-' } else { b'+' });
+    let d = d.unsigned_abs();
+    let (ds, dn) = (d / 1_000_000_000, (d % 1_000_000_000) as u32);
+    out.extend_from_slice(itoa::Buffer::new().format(ds).as_bytes());
+    let mut t = *b".nnnnnnnnn) ";
+    nine_digits(&mut t[1..10], dn);
+    out.extend_from_slice(&t);
+}
+
+/// The eight decimal digits of `x` (below 10^8), zero-padded, as the bytes of a
+/// little-endian word (first digit in the lowest byte), each digit's value (not yet ASCII):
+/// the number is split into two 4-digit halves, then 2-digit quarters, then digits, each step
+/// working on every lane of the word at once. A division by 100 (resp. 10) of a lane below
+/// 10^4 (resp. 100) is a multiplication by 10486 / 2^20 (resp. 103 / 2^10), exact in that
+/// range, and no lane's product reaches the next lane.
+#[inline(always)]
+pub(crate) fn eight_digits(x: u32) -> u64 {
+    let x = x as u64;
+    // 32-bit lanes: [first four digits, last four].
+    let v = (x / 10_000) | ((x % 10_000) << 32);
+    let hi = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    // 16-bit lanes: pairs of digits.
+    let v = hi | (v - hi * 100) << 16;
+    let hi = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    // 8-bit lanes: digits.
+    hi | (v - hi * 10) << 8
+}
+
+pub(crate) const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 
 /// Writes `n` (below 10^9) as exactly nine digits, zero-padded.
 #[inline]
 pub fn nine_digits(out: &mut [u8], n: u32) {
     let out: &mut [u8; 9] = out.try_into().expect("nine bytes");
-    let hi = n / 100_000_000;
-    let lo = n % 100_000_000;
-    out[0] = b'0' + hi as u8;
-    let (a, b) = (lo / 10_000, lo % 10_000);
-    let p = |x: u32| {
-        let i = x as usize * 2;
-        [PAIRS[i], PAIRS[i + 1]]
-    };
-    out[1..3].copy_from_slice(&p(a / 100));
-    out[3..5].copy_from_slice(&p(a % 100));
-    out[5..7].copy_from_slice(&p(b / 100));
-    out[7..9].copy_from_slice(&p(b % 100));
+    out[0] = b'0' + (n / 100_000_000) as u8;
+    out[1..].copy_from_slice(&(eight_digits(n % 100_000_000) + ASCII_ZEROS).to_le_bytes());
 }
 
 /// Parses Babeltrace's time syntax: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` (in `tz`) or
@@ -192,6 +223,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn eight_digits_agree_with_std() {
+        // A stride prime to 10 reaches every residue pattern of the low digits.
+        let mut x = 0u32;
+        while x < 100_000_000 {
+            let got = (eight_digits(x) + ASCII_ZEROS).to_le_bytes();
+            assert_eq!(std::str::from_utf8(&got).unwrap(), format!("{x:08}"));
+            x += 7_919;
+        }
+        for x in [0, 9, 10, 99, 9_999, 10_000, 99_999_999] {
+            let got = (eight_digits(x) + ASCII_ZEROS).to_le_bytes();
+            assert_eq!(std::str::from_utf8(&got).unwrap(), format!("{x:08}"));
+        }
+        let mut a = [0u8; 9];
+        nine_digits(&mut a, 123_456_789);
+        assert_eq!(&a, b"123456789");
+        nine_digits(&mut a, 7);
+        assert_eq!(&a, b"000000007");
+    }
+
+    #[test]
     fn formats_utc() {
         let mut f = TimeFormatter::new(true);
         let mut out = Vec::new();
@@ -199,21 +250,48 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "03:33:20.123456789");
     }
 
+    /// The line prefix as the merging thread completes it: the stamp with its delta put in.
+    fn prefix(f: &mut TimeFormatter, ns: i64, last: Option<i64>) -> String {
+        let s = f.stamp(ns);
+        let mut out = s[..DELTA_AT].to_vec();
+        match last.map(|l| ns - l) {
+            None => out.extend_from_slice(&s[DELTA_AT..]),
+            Some(d) => match short_delta(d) {
+                Some(x) => out.extend_from_slice(&x),
+                None => write_delta(&mut out, d),
+            },
+        }
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn prefixes() {
         let mut f = TimeFormatter::new(true);
-        let mut out = Vec::new();
         let t = 1_460_000_000_123_456_789;
-        f.write_prefix(&mut out, t, None);
-        f.write_prefix(&mut out, t + 5, Some(t));
-        f.write_prefix(&mut out, t, Some(t + 12_000_000_001));
-        f.write_prefix(&mut out, -1, Some(0));
+        let lines = [
+            prefix(&mut f, t, None),
+            prefix(&mut f, t + 5, Some(t)),
+            prefix(&mut f, t, Some(t + 12_000_000_001)),
+            prefix(&mut f, t, Some(t - 9_999_999_999)),
+            prefix(&mut f, t, Some(t - 10_000_000_000)),
+            prefix(&mut f, -1, Some(0)),
+            prefix(&mut f, 0, Some(-1)),
+            prefix(&mut f, 999_999_999, Some(0)),
+            prefix(&mut f, 1_000_000_000, Some(999_999_999)),
+        ];
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "[03:33:20.123456789] (+?.?????????) \
-             [03:33:20.123456794] (+0.000000005) \
-             [03:33:20.123456789] (-12.000000001) \
-             [23:59:59.999999999] (-0.000000001) "
+            lines,
+            [
+                "[03:33:20.123456789] (+?.?????????) ",
+                "[03:33:20.123456794] (+0.000000005) ",
+                "[03:33:20.123456789] (-12.000000001) ",
+                "[03:33:20.123456789] (+9.999999999) ",
+                "[03:33:20.123456789] (+10.000000000) ",
+                "[23:59:59.999999999] (-0.000000001) ",
+                "[00:00:00.000000000] (+0.000000001) ",
+                "[00:00:00.999999999] (+0.999999999) ",
+                "[00:00:01.000000000] (+0.000000001) ",
+            ]
         );
     }
 
