@@ -709,6 +709,12 @@ impl StreamReader {
         self.ns(self.cycles)
     }
 
+    /// A cycle count of this stream's clock in ns from the clock origin (None without a
+    /// clock): the conversion is monotonic, so a caller may keep cycles and convert once.
+    pub fn cycles_to_ns(&self, cycles: u64) -> Option<i64> {
+        self.ns(cycles)
+    }
+
     /// Events the packets of this stream said were discarded so far.
     pub fn discarded_so_far(&self) -> u64 {
         self.prev_discarded

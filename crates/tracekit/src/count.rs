@@ -70,26 +70,32 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     let mut by_class: Vec<Vec<u64>> = Vec::new();
     let mut checksum = 0u64;
     let mut ticks = 0u64;
+    // A stream's clock only maps cycles to ns monotonically: its last time is that of its
+    // largest cycle count, converted once at the end.
+    let mut max_cycles: Option<u64> = None;
     while let Some(m) = r.next() {
         match m {
             Ok(Message::Event) => {
                 let ev = r.event();
                 c.events += 1;
-                let t = ev.time_ns();
                 if c.begin_ns.is_none() {
-                    c.begin_ns = t;
+                    c.begin_ns = ev.time_ns();
                 }
-                c.end_ns = max_opt(c.end_ns, t);
+                max_cycles = max_cycles.max(Some(ev.cycles()));
                 checksum = checksum.wrapping_add(ev.fold_fields());
                 let (sc, ec) = ev.class_index();
-                if by_class.len() <= sc {
-                    by_class.resize(sc + 1, Vec::new());
+                if let Some(n) = by_class.get_mut(sc).and_then(|row| row.get_mut(ec)) {
+                    *n += 1;
+                } else {
+                    if by_class.len() <= sc {
+                        by_class.resize(sc + 1, Vec::new());
+                    }
+                    let row = &mut by_class[sc];
+                    if row.len() <= ec {
+                        row.resize(ec + 1, 0);
+                    }
+                    row[ec] += 1;
                 }
-                let row = &mut by_class[sc];
-                if row.len() <= ec {
-                    row.resize(ec + 1, 0);
-                }
-                row[ec] += 1;
                 ticks += 1;
                 if ticks == 1 << 16 {
                     progress.add(ticks);
@@ -101,6 +107,7 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
             Err(e) => c.errors.push(e.to_string()),
         }
     }
+    c.end_ns = max_cycles.and_then(|cy| r.cycles_to_ns(cy));
     progress.add(ticks);
     std::hint::black_box(checksum);
     let layout = &r.trace().layout;
