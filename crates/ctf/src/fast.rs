@@ -189,7 +189,7 @@ impl FastHeader {
 
     /// Decodes the header at bit `pos` of `data`, `clock` being the current clock. None when
     /// the general decoder must handle it (too short, no option for the tag).
-    #[inline]
+    #[inline(always)]
     pub fn decode(&self, data: &[u8], pos: u64, clock: u64) -> Option<HeaderValues> {
         let base = align_up(pos, self.align);
         if base + self.max_bits > data.len() as u64 * 8 {

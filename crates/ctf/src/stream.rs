@@ -9,6 +9,7 @@ use memmap2::Mmap;
 use crate::bits::align_up;
 use crate::decode::{DecodeError, Decoder, Slot};
 use crate::error::{Error, Result};
+use crate::fast::HeaderValues;
 use crate::field::FieldView;
 use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
 use crate::trace::{map_file, Trace};
@@ -562,7 +563,100 @@ impl StreamReader {
         }
     }
 
+    #[inline]
     fn decode_event(&mut self) -> Result<(), DecodeError> {
+        let header = match self.decode_fixed_event() {
+            Ok(()) => return Ok(()),
+            Err(header) => header,
+        };
+        self.decode_event_general(header)
+    }
+
+    /// The common LTTng case on its own: a compiled header, then a body of fixed-layout
+    /// scopes, with nothing but the event's slots written. Otherwise, having changed nothing
+    /// else, the header values if it decoded them, for [`Self::decode_event_general`] (which
+    /// also reports errors).
+    #[inline(always)]
+    fn decode_fixed_event(&mut self) -> Result<(), Option<HeaderValues>> {
+        let Some(map) = self.map.as_deref() else {
+            return Err(None);
+        };
+        let layout = &*self.trace.layout;
+        let sl = layout.streams.at(self.sc_idx);
+        let Some(compiled) = &sl.compiled_header else {
+            return Err(None);
+        };
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let data = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        let start = self.pos;
+        let h = compiled.decode(data, start, self.dec.clock).ok_or(None)?;
+        let id = match h.id {
+            Some(id) => id,
+            None if sl.events.len() == 1 => sl.events.id_at(0),
+            None => 0,
+        };
+        let Some(ev_idx) = sl.events.index_of(id) else {
+            return Err(Some(h));
+        };
+        let Some(body) = &sl.events.at(ev_idx).fixed_body else {
+            return Err(Some(h));
+        };
+        let mut pos = h.end;
+        let mut at = [None; 4];
+        self.ev_slots.clear();
+        for s in &body.scopes {
+            pos = align_up(pos, s.align);
+            at[s.which as usize] = Some(self.ev_slots.len());
+            self.ev_slots.push(Slot {
+                node: s.node,
+                aux: 0,
+                val: pos,
+            });
+            pos += s.size_bits;
+        }
+        if pos > self.content_bits {
+            // The general path reports it.
+            return Err(Some(h));
+        }
+        self.ev_at = at;
+        if self.lazy_header.get().is_some() {
+            self.lazy_header.take();
+        }
+        self.event_offset = (start / 8) as usize;
+        self.event_bit = start;
+        self.dec.clock = h.clock;
+        self.pos = pos;
+        self.event_id = id;
+        self.ev_idx = ev_idx;
+        self.note_clock(h.clock);
+        Ok(())
+    }
+
+    /// Records the current event's clock, warning once per stream when it goes backwards.
+    #[inline(always)]
+    fn note_clock(&mut self, clock: u64) {
+        if let Some(last) = self.last_cycles {
+            if clock < last && !self.warned_regression {
+                self.warn_regression(last - clock);
+            }
+        }
+        self.last_cycles = Some(clock);
+        self.cycles = clock;
+    }
+
+    #[cold]
+    fn warn_regression(&mut self, by: u64) {
+        self.warned_regression = true;
+        self.warnings.push(format!(
+            "{}: at byte {}: timestamp goes backwards by {by} cycles (reported once per stream)",
+            self.path().display(),
+            self.packet_off + self.event_offset,
+        ));
+    }
+
+    /// Any event, `header` being its compiled header's values when already decoded.
+    #[inline(never)]
+    fn decode_event_general(&mut self, header: Option<HeaderValues>) -> Result<(), DecodeError> {
         let map = self.map.as_ref().expect("in a packet");
         let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
         let data = &map[self.packet_off..end.min(map.len())];
@@ -582,10 +676,11 @@ impl StreamReader {
             at: &mut self.ev_at,
         };
         // LTTng's headers: straight-line reads; their slots are made only if asked for.
-        let fast = sl
-            .compiled_header
-            .as_ref()
-            .and_then(|h| h.decode(data, start, scope.dec.clock));
+        let fast = header.or_else(|| {
+            sl.compiled_header
+                .as_ref()
+                .and_then(|h| h.decode(data, start, scope.dec.clock))
+        });
         let (id, mut pos) = match fast {
             Some(h) => {
                 scope.dec.clock = h.clock;
@@ -654,20 +749,7 @@ impl StreamReader {
         self.pos = pos;
         self.event_id = id;
         self.ev_idx = ev_idx;
-        let clock = self.dec.clock;
-        if let Some(last) = self.last_cycles {
-            if clock < last && !self.warned_regression {
-                self.warned_regression = true;
-                self.warnings.push(format!(
-                    "{}: at byte {}: timestamp goes backwards by {} cycles (reported once per stream)",
-                    self.path().display(),
-                    self.packet_off + self.event_offset,
-                    last - clock
-                ));
-            }
-        }
-        self.last_cycles = Some(clock);
-        self.cycles = clock;
+        self.note_clock(self.dec.clock);
         Ok(())
     }
 
