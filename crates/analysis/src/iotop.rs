@@ -4,11 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use kernel::{FdOp, IntMap, IoDone, Model, Notification, OpenFile, State};
-use serde_json::{json, Value};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::io::{disk_name, Category};
-use crate::lami::{cell, Table};
+use crate::lami::{cell, Cell, Table};
 
 /// Output of the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,21 +161,21 @@ impl IoTop {
         }
     }
 
-    fn row(&self, state: &State, d: &IoDone, names: &kernel::SyscallNames) -> Vec<Value> {
+    fn row(&self, state: &State, d: &IoDone, names: &kernel::SyscallNames) -> Vec<Cell> {
         let comm = state.thread(d.tid).map_or("", |t| t.comm.as_str());
         let (path, fd) = match d.fd {
-            None => (Value::Null, Value::Null),
+            None => (Cell::Null, Cell::Null),
             Some(fd) => (
-                json!({"class": "path", "path": resolve(state, d).map_or("unknown", |f| state.file_name(f))}),
-                json!({"class": "fd", "fd": fd}),
+                cell::path(resolve(state, d).map_or("unknown", |f| state.file_name(f))),
+                cell::fd(fd),
             ),
         };
         vec![
             cell::time_range(d.entry_ts, d.exit_ts),
-            json!({"class": "bool", "value": null}),
+            cell::boolean(None),
             cell::duration_int(d.exit_ts - d.entry_ts),
             cell::syscall(names.name(d.name)),
-            d.size.map_or(Value::Null, size),
+            d.size.map_or(Cell::Null, cell::size),
             cell::process(comm, d.tid, None),
             path,
             fd,
@@ -193,10 +192,6 @@ fn resolve(state: &State, d: &IoDone) -> Option<u32> {
         let f = state.processes.get(&pid)?.fds.get(&d.fd?)?.file;
         (state.files.get(f as usize)?.origin == FdOp::None).then_some(f)
     })
-}
-
-fn size(v: i64) -> Value {
-    json!({"class": "size", "value": v})
 }
 
 /// Whether a call appears in the log: descriptor creation, use and close, and syncs.
@@ -343,10 +338,10 @@ impl IoTop {
             for (tid, u) in v.into_iter().take(limit) {
                 t.rows.push(vec![
                     proc_cell(tid),
-                    size(u.total as i64),
-                    size(u.disk as i64),
-                    size(u.net as i64),
-                    size(u.unknown as i64),
+                    cell::size(u.total as i64),
+                    cell::size(u.disk as i64),
+                    cell::size(u.net as i64),
+                    cell::size(u.unknown as i64),
                 ]);
             }
             if !t.rows.is_empty() {
@@ -372,9 +367,9 @@ impl IoTop {
                     owners.push_str(&format!("fd {fd} in {comm} ({pid}) "));
                 }
                 t.rows.push(vec![
-                    json!({"class": "path", "path": name}),
-                    size(n as i64),
-                    cell::string(&owners),
+                    cell::path(name),
+                    cell::size(n as i64),
+                    cell::string(owners),
                 ]);
             }
             if !t.rows.is_empty() {
@@ -392,7 +387,7 @@ impl IoTop {
             let mut t = Table::new("per-process-top-block", b, e);
             t.title = Some(format!("Per-process top block I/O operations [{title}]"));
             for (tid, n) in v.into_iter().take(limit) {
-                t.rows.push(vec![proc_cell(tid), size(n as i64)]);
+                t.rows.push(vec![proc_cell(tid), cell::size(n as i64)]);
             }
             if !t.rows.is_empty() {
                 out.push(t);
@@ -442,10 +437,7 @@ impl IoTop {
             ));
             for (i, n) in v.into_iter().take(limit) {
                 let name = state.netifs.get(i as usize).map_or("", |s| s.as_str());
-                t.rows.push(vec![
-                    json!({"class": "netif", "name": name}),
-                    size(n as i64),
-                ]);
+                t.rows.push(vec![cell::netif(name), cell::size(n as i64)]);
             }
             if !t.rows.is_empty() {
                 out.push(t);

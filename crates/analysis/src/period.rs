@@ -18,10 +18,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use ctf::{FieldValue, FieldView, Trace};
-use serde_json::Value;
 
 use crate::driver::{Common, Range, RangeEvents};
-use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
     Scope, Val, What,
@@ -639,14 +638,14 @@ fn caps_repr(c: &[(String, Val)]) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
-fn period_row(d: &Done, name: &str) -> Vec<Value> {
+fn period_row(d: &Done, name: &str) -> Vec<Cell> {
     vec![
         cell::timestamp(d.begin),
         cell::timestamp(d.end),
         cell::duration_int(d.duration()),
         cell::string(name),
-        cell::string(&caps_repr(&d.begin_caps)),
-        cell::string(&caps_repr(&d.end_caps)),
+        cell::string(caps_repr(&d.begin_caps)),
+        cell::string(caps_repr(&d.end_caps)),
     ]
 }
 
@@ -737,7 +736,7 @@ impl PeriodResult {
     }
 
     /// Per-parent-instance statistics of the selected children (`--aggregate-by`).
-    fn aggregated(&self, periods: &[&Done]) -> Vec<Vec<Value>> {
+    fn aggregated(&self, periods: &[&Done]) -> Vec<Vec<Cell>> {
         let Some(agg) = self.aggregate_by else {
             return Vec::new();
         };
@@ -1101,7 +1100,7 @@ impl PeriodResult {
                                 t.rows.push(if f.kind == ChildKind::Duration {
                                     vec![cell::duration(lo), cell::duration(hi), cell::number(c)]
                                 } else {
-                                    vec![num_f(lo), num_f(hi), cell::number(c)]
+                                    vec![cell::number_f(lo), cell::number_f(hi), cell::number(c)]
                                 });
                             }
                             freqs.push(t);
@@ -1300,10 +1299,10 @@ impl PeriodResult {
                     "Usage"
                 ));
                 for r in agg {
-                    let t = |c: &Value| {
-                        crate::text::fmt_ts(c["value"].as_i64().unwrap_or(0))[11..].to_string()
+                    let t = |c: &Cell| {
+                        crate::text::fmt_ts(c.value_i64().unwrap_or(0))[11..].to_string()
                     };
-                    let us = |c: &Value| match c["value"].as_f64() {
+                    let us = |c: &Cell| match c.value_f64() {
                         Some(v) => format!("{:.3}", v / 1000.0),
                         None => "?".into(),
                     };
@@ -1311,14 +1310,14 @@ impl PeriodResult {
                         "{:<20} {:<20} {:<16} {:<16}{:>8}{:>14}{:>14}{:>14}{:>14}{:>8.2}%\n",
                         t(&r[0]),
                         t(&r[1]),
-                        r[2]["value"].as_str().unwrap_or(""),
-                        r[3]["value"].as_str().unwrap_or(""),
-                        r[4]["value"].as_u64().unwrap_or(0),
+                        r[2].value_str().unwrap_or(""),
+                        r[3].value_str().unwrap_or(""),
+                        r[4].value_i64().unwrap_or(0),
                         us(&r[5]),
                         us(&r[6]),
                         us(&r[7]),
                         us(&r[8]),
-                        r[9]["value"].as_f64().unwrap_or(0.0) * 100.0
+                        r[9].value_f64().unwrap_or(0.0) * 100.0
                     ));
                 }
             }
@@ -1360,11 +1359,6 @@ fn log_text(out: &mut String, d: &Done, name: &str) {
             ec.get(i).map_or("", |s| s.as_str())
         ));
     }
-}
-
-/// A LAMI number cell of a float.
-fn num_f(v: f64) -> Value {
-    serde_json::json!({"class": "number", "value": v})
 }
 
 /// The kinds of child-period histograms.

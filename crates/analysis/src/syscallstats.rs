@@ -160,7 +160,7 @@ impl Analysis for SyscallStats {
                         Some(sd) if c.stats.count > 2 => cell::duration(sd),
                         _ => cell::unknown(),
                     },
-                    cell::string(&format!("{{{rets}}}")),
+                    cell::string(format!("{{{rets}}}")),
                 ]);
             }
             out.push(t);
