@@ -49,8 +49,8 @@ impl Num {
 
     fn write(self, w: &mut impl Write) -> io::Result<()> {
         match self {
-            Num::Int(v) => write!(w, "{v}"),
-            Num::UInt(v) => write!(w, "{v}"),
+            Num::Int(v) => write_int(w, v),
+            Num::UInt(v) => write_uint(w, v),
             // serde_json's float formatting (and `null` for NaN and infinities).
             Num::Float(v) => serde_json::to_writer(w, &v).map_err(io::Error::from),
         }
@@ -96,6 +96,29 @@ pub enum Cell {
     Bool(Option<bool>),
     Unknown,
     Empty,
+}
+
+/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document has ~100 k
+/// integers).
+fn write_uint(w: &mut impl Write, mut v: u64) -> io::Result<()> {
+    let mut b = [0u8; 20];
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    w.write_all(&b[i..])
+}
+
+fn write_int(w: &mut impl Write, v: i64) -> io::Result<()> {
+    if v < 0 {
+        w.write_all(b"-")?;
+    }
+    write_uint(w, v.unsigned_abs())
 }
 
 /// Writes `s` as a JSON string, escaped as `serde_json` escapes it.
@@ -188,15 +211,18 @@ impl Cell {
                 open(w, "process")?;
                 named(w, b",\"name\":", name)?;
                 if let Some(p) = pid {
-                    write!(w, ",\"pid\":{p}")?;
+                    w.write_all(b",\"pid\":")?;
+                    write_int(w, (*p).into())?;
                 }
-                write!(w, ",\"tid\":{tid}")?;
+                w.write_all(b",\"tid\":")?;
+                write_int(w, (*tid).into())?;
             }
             Cell::Irq { hard, nr, name } => {
                 open(w, "irq")?;
                 write!(w, ",\"hard\":{hard}")?;
                 named(w, b",\"name\":", name)?;
-                write!(w, ",\"nr\":{nr}")?;
+                w.write_all(b",\"nr\":")?;
+                write_int(w, *nr)?;
             }
             Cell::Number(n) | Cell::Duration(n) => {
                 open(w, self.class())?;
@@ -210,7 +236,8 @@ impl Cell {
             }
             Cell::Timestamp(v) | Cell::Size(v) => {
                 open(w, self.class())?;
-                write!(w, ",\"value\":{v}")?;
+                w.write_all(b",\"value\":")?;
+                write_int(w, *v)?;
             }
             Cell::String(s) => {
                 open(w, "string")?;
@@ -226,11 +253,13 @@ impl Cell {
             }
             Cell::Cpu(id) => {
                 open(w, "cpu")?;
-                write!(w, ",\"id\":{id}")?;
+                w.write_all(b",\"id\":")?;
+                write_uint(w, (*id).into())?;
             }
             Cell::Fd(fd) => {
                 open(w, "fd")?;
-                write!(w, ",\"fd\":{fd}")?;
+                w.write_all(b",\"fd\":")?;
+                write_int(w, *fd)?;
             }
             Cell::Bool(v) => {
                 open(w, "bool")?;
@@ -487,14 +516,18 @@ pub fn results_json(tables: &[Table]) -> Value {
 /// Writes the `--mi` document of a set of results to `w`, cell by cell (no intermediate
 /// document: the results of large traces are big).
 pub fn write_results(w: &mut impl Write, tables: &[Table]) -> io::Result<()> {
+    // Cells are written in small pieces: through a buffer of this concrete type (inlined
+    // copies), `w` getting large blocks (it may be a `dyn Write`: one indirect call a piece).
+    let mut w = io::BufWriter::with_capacity(1 << 16, w);
     w.write_all(b"{\"results\":[")?;
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
-        t.write_json(w)?;
+        t.write_json(&mut w)?;
     }
-    w.write_all(b"]}\n")
+    w.write_all(b"]}\n")?;
+    w.flush()
 }
 
 /// A `freq` table titled `title`: the histogram of the durations `values` (ns) in `bins` bins
