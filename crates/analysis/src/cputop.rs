@@ -209,7 +209,7 @@ impl Analysis for CpuTop {
             t1.rows.push(vec![
                 cell::process(comm, tid, None),
                 cell::number(s.migrations),
-                cell::string(&format!("[{prios}]")),
+                cell::string(format!("[{prios}]")),
                 cell::ratio(r),
             ]);
         }

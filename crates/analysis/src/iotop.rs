@@ -1,14 +1,14 @@
 //! `iolatencytop`, `iolog` and `iousagetop`: I/O system calls with the file they used (from
 //! the kernel state's descriptor tables), block requests and network traffic.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use kernel::{FdOp, IntMap, IoDone, Model, Notification, OpenFile, State};
-use serde_json::{json, Value};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::io::{disk_name, Category};
-use crate::lami::{cell, Table};
+use crate::lami::{cell, Cell, Table};
 
 /// Output of the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +84,44 @@ struct DiskUsage {
     latency: i64,
 }
 
+/// What iousagetop needs of a read or write: calls with the same key add up (their sizes),
+/// so it keeps one counter per thread, descriptor and file instead of every call. The file
+/// (and the thread's name) are only looked up at the end, as before: a later statedump may
+/// tell the file of a descriptor unknown when it was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct UsageKey {
+    tid: i32,
+    pid: i32,
+    fd: i64,
+    file: Option<u32>,
+    read: bool,
+}
+
+/// An iolatencytop candidate, ordered best first: longest, then earliest, then first seen
+/// (the order of a stable sort on (longest, earliest) of every call).
+#[derive(Debug)]
+struct TopCall {
+    key: (Reverse<i64>, i64, u64),
+    call: IoDone,
+}
+
+impl PartialEq for TopCall {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for TopCall {}
+impl PartialOrd for TopCall {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TopCall {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
 /// The I/O analysis of calls with their files.
 #[derive(Debug)]
 pub struct IoTop {
@@ -91,7 +129,15 @@ pub struct IoTop {
     pub mode: IoTopMode,
     pub limit: usize,
     pub filter: IoFilter,
+    /// iolog: every call (its output lists them all).
     calls: Vec<IoDone>,
+    /// iolatencytop: per (system call name, whether a fcntl), the best calls so far, a
+    /// max-heap (worst on top) of at most `limit` + 1 (the rows of a table). A category is a
+    /// set of such keys, so its best calls are among theirs.
+    top: IntMap<u64, BinaryHeap<TopCall>>,
+    seq: u64,
+    /// iousagetop: bytes per [`UsageKey`].
+    usage_calls: IntMap<UsageKey, i64>,
     /// Per thread: (read, written).
     procs: IntMap<i32, (Usage, Usage)>,
     /// Per displayed file name.
@@ -111,6 +157,9 @@ impl IoTop {
             limit: 10,
             filter: IoFilter::default(),
             calls: Vec::new(),
+            top: IntMap::default(),
+            seq: 0,
+            usage_calls: IntMap::default(),
             procs: IntMap::default(),
             files: HashMap::new(),
             block: IntMap::default(),
@@ -128,10 +177,11 @@ impl IoTop {
             && d.size.is_none_or(|s| f.maxsize.is_none_or(|m| s <= m))
     }
 
-    fn usage(&mut self, state: &State, d: &IoDone) {
-        let Some(fd) = d.fd else { return };
-        let comm = state.thread(d.tid).map_or("", |t| t.comm.as_str());
-        let (kind, name) = match resolve(state, d) {
+    /// Adds `size` bytes read or written under `k` to the usage tables.
+    fn usage(&mut self, state: &State, k: &UsageKey, size: i64) {
+        let fd = k.fd;
+        let comm = state.thread(k.tid).map_or("", |t| t.comm.as_str());
+        let (kind, name) = match resolve_fd(state, k.file, k.tid, k.pid, Some(fd)) {
             None => (FileKind::Unknown, format!("unknown ({comm})")),
             Some(f) => {
                 let n = state.file_name(f);
@@ -143,9 +193,8 @@ impl IoTop {
                 }
             }
         };
-        let read = d.op == FdOp::Read;
-        let size = d.size.unwrap_or(0);
-        let p = self.procs.entry(d.tid).or_default();
+        let read = k.read;
+        let p = self.procs.entry(k.tid).or_default();
         if read {
             p.0.add(kind, size as u64);
         } else {
@@ -157,26 +206,26 @@ impl IoTop {
         } else {
             f.write += size as u64;
         }
-        if !f.owners.contains(&(fd, d.pid)) {
-            f.owners.push((fd, d.pid));
+        if !f.owners.contains(&(fd, k.pid)) {
+            f.owners.push((fd, k.pid));
         }
     }
 
-    fn row(&self, state: &State, d: &IoDone, names: &kernel::SyscallNames) -> Vec<Value> {
+    fn row(&self, state: &State, d: &IoDone, names: &kernel::SyscallNames) -> Vec<Cell> {
         let comm = state.thread(d.tid).map_or("", |t| t.comm.as_str());
         let (path, fd) = match d.fd {
-            None => (Value::Null, Value::Null),
+            None => (Cell::Null, Cell::Null),
             Some(fd) => (
-                json!({"class": "path", "path": resolve(state, d).map_or("unknown", |f| state.file_name(f))}),
-                json!({"class": "fd", "fd": fd}),
+                cell::path(resolve(state, d).map_or("unknown", |f| state.file_name(f))),
+                cell::fd(fd),
             ),
         };
         vec![
             cell::time_range(d.entry_ts, d.exit_ts),
-            json!({"class": "bool", "value": null}),
+            cell::boolean(None),
             cell::duration_int(d.exit_ts - d.entry_ts),
             cell::syscall(names.name(d.name)),
-            d.size.map_or(Value::Null, size),
+            d.size.map_or(Cell::Null, cell::size),
             cell::process(comm, d.tid, None),
             path,
             fd,
@@ -188,15 +237,22 @@ impl IoTop {
 /// descriptor (the statedump may come after the call, and may tell the thread's process).
 /// Descriptors opened after the call are not taken: they are other files.
 fn resolve(state: &State, d: &IoDone) -> Option<u32> {
-    d.file.or_else(|| {
-        let pid = state.thread(d.tid).and_then(|t| t.pid).unwrap_or(d.pid);
-        let f = state.processes.get(&pid)?.fds.get(&d.fd?)?.file;
-        (state.files.get(f as usize)?.origin == FdOp::None).then_some(f)
-    })
+    resolve_fd(state, d.file, d.tid, d.pid, d.fd)
 }
 
-fn size(v: i64) -> Value {
-    json!({"class": "size", "value": v})
+/// [`resolve`] of a call's file (if known when it ran), thread, process and descriptor.
+fn resolve_fd(
+    state: &State,
+    file: Option<u32>,
+    tid: i32,
+    pid: i32,
+    fd: Option<i64>,
+) -> Option<u32> {
+    file.or_else(|| {
+        let pid = state.thread(tid).and_then(|t| t.pid).unwrap_or(pid);
+        let f = state.processes.get(&pid)?.fds.get(&fd?)?.file;
+        (state.files.get(f as usize)?.origin == FdOp::None).then_some(f)
+    })
 }
 
 /// Whether a call appears in the log: descriptor creation, use and close, and syncs.
@@ -211,8 +267,36 @@ impl Analysis for IoTop {
                 if !logged(d.op) || !self.common.thread_ok(state, d.tid) || !self.passes(&d) {
                     return;
                 }
-                if self.mode != IoTopMode::Usage || matches!(d.op, FdOp::Read | FdOp::Write) {
-                    self.calls.push(d);
+                match self.mode {
+                    IoTopMode::Log => self.calls.push(d),
+                    IoTopMode::LatencyTop => {
+                        self.seq += 1;
+                        let k = u64::from(d.name) << 1 | u64::from(d.op == FdOp::Fcntl);
+                        let heap = self.top.entry(k).or_default();
+                        heap.push(TopCall {
+                            key: (Reverse(d.exit_ts - d.entry_ts), d.entry_ts, self.seq),
+                            call: d,
+                        });
+                        // `limit` 0: no limit (every call is a row).
+                        if self.limit > 0 && heap.len() > self.limit.saturating_add(1) {
+                            heap.pop();
+                        }
+                    }
+                    IoTopMode::Usage => {
+                        // Calls without a descriptor count nowhere.
+                        if let (FdOp::Read | FdOp::Write, Some(fd)) = (d.op, d.fd) {
+                            let k = UsageKey {
+                                tid: d.tid,
+                                pid: d.pid,
+                                fd,
+                                file: d.file,
+                                read: d.op == FdOp::Read,
+                            };
+                            // Sizes add up modulo 2^64 as the u64 counters they go to.
+                            let n = self.usage_calls.entry(k).or_default();
+                            *n = n.wrapping_add(d.size.unwrap_or(0));
+                        }
+                    }
                 }
             }
             Notification::BlockDone {
@@ -275,10 +359,12 @@ impl Analysis for IoTop {
             }
             IoTopMode::LatencyTop => {
                 for c in Category::ALL {
-                    let mut v: Vec<&IoDone> = self
-                        .calls
-                        .iter()
-                        .filter(|d| {
+                    let mut v: Vec<&TopCall> = self
+                        .top
+                        .values()
+                        .flatten()
+                        .filter(|t| {
+                            let d = &t.call;
                             let cmd = (d.op == FdOp::Fcntl).then_some(0);
                             Category::of(names.name(d.name), cmd) == Some(c)
                         })
@@ -286,7 +372,7 @@ impl Analysis for IoTop {
                     if v.is_empty() {
                         continue;
                     }
-                    v.sort_by_key(|d| (std::cmp::Reverse(d.exit_ts - d.entry_ts), d.entry_ts));
+                    v.sort_unstable_by_key(|t| t.key);
                     let mut t = Table::new("top-syscall", b, e);
                     t.title = Some(format!(
                         "Top system call latencies [{}]",
@@ -296,14 +382,14 @@ impl Analysis for IoTop {
                     t.rows = v
                         .iter()
                         .take(limit.saturating_add(1))
-                        .map(|d| self.row(state, d, names))
+                        .map(|t| self.row(state, &t.call, names))
                         .collect();
                     out.push(t);
                 }
             }
             IoTopMode::Usage => {
-                for d in std::mem::take(&mut self.calls) {
-                    self.usage(state, &d);
+                for (k, size) in std::mem::take(&mut self.usage_calls) {
+                    self.usage(state, &k, size);
                 }
                 self.usage_tables(state, b, e, limit, &mut out)
             }
@@ -343,10 +429,10 @@ impl IoTop {
             for (tid, u) in v.into_iter().take(limit) {
                 t.rows.push(vec![
                     proc_cell(tid),
-                    size(u.total as i64),
-                    size(u.disk as i64),
-                    size(u.net as i64),
-                    size(u.unknown as i64),
+                    cell::size(u.total as i64),
+                    cell::size(u.disk as i64),
+                    cell::size(u.net as i64),
+                    cell::size(u.unknown as i64),
                 ]);
             }
             if !t.rows.is_empty() {
@@ -372,9 +458,9 @@ impl IoTop {
                     owners.push_str(&format!("fd {fd} in {comm} ({pid}) "));
                 }
                 t.rows.push(vec![
-                    json!({"class": "path", "path": name}),
-                    size(n as i64),
-                    cell::string(&owners),
+                    cell::path(name),
+                    cell::size(n as i64),
+                    cell::string(owners),
                 ]);
             }
             if !t.rows.is_empty() {
@@ -392,7 +478,7 @@ impl IoTop {
             let mut t = Table::new("per-process-top-block", b, e);
             t.title = Some(format!("Per-process top block I/O operations [{title}]"));
             for (tid, n) in v.into_iter().take(limit) {
-                t.rows.push(vec![proc_cell(tid), size(n as i64)]);
+                t.rows.push(vec![proc_cell(tid), cell::size(n as i64)]);
             }
             if !t.rows.is_empty() {
                 out.push(t);
@@ -442,10 +528,7 @@ impl IoTop {
             ));
             for (i, n) in v.into_iter().take(limit) {
                 let name = state.netifs.get(i as usize).map_or("", |s| s.as_str());
-                t.rows.push(vec![
-                    json!({"class": "netif", "name": name}),
-                    size(n as i64),
-                ]);
+                t.rows.push(vec![cell::netif(name), cell::size(n as i64)]);
             }
             if !t.rows.is_empty() {
                 out.push(t);

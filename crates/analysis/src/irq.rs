@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use kernel::{Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
-use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
 pub const METADATA: Metadata = Metadata {
@@ -237,14 +237,14 @@ impl Analysis for Irq {
 
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
         let state = &model.state;
-        let irq_cell = |hard: bool, nr: i64| {
+        let irq_name = |hard: bool, nr: i64| {
             if hard {
-                let name = state.irq_names.get(&nr).map(|s| s.as_str()).unwrap_or("");
-                cell::irq(true, nr, name)
+                state.irq_names.get(&nr).map(|s| s.as_str()).unwrap_or("")
             } else {
-                cell::irq(false, nr, softirq_name(nr as u64))
+                softirq_name(nr as u64)
             }
         };
+        let irq_cell = |hard: bool, nr: i64| cell::irq(hard, nr, irq_name(hard, nr));
         match self.mode {
             IrqMode::Stats => {}
             IrqMode::Log => {
@@ -255,9 +255,7 @@ impl Analysis for Irq {
                 for r in &self.log {
                     t.rows.push(vec![
                         cell::time_range(r.begin, r.end),
-                        r.raise
-                            .map(cell::timestamp)
-                            .unwrap_or(serde_json::Value::Null),
+                        r.raise.map(cell::timestamp).unwrap_or(Cell::Null),
                         cell::cpu(r.cpu),
                         irq_cell(r.hard, r.nr),
                     ]);
@@ -276,11 +274,10 @@ impl Analysis for Irq {
                 let (lo, hi) = freq_bounds(&all, self.min, self.max, self.uniform.as_ref());
                 let mut out = Vec::new();
                 for ((soft, nr), durs) in &groups {
-                    let c = irq_cell(!soft, *nr);
+                    let name = irq_name(!soft, *nr);
                     let t = crate::lami::duration_freq_table(
                         format!(
-                            "Interrupt handler duration frequency distribution [{} ({nr})]",
-                            c["name"].as_str().unwrap_or("")
+                            "Interrupt handler duration frequency distribution [{name} ({nr})]"
                         ),
                         durs,
                         bins,

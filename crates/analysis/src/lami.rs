@@ -1,55 +1,359 @@
 //! LAMI 1.0 (LTTng Analyses Machine Interface) output: result tables of typed cells.
+//!
+//! Cells are a typed enum ([`Cell`]) written straight as JSON ([`write_results`]): the results
+//! of a large trace (many-threads syscallstats: ~150 k cells) used to be a `serde_json::Value`
+//! tree, one map per cell, which cost more memory and time than the analysis itself. The bytes
+//! written are those `serde_json` writes for the same cell as a `Value` (keys in `BTreeMap`
+//! order, numbers and strings formatted and escaped by `serde_json`); `tests::cells_as_values`
+//! holds the two together.
+
+use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-/// A typed LAMI cell.
-pub mod cell {
-    use serde_json::{json, Value};
+/// The value of a LAMI number or duration: an integer, or a float (a float that is not finite is
+/// `null` in JSON, as `serde_json` writes it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+}
 
-    pub fn process(name: &str, tid: i32, pid: Option<i32>) -> Value {
-        match pid {
-            Some(pid) => json!({"class": "process", "name": name, "pid": pid, "tid": tid}),
-            None => json!({"class": "process", "name": name, "tid": tid}),
+macro_rules! num_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Num {
+            fn from(v: $t) -> Num {
+                Num::$v(v.into())
+            }
+        }
+    )*};
+}
+num_from!(i64 => Int, i32 => Int, u64 => UInt, u32 => UInt);
+
+impl From<usize> for Num {
+    fn from(v: usize) -> Num {
+        Num::UInt(v as u64)
+    }
+}
+
+impl Num {
+    /// The value as a float; None for a float that is not finite (`null` in JSON).
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            Num::Int(v) => Some(v as f64),
+            Num::UInt(v) => Some(v as f64),
+            Num::Float(v) => v.is_finite().then_some(v),
         }
     }
-    pub fn number(v: impl Into<serde_json::Number>) -> Value {
-        json!({"class": "number", "value": Value::Number(v.into())})
+
+    fn write(self, w: &mut impl Write) -> io::Result<()> {
+        match self {
+            Num::Int(v) => write_int(w, v),
+            Num::UInt(v) => write_uint(w, v),
+            // serde_json's float formatting (and `null` for NaN and infinities).
+            Num::Float(v) => serde_json::to_writer(w, &v).map_err(io::Error::from),
+        }
     }
-    pub fn ratio(v: f64) -> Value {
-        json!({"class": "ratio", "value": v})
+}
+
+impl std::fmt::Display for Num {
+    /// As the JSON value (`null` for a float that is not finite).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut b = Vec::new();
+        self.write(&mut b).map_err(|_| std::fmt::Error)?;
+        f.write_str(std::str::from_utf8(&b).map_err(|_| std::fmt::Error)?)
     }
-    pub fn duration_int(v: i64) -> Value {
-        json!({"class": "duration", "value": v})
+}
+
+/// A typed LAMI cell. `Null` is a missing value (JSON `null`, lttng-analyses's `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Null,
+    Process {
+        name: Box<str>,
+        tid: i32,
+        pid: Option<i32>,
+    },
+    Number(Num),
+    Ratio(f64),
+    Duration(Num),
+    Timestamp(i64),
+    TimeRange(i64, i64),
+    Size(i64),
+    String(Box<str>),
+    Cpu(u32),
+    Syscall(Box<str>),
+    Irq {
+        hard: bool,
+        nr: i64,
+        name: Box<str>,
+    },
+    Disk(Box<str>),
+    Netif(Box<str>),
+    Path(Box<str>),
+    Fd(i64),
+    Bool(Option<bool>),
+    Unknown,
+    Empty,
+}
+
+/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document has ~100 k
+/// integers).
+fn write_uint(w: &mut impl Write, mut v: u64) -> io::Result<()> {
+    let mut b = [0u8; 20];
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
     }
-    pub fn duration(v: f64) -> Value {
-        json!({"class": "duration", "value": v})
+    w.write_all(&b[i..])
+}
+
+fn write_int(w: &mut impl Write, v: i64) -> io::Result<()> {
+    if v < 0 {
+        w.write_all(b"-")?;
     }
-    pub fn string(v: &str) -> Value {
-        json!({"class": "string", "value": v})
+    write_uint(w, v.unsigned_abs())
+}
+
+/// Writes `s` as a JSON string, escaped as `serde_json` escapes it.
+fn write_str(w: &mut impl Write, s: &str) -> io::Result<()> {
+    serde_json::to_writer(w, s).map_err(io::Error::from)
+}
+
+/// `{"class":"CLASS"`: the start of a cell object.
+fn open(w: &mut impl Write, class: &str) -> io::Result<()> {
+    w.write_all(b"{\"class\":\"")?;
+    w.write_all(class.as_bytes())?;
+    w.write_all(b"\"")
+}
+
+/// `,KEY` (`key` holds the comma, quotes and colon) and the JSON string `s`.
+fn named(w: &mut impl Write, key: &[u8], s: &str) -> io::Result<()> {
+    w.write_all(key)?;
+    write_str(w, s)
+}
+
+impl Cell {
+    /// The LAMI class name.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Cell::Null => "",
+            Cell::Process { .. } => "process",
+            Cell::Number(_) => "number",
+            Cell::Ratio(_) => "ratio",
+            Cell::Duration(_) => "duration",
+            Cell::Timestamp(_) => "timestamp",
+            Cell::TimeRange(..) => "time-range",
+            Cell::Size(_) => "size",
+            Cell::String(_) => "string",
+            Cell::Cpu(_) => "cpu",
+            Cell::Syscall(_) => "syscall",
+            Cell::Irq { .. } => "irq",
+            Cell::Disk(_) => "disk",
+            Cell::Netif(_) => "netif",
+            Cell::Path(_) => "path",
+            Cell::Fd(_) => "fd",
+            Cell::Bool(_) => "bool",
+            Cell::Unknown => "unknown",
+            Cell::Empty => "empty",
+        }
     }
-    pub fn cpu(id: u32) -> Value {
-        json!({"class": "cpu", "id": id})
+
+    /// The `value` of a number, ratio, duration, size or timestamp cell as a float (None for
+    /// other cells and for floats that are not finite).
+    pub fn value_f64(&self) -> Option<f64> {
+        match *self {
+            Cell::Number(n) | Cell::Duration(n) => n.as_f64(),
+            Cell::Ratio(v) => v.is_finite().then_some(v),
+            Cell::Timestamp(v) | Cell::Size(v) => Some(v as f64),
+            _ => None,
+        }
     }
-    pub fn syscall(name: &str) -> Value {
-        json!({"class": "syscall", "name": name})
+
+    /// The `value` of a timestamp, size or integer number or duration cell.
+    pub fn value_i64(&self) -> Option<i64> {
+        match *self {
+            Cell::Timestamp(v) | Cell::Size(v) => Some(v),
+            Cell::Number(Num::Int(v)) | Cell::Duration(Num::Int(v)) => Some(v),
+            Cell::Number(Num::UInt(v)) | Cell::Duration(Num::UInt(v)) => i64::try_from(v).ok(),
+            _ => None,
+        }
     }
-    pub fn irq(hard: bool, nr: i64, name: &str) -> Value {
-        json!({"class": "irq", "hard": hard, "nr": nr, "name": name})
+
+    /// The text of a string cell.
+    pub fn value_str(&self) -> Option<&str> {
+        match self {
+            Cell::String(s) => Some(s),
+            _ => None,
+        }
     }
-    pub fn timestamp(ns: i64) -> Value {
-        json!({"class": "timestamp", "value": ns})
+
+    /// Writes the cell as JSON: an object with its members in name order (as `serde_json`
+    /// writes a `Value` object).
+    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+        // `open` writes `{"class":"NAME"`, then each arm the members after `class`; the only
+        // member sorting before `class` (`begin`) is written by its arm before `open`.
+        match self {
+            Cell::Null => return w.write_all(b"null"),
+            Cell::TimeRange(b, e) => {
+                w.write_all(b"{\"begin\":")?;
+                Cell::Timestamp(*b).write_json(w)?;
+                w.write_all(b",\"class\":\"time-range\",\"end\":")?;
+                Cell::Timestamp(*e).write_json(w)?;
+            }
+            Cell::Process { name, tid, pid } => {
+                open(w, "process")?;
+                named(w, b",\"name\":", name)?;
+                if let Some(p) = pid {
+                    w.write_all(b",\"pid\":")?;
+                    write_int(w, (*p).into())?;
+                }
+                w.write_all(b",\"tid\":")?;
+                write_int(w, (*tid).into())?;
+            }
+            Cell::Irq { hard, nr, name } => {
+                open(w, "irq")?;
+                write!(w, ",\"hard\":{hard}")?;
+                named(w, b",\"name\":", name)?;
+                w.write_all(b",\"nr\":")?;
+                write_int(w, *nr)?;
+            }
+            Cell::Number(n) | Cell::Duration(n) => {
+                open(w, self.class())?;
+                w.write_all(b",\"value\":")?;
+                n.write(w)?;
+            }
+            Cell::Ratio(v) => {
+                open(w, "ratio")?;
+                w.write_all(b",\"value\":")?;
+                Num::Float(*v).write(w)?;
+            }
+            Cell::Timestamp(v) | Cell::Size(v) => {
+                open(w, self.class())?;
+                w.write_all(b",\"value\":")?;
+                write_int(w, *v)?;
+            }
+            Cell::String(s) => {
+                open(w, "string")?;
+                named(w, b",\"value\":", s)?;
+            }
+            Cell::Syscall(s) | Cell::Disk(s) | Cell::Netif(s) => {
+                open(w, self.class())?;
+                named(w, b",\"name\":", s)?;
+            }
+            Cell::Path(s) => {
+                open(w, "path")?;
+                named(w, b",\"path\":", s)?;
+            }
+            Cell::Cpu(id) => {
+                open(w, "cpu")?;
+                w.write_all(b",\"id\":")?;
+                write_uint(w, (*id).into())?;
+            }
+            Cell::Fd(fd) => {
+                open(w, "fd")?;
+                w.write_all(b",\"fd\":")?;
+                write_int(w, *fd)?;
+            }
+            Cell::Bool(v) => {
+                open(w, "bool")?;
+                match v {
+                    Some(v) => write!(w, ",\"value\":{v}")?,
+                    None => w.write_all(b",\"value\":null")?,
+                }
+            }
+            Cell::Unknown | Cell::Empty => open(w, self.class())?,
+        }
+        w.write_all(b"}")
     }
-    pub fn time_range(begin: i64, end: i64) -> Value {
-        json!({"class": "time-range", "begin": timestamp(begin), "end": timestamp(end)})
+
+    /// The cell as a JSON value (what [`Cell::write_json`] writes, parsed).
+    pub fn to_value(&self) -> Value {
+        let mut b = Vec::new();
+        self.write_json(&mut b).expect("writing to memory");
+        serde_json::from_slice(&b).expect("valid JSON")
     }
-    pub fn disk(name: &str) -> Value {
-        json!({"class": "disk", "name": name})
+}
+
+/// Constructors of typed LAMI cells.
+pub mod cell {
+    use super::{Cell, Num};
+
+    pub fn process(name: &str, tid: i32, pid: Option<i32>) -> Cell {
+        Cell::Process {
+            name: name.into(),
+            tid,
+            pid,
+        }
     }
-    pub fn unknown() -> Value {
-        json!({"class": "unknown"})
+    pub fn number(v: impl Into<Num>) -> Cell {
+        Cell::Number(v.into())
     }
-    pub fn empty() -> Value {
-        json!({"class": "empty"})
+    /// A number cell of a float.
+    pub fn number_f(v: f64) -> Cell {
+        Cell::Number(Num::Float(v))
+    }
+    pub fn ratio(v: f64) -> Cell {
+        Cell::Ratio(v)
+    }
+    pub fn duration_int(v: i64) -> Cell {
+        Cell::Duration(Num::Int(v))
+    }
+    pub fn duration(v: f64) -> Cell {
+        Cell::Duration(Num::Float(v))
+    }
+    pub fn size(v: i64) -> Cell {
+        Cell::Size(v)
+    }
+    pub fn string(v: impl Into<String>) -> Cell {
+        Cell::String(v.into().into_boxed_str())
+    }
+    pub fn cpu(id: u32) -> Cell {
+        Cell::Cpu(id)
+    }
+    pub fn syscall(name: &str) -> Cell {
+        Cell::Syscall(name.into())
+    }
+    pub fn irq(hard: bool, nr: i64, name: &str) -> Cell {
+        Cell::Irq {
+            hard,
+            nr,
+            name: name.into(),
+        }
+    }
+    pub fn timestamp(ns: i64) -> Cell {
+        Cell::Timestamp(ns)
+    }
+    pub fn time_range(begin: i64, end: i64) -> Cell {
+        Cell::TimeRange(begin, end)
+    }
+    pub fn disk(name: &str) -> Cell {
+        Cell::Disk(name.into())
+    }
+    pub fn netif(name: &str) -> Cell {
+        Cell::Netif(name.into())
+    }
+    pub fn path(path: &str) -> Cell {
+        Cell::Path(path.into())
+    }
+    pub fn fd(fd: i64) -> Cell {
+        Cell::Fd(fd)
+    }
+    /// A boolean cell; None: unknown (`"value": null`).
+    pub fn boolean(v: Option<bool>) -> Cell {
+        Cell::Bool(v)
+    }
+    pub fn unknown() -> Cell {
+        Cell::Unknown
+    }
+    pub fn empty() -> Cell {
+        Cell::Empty
     }
 }
 
@@ -116,7 +420,7 @@ pub struct Table {
     pub inline: Option<Vec<InlineColumn>>,
     pub begin: i64,
     pub end: i64,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
@@ -162,39 +466,68 @@ impl Table {
         Some(&t[t.rfind(" [")? + 2..])
     }
 
+    /// Writes the table's LAMI object: `class`, `time-range`, `data` (in that order).
+    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+        w.write_all(b"{\"class\":")?;
+        match (&self.inline, &self.title) {
+            // Small, once per table: through a `Value`.
+            (Some(_), _) => serde_json::to_writer(&mut *w, &self.class_json())?,
+            (None, Some(t)) => {
+                w.write_all(b"{\"inherit\":")?;
+                write_str(w, self.class)?;
+                w.write_all(b",\"title\":")?;
+                write_str(w, t)?;
+                w.write_all(b"}")?;
+            }
+            (None, None) => write_str(w, self.class)?,
+        }
+        w.write_all(b",\"time-range\":")?;
+        cell::time_range(self.begin, self.end).write_json(w)?;
+        w.write_all(b",\"data\":[")?;
+        for (i, r) in self.rows.iter().enumerate() {
+            w.write_all(if i > 0 { b",[" } else { b"[" })?;
+            for (j, c) in r.iter().enumerate() {
+                if j > 0 {
+                    w.write_all(b",")?;
+                }
+                c.write_json(w)?;
+            }
+            w.write_all(b"]")?;
+        }
+        w.write_all(b"]}")
+    }
+
+    /// The table's LAMI object as a JSON value (what [`Table::write_json`] writes, parsed).
     pub fn to_json(&self) -> Value {
-        let class = self.class_json();
-        json!({
-            "class": class,
-            "time-range": cell::time_range(self.begin, self.end),
-            "data": self.rows,
-        })
+        let mut b = Vec::new();
+        self.write_json(&mut b).expect("writing to memory");
+        serde_json::from_slice(&b).expect("valid JSON")
     }
 }
 
-/// The `--mi` document of a set of results.
+/// The `--mi` document of a set of results, as a JSON value: what [`write_results`] writes,
+/// parsed (so that tests comparing documents check the written bytes).
 pub fn results_json(tables: &[Table]) -> Value {
-    json!({"results": tables.iter().map(Table::to_json).collect::<Vec<_>>()})
+    let mut b = Vec::new();
+    write_results(&mut b, tables).expect("writing to memory");
+    serde_json::from_slice(&b).expect("valid JSON")
 }
 
-/// Writes the `--mi` document of a set of results to `w`, table by table (no intermediate
+/// Writes the `--mi` document of a set of results to `w`, cell by cell (no intermediate
 /// document: the results of large traces are big).
-pub fn write_results(w: &mut impl std::io::Write, tables: &[Table]) -> std::io::Result<()> {
+pub fn write_results(w: &mut impl Write, tables: &[Table]) -> io::Result<()> {
+    // Cells are written in small pieces: through a buffer of this concrete type (inlined
+    // copies), `w` getting large blocks (it may be a `dyn Write`: one indirect call a piece).
+    let mut w = io::BufWriter::with_capacity(1 << 16, w);
     w.write_all(b"{\"results\":[")?;
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
-        let class = t.class_json();
-        w.write_all(b"{\"class\":")?;
-        serde_json::to_writer(&mut *w, &class)?;
-        w.write_all(b",\"time-range\":")?;
-        serde_json::to_writer(&mut *w, &cell::time_range(t.begin, t.end))?;
-        w.write_all(b",\"data\":")?;
-        serde_json::to_writer(&mut *w, &t.rows)?;
-        w.write_all(b"}")?;
+        t.write_json(&mut w)?;
     }
-    w.write_all(b"]}\n")
+    w.write_all(b"]}\n")?;
+    w.flush()
 }
 
 /// A `freq` table titled `title`: the histogram of the durations `values` (ns) in `bins` bins
@@ -315,15 +648,154 @@ pub fn error_json(msg: &str) -> Value {
 mod tests {
     use super::*;
 
+    /// Every kind of cell is written as `serde_json` writes the same cell as a `Value` (the
+    /// output of the `Value`-built cells this model replaced), byte for byte.
     #[test]
-    fn streamed_equals_document() {
+    fn cells_as_values() {
+        let cases: Vec<(Cell, Value)> = vec![
+            (Cell::Null, Value::Null),
+            (
+                cell::process("a\"b\\c\u{1}é", 12, Some(-3)),
+                json!({"class": "process", "name": "a\"b\\c\u{1}é", "pid": -3, "tid": 12}),
+            ),
+            (
+                cell::process("x", -1, None),
+                json!({"class": "process", "name": "x", "tid": -1}),
+            ),
+            (cell::number(7u64), json!({"class": "number", "value": 7})),
+            (
+                cell::number(u64::MAX),
+                json!({"class": "number", "value": u64::MAX}),
+            ),
+            (cell::number(-7i64), json!({"class": "number", "value": -7})),
+            (
+                cell::number_f(0.1),
+                json!({"class": "number", "value": 0.1}),
+            ),
+            (
+                cell::number_f(f64::NAN),
+                json!({"class": "number", "value": f64::NAN}),
+            ),
+            (
+                cell::ratio(1.0 / 3.0),
+                json!({"class": "ratio", "value": 1.0 / 3.0}),
+            ),
+            (
+                cell::ratio(f64::INFINITY),
+                json!({"class": "ratio", "value": f64::INFINITY}),
+            ),
+            (
+                cell::duration(1e21),
+                json!({"class": "duration", "value": 1e21}),
+            ),
+            (
+                cell::duration(2.0),
+                json!({"class": "duration", "value": 2.0}),
+            ),
+            (
+                cell::duration_int(i64::MIN),
+                json!({"class": "duration", "value": i64::MIN}),
+            ),
+            (cell::size(4096), json!({"class": "size", "value": 4096})),
+            (
+                cell::string("{'success': 1}\n\t"),
+                json!({"class": "string", "value": "{'success': 1}\n\t"}),
+            ),
+            (cell::cpu(3), json!({"class": "cpu", "id": 3})),
+            (
+                cell::syscall("read"),
+                json!({"class": "syscall", "name": "read"}),
+            ),
+            (
+                cell::irq(true, 41, "eth0"),
+                json!({"class": "irq", "hard": true, "nr": 41, "name": "eth0"}),
+            ),
+            (
+                cell::irq(false, 1, "TIMER_SOFTIRQ"),
+                json!({"class": "irq", "hard": false, "nr": 1, "name": "TIMER_SOFTIRQ"}),
+            ),
+            (
+                cell::timestamp(-5),
+                json!({"class": "timestamp", "value": -5}),
+            ),
+            (
+                cell::time_range(1, 2),
+                json!({"class": "time-range", "begin": {"class": "timestamp", "value": 1},
+                       "end": {"class": "timestamp", "value": 2}}),
+            ),
+            (cell::disk("sda1"), json!({"class": "disk", "name": "sda1"})),
+            (
+                cell::netif("eth0"),
+                json!({"class": "netif", "name": "eth0"}),
+            ),
+            (cell::path("/a/b"), json!({"class": "path", "path": "/a/b"})),
+            (cell::fd(-1), json!({"class": "fd", "fd": -1})),
+            (cell::boolean(None), json!({"class": "bool", "value": null})),
+            (
+                cell::boolean(Some(true)),
+                json!({"class": "bool", "value": true}),
+            ),
+            (cell::unknown(), json!({"class": "unknown"})),
+            (cell::empty(), json!({"class": "empty"})),
+        ];
+        for (c, v) in cases {
+            let mut b = Vec::new();
+            c.write_json(&mut b).unwrap();
+            assert_eq!(
+                String::from_utf8(b).unwrap(),
+                serde_json::to_string(&v).unwrap(),
+                "{c:?}"
+            );
+            assert_eq!(c.to_value(), v);
+        }
+    }
+
+    /// Tables too: the class (a name, an inheriting class, an anonymous class), the time range
+    /// and the rows, as `serde_json` writes them, in the order `class`, `time-range`, `data`.
+    #[test]
+    fn tables_as_values() {
         let mut t = Table::new("per-tid", 1, 2);
-        t.title = Some("T".into());
+        t.title = Some("T \"q\"".into());
         t.rows.push(vec![cell::number(3), cell::unknown()]);
+        t.rows.push(vec![cell::string("s")]);
         let u = Table::new("total", 1, 2);
+        let mut s = Table::new("freq-series", 3, 4);
+        s.title = Some("Series".into());
+        s.inline = Some(vec![InlineColumn {
+            title: "n".into(),
+            class: "number",
+            unit: Some("calls"),
+        }]);
+        s.rows.push(vec![cell::number(1)]);
         let mut buf = Vec::new();
-        write_results(&mut buf, &[t.clone(), u.clone()]).unwrap();
-        let v: Value = serde_json::from_slice(&buf).unwrap();
-        assert_eq!(v, results_json(&[t, u]));
+        write_results(&mut buf, &[t.clone(), u.clone(), s.clone()]).unwrap();
+        let expected = |t: &Table| {
+            let time = json!({"class": "time-range", "begin": {"class": "timestamp", "value": t.begin},
+                              "end": {"class": "timestamp", "value": t.end}});
+            let rows: Vec<Vec<Value>> = t
+                .rows
+                .iter()
+                .map(|r| r.iter().map(Cell::to_value).collect())
+                .collect();
+            format!(
+                "{{\"class\":{},\"time-range\":{},\"data\":{}}}",
+                serde_json::to_string(&t.class_json()).unwrap(),
+                serde_json::to_string(&time).unwrap(),
+                serde_json::to_string(&rows).unwrap()
+            )
+        };
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            format!(
+                "{{\"results\":[{},{},{}]}}\n",
+                expected(&t),
+                expected(&u),
+                expected(&s)
+            )
+        );
+        assert_eq!(
+            results_json(&[t.clone()])["results"][0]["class"],
+            json!({"inherit": "per-tid", "title": "T \"q\""})
+        );
     }
 }

@@ -13,18 +13,18 @@
 //! definitions; for those, `--aggregate-by PARENT` adds per-parent statistics of the selected
 //! children (a tracekit table, see `DIFFERENCES.md`).
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use ctf::{FieldValue, FieldView, Trace};
-use serde_json::Value;
 
 use crate::driver::{Common, Range, RangeEvents};
-use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::period_expr::{
-    parse_captures, parse_period, py_str_repr, Captures, Expr, ParseError, PeriodDef, Ref, Resolve,
-    Scope, Val, What,
+    parse_captures, parse_period, py_str_repr, CExpr, Captures, ParseError, PeriodDef, Ref, Scope,
+    SlotResolve, Val, What,
 };
 use crate::stats::{histogram, histogram_f, Stats};
 
@@ -177,10 +177,22 @@ pub trait EventFields {
 
     fn get(&self, w: &What) -> Option<Val> {
         match w {
-            What::Name => Some(Val::Str(self.name().to_string())),
+            What::Name => Some(Val::Str(self.name().into())),
             What::Timestamp => Some(Val::Int(self.ts() as i128)),
             What::Field(s, p) => self.field(*s, p),
         }
+    }
+
+    /// A number identifying the event's class (its name), if the implementation has one: the
+    /// engine then evaluates the expressions with the event name already compared.
+    fn class_key(&self) -> Option<usize> {
+        None
+    }
+
+    /// [`EventFields::get`] of `w`, which is [`Engine::whats`]`[id]`: an implementation may
+    /// have prepared how to read each of them.
+    fn get_what(&self, _id: usize, w: &What) -> Option<Val> {
+        self.get(w)
     }
 }
 
@@ -194,10 +206,19 @@ struct Def {
     name: String,
     parent: Option<usize>,
     depth: usize,
-    begin: Expr,
-    end: Expr,
-    begin_caps: Vec<(String, Expr)>,
-    end_caps: Vec<(String, Expr)>,
+    begin: CExpr,
+    end: CExpr,
+    begin_caps: Vec<(String, CExpr)>,
+    end_caps: Vec<(String, CExpr)>,
+}
+
+/// What a numbered reference of the compiled expressions designates.
+#[derive(Debug, Clone, Copy)]
+enum RefSlot {
+    /// The current event's value of [`Engine::whats`]`[i]`.
+    Cur(usize),
+    /// Value `index` of the begin snapshot of the period `parents` levels up (0: its own).
+    Begin { parents: u8, index: usize },
 }
 
 struct Inst {
@@ -255,25 +276,41 @@ pub enum DefError {
     BadGroup(String),
 }
 
+/// The current event's values of [`Engine::whats`], each read on first use (an event of another
+/// class usually fails the first comparison, on its name, and has nothing else read).
+type Frame = Vec<OnceCell<Option<Val>>>;
+
+fn cur_value<'f, E: EventFields + ?Sized>(
+    cur: &E,
+    whats: &[What],
+    frame: &'f Frame,
+    w: usize,
+) -> Option<&'f Val> {
+    frame[w].get_or_init(|| cur.get_what(w, &whats[w])).as_ref()
+}
+
 struct Env<'a, E: EventFields + ?Sized> {
     cur: &'a E,
     whats: &'a [What],
+    frame: &'a Frame,
+    refs: &'a [RefSlot],
     own: Option<&'a Snap>,
     ancestors: &'a [Rc<Snap>],
 }
 
-impl<E: EventFields + ?Sized> Resolve for Env<'_, E> {
-    fn get(&self, r: &Ref) -> Option<Val> {
-        if !r.begin {
-            return self.cur.get(&r.what);
+impl<E: EventFields + ?Sized> SlotResolve for Env<'_, E> {
+    fn get(&self, slot: usize) -> Option<&Val> {
+        match self.refs[slot] {
+            RefSlot::Cur(w) => cur_value(self.cur, self.whats, self.frame, w),
+            RefSlot::Begin { parents, index } => {
+                let snap = if parents == 0 {
+                    self.own?
+                } else {
+                    self.ancestors.get(parents as usize - 1)?
+                };
+                snap.vals[index].as_ref()
+            }
         }
-        let snap = if r.parents == 0 {
-            self.own?
-        } else {
-            self.ancestors.get(r.parents as usize - 1)?
-        };
-        let i = self.whats.iter().position(|w| *w == r.what)?;
-        snap.vals[i].clone()
     }
 }
 
@@ -282,8 +319,17 @@ pub struct Engine {
     defs: Vec<Def>,
     /// Definitions, parents first.
     order: Vec<usize>,
-    /// What a begin snapshot keeps.
+    /// Every event value the expressions refer to (of the current or a begin event).
     whats: Vec<What>,
+    /// What a begin snapshot keeps: indices in `whats`.
+    snap: Vec<usize>,
+    /// The references of the compiled expressions, by number.
+    refs: Vec<RefSlot>,
+    frame: Frame,
+    /// Per [`EventFields::class_key`]: each definition's (begin, end) expressions for events
+    /// of that name (see [`CExpr::with_consts`]): most events are decided without reading
+    /// anything.
+    by_class: Vec<Option<Vec<(CExpr, CExpr)>>>,
     open: Vec<Inst>,
     next_id: u64,
     /// Completed periods, in completion order.
@@ -301,6 +347,37 @@ impl Engine {
             .iter()
             .map(|c| parse_captures(c))
             .collect::<Result<_, _>>()?;
+
+        // Every distinct reference gets a number; every distinct value read, an index in
+        // `whats`; values of begin events, an index in the snapshots.
+        let mut whats: Vec<What> = Vec::new();
+        let mut snap: Vec<usize> = Vec::new();
+        let mut seen: Vec<Ref> = Vec::new();
+        let mut refs: Vec<RefSlot> = Vec::new();
+        let mut slot = |r: &Ref| -> usize {
+            if let Some(i) = seen.iter().position(|x| x == r) {
+                return i;
+            }
+            let w = whats.iter().position(|w| *w == r.what).unwrap_or_else(|| {
+                whats.push(r.what.clone());
+                whats.len() - 1
+            });
+            refs.push(if r.begin {
+                let index = snap.iter().position(|&x| x == w).unwrap_or_else(|| {
+                    snap.push(w);
+                    snap.len() - 1
+                });
+                RefSlot::Begin {
+                    parents: r.parents,
+                    index,
+                }
+            } else {
+                // As lttng-analyses: `$parent.` without `$begin.` is the current event.
+                RefSlot::Cur(w)
+            });
+            seen.push(r.clone());
+            refs.len() - 1
+        };
         let mut defs: Vec<Def> = Vec::new();
         for p in &parsed {
             if defs.iter().any(|d| d.name == p.name) {
@@ -310,8 +387,8 @@ impl Engine {
                 name: p.name.clone(),
                 parent: None,
                 depth: 0,
-                begin: p.begin.clone(),
-                end: p.end.clone(),
+                begin: p.begin.compile(&mut slot),
+                end: p.end.compile(&mut slot),
                 begin_caps: Vec::new(),
                 end_caps: Vec::new(),
             });
@@ -342,28 +419,25 @@ impl Engine {
             let Some(d) = defs.iter_mut().find(|d| d.name == c.period) else {
                 return Err(DefError::UnknownCaptured(c.period));
             };
-            d.begin_caps.extend(c.begin);
-            d.end_caps.extend(c.end);
+            let mut compile = |l: Vec<(String, crate::period_expr::Expr)>| {
+                l.into_iter()
+                    .map(|(n, e)| (n, e.compile(&mut slot)))
+                    .collect::<Vec<_>>()
+            };
+            d.begin_caps.extend(compile(c.begin));
+            d.end_caps.extend(compile(c.end));
         }
         let mut order: Vec<usize> = (0..defs.len()).collect();
         order.sort_by_key(|&i| defs[i].depth);
-        let mut whats: Vec<What> = Vec::new();
-        let mut add = |r: &Ref| {
-            if r.begin && !whats.contains(&r.what) {
-                whats.push(r.what.clone());
-            }
-        };
-        for d in &defs {
-            d.begin.refs(&mut add);
-            d.end.refs(&mut add);
-            for (_, e) in d.begin_caps.iter().chain(&d.end_caps) {
-                e.refs(&mut add);
-            }
-        }
+        let frame = vec![OnceCell::new(); whats.len()];
         Ok(Engine {
             defs,
             order,
             whats,
+            snap,
+            refs,
+            frame,
+            by_class: Vec::new(),
             open: Vec::new(),
             next_id: 0,
             done: Vec::new(),
@@ -390,18 +464,50 @@ impl Engine {
         self.open.len()
     }
 
+    /// Each definition's (begin, end) expressions for events named `name`.
+    fn for_name(&self, name: &str) -> Vec<(CExpr, CExpr)> {
+        let name = Val::Str(name.into());
+        let konst = |slot: usize| match self.refs[slot] {
+            RefSlot::Cur(w) if self.whats[w] == What::Name => Some(name.clone()),
+            _ => None,
+        };
+        self.defs
+            .iter()
+            .map(|d| (d.begin.with_consts(&konst), d.end.with_consts(&konst)))
+            .collect()
+    }
+
+    /// Every event value the expressions refer to: [`EventFields::get_what`]'s ids index it.
+    pub fn whats(&self) -> &[What] {
+        &self.whats
+    }
+
     fn caps<E: EventFields + ?Sized>(
-        list: &[(String, Expr)],
+        list: &[(String, CExpr)],
         env: &Env<'_, E>,
     ) -> Vec<(String, Val)> {
         list.iter()
-            .filter_map(|(n, e)| e.value(env).map(|v| (n.clone(), v)))
+            .filter_map(|(n, e)| e.value(env).map(|v| (n.clone(), v.into_owned())))
             .collect()
     }
 
     /// Feeds one event (in time order).
     pub fn process<E: EventFields + ?Sized>(&mut self, ev: &E) {
         let ts = ev.ts();
+        for v in &mut self.frame {
+            v.take();
+        }
+        if let Some(k) = ev.class_key() {
+            if self.by_class.len() <= k {
+                self.by_class.resize(k + 1, None);
+            }
+            if self.by_class[k].is_none() {
+                self.by_class[k] = Some(self.for_name(ev.name()));
+            }
+        }
+        let exprs = ev.class_key().and_then(|k| self.by_class[k].as_deref());
+        let begin_of = |di: usize| exprs.map_or(&self.defs[di].begin, |e| &e[di].0);
+        let end_of = |di: usize| exprs.map_or(&self.defs[di].end, |e| &e[di].1);
         // Ends.
         let mut closed: Vec<u64> = Vec::new();
         let mut k = 0;
@@ -411,10 +517,12 @@ impl Engine {
             let env = Env {
                 cur: ev,
                 whats: &self.whats,
+                frame: &self.frame,
+                refs: &self.refs,
                 own: Some(&inst.chain[0]),
                 ancestors: &inst.chain[1..],
             };
-            if d.end.eval(&env) {
+            if end_of(inst.def).eval(&env) {
                 let end_caps = Self::caps(&d.end_caps, &env);
                 let inst = self.open.remove(k);
                 closed.push(inst.id);
@@ -444,10 +552,12 @@ impl Engine {
                     let env = Env {
                         cur: ev,
                         whats: &self.whats,
+                        frame: &self.frame,
+                        refs: &self.refs,
                         own: None,
                         ancestors: &[],
                     };
-                    d.begin
+                    begin_of(di)
                         .eval(&env)
                         .then(|| (Vec::new(), Vec::new(), Self::caps(&d.begin_caps, &env)))
                 }
@@ -460,10 +570,12 @@ impl Engine {
                         let env = Env {
                             cur: ev,
                             whats: &self.whats,
+                            frame: &self.frame,
+                            refs: &self.refs,
                             own: None,
                             ancestors: &pi.chain,
                         };
-                        d.begin.eval(&env).then(|| {
+                        begin_of(di).eval(&env).then(|| {
                             let mut anc = vec![pi.id];
                             anc.extend(&pi.ancestors);
                             (pi.chain.clone(), anc, Self::caps(&d.begin_caps, &env))
@@ -472,7 +584,11 @@ impl Engine {
             };
             if let Some((parent_chain, ancestors, begin_caps)) = opened {
                 let snap = Rc::new(Snap {
-                    vals: self.whats.iter().map(|w| ev.get(w)).collect(),
+                    vals: self
+                        .snap
+                        .iter()
+                        .map(|&w| cur_value(ev, &self.whats, &self.frame, w).cloned())
+                        .collect(),
                 });
                 let mut chain = vec![snap];
                 chain.extend(parent_chain);
@@ -490,15 +606,185 @@ impl Engine {
     }
 }
 
-/// A CTF event with its timestamp.
+/// A CTF event with its timestamp, and how to read the engine's values in events of its class
+/// (None: by name, each time).
 pub struct CtfEvent<'a, 'b> {
     pub ev: &'b ctf::Event<'a>,
     pub ts: i64,
+    pub access: Option<&'b ClassAccess>,
+}
+
+/// A scope of an event, where a field is looked up.
+#[derive(Debug, Clone, Copy)]
+enum Root {
+    Payload,
+    Specific,
+    Common,
+    PktCtx,
+    Header,
+    PktHeader,
+}
+
+impl Root {
+    fn view<'a>(self, e: &ctf::Event<'a>) -> Option<FieldView<'a>> {
+        match self {
+            Root::Payload => e.payload(),
+            Root::Specific => e.specific_context(),
+            Root::Common => e.common_context(),
+            Root::PktCtx => e.packet_context(),
+            Root::Header => e.header(),
+            Root::PktHeader => e.packet_header(),
+        }
+    }
+
+    /// Where `scope` looks, in order (see [`CtfEvent::field`]).
+    fn of(scope: Scope) -> &'static [Root] {
+        match scope {
+            Scope::Payload => &[Root::Payload],
+            Scope::Ctx => &[Root::Specific, Root::Common],
+            Scope::StreamCtx => &[Root::Common],
+            Scope::Header => &[Root::Header],
+            Scope::PktCtx => &[Root::PktCtx],
+            Scope::PktHeader => &[Root::PktHeader],
+            Scope::Any => &[
+                Root::Payload,
+                Root::Specific,
+                Root::Common,
+                Root::PktCtx,
+                Root::Header,
+                Root::PktHeader,
+            ],
+        }
+    }
+}
+
+/// How to read one of the engine's values in the events of a class.
+#[derive(Debug, Clone)]
+enum Access {
+    Name,
+    Timestamp,
+    /// No scope has the field: always None.
+    Missing,
+    /// An integer member of a scope, by position.
+    Int {
+        root: Root,
+        index: usize,
+    },
+    /// Member `index` of a scope, then the members named `rest` (nested structures).
+    Member {
+        root: Root,
+        index: usize,
+        rest: Vec<String>,
+    },
+    /// By name, on each event (what the others are equivalent to).
+    ByName(Scope, Vec<String>),
+}
+
+/// How to read each of the engine's values ([`Engine::whats`]) in the events of one class,
+/// worked out on the first event of the class: the scopes' structures (hence the positions of
+/// their members) are the same in every event of a class. Reading a member by position takes
+/// a few instructions, looking it up by name a walk over the members before it.
+#[derive(Debug, Clone)]
+pub struct ClassAccess {
+    /// A number of its own among the classes of a run ([`EventFields::class_key`]).
+    pub key: usize,
+    name: Val,
+    access: Vec<Access>,
+}
+
+/// Position of the member `name` (or `_name`, as [`lookup`] falls back to) of a structure.
+fn member_index(root: &FieldView<'_>, name: &str) -> Option<usize> {
+    let FieldValue::Struct(m) = root.value() else {
+        return None;
+    };
+    let names: Vec<&str> = m.map(|(n, _)| n).collect();
+    names
+        .iter()
+        .position(|n| *n == name)
+        .or_else(|| names.iter().position(|n| n.strip_prefix('_') == Some(name)))
+}
+
+impl ClassAccess {
+    /// Prepares the reads of `whats` in the events of `ev`'s class.
+    pub fn new(ev: &ctf::Event<'_>, whats: &[What], key: usize) -> ClassAccess {
+        let access = whats
+            .iter()
+            .map(|w| match w {
+                What::Name => Access::Name,
+                What::Timestamp => Access::Timestamp,
+                What::Field(scope, path) => Self::field(ev, *scope, path),
+            })
+            .collect();
+        ClassAccess {
+            key,
+            name: Val::Str(ev.name().into()),
+            access,
+        }
+    }
+
+    fn field(ev: &ctf::Event<'_>, scope: Scope, path: &[String]) -> Access {
+        for &root in Root::of(scope) {
+            let Some(view) = root.view(ev) else { continue };
+            // As `lookup`: the first scope holding the whole path.
+            if lookup(Some(view), path).is_none() {
+                continue;
+            }
+            let Some(index) = member_index(&view, &path[0]) else {
+                break;
+            };
+            let Some(m) = view.member_at(index) else {
+                break;
+            };
+            let access = if path.len() == 1
+                && matches!(m.value(), FieldValue::UInt { .. } | FieldValue::SInt { .. })
+            {
+                Access::Int { root, index }
+            } else {
+                Access::Member {
+                    root,
+                    index,
+                    rest: path[1..].to_vec(),
+                }
+            };
+            // Only when reading by position gives what the lookup by name gives.
+            let by_name = CtfEvent {
+                ev,
+                ts: 0,
+                access: None,
+            }
+            .field(scope, path);
+            return if Self::read(&access, ev) == by_name {
+                access
+            } else {
+                Access::ByName(scope, path.to_vec())
+            };
+        }
+        if lookup_any(ev, scope, path).is_none() {
+            Access::Missing
+        } else {
+            Access::ByName(scope, path.to_vec())
+        }
+    }
+
+    fn read(a: &Access, ev: &ctf::Event<'_>) -> Option<Val> {
+        match a {
+            Access::Int { root, index } => root.view(ev)?.int_member(*index).map(Val::Int),
+            Access::Member { root, index, rest } => {
+                let mut f = root.view(ev)?.member_at(*index)?;
+                for p in rest {
+                    f = f.field(p)?;
+                }
+                to_val(&f)
+            }
+            Access::ByName(scope, path) => to_val(&lookup_any(ev, *scope, path)?),
+            Access::Missing | Access::Name | Access::Timestamp => None,
+        }
+    }
 }
 
 fn to_val(f: &FieldView<'_>) -> Option<Val> {
     match f.value() {
-        FieldValue::Str(_) => f.as_str().map(|s| Val::Str(s.into_owned())),
+        FieldValue::Str(_) => f.as_str().map(|s| Val::Str(s.into())),
         FieldValue::Float(v) => Some(Val::Float(v)),
         FieldValue::Variant(_, v) => to_val(&v),
         FieldValue::Optional(o) => o.and_then(|v| to_val(&v)),
@@ -519,6 +805,26 @@ fn lookup<'a>(root: Option<FieldView<'a>>, path: &[String]) -> Option<FieldView<
     Some(f)
 }
 
+/// The field at `path` in the scopes `scope` designates, by name.
+fn lookup_any<'a>(e: &ctf::Event<'a>, scope: Scope, path: &[String]) -> Option<FieldView<'a>> {
+    match scope {
+        Scope::Payload => lookup(e.payload(), path),
+        Scope::Ctx => {
+            lookup(e.specific_context(), path).or_else(|| lookup(e.common_context(), path))
+        }
+        Scope::StreamCtx => lookup(e.common_context(), path),
+        Scope::Header => lookup(e.header(), path),
+        Scope::PktCtx => lookup(e.packet_context(), path),
+        Scope::PktHeader => lookup(e.packet_header(), path),
+        Scope::Any => lookup(e.payload(), path)
+            .or_else(|| lookup(e.specific_context(), path))
+            .or_else(|| lookup(e.common_context(), path))
+            .or_else(|| lookup(e.packet_context(), path))
+            .or_else(|| lookup(e.header(), path))
+            .or_else(|| lookup(e.packet_header(), path)),
+    }
+}
+
 impl EventFields for CtfEvent<'_, '_> {
     fn name(&self) -> &str {
         self.ev.name()
@@ -527,24 +833,20 @@ impl EventFields for CtfEvent<'_, '_> {
         self.ts
     }
     fn field(&self, scope: Scope, path: &[String]) -> Option<Val> {
-        let e = self.ev;
-        let f = match scope {
-            Scope::Payload => lookup(e.payload(), path),
-            Scope::Ctx => {
-                lookup(e.specific_context(), path).or_else(|| lookup(e.common_context(), path))
-            }
-            Scope::StreamCtx => lookup(e.common_context(), path),
-            Scope::Header => lookup(e.header(), path),
-            Scope::PktCtx => lookup(e.packet_context(), path),
-            Scope::PktHeader => lookup(e.packet_header(), path),
-            Scope::Any => lookup(e.payload(), path)
-                .or_else(|| lookup(e.specific_context(), path))
-                .or_else(|| lookup(e.common_context(), path))
-                .or_else(|| lookup(e.packet_context(), path))
-                .or_else(|| lookup(e.header(), path))
-                .or_else(|| lookup(e.packet_header(), path)),
+        to_val(&lookup_any(self.ev, scope, path)?)
+    }
+    fn class_key(&self) -> Option<usize> {
+        self.access.map(|a| a.key)
+    }
+    fn get_what(&self, id: usize, w: &What) -> Option<Val> {
+        let Some(a) = self.access else {
+            return self.get(w);
         };
-        to_val(&f?)
+        match &a.access[id] {
+            Access::Name => Some(a.name.clone()),
+            Access::Timestamp => Some(Val::Int(self.ts as i128)),
+            x => ClassAccess::read(x, self.ev),
+        }
     }
 }
 
@@ -591,7 +893,9 @@ pub fn run(
     let mut events = RangeEvents::new(traces, common);
     let mut first: Option<i64> = None;
     let mut last = 0;
-    let mut cpu_cache: HashMap<(usize, usize), Option<u32>> = HashMap::new();
+    let mut cpu_cache: kernel::IntMap<(usize, usize), Option<u32>> = Default::default();
+    // Per trace and event class (`Event::class_index`).
+    let mut classes: kernel::IntMap<(usize, (usize, usize)), ClassAccess> = Default::default();
     while let Some((ev, ts)) = events.next() {
         if let Some(cpus) = &common.cpus {
             let key = (ev.trace().index, ev.stream_index());
@@ -607,7 +911,15 @@ pub fn run(
         }
         first.get_or_insert(ts);
         last = ts;
-        engine.process(&CtfEvent { ev: &ev, ts });
+        let n = classes.len();
+        let access = classes
+            .entry((ev.trace().index, ev.class_index()))
+            .or_insert_with(|| ClassAccess::new(&ev, engine.whats(), n));
+        engine.process(&CtfEvent {
+            ev: &ev,
+            ts,
+            access: Some(access),
+        });
     }
     let Some(first) = first else {
         return Err(events.nothing_read(traces).into());
@@ -639,14 +951,14 @@ fn caps_repr(c: &[(String, Val)]) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
-fn period_row(d: &Done, name: &str) -> Vec<Value> {
+fn period_row(d: &Done, name: &str) -> Vec<Cell> {
     vec![
         cell::timestamp(d.begin),
         cell::timestamp(d.end),
         cell::duration_int(d.duration()),
         cell::string(name),
-        cell::string(&caps_repr(&d.begin_caps)),
-        cell::string(&caps_repr(&d.end_caps)),
+        cell::string(caps_repr(&d.begin_caps)),
+        cell::string(caps_repr(&d.end_caps)),
     ]
 }
 
@@ -737,7 +1049,7 @@ impl PeriodResult {
     }
 
     /// Per-parent-instance statistics of the selected children (`--aggregate-by`).
-    fn aggregated(&self, periods: &[&Done]) -> Vec<Vec<Value>> {
+    fn aggregated(&self, periods: &[&Done]) -> Vec<Vec<Cell>> {
         let Some(agg) = self.aggregate_by else {
             return Vec::new();
         };
@@ -1101,7 +1413,7 @@ impl PeriodResult {
                                 t.rows.push(if f.kind == ChildKind::Duration {
                                     vec![cell::duration(lo), cell::duration(hi), cell::number(c)]
                                 } else {
-                                    vec![num_f(lo), num_f(hi), cell::number(c)]
+                                    vec![cell::number_f(lo), cell::number_f(hi), cell::number(c)]
                                 });
                             }
                             freqs.push(t);
@@ -1300,10 +1612,10 @@ impl PeriodResult {
                     "Usage"
                 ));
                 for r in agg {
-                    let t = |c: &Value| {
-                        crate::text::fmt_ts(c["value"].as_i64().unwrap_or(0))[11..].to_string()
+                    let t = |c: &Cell| {
+                        crate::text::fmt_ts(c.value_i64().unwrap_or(0))[11..].to_string()
                     };
-                    let us = |c: &Value| match c["value"].as_f64() {
+                    let us = |c: &Cell| match c.value_f64() {
                         Some(v) => format!("{:.3}", v / 1000.0),
                         None => "?".into(),
                     };
@@ -1311,14 +1623,14 @@ impl PeriodResult {
                         "{:<20} {:<20} {:<16} {:<16}{:>8}{:>14}{:>14}{:>14}{:>14}{:>8.2}%\n",
                         t(&r[0]),
                         t(&r[1]),
-                        r[2]["value"].as_str().unwrap_or(""),
-                        r[3]["value"].as_str().unwrap_or(""),
-                        r[4]["value"].as_u64().unwrap_or(0),
+                        r[2].value_str().unwrap_or(""),
+                        r[3].value_str().unwrap_or(""),
+                        r[4].value_i64().unwrap_or(0),
                         us(&r[5]),
                         us(&r[6]),
                         us(&r[7]),
                         us(&r[8]),
-                        r[9]["value"].as_f64().unwrap_or(0.0) * 100.0
+                        r[9].value_f64().unwrap_or(0.0) * 100.0
                     ));
                 }
             }
@@ -1360,11 +1672,6 @@ fn log_text(out: &mut String, d: &Done, name: &str) {
             ec.get(i).map_or("", |s| s.as_str())
         ));
     }
-}
-
-/// A LAMI number cell of a float.
-fn num_f(v: f64) -> Value {
-    serde_json::json!({"class": "number", "value": v})
 }
 
 /// The kinds of child-period histograms.

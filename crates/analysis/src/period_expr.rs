@@ -18,14 +18,17 @@
 //! A comparison with a missing field is false; comparing a string with a number is false (and
 //! `!=` true).
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
-/// A value of a field or literal.
+/// A value of a field or literal. Strings are shared: the engine copies values (an event's
+/// name into each comparison, begin values into snapshots) without allocating.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
     Int(i128),
     Float(f64),
-    Str(String),
+    Str(Arc<str>),
 }
 
 impl fmt::Display for Val {
@@ -366,7 +369,7 @@ impl Parser<'_> {
                 self.pos += 1;
                 Ok(e)
             }
-            Some(Tok::Str(s)) => Ok(Expr::Lit(Val::Str(s))),
+            Some(Tok::Str(s)) => Ok(Expr::Lit(Val::Str(s.into()))),
             Some(Tok::Num(v)) => Ok(Expr::Lit(v)),
             Some(Tok::Ref(r)) => Ok(Expr::Ref(parse_ref(&r, self.text)?)),
             Some(t) => err(format!("unexpected {t:?}"), self.text),
@@ -582,34 +585,140 @@ fn cmp(op: CmpOp, a: &Val, b: &Val) -> bool {
     }
 }
 
-impl Expr {
+/// An expression whose references are numbered (see [`Expr::compile`]): evaluated against a
+/// [`SlotResolve`], without comparing references per event.
+#[derive(Debug, Clone)]
+pub enum CExpr {
+    Or(Box<CExpr>, Box<CExpr>),
+    And(Box<CExpr>, Box<CExpr>),
+    Not(Box<CExpr>),
+    Cmp(CmpOp, Box<CExpr>, Box<CExpr>),
+    Lit(Val),
+    Ref(usize),
+}
+
+/// Resolves numbered references while evaluating a [`CExpr`]: values are lent, not copied
+/// (comparisons, most of the evaluation, only read them).
+pub trait SlotResolve {
+    fn get(&self, slot: usize) -> Option<&Val>;
+}
+
+impl CExpr {
     /// The value of a value expression (a literal or a reference).
-    pub fn value(&self, r: &dyn Resolve) -> Option<Val> {
+    pub fn value<'a, R: SlotResolve + ?Sized>(&'a self, r: &'a R) -> Option<Cow<'a, Val>> {
         match self {
-            Expr::Lit(v) => Some(v.clone()),
-            Expr::Ref(x) => r.get(x),
-            other => Some(Val::Int(other.eval(r) as i128)),
+            CExpr::Lit(v) => Some(Cow::Borrowed(v)),
+            CExpr::Ref(x) => r.get(*x).map(Cow::Borrowed),
+            other => Some(Cow::Owned(Val::Int(other.eval(r) as i128))),
         }
     }
 
     /// The truth of a boolean expression. A bare value is true when present and non-zero /
     /// non-empty.
-    pub fn eval(&self, r: &dyn Resolve) -> bool {
+    pub fn eval<R: SlotResolve + ?Sized>(&self, r: &R) -> bool {
         match self {
-            Expr::Or(a, b) => a.eval(r) || b.eval(r),
-            Expr::And(a, b) => a.eval(r) && b.eval(r),
-            Expr::Not(a) => !a.eval(r),
-            Expr::Cmp(op, a, b) => match (a.value(r), b.value(r)) {
+            CExpr::Or(a, b) => a.eval(r) || b.eval(r),
+            CExpr::And(a, b) => a.eval(r) && b.eval(r),
+            CExpr::Not(a) => !a.eval(r),
+            CExpr::Cmp(op, a, b) => match (a.value(r), b.value(r)) {
                 (Some(x), Some(y)) => cmp(*op, &x, &y),
                 _ => false,
             },
-            Expr::Lit(_) | Expr::Ref(_) => match self.value(r) {
-                Some(Val::Int(v)) => v != 0,
-                Some(Val::Float(v)) => v != 0.0,
+            CExpr::Lit(_) | CExpr::Ref(_) => match self.value(r).as_deref() {
+                Some(Val::Int(v)) => *v != 0,
+                Some(Val::Float(v)) => *v != 0.0,
                 Some(Val::Str(s)) => !s.is_empty(),
                 None => false,
             },
         }
+    }
+}
+
+impl CExpr {
+    /// The expression with the references `konst` knows replaced by their values, and what
+    /// that decides computed: a comparison of constants, a `!` of one, an `&&` whose left side
+    /// is false, an `||` whose left side is true become the literal 0 or 1 (what `value` gives
+    /// of them, and as true or false as `eval` finds them). Other nodes stay as they are, so
+    /// the result evaluates as the expression would with those values.
+    pub fn with_consts(&self, konst: &dyn Fn(usize) -> Option<Val>) -> CExpr {
+        let b = |e: &CExpr| Box::new(e.with_consts(konst));
+        let lit = |v: bool| CExpr::Lit(Val::Int(v as i128));
+        let known = |e: &CExpr| match e {
+            CExpr::Lit(_) => Some(e.eval(&Resolved(Vec::new()))),
+            _ => None,
+        };
+        match self {
+            CExpr::Ref(x) => konst(*x).map_or(CExpr::Ref(*x), CExpr::Lit),
+            CExpr::Lit(v) => CExpr::Lit(v.clone()),
+            CExpr::Not(a) => {
+                let a = b(a);
+                match known(&a) {
+                    Some(v) => lit(!v),
+                    None => CExpr::Not(a),
+                }
+            }
+            CExpr::And(x, y) => {
+                let x = b(x);
+                match known(&x) {
+                    Some(false) => lit(false),
+                    _ => CExpr::And(x, b(y)),
+                }
+            }
+            CExpr::Or(x, y) => {
+                let x = b(x);
+                match known(&x) {
+                    Some(true) => lit(true),
+                    _ => CExpr::Or(x, b(y)),
+                }
+            }
+            CExpr::Cmp(op, x, y) => {
+                let (x, y) = (b(x), b(y));
+                match (&*x, &*y) {
+                    (CExpr::Lit(_), CExpr::Lit(_)) => {
+                        lit(CExpr::Cmp(*op, x, y).eval(&Resolved(Vec::new())))
+                    }
+                    _ => CExpr::Cmp(*op, x, y),
+                }
+            }
+        }
+    }
+}
+
+impl Expr {
+    /// The expression with each reference replaced by the number `slot` gives it.
+    pub fn compile(&self, slot: &mut dyn FnMut(&Ref) -> usize) -> CExpr {
+        let mut c = |e: &Expr| Box::new(e.compile(slot));
+        match self {
+            Expr::Or(a, b) => CExpr::Or(c(a), c(b)),
+            Expr::And(a, b) => CExpr::And(c(a), c(b)),
+            Expr::Not(a) => CExpr::Not(c(a)),
+            Expr::Cmp(op, a, b) => CExpr::Cmp(*op, c(a), c(b)),
+            Expr::Lit(v) => CExpr::Lit(v.clone()),
+            Expr::Ref(r) => CExpr::Ref(slot(r)),
+        }
+    }
+
+    /// [`CExpr::value`] of the compiled expression, references resolved by `r`.
+    pub fn value(&self, r: &dyn Resolve) -> Option<Val> {
+        let (c, vals) = self.compiled(r);
+        c.value(&vals).map(Cow::into_owned)
+    }
+
+    /// [`CExpr::eval`] of the compiled expression, references resolved by `r`.
+    pub fn eval(&self, r: &dyn Resolve) -> bool {
+        let (c, vals) = self.compiled(r);
+        c.eval(&vals)
+    }
+
+    /// The compiled expression and the values of its references (reading values has no
+    /// effect, so reading them all first gives what the evaluation would read).
+    fn compiled(&self, r: &dyn Resolve) -> (CExpr, Resolved) {
+        let mut vals = Vec::new();
+        let c = self.compile(&mut |x| {
+            vals.push(r.get(x));
+            vals.len() - 1
+        });
+        (c, Resolved(vals))
     }
 
     /// Calls `f` on every reference of the expression.
@@ -623,6 +732,15 @@ impl Expr {
             Expr::Lit(_) => {}
             Expr::Ref(r) => f(r),
         }
+    }
+}
+
+/// The values of numbered references.
+struct Resolved(Vec<Option<Val>>);
+
+impl SlotResolve for Resolved {
+    fn get(&self, slot: usize) -> Option<&Val> {
+        self.0[slot].as_ref()
     }
 }
 
@@ -787,5 +905,61 @@ mod tests {
         assert!(!glob("a*b", "ac"));
         assert_eq!(py_str_repr("it's"), "\"it's\"");
         assert_eq!(py_str_repr("ab"), "'ab'");
+    }
+
+    /// Replacing the event name by its value (what the engine does per event class) changes
+    /// no result: of `eval`, and of `value` (an `&&` or comparison is the number 0 or 1).
+    #[test]
+    fn constant_name_folds_to_the_same_results() {
+        let exprs = [
+            r#"$evt.$name == "sched_switch" && $evt.next_tid != 0"#,
+            r#"$evt.$name == "sched_switch" || $evt.next_tid"#,
+            r#"!($evt.$name =* "sched_*") && $evt.next_tid"#,
+            r#"($evt.$name == "irq" && $evt.x) == $evt.next_tid"#,
+            r#"$evt.$name"#,
+            r#"!$evt.$name"#,
+        ];
+        let names = ["sched_switch", "irq", "sched_wakeup", ""];
+        let tids = [
+            None,
+            Some(Val::Int(0)),
+            Some(Val::Int(1)),
+            Some(Val::Str("".into())),
+        ];
+        for text in exprs {
+            let e = parse_expr(text).unwrap();
+            let mut refs: Vec<Ref> = Vec::new();
+            let c = e.compile(&mut |r| {
+                refs.push(r.clone());
+                refs.len() - 1
+            });
+            for name in names {
+                let folded = c.with_consts(&|slot| {
+                    (refs[slot].what == What::Name).then(|| Val::Str(name.into()))
+                });
+                for tid in &tids {
+                    let vals = Resolved(
+                        refs.iter()
+                            .map(|r| match &r.what {
+                                What::Name => Some(Val::Str(name.into())),
+                                _ => tid.clone(),
+                            })
+                            .collect(),
+                    );
+                    let what = format!("{text} with {name:?}, {tid:?}");
+                    assert_eq!(folded.eval(&vals), c.eval(&vals), "{what}");
+                    assert_eq!(folded.value(&vals), c.value(&vals), "{what}");
+                }
+            }
+        }
+        // Decided by the name alone: a literal.
+        let e = parse_expr(r#"$evt.$name == "sched_switch" && $evt.next_tid != 0"#).unwrap();
+        let mut is_name = Vec::new();
+        let c = e.compile(&mut |r| {
+            is_name.push(r.what == What::Name);
+            is_name.len() - 1
+        });
+        let irq = c.with_consts(&|slot| is_name[slot].then(|| Val::Str("irq".into())));
+        assert!(matches!(irq, CExpr::Lit(Val::Int(0))), "{irq:?}");
     }
 }

@@ -4,10 +4,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use kernel::{Model, Notification, State};
-use serde_json::Value;
 
 use crate::driver::{Analysis, Common, Range};
-use crate::lami::{cell, col, colu, Column, Metadata, Table, TableClass};
+use crate::lami::{cell, col, colu, Cell, Column, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
 const RECORD_COLUMNS: &[Column] = &[
@@ -199,11 +198,11 @@ fn comm(state: &State, tid: i32) -> String {
 }
 
 /// A process cell: the name at the time of the record, the pid known at the end.
-fn process_cell(state: &State, name: &str, tid: i32) -> Value {
+fn process_cell(state: &State, name: &str, tid: i32) -> Cell {
     cell::process(name, tid, state.thread(tid).and_then(|t| t.pid))
 }
 
-fn stats_cells(s: &Stats) -> Vec<Value> {
+fn stats_cells(s: &Stats) -> Vec<Cell> {
     vec![
         cell::number(s.count),
         cell::duration_int(s.min),
@@ -213,7 +212,7 @@ fn stats_cells(s: &Stats) -> Vec<Value> {
     ]
 }
 
-fn record_row(state: &State, r: &SchedRecord) -> Vec<Value> {
+fn record_row(state: &State, r: &SchedRecord) -> Vec<Cell> {
     vec![
         cell::timestamp(r.wakeup),
         cell::timestamp(r.switch),
@@ -223,7 +222,7 @@ fn record_row(state: &State, r: &SchedRecord) -> Vec<Value> {
         process_cell(state, &r.wakee_name, r.wakee),
         r.waker
             .map(|w| process_cell(state, &r.waker_name, w))
-            .unwrap_or(Value::Null),
+            .unwrap_or(Cell::Null),
     ]
 }
 
@@ -373,7 +372,7 @@ impl Analysis for Sched {
                         let mut row = vec![cell::process(&comm(state, *tid), *tid, None)];
                         row.extend(stats_cells(s));
                         let p: Vec<String> = prios.iter().map(|p| p.to_string()).collect();
-                        row.push(cell::string(&format!("[{}]", p.join(", "))));
+                        row.push(cell::string(format!("[{}]", p.join(", "))));
                         t.rows.push(row);
                     }
                     out.push(t);

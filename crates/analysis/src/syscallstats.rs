@@ -1,5 +1,7 @@
 //! `syscallstats`: per-thread system call counts, durations and return values.
 
+use std::fmt::Write;
+
 use kernel::{IntMap, Model, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
@@ -47,8 +49,8 @@ pub const METADATA: Metadata = Metadata {
 #[derive(Debug, Default)]
 struct CallStats {
     stats: Stats,
-    /// Return value counts, in order of first appearance.
-    rets: Vec<(String, u64)>,
+    /// Return value counts by [`ret_key`], in order of first appearance.
+    rets: Vec<(i64, u64)>,
 }
 
 #[derive(Debug, Default)]
@@ -66,13 +68,21 @@ pub struct SyscallStats {
     tids: IntMap<i32, TidCalls>,
 }
 
-fn ret_key(ret: i64) -> String {
-    if ret >= 0 {
-        "success".into()
-    } else {
-        crate::errno_name(-ret)
-            .map(str::to_string)
-            .unwrap_or_else(|| ret.to_string())
+/// The class of a return value counted apart: 0 for every success (`ret >= 0`), else the
+/// (negative) error. Named only in the output ([`push_ret_name`]), so that counting a call
+/// allocates nothing.
+fn ret_key(ret: i64) -> i64 {
+    ret.min(0)
+}
+
+/// Appends the name of a [`ret_key`] to `out`: `success`, the errno name, or the number.
+fn push_ret_name(out: &mut String, key: i64) {
+    match (key, crate::errno_name(key.wrapping_neg())) {
+        (0.., _) => out.push_str("success"),
+        (_, Some(name)) => out.push_str(name),
+        (_, None) => {
+            let _ = write!(out, "{key}");
+        }
     }
 }
 
@@ -143,12 +153,18 @@ impl Analysis for SyscallStats {
                 .collect();
             calls.sort_by(|a, b| b.1.stats.count.cmp(&a.1.stats.count).then(a.0.cmp(b.0)));
             for (name, c) in calls {
-                let rets = c
-                    .rets
-                    .iter()
-                    .map(|(k, v)| format!("'{k}': {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                // `{'success': 3, 'ENOENT': 1}`, built in one string (one per row).
+                let mut rets = String::with_capacity(16 + 16 * c.rets.len());
+                rets.push('{');
+                for (i, (k, v)) in c.rets.iter().enumerate() {
+                    if i > 0 {
+                        rets.push_str(", ");
+                    }
+                    rets.push('\'');
+                    push_ret_name(&mut rets, *k);
+                    let _ = write!(rets, "': {v}");
+                }
+                rets.push('}');
                 t.rows.push(vec![
                     cell::syscall(name),
                     cell::number(c.stats.count),
@@ -160,7 +176,7 @@ impl Analysis for SyscallStats {
                         Some(sd) if c.stats.count > 2 => cell::duration(sd),
                         _ => cell::unknown(),
                     },
-                    cell::string(&format!("{{{rets}}}")),
+                    cell::string(rets),
                 ]);
             }
             out.push(t);

@@ -1,9 +1,7 @@
 //! Text output: each result table as a readable table.
 
+use crate::lami::{Cell as LamiCell, Metadata, Table};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table as Ct};
-use serde_json::Value;
-
-use crate::lami::{Metadata, Table};
 
 /// Formats a nanosecond timestamp as `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` (UTC).
 pub fn fmt_ts(ns: i64) -> String {
@@ -39,57 +37,40 @@ fn fmt_duration(v: f64) -> String {
     }
 }
 
-/// Text of one LAMI cell.
-pub fn cell_text(c: &Value) -> (String, bool) {
-    let class = c["class"].as_str().unwrap_or("");
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
-    if c.is_null() {
-        return (String::new(), false);
-    }
-    match class {
-        "process" => {
-            let pid = c.get("pid").and_then(|p| p.as_i64());
-            let tid = c["tid"].as_i64().unwrap_or(0);
-            let name = c["name"].as_str().unwrap_or("");
-            match pid {
-                Some(p) if p >= 0 => (format!("{name} ({p}, TID {tid})"), false),
-                _ => (format!("{name} ({tid})"), false),
-            }
-        }
-        "number" => (c["value"].to_string(), true),
-        "ratio" => (format!("{:.2} %", num(&c["value"]) * 100.0), true),
-        "duration" => (fmt_duration(num(&c["value"])), true),
-        "timestamp" => (fmt_ts(c["value"].as_i64().unwrap_or(0)), false),
-        "time-range" => (
-            format!(
-                "[{}, {}]",
-                fmt_ts(c["begin"]["value"].as_i64().unwrap_or(0)),
-                fmt_ts(c["end"]["value"].as_i64().unwrap_or(0))
-            ),
-            false,
-        ),
-        "cpu" => (format!("CPU {}", c["id"]), true),
-        "syscall" => (c["name"].as_str().unwrap_or("").to_string(), false),
-        "irq" => {
-            let name = c["name"].as_str().unwrap_or("");
-            (format!("{name} ({})", c["nr"]), false)
-        }
-        "string" => (c["value"].as_str().unwrap_or("").to_string(), false),
-        "disk" | "netif" => (c["name"].as_str().unwrap_or("").to_string(), false),
-        "path" => (c["path"].as_str().unwrap_or("").to_string(), false),
-        "fd" => (c["fd"].to_string(), true),
-        "size" => (format!("{} B", c["value"]), true),
-        "bool" => (
-            match c["value"].as_bool() {
+/// Text of one LAMI cell, and whether it is aligned right (numbers).
+pub fn cell_text(c: &LamiCell) -> (String, bool) {
+    // A number that is not finite is `null` in JSON, and 0 here.
+    let num = |v: Option<f64>| v.unwrap_or(0.0);
+    match c {
+        LamiCell::Null => (String::new(), false),
+        LamiCell::Process { name, tid, pid } => match pid {
+            Some(p) if *p >= 0 => (format!("{name} ({p}, TID {tid})"), false),
+            _ => (format!("{name} ({tid})"), false),
+        },
+        LamiCell::Number(n) => (n.to_string(), true),
+        LamiCell::Ratio(_) => (format!("{:.2} %", num(c.value_f64()) * 100.0), true),
+        LamiCell::Duration(_) => (fmt_duration(num(c.value_f64())), true),
+        LamiCell::Timestamp(v) => (fmt_ts(*v), false),
+        LamiCell::TimeRange(b, e) => (format!("[{}, {}]", fmt_ts(*b), fmt_ts(*e)), false),
+        LamiCell::Cpu(id) => (format!("CPU {id}"), true),
+        LamiCell::Irq { nr, name, .. } => (format!("{name} ({nr})"), false),
+        LamiCell::Syscall(s)
+        | LamiCell::String(s)
+        | LamiCell::Disk(s)
+        | LamiCell::Netif(s)
+        | LamiCell::Path(s) => (s.to_string(), false),
+        LamiCell::Fd(fd) => (fd.to_string(), true),
+        LamiCell::Size(v) => (format!("{v} B"), true),
+        LamiCell::Bool(v) => (
+            match v {
                 Some(true) => "yes".into(),
                 Some(false) => "no".into(),
                 None => String::new(),
             },
             false,
         ),
-        "unknown" => ("?".into(), true),
-        "empty" => (String::new(), false),
-        _ => (c.to_string(), false),
+        LamiCell::Unknown => ("?".into(), true),
+        LamiCell::Empty => (String::new(), false),
     }
 }
 
@@ -119,9 +100,11 @@ pub fn bar(frac: f64, width: usize) -> String {
 }
 
 /// Value of a numeric LAMI cell (number, ratio, duration, size).
-fn cell_value(c: &Value) -> Option<f64> {
-    match c["class"].as_str()? {
-        "number" | "ratio" | "duration" | "size" => c["value"].as_f64(),
+fn cell_value(c: &LamiCell) -> Option<f64> {
+    match c {
+        LamiCell::Number(_) | LamiCell::Ratio(_) | LamiCell::Duration(_) | LamiCell::Size(_) => {
+            c.value_f64()
+        }
         _ => None,
     }
 }
@@ -166,7 +149,7 @@ fn bar_column(tc: &crate::lami::TableClass) -> Option<usize> {
 
 /// A histogram: one line per bin (`[lower, upper)`, count, bar scaled to the largest count).
 /// `rows` are LAMI rows `[lower bound, upper bound, count]`.
-pub fn histogram(title: &str, count_title: &str, rows: &[Vec<Value>]) -> String {
+pub fn histogram(title: &str, count_title: &str, rows: &[Vec<LamiCell>]) -> String {
     let bins: Vec<(String, f64)> = rows
         .iter()
         .map(|r| {
@@ -280,7 +263,7 @@ pub fn render_with(meta: &Metadata, tables: &[Table], charts: bool) -> String {
 }
 
 /// A table without bars: `header`, then one line per row.
-fn plain_table(header: Vec<&str>, rows: &[Vec<Value>]) -> String {
+fn plain_table(header: Vec<&str>, rows: &[Vec<LamiCell>]) -> String {
     let mut ct = Ct::new();
     ct.load_preset(UTF8_FULL_CONDENSED);
     ct.set_header(header);

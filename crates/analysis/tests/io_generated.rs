@@ -126,3 +126,120 @@ fn fd_tracking_and_io_analyses() {
     assert_eq!(t[2]["data"][0][2]["value"], "fd 4 in app (10) ");
     assert_eq!(t[3]["data"][0][0]["path"], "/var/log/app.log");
 }
+
+/// iolatencytop and iousagetop keep only what their tables show (the longest calls of each
+/// system call, per-descriptor byte counts), not every call: on a generated trace, the rows
+/// with a limit are the first rows of the unlimited tables (one more than the limit, as
+/// lttng-analyses), the unlimited tables hold every call iolog lists, longest first, and
+/// the bytes per process add up to the bytes iolog lists.
+#[test]
+fn io_top_tables_match_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernel");
+    let params = scenario::kernel_mix::KernelMixParams {
+        events: 30_000,
+        cpus: 2,
+        seed: 7,
+        ..Default::default()
+    };
+    scenario::kernel_mix::generate(&dir, &params).unwrap();
+    let run_limit = |cmd: &str, limit: usize| {
+        let opts = Options {
+            limit,
+            ..Options::default()
+        };
+        let tables =
+            analysis::run_named(cmd, std::slice::from_ref(&dir), &Common::default(), &opts)
+                .unwrap();
+        results_json(&tables)["results"].clone()
+    };
+    let rows = |t: &serde_json::Value| t["data"].as_array().unwrap().clone();
+    let dur = |r: &serde_json::Value| r[2]["value"].as_i64().unwrap();
+    let begin = |r: &serde_json::Value| r[0]["begin"]["value"].as_i64().unwrap();
+
+    let log = run_limit("iolog", 0);
+    let log_rows = rows(&log[0]);
+    let all = run_limit("iolatencytop", 0);
+    let titles: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["class"]["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles.len(),
+        3,
+        "open, read and write calls expected: {titles:?}"
+    );
+    let mut listed = 0;
+    for t in all.as_array().unwrap() {
+        let r = rows(t);
+        listed += r.len();
+        assert!(r.len() > 20, "{}: {} rows", t["class"]["title"], r.len());
+        // Longest first, then earliest.
+        assert!(r
+            .windows(2)
+            .all(|w| (-dur(&w[0]), begin(&w[0])) <= (-dur(&w[1]), begin(&w[1]))));
+        // Every row is a call of the log.
+        assert!(r.iter().all(|x| log_rows.contains(x)));
+    }
+    // Every open, read and write call of the log (the log also lists closes, syncs…).
+    let categorised = log_rows
+        .iter()
+        .filter(|r| {
+            let name = r[3]["name"].as_str().unwrap();
+            matches!(
+                analysis::io::Category::of(name, None),
+                Some(
+                    analysis::io::Category::Open
+                        | analysis::io::Category::Read
+                        | analysis::io::Category::Write
+                )
+            )
+        })
+        .count();
+    assert_eq!(listed, categorised);
+    for limit in [1, 3, 10] {
+        let top = run_limit("iolatencytop", limit);
+        assert_eq!(top.as_array().unwrap().len(), titles.len());
+        for (t, a) in top.as_array().unwrap().iter().zip(all.as_array().unwrap()) {
+            assert_eq!(t["class"], a["class"]);
+            assert_eq!(rows(t), rows(a)[..limit + 1], "limit {limit}");
+        }
+    }
+
+    // Bytes per process (all of them: limit 0) against the log's sizes, by tid.
+    let usage = run_limit("iousagetop", 0);
+    let mut from_log: std::collections::BTreeMap<(bool, i64), i64> = Default::default();
+    for r in &log_rows {
+        let name = r[3]["name"].as_str().unwrap();
+        let read = match analysis::io::Category::of(name, None) {
+            Some(analysis::io::Category::Read) => true,
+            Some(analysis::io::Category::Write) => false,
+            _ => continue,
+        };
+        // Calls without a descriptor or size count nowhere.
+        if r[7].is_null() || r[4].is_null() {
+            continue;
+        }
+        let tid = r[5]["tid"].as_i64().unwrap();
+        *from_log.entry((read, tid)).or_default() += r[4]["value"].as_i64().unwrap();
+    }
+    let mut from_usage: std::collections::BTreeMap<(bool, i64), i64> = Default::default();
+    for t in usage.as_array().unwrap() {
+        let title = t["class"]["title"].as_str().unwrap_or("");
+        let read = match title {
+            "Per-process top I/O operations [read]" => true,
+            "Per-process top I/O operations [written]" => false,
+            _ => continue,
+        };
+        for r in rows(t) {
+            let n = r[1]["value"].as_i64().unwrap();
+            if n > 0 {
+                from_usage.insert((read, r[0]["tid"].as_i64().unwrap()), n);
+            }
+        }
+    }
+    assert!(from_log.len() > 4, "{from_log:?}");
+    assert_eq!(from_usage, from_log);
+}

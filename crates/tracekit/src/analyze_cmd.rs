@@ -367,6 +367,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if a.mi {
         emit(|mut w| analysis::lami::write_results(&mut w, &mi_tables))?;
     }
+    // The process ends right after: freeing every cell one by one (~150 k of them for a large
+    // trace's syscallstats, ~3 % of the run) would be wasted work.
+    std::mem::forget(mi_tables);
     // The results cover every readable event; what could not be read is said, and the exit
     // status says the input was damaged.
     for e in &read_errors {
