@@ -291,6 +291,13 @@ enum WordHow {
 }
 
 impl WordRead {
+    const PLAN: WordRead = WordRead {
+        byte: 0,
+        left: 0,
+        right: 0,
+        how: WordHow::Plan,
+    };
+
     /// The word read of `r`, the `index`-th read of its body.
     fn of(r: &PlanRead, index: usize) -> WordRead {
         let (off, size) = (r.bits.off, r.bits.size);
@@ -449,6 +456,8 @@ pub struct PlanRead {
     pub kind: ReadKind,
     /// Text: its length in bytes.
     pub text_len: u32,
+    /// The same read as one word load, for byte-aligned structure starts.
+    word: WordRead,
 }
 
 /// The kind of scalar a [`PlanRead`] reads.
@@ -493,17 +502,51 @@ impl PlanRead {
             } => (len.min(u32::MAX as u64) as u32, true, ReadKind::Text),
             _ => (0, true, ReadKind::Text),
         };
-        PlanRead {
+        let mut r = PlanRead {
             bits: BitRead::new(off, size.clamp(1, 64), little),
             kind,
             text_len: if kind == ReadKind::Text { size } else { 0 },
+            word: WordRead::PLAN,
+        };
+        r.word = WordRead::of(&r, 0);
+        r
+    }
+
+    /// The member as a raw integer (sign-extended if signed) by one word load, when the
+    /// structure starts on a byte and the word is within `data`.
+    #[inline(always)]
+    fn word_int(&self, data: &[u8], base: u64) -> Option<u64> {
+        if !base.is_multiple_of(8) {
+            return None;
         }
+        let w = &self.word;
+        let at = usize::try_from(base / 8)
+            .ok()?
+            .checked_add(w.byte as usize)?;
+        let b: [u8; 8] = data.get(at..at.checked_add(8)?)?.try_into().ok()?;
+        let word = u64::from_le_bytes(b);
+        Some(match w.how {
+            WordHow::Little => (word << w.left) >> w.right,
+            WordHow::LittleSigned => (((word << w.left) as i64) >> w.right) as u64,
+            WordHow::Big => (word.swap_bytes() << w.left) >> w.right,
+            WordHow::BigSigned => (((word.swap_bytes() << w.left) as i64) >> w.right) as u64,
+            WordHow::Text(_) | WordHow::Plan => return None,
+        })
     }
 
     /// The member's integer value (signed ones sign-extended, booleans 0 or 1); None for
     /// floats and texts, or out of `data`.
     #[inline(always)]
     pub fn int(&self, data: &[u8], base: u64) -> Option<i128> {
+        if matches!(self.kind, ReadKind::UInt | ReadKind::Bits) {
+            if let Some(v) = self.word_int(data, base) {
+                return Some(v as i128);
+            }
+        } else if self.kind == ReadKind::SInt {
+            if let Some(v) = self.word_int(data, base) {
+                return Some(v as i64 as i128);
+            }
+        }
         let raw = || self.bits.read(data, base);
         match self.kind {
             ReadKind::UInt | ReadKind::Bits => raw().map(|v| v as i128),

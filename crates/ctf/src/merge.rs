@@ -17,14 +17,16 @@ pub trait TimeMap: Send + Sync {
 /// order, then stream order, so the output is deterministic.
 pub struct Merger {
     readers: Vec<StreamReader>,
-    /// (time, reader) of every reader with a pending message; the current one stays on top
-    /// until the next call, which replaces its key in place (one sift instead of pop + push).
-    heap: BinaryHeap<Reverse<(i64, usize)>>,
-    /// The current message: its reader, the message and its merged time.
-    current: Option<(usize, Message, i64)>,
+    /// (time, reader) of every reader with a pending message.
+    queue: Queue,
+    /// The reader of the current message ([`NO_READER`] before the first and after the
+    /// last) and the message's merged time.
+    current: usize,
+    current_time: i64,
     started: bool,
     time_map: Option<Arc<dyn TimeMap>>,
-    pending_msgs: Vec<Option<Message>>,
+    /// Each queued reader's next message (events carry nothing: the reader holds them).
+    pending_msgs: Vec<Message>,
     /// Errors met so far (each names its file and offset). Reading goes on after them.
     pub errors: Vec<Error>,
 }
@@ -35,8 +37,9 @@ impl Merger {
         let readers = traces.iter().flat_map(|t| t.readers()).collect();
         Merger {
             readers,
-            heap: BinaryHeap::new(),
-            current: None,
+            queue: Queue::Few(Vec::new(), 0),
+            current: NO_READER,
+            current_time: i64::MIN,
             started: false,
             time_map: None,
             pending_msgs: Vec::new(),
@@ -63,12 +66,22 @@ impl Merger {
         }
     }
 
-    /// The next message of reader `i` and its merged time; errors met on the way are kept.
-    fn fetch(&mut self, i: usize) -> Option<(i64, Message)> {
+    /// Reads the next message of reader `i` into its pending slot and returns its merged
+    /// time; errors met on the way are kept. None when the reader is done.
+    #[inline]
+    fn fetch(&mut self, i: usize) -> Option<i64> {
         loop {
             match self.readers[i].next() {
                 None => return None,
-                Some(Ok(msg)) => return Some((self.time_of(i, &msg), msg)),
+                Some(Ok(Message::Event)) => {
+                    self.pending_msgs[i] = Message::Event;
+                    return Some(self.time_of(i, &Message::Event));
+                }
+                Some(Ok(msg)) => {
+                    let t = self.time_of(i, &msg);
+                    self.pending_msgs[i] = msg;
+                    return Some(t);
+                }
                 Some(Err(e)) => self.errors.push(e),
             }
         }
@@ -79,56 +92,154 @@ impl Merger {
     pub fn next(&mut self) -> Option<&Message> {
         if !self.started {
             self.started = true;
-            self.pending_msgs = vec![None; self.readers.len()];
+            self.pending_msgs = vec![Message::Event; self.readers.len()];
+            let mut keys = Vec::with_capacity(self.readers.len());
             for i in 0..self.readers.len() {
-                if let Some((t, msg)) = self.fetch(i) {
-                    self.pending_msgs[i] = Some(msg);
-                    self.heap.push(Reverse((t, i)));
+                if let Some(t) = self.fetch(i) {
+                    keys.push((t, i));
                 }
             }
-        } else if let Some((i, _, _)) = self.current.take() {
-            // Reader `i` is on top of the heap.
-            match self.fetch(i) {
-                Some((t, msg)) => {
-                    self.pending_msgs[i] = Some(msg);
-                    if let Some(mut top) = self.heap.peek_mut() {
-                        *top = Reverse((t, i));
-                    }
-                }
-                None => {
-                    self.heap.pop();
-                }
+            self.queue = Queue::new(keys);
+        } else if self.current != NO_READER {
+            // The current reader holds the smallest key.
+            let i = self.current;
+            let key = self.fetch(i).map(|t| (t, i));
+            self.queue.replace_first(key);
+        }
+        match self.queue.first() {
+            Some((t, i)) => {
+                self.current = i;
+                self.current_time = t;
+                Some(&self.pending_msgs[i])
+            }
+            None => {
+                self.current = NO_READER;
+                None
             }
         }
-        let &Reverse((t, i)) = self.heap.peek()?;
-        let msg = self.pending_msgs[i]
-            .take()
-            .expect("queued reader has a message");
-        self.current = Some((i, msg, t));
-        self.current.as_ref().map(|(_, m, _)| m)
     }
 
     /// The current event (after `next` returned `Message::Event`).
     pub fn event(&self) -> Option<Event<'_>> {
-        match &self.current {
-            Some((i, Message::Event, _)) => Some(self.readers[*i].event()),
+        match self.pending_msgs.get(self.current) {
+            Some(Message::Event) => Some(self.readers[self.current].event()),
             _ => None,
         }
     }
 
     /// The time of the current message on the merged time line.
     pub fn current_time(&self) -> Option<i64> {
-        let &(_, _, t) = self.current.as_ref()?;
-        (t != i64::MIN).then_some(t)
+        (self.current != NO_READER && self.current_time != i64::MIN).then_some(self.current_time)
     }
 
     /// The stream reader that produced the current message.
     pub fn current_reader(&self) -> Option<&StreamReader> {
-        self.current.as_ref().map(|(i, _, _)| &self.readers[*i])
+        self.readers.get(self.current)
     }
 
     /// Every reader (for warnings and counters).
     pub fn readers(&self) -> &[StreamReader] {
         &self.readers
+    }
+}
+
+/// [`Merger::current`] when there is no current message.
+const NO_READER: usize = usize::MAX;
+
+/// The readers' keys, smallest (time, reader index) first.
+enum Queue {
+    /// Few readers (the usual one trace of a few per-CPU streams): an unordered list and the
+    /// position of its smallest key, found by a scan, which costs less than heap sifts.
+    Few(Vec<(i64, usize)>, usize),
+    /// Many readers: a heap whose top is replaced in place (one sift instead of pop + push).
+    Many(BinaryHeap<Reverse<(i64, usize)>>),
+}
+
+/// Up to this many readers are scanned.
+const SCANNED_READERS: usize = 8;
+
+impl Queue {
+    fn new(keys: Vec<(i64, usize)>) -> Queue {
+        if keys.len() <= SCANNED_READERS {
+            let first = min_position(&keys);
+            Queue::Few(keys, first)
+        } else {
+            Queue::Many(keys.into_iter().map(Reverse).collect())
+        }
+    }
+
+    fn first(&self) -> Option<(i64, usize)> {
+        match self {
+            Queue::Few(keys, first) => keys.get(*first).copied(),
+            Queue::Many(heap) => heap.peek().map(|r| r.0),
+        }
+    }
+
+    /// Replaces the smallest key with `key`, or removes it (its reader is done).
+    fn replace_first(&mut self, key: Option<(i64, usize)>) {
+        match self {
+            Queue::Few(keys, first) => {
+                match key {
+                    Some(k) => keys[*first] = k,
+                    None => {
+                        keys.swap_remove(*first);
+                    }
+                }
+                *first = min_position(keys);
+            }
+            Queue::Many(heap) => match key {
+                Some(k) => {
+                    if let Some(mut top) = heap.peek_mut() {
+                        *top = Reverse(k);
+                    }
+                }
+                None => {
+                    heap.pop();
+                }
+            },
+        }
+    }
+}
+
+/// Position of the smallest key (0 when there is none).
+#[inline]
+fn min_position(keys: &[(i64, usize)]) -> usize {
+    let mut best = 0;
+    for (j, k) in keys.iter().enumerate().skip(1) {
+        if *k < keys[best] {
+            best = j;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scanned list and the heap give keys in the same order, whatever is replaced
+        /// or removed on the way.
+        #[test]
+        fn few_and_many_agree(
+            keys in proptest::collection::vec((0i64..20, 0usize..1000), 1..12),
+            steps in proptest::collection::vec(proptest::option::of(0i64..40), 0..40),
+        ) {
+            let mut keys = keys;
+            keys.sort_by_key(|k| k.1);
+            keys.dedup_by_key(|k| k.1);
+            let few = Queue::Few(keys.clone(), min_position(&keys));
+            let many = Queue::Many(keys.into_iter().map(Reverse).collect());
+            let (mut few, mut many) = (few, many);
+            for step in steps {
+                let (a, b) = (few.first(), many.first());
+                prop_assert_eq!(a, b);
+                let Some((_, reader)) = a else { break };
+                let key = step.map(|t| (t, reader));
+                few.replace_first(key);
+                many.replace_first(key);
+            }
+        }
     }
 }
