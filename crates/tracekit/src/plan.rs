@@ -334,9 +334,9 @@ impl ClassPlan {
             tree,
             b,
             at,
-            root: 0,
+            root: TNode::Scalar(TFmt::General),
             entered: false,
-            frames: [Frame::default(); MAX_DEPTH],
+            frames: [NO_FRAME; MAX_DEPTH],
             depth: 0,
             bad: false,
             scratch,
@@ -345,7 +345,7 @@ impl ClassPlan {
             if k > 0 {
                 w.put(b", ");
             }
-            w.root = root;
+            w.root = tree.nodes[root as usize];
             w.entered = false;
             v.walk(&mut w);
             if w.bad || w.depth != 0 || !w.entered {
@@ -502,7 +502,8 @@ struct LitRef {
 struct TMember {
     /// `, name = ` (` name = ` for the first member).
     lit: LitRef,
-    node: u32,
+    /// The member's node, copied: the writer needs no second look-up.
+    node: TNode,
 }
 
 /// How a scalar of a [`Tree`] is written.
@@ -598,6 +599,7 @@ impl Tree {
                 for (k, (m, node)) in members.iter().zip(kids).enumerate() {
                     let sep: &[u8] = if k == 0 { b" " } else { b", " };
                     let lit = self.lit(&[sep, m.name.as_bytes(), b" = "].concat());
+                    let node = self.nodes[node as usize];
                     self.members.push(TMember { lit, node });
                 }
                 TNode::Struct {
@@ -710,14 +712,20 @@ impl Tree {
     }
 }
 
-/// An open compound of a [`TreeWriter`]: its node, items written so far, and for a variant
-/// the node of its selected option.
-#[derive(Clone, Copy, Default)]
+/// An open compound of a [`TreeWriter`]: its node, items written so far, and for an array
+/// its element's node, for a variant its selected option's.
+#[derive(Clone, Copy)]
 struct Frame {
-    node: u32,
+    node: TNode,
     count: u32,
-    option: u32,
+    child: TNode,
 }
+
+const NO_FRAME: Frame = Frame {
+    node: TNode::Scalar(TFmt::General),
+    count: 0,
+    child: TNode::Scalar(TFmt::General),
+};
 
 /// Writes scopes into `b` (kept at its full length, like [`crate::text::TextBuf`]) from `at`,
 /// along their walks ([`FieldView::walk`]), each callback matched against a [`Tree`]; `bad`
@@ -727,7 +735,7 @@ struct TreeWriter<'a> {
     b: &'a mut Vec<u8>,
     at: usize,
     /// The root node of the scope being walked, and whether the walk entered it.
-    root: u32,
+    root: TNode,
     entered: bool,
     frames: [Frame; MAX_DEPTH],
     depth: usize,
@@ -781,7 +789,7 @@ impl TreeWriter<'_> {
     /// label) and returns the item's node; for the scope itself, its root. None when the
     /// compound has no such item.
     #[inline(always)]
-    fn item(&mut self) -> Option<u32> {
+    fn item(&mut self) -> Option<TNode> {
         let tree = self.tree;
         let Some(f) = self.depth.checked_sub(1).map(|d| &mut self.frames[d]) else {
             if self.entered {
@@ -792,7 +800,7 @@ impl TreeWriter<'_> {
         };
         let k = f.count;
         f.count += 1;
-        match tree.nodes[f.node as usize] {
+        match f.node {
             TNode::Struct { first, count } => {
                 if k >= count {
                     return None;
@@ -801,12 +809,13 @@ impl TreeWriter<'_> {
                 self.at = tree.put_lit(self.b, self.at, m.lit);
                 Some(m.node)
             }
-            TNode::Array { elem } => {
+            TNode::Array { .. } => {
+                let elem = f.child;
                 self.at = index_at(self.b, self.at, k);
                 Some(elem)
             }
             TNode::Variant { .. } if k == 0 => {
-                let option = f.option;
+                let option = f.child;
                 self.b[self.at] = b' ';
                 self.at += 1;
                 Some(option)
@@ -895,11 +904,7 @@ impl FieldVisitor for TreeWriter<'_> {
             return;
         }
         self.reserve(self.tree.room);
-        let Some(node) = self.item() else {
-            self.bad = true;
-            return;
-        };
-        let TNode::Scalar(fmt) = self.tree.nodes[node as usize] else {
+        let Some(TNode::Scalar(fmt)) = self.item() else {
             self.bad = true;
             return;
         };
@@ -917,15 +922,19 @@ impl FieldVisitor for TreeWriter<'_> {
             self.bad = true;
             return;
         };
-        let (open, option) = match (kind, self.tree.nodes[node as usize]) {
-            (Compound::Struct, TNode::Struct { .. }) => (b'{', Some(0)),
-            (Compound::Array(_), TNode::Array { .. }) => (b'[', Some(0)),
-            (Compound::Variant(name), TNode::Variant { first, count }) => {
-                (b'{', self.tree.option(first, count, name))
-            }
+        let nodes = &self.tree.nodes;
+        let (open, child) = match (kind, node) {
+            (Compound::Struct, TNode::Struct { .. }) => (b'{', Some(node)),
+            (Compound::Array(_), TNode::Array { elem }) => (b'[', Some(nodes[elem as usize])),
+            (Compound::Variant(name), TNode::Variant { first, count }) => (
+                b'{',
+                self.tree
+                    .option(first, count, name)
+                    .map(|o| nodes[o as usize]),
+            ),
             _ => (b'{', None),
         };
-        let Some(option) = option else {
+        let Some(child) = child else {
             self.bad = true;
             return;
         };
@@ -934,7 +943,7 @@ impl FieldVisitor for TreeWriter<'_> {
         self.frames[self.depth] = Frame {
             node,
             count: 0,
-            option,
+            child,
         };
         self.depth += 1;
     }
@@ -947,7 +956,7 @@ impl FieldVisitor for TreeWriter<'_> {
         self.reserve(2);
         self.depth -= 1;
         let f = self.frames[self.depth];
-        let (close, complete) = match self.tree.nodes[f.node as usize] {
+        let (close, complete) = match f.node {
             TNode::Struct { count, .. } => (b" }", f.count == count),
             TNode::Array { .. } => (b" ]", true),
             TNode::Variant { .. } => (b" }", f.count == 1),
