@@ -1,15 +1,16 @@
-//! Per-event-class print plans: the text of an event whose scopes are flat structures of
-//! scalars is a fixed sequence of literals (name, braces, `member = ` separators) with one
-//! value between each two. The literals are rendered once per class; an event then only
+//! Per-event-class print plans: the text of an event is a sequence of literals (name, braces,
+//! `member = ` separators) and values, whose literals and formats depend only on the class and
+//! the shape of the event's compounds. They are rendered once per class; an event then only
 //! costs its values, formatted straight into the output without intermediate buffers.
 //!
 //! When every scope of the class is a fixed-layout structure, the plan reads each value
 //! straight from the structure's [`ctf::layout::FixedPlan`] and writes the whole line into a
 //! slice known to have room for its longest form ([`ClassPlan::write_direct`]): no `Vec`
 //! capacity checks or length updates per piece, and the literals are copied as fixed-size
-//! blocks.
+//! blocks. Other classes (nested structures, arrays, variants, strings) are walked, and the
+//! walk's callbacks follow a tree compiled from the layout ([`ClassPlan::write_tree`]).
 //!
-//! The plan is checked against each event (scope presence, one level of structures, number of
+//! The plan is checked against each event (scope presence, the walk's shape, number of
 //! values); anything unexpected sends the event back to the general writer, so the output is
 //! always the one [`crate::text`] gives.
 
@@ -19,7 +20,7 @@ use ctf::layout::{Layout, NodeId, NodeKind};
 use ctf::stream::Event;
 use ctf::FieldView;
 
-use crate::text::{write_escaped, write_scalar};
+use crate::text::{write_enum_open, write_escaped, write_scalar};
 use crate::timefmt::{eight_digits, ASCII_ZEROS};
 
 /// A literal stored padded to whole 16-byte blocks, copied block by block: fixed-size copies
@@ -48,17 +49,6 @@ impl Lit {
         self.padded.len()
     }
 
-    #[inline(always)]
-    pub fn put(&self, b: &mut Vec<u8>) {
-        let start = b.len();
-        b.reserve(self.padded.len());
-        for blk in self.padded.chunks_exact(16) {
-            let blk: &[u8; 16] = blk.try_into().expect("16-byte block");
-            b.extend_from_slice(blk);
-        }
-        b.truncate(start + self.len);
-    }
-
     /// Writes the literal at `at` in `b`, which has room for [`Self::room`] bytes there;
     /// returns where it ends.
     #[inline(always)]
@@ -76,13 +66,25 @@ pub struct ClassPlan {
     pub head: Lit,
     /// Which of the common context, specific context and payload the class has.
     scopes: [bool; 3],
-    /// `lits[0]` comes before the first value, `lits[k]` after value `k - 1`; the last one
-    /// ends with the newline.
-    lits: Vec<Lit>,
-    /// `, ` and `lits[0]`: after a packet context.
-    first_after_packet: Lit,
-    /// The straight-line form, when every scope is a fixed-layout structure; None otherwise.
-    direct: Option<Direct>,
+    /// Whether the class has any scope (then a packet context is followed by `, `).
+    any_scope: bool,
+    /// What the form writes first, before any value: for a direct form, the literal before its
+    /// first value (or the whole text when there is none); nothing for a walked form.
+    first: Lit,
+    form: Form,
+    /// The head, the packet context and [`Self::first`], as one literal, for the packet
+    /// `(stream index, packet key)` it was made for.
+    lead: Option<((usize, u64), Lit)>,
+}
+
+/// How the scopes of a class are written.
+enum Form {
+    /// Every scope is a fixed-layout structure of scalars: values read straight from the
+    /// structures' plans ([`ClassPlan::write_direct`]).
+    Direct(Direct),
+    /// Anything else without optionals: the scopes are walked, each callback matched against
+    /// a tree compiled from the layout ([`ClassPlan::write_tree`]).
+    Tree(Tree),
 }
 
 /// How to write an event whose scopes are fixed-layout structures: each value read straight
@@ -95,9 +97,6 @@ struct Direct {
     /// Bytes the values and their literals take at most (an upper bound of what
     /// [`ClassPlan::write_direct`] writes after the lead, [`Fmt::General`] values apart).
     body_max: usize,
-    /// The head, the packet context and the literal before the first value, as one literal,
-    /// for the packet `(stream index, packet key)` it was made for.
-    lead: Option<((usize, u64), Lit)>,
 }
 
 /// Longest literal a [`Step`] holds inline: a member name of up to 26 bytes after `, ` and
@@ -177,7 +176,8 @@ fn is_scalar(kind: &NodeKind) -> bool {
 }
 
 impl ClassPlan {
-    /// The plan of `ev`'s class, when each of its scopes is a structure of scalars.
+    /// The plan of `ev`'s class, when each of its scopes is a structure (without optionals,
+    /// nested less than [`MAX_DEPTH`] deep).
     pub fn build(ev: &Event<'_>, label: &[u8]) -> Option<ClassPlan> {
         let trace = ev.trace();
         let layout: &Layout = &trace.layout;
@@ -188,130 +188,72 @@ impl ClassPlan {
             el.context,
             el.payload,
         ];
-        let mut lits = Vec::new();
-        let mut cur: Vec<u8> = Vec::new();
-        let mut any = false;
-        let mut fmts = Vec::new();
-        let mut scope_values = Vec::new();
-        let mut direct = true;
-        for node in nodes.iter().flatten() {
-            if !matches!(layout.nodes[*node as usize].kind, NodeKind::Struct { .. }) {
-                return None;
-            }
-            direct &= layout.nodes[*node as usize].plan.is_some();
-            if any {
-                cur.extend_from_slice(b", ");
-            }
-            any = true;
-            cur.push(b'{');
-            let members = layout.members_of(*node);
-            scope_values.push(members.len());
-            for (k, m) in members.iter().enumerate() {
-                if !is_scalar(&layout.nodes[m.node as usize].kind) {
-                    return None;
-                }
-                fmts.push(Fmt::of(&layout.nodes[m.node as usize].kind));
-                cur.extend_from_slice(if k == 0 { b" " } else { b", " });
-                cur.extend_from_slice(m.name.as_bytes());
-                cur.extend_from_slice(b" = ");
-                lits.push(Lit::new(&cur));
-                cur.clear();
-            }
-            cur.extend_from_slice(b" }");
+        if nodes
+            .iter()
+            .flatten()
+            .any(|n| !matches!(layout.nodes[*n as usize].kind, NodeKind::Struct { .. }))
+        {
+            return None;
         }
-        cur.push(b'\n');
-        lits.push(Lit::new(&cur));
-        let first = lits[0].bytes();
-        let first_after_packet = if any {
-            Lit::new(&[b", ", first].concat())
-        } else {
-            Lit::new(first)
-        };
         let mut head = label.to_vec();
         head.extend_from_slice(ev.name().as_bytes());
         head.extend_from_slice(b": ");
-        let direct = if direct {
-            Direct::new(&fmts, &lits[1..], scope_values)
-        } else {
-            None
+        let any_scope = nodes.iter().any(|n| n.is_some());
+        let (first, form) = match Direct::build(layout, &nodes) {
+            Some((first, d)) => (first, Form::Direct(d)),
+            None => {
+                let roots: Vec<NodeId> = nodes.iter().flatten().copied().collect();
+                (Lit::new(b""), Form::Tree(Tree::build(layout, &roots)?))
+            }
         };
         Some(ClassPlan {
             head: Lit::new(&head),
             scopes: nodes.map(|n| n.is_some()),
-            lits,
-            first_after_packet,
-            direct,
+            any_scope,
+            first,
+            form,
+            lead: None,
         })
     }
 
-    /// Whether [`Self::write_direct`] applies to the class.
+    /// Whether [`Self::write_direct`] applies to the class (otherwise [`Self::write_tree`]).
     pub fn is_direct(&self) -> bool {
-        self.direct.is_some()
+        matches!(self.form, Form::Direct(_))
     }
 
-    /// Appends the scopes of `ev` (after the head and packet context, `after_packet` telling
-    /// whether a packet context was written) and the newline, walking its fields. False, with
-    /// `b` as it was, when the event does not have the planned shape.
-    pub fn write_scopes(&self, b: &mut Vec<u8>, ev: &Event<'_>, after_packet: bool) -> bool {
-        let views = [ev.common_context(), ev.specific_context(), ev.payload()];
-        if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
-            return false;
-        }
-        let start = b.len();
-        if after_packet {
-            self.first_after_packet.put(b);
-        } else {
-            self.lits[0].put(b);
-        }
-        let mut w = PlanWriter {
-            b,
-            lits: &self.lits[1..],
-            k: 0,
-            depth: 0,
-            bad: false,
-        };
-        for v in views.iter().flatten() {
-            v.walk(&mut w);
-        }
-        if w.bad || w.k != w.lits.len() || w.depth != 0 {
-            b.truncate(start);
-            return false;
-        }
-        true
-    }
-
-    /// For a direct plan: bytes [`Self::write_direct`] needs from its start for an event of
-    /// packet `packet` (stream index, packet key), `packet_text` giving that packet's rendered
-    /// context (called only when the packet changed since the last event of the class).
+    /// Bytes [`Self::write_direct`] needs from its start, or [`Self::write_tree`] before it
+    /// makes room itself, for an event of packet `packet` (stream index, packet key),
+    /// `packet_text` giving that packet's rendered context (called only when the packet
+    /// changed since the last event of the class).
     #[inline]
-    pub fn direct_room(
+    pub fn lead_room(
         &mut self,
         packet: (usize, u64),
         packet_text: impl FnOnce() -> Option<Vec<u8>>,
     ) -> usize {
-        let Some(d) = &mut self.direct else {
-            return 0;
-        };
-        let lead = match &d.lead {
+        let lead = match &self.lead {
             Some((k, lead)) if *k == packet => lead,
             _ => {
                 let mut t = self.head.bytes().to_vec();
-                match packet_text() {
-                    Some(p) => {
-                        t.extend_from_slice(&p);
-                        t.extend_from_slice(self.first_after_packet.bytes());
+                if let Some(p) = packet_text() {
+                    t.extend_from_slice(&p);
+                    if self.any_scope {
+                        t.extend_from_slice(b", ");
                     }
-                    None => t.extend_from_slice(self.lits[0].bytes()),
                 }
-                &d.lead.insert((packet, Lit::new(&t))).1
+                t.extend_from_slice(self.first.bytes());
+                &self.lead.insert((packet, Lit::new(&t))).1
             }
         };
-        lead.room() + d.body_max
+        match &self.form {
+            Form::Direct(d) => lead.room() + d.body_max,
+            Form::Tree(_) => lead.room(),
+        }
     }
 
     /// Writes the line of `ev` from the head to the newline at `at` in `b`, reading the
     /// values of its fixed-layout scopes straight from their plans; `b` has the room
-    /// [`Self::direct_room`] gave (for this event's packet) from `at`. Returns where the line
+    /// [`Self::lead_room`] gave (for this event's packet) from `at`. Returns where the line
     /// ends, or None when the event is not laid out as planned (or a [`Fmt::General`] value
     /// does not fit), to be written the general way. `scratch` holds general values.
     ///
@@ -325,8 +267,10 @@ impl ClassPlan {
         ev: &Event<'_>,
         scratch: &mut Vec<u8>,
     ) -> Option<usize> {
-        let d = self.direct.as_ref()?;
-        let (_, lead) = d.lead.as_ref()?;
+        let Form::Direct(d) = &self.form else {
+            return None;
+        };
+        let (_, lead) = self.lead.as_ref()?;
         let views = [ev.common_context(), ev.specific_context(), ev.payload()];
         if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
             return None;
@@ -363,9 +307,95 @@ impl ClassPlan {
         }
         (k == d.steps.len()).then_some(at)
     }
+
+    /// Writes the line of `ev` from the head to the newline at `at` in `b` (kept at its full
+    /// length, with the room [`Self::lead_room`] gave from `at`, grown as needed), walking its
+    /// scopes along the class's tree. Returns where the line ends, or None when the event does
+    /// not have the planned shape, to be written the general way. `scratch` holds general
+    /// values.
+    #[inline(never)]
+    pub fn write_tree(
+        &self,
+        b: &mut Vec<u8>,
+        at: usize,
+        ev: &Event<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Option<usize> {
+        let Form::Tree(tree) = &self.form else {
+            return None;
+        };
+        let (_, lead) = self.lead.as_ref()?;
+        let views = [ev.common_context(), ev.specific_context(), ev.payload()];
+        if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
+            return None;
+        }
+        let at = lead.put_at(b, at);
+        let mut w = TreeWriter {
+            tree,
+            b,
+            at,
+            root: TNode::Scalar(TFmt::General),
+            entered: false,
+            frames: [NO_FRAME; MAX_DEPTH],
+            depth: 0,
+            bad: false,
+            scratch,
+        };
+        for (k, (v, &root)) in views.iter().flatten().zip(&tree.roots).enumerate() {
+            if k > 0 {
+                w.put(b", ");
+            }
+            w.root = tree.nodes[root as usize];
+            w.entered = false;
+            v.walk(&mut w);
+            if w.bad || w.depth != 0 || !w.entered {
+                return None;
+            }
+        }
+        w.reserve(1);
+        w.b[w.at] = b'\n';
+        Some(w.at + 1)
+    }
 }
 
 impl Direct {
+    /// The direct form of a class whose scopes are `nodes`, with the literal before its first
+    /// value; None unless every scope is a fixed-layout structure whose member literals are
+    /// short enough to be held inline.
+    fn build(layout: &Layout, nodes: &[Option<NodeId>; 3]) -> Option<(Lit, Direct)> {
+        let mut lits = Vec::new();
+        let mut cur: Vec<u8> = Vec::new();
+        let mut any = false;
+        let mut fmts = Vec::new();
+        let mut scope_values = Vec::new();
+        for node in nodes.iter().flatten() {
+            layout.nodes[*node as usize].plan.as_ref()?;
+            if any {
+                cur.extend_from_slice(b", ");
+            }
+            any = true;
+            cur.push(b'{');
+            let members = layout.members_of(*node);
+            scope_values.push(members.len());
+            for (k, m) in members.iter().enumerate() {
+                if !is_scalar(&layout.nodes[m.node as usize].kind) {
+                    return None;
+                }
+                fmts.push(Fmt::of(&layout.nodes[m.node as usize].kind));
+                cur.extend_from_slice(if k == 0 { b" " } else { b", " });
+                cur.extend_from_slice(m.name.as_bytes());
+                cur.extend_from_slice(b" = ");
+                lits.push(Lit::new(&cur));
+                cur.clear();
+            }
+            cur.extend_from_slice(b" }");
+        }
+        cur.push(b'\n');
+        lits.push(Lit::new(&cur));
+        let d = Direct::new(&fmts, &lits[1..], scope_values)?;
+        Some((lits.into_iter().next()?, d))
+    }
+
     /// The direct form of a class with values `fmts`, each followed by its literal in `lits`;
     /// None when a literal is too long to be held inline.
     fn new(fmts: &[Fmt], lits: &[Lit], scope_values: Vec<usize>) -> Option<Direct> {
@@ -389,7 +419,6 @@ impl Direct {
             steps,
             scope_values,
             body_max,
-            lead: None,
         })
     }
 }
@@ -415,36 +444,530 @@ fn general_at(
     Some(at + scratch.len())
 }
 
-/// Writes the values of a walk, each followed by its literal.
-struct PlanWriter<'a> {
-    b: &'a mut Vec<u8>,
-    lits: &'a [Lit],
-    k: usize,
-    depth: u32,
-    bad: bool,
+/// Deepest nesting of compounds a [`Tree`] follows (deeper classes are written the general
+/// way).
+pub const MAX_DEPTH: usize = 16;
+
+/// Bytes a literal of a [`Tree`] is copied in at once (longer ones are copied by length): a
+/// member name of up to 26 bytes between `, ` and ` = `.
+const TREE_LIT: usize = 32;
+
+/// The text of a class's scopes as a tree compiled from its layout: per structure member the
+/// literal before it (`, name = `), per scalar its format, per enumeration its labels. The
+/// scopes are walked ([`FieldView::walk`]) and [`TreeWriter`] follows the tree along the
+/// walk's callbacks, so that a value costs a literal copy and its digits, where the general
+/// writer looks at names, a stack of open compounds and each value's kind.
+struct Tree {
+    nodes: Vec<TNode>,
+    /// Structure members, each structure's in a row.
+    members: Vec<TMember>,
+    /// Variant options, each variant's in a row: name and node.
+    options: Vec<(std::sync::Arc<str>, u32)>,
+    /// Every literal, followed by [`TREE_LIT`] bytes of padding so that any literal can be
+    /// copied as one block.
+    lits: Vec<u8>,
+    enums: Vec<EnumLabels>,
+    /// Root node of each present scope.
+    roots: Vec<u32>,
+    /// Bytes made room for before each callback: a literal, an enumeration's labels and a
+    /// number, at most (strings and general values make room for themselves).
+    room: usize,
 }
 
-impl FieldVisitor for PlanWriter<'_> {
+#[derive(Clone, Copy)]
+enum TNode {
+    Scalar(TFmt),
+    /// Members `members[first..first + count]`.
+    Struct {
+        first: u32,
+        count: u32,
+    },
+    Array {
+        elem: u32,
+    },
+    /// Options `options[first..first + count]`.
+    Variant {
+        first: u32,
+        count: u32,
+    },
+}
+
+/// A literal of a [`Tree`]: its place in [`Tree::lits`] and its length.
+#[derive(Clone, Copy)]
+struct LitRef {
+    at: u32,
+    len: u32,
+}
+
+struct TMember {
+    /// `, name = ` (` name = ` for the first member).
+    lit: LitRef,
+    /// The member's node, copied: the writer needs no second look-up.
+    node: TNode,
+}
+
+/// How a scalar of a [`Tree`] is written.
+#[derive(Clone, Copy)]
+enum TFmt {
+    Unsigned,
+    Signed,
+    Hex,
+    Str,
+    /// An enumeration: its labels ([`Tree::enums`]) and how its integer is written.
+    Enum(u32, IntFmt),
+    /// Anything else: through [`put_value`].
+    General,
+}
+
+#[derive(Clone, Copy)]
+enum IntFmt {
+    Unsigned,
+    Signed,
+    Hex,
+}
+
+/// The rendered labels of an enumeration whose mapped values span a small range:
+/// `( "label" : container = ` for each value from `min`, and the form for unmapped values.
+struct EnumLabels {
+    min: i128,
+    labels: Vec<LitRef>,
+    unknown: LitRef,
+}
+
+/// Enumerations whose mapped values span more than this are written the general way.
+const ENUM_SPAN: i128 = 256;
+
+impl Tree {
+    /// The tree of scopes `roots`; None when some node cannot be followed (optionals, nesting
+    /// deeper than [`MAX_DEPTH`]).
+    fn build(layout: &Layout, roots: &[NodeId]) -> Option<Tree> {
+        let mut t = Tree {
+            nodes: Vec::new(),
+            members: Vec::new(),
+            options: Vec::new(),
+            lits: Vec::new(),
+            enums: Vec::new(),
+            roots: Vec::new(),
+            room: 0,
+        };
+        for &r in roots {
+            let n = t.add(layout, r, 1)?;
+            t.roots.push(n);
+        }
+        let longest = |lits: &mut dyn Iterator<Item = LitRef>| {
+            lits.map(|l| l.len as usize)
+                .max()
+                .unwrap_or(0)
+                .max(TREE_LIT)
+        };
+        let member_lit = longest(&mut t.members.iter().map(|m| m.lit));
+        let enum_lit = longest(
+            &mut t
+                .enums
+                .iter()
+                .flat_map(|e| e.labels.iter().chain([&e.unknown]).copied()),
+        );
+        // A literal, then an enumeration's labels, `0x` and 16 digits (or 20 digits) and ` )`;
+        // or an array index `, [N] = `.
+        t.room = member_lit + enum_lit + 32;
+        t.lits.extend_from_slice(&[0; TREE_LIT]);
+        Some(t)
+    }
+
+    fn lit(&mut self, bytes: &[u8]) -> LitRef {
+        let at = self.lits.len() as u32;
+        self.lits.extend_from_slice(bytes);
+        LitRef {
+            at,
+            len: bytes.len() as u32,
+        }
+    }
+
+    /// Adds node `id` (at nesting `depth`) and what it holds; its index.
+    fn add(&mut self, layout: &Layout, id: NodeId, depth: usize) -> Option<u32> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let node = match &layout.nodes[id as usize].kind {
+            NodeKind::Struct { .. } => {
+                let members = layout.members_of(id);
+                let kids = members
+                    .iter()
+                    .map(|m| self.add(layout, m.node, depth + 1))
+                    .collect::<Option<Vec<u32>>>()?;
+                let first = self.members.len() as u32;
+                for (k, (m, node)) in members.iter().zip(kids).enumerate() {
+                    let sep: &[u8] = if k == 0 { b" " } else { b", " };
+                    let lit = self.lit(&[sep, m.name.as_bytes(), b" = "].concat());
+                    let node = self.nodes[node as usize];
+                    self.members.push(TMember { lit, node });
+                }
+                TNode::Struct {
+                    first,
+                    count: members.len() as u32,
+                }
+            }
+            NodeKind::Array { elem, .. } => TNode::Array {
+                elem: self.add(layout, *elem, depth + 1)?,
+            },
+            NodeKind::Variant { .. } => {
+                let options = layout.members_of(id);
+                let kids = options
+                    .iter()
+                    .map(|m| self.add(layout, m.node, depth + 1))
+                    .collect::<Option<Vec<u32>>>()?;
+                let first = self.options.len() as u32;
+                for (m, node) in options.iter().zip(kids) {
+                    self.options.push((m.name.clone(), node));
+                }
+                TNode::Variant {
+                    first,
+                    count: options.len() as u32,
+                }
+            }
+            NodeKind::Optional { .. } => return None,
+            kind => TNode::Scalar(self.scalar(layout, kind)),
+        };
+        self.nodes.push(node);
+        Some((self.nodes.len() - 1) as u32)
+    }
+
+    fn scalar(&mut self, layout: &Layout, kind: &NodeKind) -> TFmt {
+        let int = match *kind {
+            NodeKind::Int {
+                signed: false,
+                base: DisplayBase::Decimal,
+                ..
+            } => IntFmt::Unsigned,
+            NodeKind::Int {
+                signed: true,
+                base: DisplayBase::Decimal,
+                ..
+            } => IntFmt::Signed,
+            NodeKind::Int {
+                signed: false,
+                base: DisplayBase::Hexadecimal,
+                ..
+            } => IntFmt::Hex,
+            NodeKind::CString | NodeKind::SizedString { .. } => return TFmt::Str,
+            _ => return TFmt::General,
+        };
+        let NodeKind::Int {
+            enum_idx: Some(e), ..
+        } = *kind
+        else {
+            return match int {
+                IntFmt::Unsigned => TFmt::Unsigned,
+                IntFmt::Signed => TFmt::Signed,
+                IntFmt::Hex => TFmt::Hex,
+            };
+        };
+        let mappings = &layout.enums[e as usize];
+        let ranges = mappings.iter().flat_map(|m| m.ranges.iter());
+        let min = ranges.clone().map(|r| r.lower).min().unwrap_or(0);
+        let max = ranges.map(|r| r.upper).max().unwrap_or(0);
+        if max - min >= ENUM_SPAN {
+            return TFmt::General;
+        }
+        // Rendered by the general writer's own code, so that both agree.
+        let mut text = Vec::new();
+        let mut render = |v: i128| {
+            text.clear();
+            write_enum_open(&mut text, v, mappings);
+            self.lit(&text)
+        };
+        let labels = (min..=max).map(&mut render).collect();
+        let unknown = render(max + 1);
+        self.enums.push(EnumLabels {
+            min,
+            labels,
+            unknown,
+        });
+        TFmt::Enum((self.enums.len() - 1) as u32, int)
+    }
+
+    /// Writes literal `l` at `at` in `b` (room for [`TREE_LIT`] bytes or its length).
     #[inline(always)]
+    fn put_lit(&self, b: &mut [u8], at: usize, l: LitRef) -> usize {
+        let from = l.at as usize;
+        let len = l.len as usize;
+        if len <= TREE_LIT {
+            b[at..at + TREE_LIT].copy_from_slice(&self.lits[from..from + TREE_LIT]);
+        } else {
+            b[at..at + len].copy_from_slice(&self.lits[from..from + len]);
+        }
+        at + len
+    }
+
+    /// The node of option `name` of the variant whose options are `options[first..][..count]`.
+    #[inline]
+    fn option(&self, first: u32, count: u32, name: &str) -> Option<u32> {
+        let options = self.options.get(first as usize..(first + count) as usize)?;
+        // The walk names the option with the layout's own string: its address finds it.
+        options
+            .iter()
+            .find(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()))
+            .or_else(|| options.iter().find(|(n, _)| **n == *name))
+            .map(|&(_, node)| node)
+    }
+}
+
+/// An open compound of a [`TreeWriter`]: its node, items written so far, and for an array
+/// its element's node, for a variant its selected option's.
+#[derive(Clone, Copy)]
+struct Frame {
+    node: TNode,
+    count: u32,
+    child: TNode,
+}
+
+const NO_FRAME: Frame = Frame {
+    node: TNode::Scalar(TFmt::General),
+    count: 0,
+    child: TNode::Scalar(TFmt::General),
+};
+
+/// Writes scopes into `b` (kept at its full length, like [`crate::text::TextBuf`]) from `at`,
+/// along their walks ([`FieldView::walk`]), each callback matched against a [`Tree`]; `bad`
+/// when one does not match.
+struct TreeWriter<'a> {
+    tree: &'a Tree,
+    b: &'a mut Vec<u8>,
+    at: usize,
+    /// The root node of the scope being walked, and whether the walk entered it.
+    root: TNode,
+    entered: bool,
+    frames: [Frame; MAX_DEPTH],
+    depth: usize,
+    bad: bool,
+    scratch: &'a mut Vec<u8>,
+}
+
+/// Grows `b` (kept at its full length) to at least `n` bytes.
+#[cold]
+fn grow(b: &mut Vec<u8>, n: usize) {
+    let len = n.max(b.len() * 2);
+    b.resize(len, 0);
+}
+
+/// Writes the label of element `i` of an array, after its separator (` [0] = `, `, [i] = `),
+/// at `at` (room for 27 bytes).
+#[inline(always)]
+fn index_at(b: &mut [u8], at: usize, i: u32) -> usize {
+    if i == 0 {
+        b[at..at + 8].copy_from_slice(b" [0] =  ");
+        return at + 7;
+    }
+    if i < 10 {
+        let mut lit = *b", [0] = ";
+        lit[3] += i as u8;
+        b[at..at + 8].copy_from_slice(&lit);
+        return at + 8;
+    }
+    b[at..at + 3].copy_from_slice(b", [");
+    let at = u64_at(b, at + 3, i as u64);
+    b[at..at + 4].copy_from_slice(b"] = ");
+    at + 4
+}
+
+impl TreeWriter<'_> {
+    #[inline(always)]
+    fn reserve(&mut self, n: usize) {
+        if self.at + n > self.b.len() {
+            grow(self.b, self.at + n);
+        }
+    }
+
+    #[inline(always)]
+    fn put(&mut self, s: &[u8]) {
+        self.reserve(s.len());
+        self.b[self.at..self.at + s.len()].copy_from_slice(s);
+        self.at += s.len();
+    }
+
+    /// Writes what comes before the next item of the innermost open compound (separator and
+    /// label) and returns the item's node; for the scope itself, its root. None when the
+    /// compound has no such item.
+    #[inline(always)]
+    fn item(&mut self) -> Option<TNode> {
+        let tree = self.tree;
+        let Some(f) = self.depth.checked_sub(1).map(|d| &mut self.frames[d]) else {
+            if self.entered {
+                return None;
+            }
+            self.entered = true;
+            return Some(self.root);
+        };
+        let k = f.count;
+        f.count += 1;
+        match f.node {
+            TNode::Struct { first, count } => {
+                if k >= count {
+                    return None;
+                }
+                let m = &tree.members[(first + k) as usize];
+                self.at = tree.put_lit(self.b, self.at, m.lit);
+                Some(m.node)
+            }
+            TNode::Array { .. } => {
+                let elem = f.child;
+                self.at = index_at(self.b, self.at, k);
+                Some(elem)
+            }
+            TNode::Variant { .. } if k == 0 => {
+                let option = f.child;
+                self.b[self.at] = b' ';
+                self.at += 1;
+                Some(option)
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes scalar `value` in format `fmt` (room for the tree's room made).
+    #[inline]
+    fn scalar(&mut self, fmt: TFmt, value: &FieldValue<'_>) -> Option<()> {
+        let at = self.at;
+        self.at = match (fmt, value) {
+            (TFmt::Unsigned, &FieldValue::UInt { value, .. }) => u64_at(self.b, at, value),
+            (TFmt::Signed, &FieldValue::SInt { value, .. }) => {
+                self.b[at] = b'-';
+                u64_at(self.b, at + (value < 0) as usize, value.unsigned_abs())
+            }
+            (TFmt::Hex, &FieldValue::UInt { value, .. }) => hex_at(self.b, at, value),
+            (TFmt::Str, &FieldValue::Str(s)) => {
+                self.reserve(2 + (4 * s.len()).max(16));
+                str_at(self.b, at, s)
+            }
+            (TFmt::Enum(e, int), &FieldValue::UInt { value: v, .. }) => {
+                self.enumeration(at, e, int, v as i128, v)
+            }
+            (TFmt::Enum(e, int), &FieldValue::SInt { value: v, .. }) => {
+                self.enumeration(at, e, int, v as i128, v as u64)
+            }
+            (
+                _,
+                FieldValue::Struct(_)
+                | FieldValue::Array(_)
+                | FieldValue::Variant(..)
+                | FieldValue::Optional(_),
+            ) => return None,
+            _ => {
+                self.general(value);
+                return Some(());
+            }
+        };
+        Some(())
+    }
+
+    /// Writes `value` the general way.
+    #[cold]
+    fn general(&mut self, value: &FieldValue<'_>) {
+        self.scratch.clear();
+        put_value(self.scratch, value);
+        let n = self.scratch.len();
+        self.reserve(n);
+        self.b[self.at..self.at + n].copy_from_slice(self.scratch);
+        self.at += n;
+    }
+
+    /// Writes an enumeration of value `v` (`raw`: its bits) at `at`, which has the tree's
+    /// room; returns where it ends.
+    #[inline]
+    fn enumeration(&mut self, at: usize, e: u32, int: IntFmt, v: i128, raw: u64) -> usize {
+        let tree = self.tree;
+        let labels = &tree.enums[e as usize];
+        let label = usize::try_from(v - labels.min)
+            .ok()
+            .and_then(|i| labels.labels.get(i))
+            .copied()
+            .unwrap_or(labels.unknown);
+        let b = &mut **self.b;
+        let at = tree.put_lit(b, at, label);
+        let at = match int {
+            IntFmt::Unsigned => u64_at(b, at, raw),
+            IntFmt::Signed => {
+                let x = raw as i64;
+                b[at] = b'-';
+                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+            }
+            IntFmt::Hex => hex_at(b, at, raw),
+        };
+        b[at..at + 2].copy_from_slice(b" )");
+        at + 2
+    }
+}
+
+impl FieldVisitor for TreeWriter<'_> {
     fn value(&mut self, _name: Option<&str>, _role: Option<Role>, value: &FieldValue<'_>) {
-        if self.depth != 1 || self.k >= self.lits.len() || self.bad {
-            self.bad = true;
+        if self.bad {
             return;
         }
-        put_value(self.b, value);
-        self.lits[self.k].put(self.b);
-        self.k += 1;
+        self.reserve(self.tree.room);
+        let Some(TNode::Scalar(fmt)) = self.item() else {
+            self.bad = true;
+            return;
+        };
+        if self.scalar(fmt, value).is_none() {
+            self.bad = true;
+        }
     }
 
     fn enter(&mut self, _name: Option<&str>, kind: Compound<'_>) {
-        self.depth += 1;
-        if self.depth != 1 || !matches!(kind, Compound::Struct) {
-            self.bad = true;
+        if self.bad {
+            return;
         }
+        self.reserve(self.tree.room);
+        let Some(node) = self.item().filter(|_| self.depth < MAX_DEPTH) else {
+            self.bad = true;
+            return;
+        };
+        let nodes = &self.tree.nodes;
+        let (open, child) = match (kind, node) {
+            (Compound::Struct, TNode::Struct { .. }) => (b'{', Some(node)),
+            (Compound::Array(_), TNode::Array { elem }) => (b'[', Some(nodes[elem as usize])),
+            (Compound::Variant(name), TNode::Variant { first, count }) => (
+                b'{',
+                self.tree
+                    .option(first, count, name)
+                    .map(|o| nodes[o as usize]),
+            ),
+            _ => (b'{', None),
+        };
+        let Some(child) = child else {
+            self.bad = true;
+            return;
+        };
+        self.b[self.at] = open;
+        self.at += 1;
+        self.frames[self.depth] = Frame {
+            node,
+            count: 0,
+            child,
+        };
+        self.depth += 1;
     }
 
     fn leave(&mut self) {
-        self.depth = self.depth.wrapping_sub(1);
+        if self.bad || self.depth == 0 {
+            self.bad = true;
+            return;
+        }
+        self.reserve(2);
+        self.depth -= 1;
+        let f = self.frames[self.depth];
+        let (close, complete) = match f.node {
+            TNode::Struct { count, .. } => (b" }", f.count == count),
+            TNode::Array { .. } => (b" ]", true),
+            TNode::Variant { .. } => (b" }", f.count == 1),
+            TNode::Scalar(_) => (b" }", false),
+        };
+        if !complete {
+            self.bad = true;
+            return;
+        }
+        self.b[self.at..self.at + 2].copy_from_slice(close);
+        self.at += 2;
     }
 }
 
@@ -836,15 +1359,13 @@ mod tests {
 
     #[test]
     fn literals() {
-        let mut b = b"ab".to_vec();
-        Lit::new(b"0123456789abcdefXYZ").put(&mut b);
-        Lit::new(b"").put(&mut b);
-        Lit::new(b"!").put(&mut b);
-        assert_eq!(b, b"ab0123456789abcdefXYZ!");
         let mut s = [b'.'; 40];
         let lit = Lit::new(b"0123456789abcdefXYZ");
         assert_eq!(lit.room(), 32);
         let end = lit.put_at(&mut s, 3);
         assert_eq!(&s[..end], b"...0123456789abcdefXYZ");
+        let end = Lit::new(b"").put_at(&mut s, end);
+        let end = Lit::new(b"!").put_at(&mut s, end);
+        assert_eq!(&s[..end], b"...0123456789abcdefXYZ!");
     }
 }

@@ -41,6 +41,25 @@ impl TextBuf {
         self.bytes.resize(len, 0);
     }
 
+    /// Writes text with `f`, given the whole buffer (kept at its full length; `f` may grow it)
+    /// and where the text ends, with room for `n` bytes there. `f` returns where its text
+    /// ends, or None to leave the text as it was.
+    #[inline]
+    pub fn write_with(
+        &mut self,
+        n: usize,
+        f: impl FnOnce(&mut Vec<u8>, usize) -> Option<usize>,
+    ) -> bool {
+        self.room(n);
+        match f(&mut self.bytes, self.used) {
+            Some(end) => {
+                self.used = end;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Marks `n` more bytes of the free part as text.
     #[inline]
     pub fn commit(&mut self, n: usize) {
@@ -233,19 +252,31 @@ impl TextPrinter {
             PlanState::Some(p) => Some(p),
             _ => None,
         };
-        if let Some(p) = plan.filter(|p| p.is_direct()) {
+        if let Some(p) = plan {
             let (cache, stack) = (&mut self.packet_text, &mut self.stack);
-            let need = stamp
-                + p.direct_room((ev.stream_index(), ev.packet_key()), || {
-                    packet_text(cache, stack, ev).map(<[u8]>::to_vec)
+            let lead = p.lead_room((ev.stream_index(), ev.packet_key()), || {
+                packet_text(cache, stack, ev).map(<[u8]>::to_vec)
+            });
+            if p.is_direct() {
+                let b = out.room(stamp + lead);
+                if stamp > 0 {
+                    b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
+                }
+                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch) {
+                    out.commit(end);
+                    return;
+                }
+            } else {
+                let (times, scratch) = (&mut self.times, &mut self.scratch);
+                let written = out.write_with(stamp + lead, |b, at| {
+                    if stamp > 0 {
+                        b[at..at + STAMP_LEN].copy_from_slice(&times.stamp(time));
+                    }
+                    p.write_tree(b, at + stamp, ev, scratch)
                 });
-            let b = out.room(need);
-            if stamp > 0 {
-                b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
-            }
-            if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch) {
-                out.commit(end);
-                return;
+                if written {
+                    return;
+                }
             }
         }
         let mut line = std::mem::take(&mut self.line);
@@ -258,47 +289,24 @@ impl TextPrinter {
         self.line = line;
     }
 
-    /// Appends what follows the stamp, the general way: trace label, event name and field
-    /// scopes (through the class's plan, walked, when it has one), and a newline.
+    /// Appends what follows the stamp, the general way: trace label, event name, field scopes
+    /// and a newline.
     fn event_tail(&mut self, b: &mut Vec<u8>, ev: &Event<'_>) {
         let ti = ev.trace().index;
-        // Makes the label and the plan if this is the first event of the class.
-        self.plan_state(ev);
-        let (sc, ec) = ev.class_index();
-        let label = self.labels[ti].as_deref().unwrap_or_default();
-        let plan = match &self.plans[ti][sc][ec] {
-            PlanState::Some(p) => Some(&**p),
-            _ => None,
-        };
-        let start = b.len();
-        match plan {
-            Some(p) => p.head.put(b),
-            None => {
-                b.extend_from_slice(label);
-                b.extend_from_slice(ev.name().as_bytes());
-                // Babeltrace writes the space even when no field scope follows.
-                b.extend_from_slice(b": ");
-            }
+        if self.labels.len() <= ti {
+            self.labels.resize(ti + 1, None);
         }
+        let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
+        b.extend_from_slice(label);
+        b.extend_from_slice(ev.name().as_bytes());
+        // Babeltrace writes the space even when no field scope follows.
+        b.extend_from_slice(b": ");
         // The packet context is the same for every event of a packet: rendered once.
         let cached = packet_text(&mut self.packet_text, &mut self.stack, ev);
         let mut first = true;
         if let Some(t) = cached {
             b.extend_from_slice(t);
             first = false;
-        }
-        if let Some(p) = plan {
-            if p.write_scopes(b, ev, !first) {
-                return;
-            }
-            // Not the planned shape: write this event the general way.
-            b.truncate(start);
-            b.extend_from_slice(label);
-            b.extend_from_slice(ev.name().as_bytes());
-            b.extend_from_slice(b": ");
-            if let Some(t) = cached {
-                b.extend_from_slice(t);
-            }
         }
         for v in [ev.common_context(), ev.specific_context(), ev.payload()]
             .into_iter()
@@ -486,31 +494,26 @@ fn write_int(b: &mut Vec<u8>, signed_value: Option<i64>, bits: u64, base: Displa
     }
 }
 
-fn write_enum_open(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
-    let mut labels = mappings
+/// Writes what precedes an enumeration's integer: its labels for value `v` (Babeltrace 2 lists
+/// several matching labels in declaration order, without braces) and ` : container = `.
+pub(crate) fn write_enum_open(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
+    let labels = mappings
         .iter()
         .filter(|m| m.ranges.iter().any(|r| r.contains(v)))
         .map(|m| m.label.as_str());
     b.extend_from_slice(b"( ");
-    match (labels.next(), labels.next()) {
-        (None, _) => b.extend_from_slice(b"<unknown>"),
-        (Some(l), None) => {
-            b.push(b'"');
-            b.extend_from_slice(l.as_bytes());
-            b.push(b'"');
+    let mut any = false;
+    for l in labels {
+        if any {
+            b.extend_from_slice(b", ");
         }
-        (Some(a), Some(c)) => {
-            b.extend_from_slice(b"{ ");
-            for (i, l) in [a, c].into_iter().chain(labels).enumerate() {
-                if i > 0 {
-                    b.extend_from_slice(b", ");
-                }
-                b.push(b'"');
-                b.extend_from_slice(l.as_bytes());
-                b.push(b'"');
-            }
-            b.extend_from_slice(b" }");
-        }
+        any = true;
+        b.push(b'"');
+        b.extend_from_slice(l.as_bytes());
+        b.push(b'"');
+    }
+    if !any {
+        b.extend_from_slice(b"<unknown>");
     }
     b.extend_from_slice(b" : container = ");
 }
@@ -634,7 +637,319 @@ fn trim_zeros(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::format_g;
+    use super::*;
+    use crate::plan::MAX_DEPTH;
+    use ctf::value::Value;
+    use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
+    use ctf::Message;
+    use scenario::lttng::{trace_class, HostInfo, NetLayout};
+    use std::path::{Path, PathBuf};
+
+    /// How many events of `dir`'s traces went each way: (direct plan, tree plan, general).
+    #[derive(Default, Debug)]
+    struct Ways {
+        direct: usize,
+        tree: usize,
+        general: usize,
+    }
+
+    /// Writes every event of the traces under `dir` through the class plans and the general
+    /// writer, and checks that both give the same text.
+    fn plans_agree_with_the_general_writer(dir: &Path) -> Ways {
+        let traces = ctf::open_all(&[dir.to_path_buf()]).expect("traces open");
+        let mut ways = Ways::default();
+        for t in &traces {
+            for mut r in t.readers() {
+                let mut planned = TextPrinter::new(TimeFormatter::new(true));
+                let mut general = TextPrinter::new(TimeFormatter::new(true));
+                let mut out = TextBuf::with_capacity(16);
+                while let Some(m) = r.next() {
+                    if !matches!(m, Ok(Message::Event)) {
+                        continue;
+                    }
+                    let ev = r.event();
+                    out.clear();
+                    // No time: the line starts at the trace label.
+                    planned.event(&mut out, &ev, i64::MIN);
+                    let mut want = Vec::new();
+                    general.event_tail(&mut want, &ev);
+                    assert_eq!(
+                        String::from_utf8_lossy(out.text_mut()),
+                        String::from_utf8_lossy(&want),
+                        "{}: event {}",
+                        dir.display(),
+                        ev.name()
+                    );
+                    match planned.plan_state(&ev) {
+                        PlanState::Some(p) if p.is_direct() => ways.direct += 1,
+                        PlanState::Some(_) => ways.tree += 1,
+                        _ => ways.general += 1,
+                    }
+                }
+            }
+        }
+        ways
+    }
+
+    /// `n` structures nested in each other around one integer.
+    fn nested_structs(n: usize) -> String {
+        let int = "integer { size = 8; align = 8; signed = 0; encoding = none; base = 10; } _x;";
+        (0..n).fold(int.to_string(), |inner, i| {
+            format!("struct {{ {inner} }} _s{i};")
+        })
+    }
+
+    /// A trace with event classes of every shape the tree plans follow (and some they leave
+    /// to the general writer), in both byte orders.
+    fn write_shapes_trace(dir: &Path) {
+        let host = HostInfo {
+            hostname: "shapes".into(),
+            trace_uuid: [7; 16],
+            clock_uuid: [8; 16],
+            clock_offset_ns: 1_700_000_000_000_000_000,
+            creation: "20240305T101500+0000".into(),
+            trace_name: "shapes".into(),
+            kernel_release: "6.1.0".into(),
+        };
+        let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Large);
+        let u = |size: u32, base: u32| {
+            format!("integer {{ size = {size}; align = 8; signed = 0; encoding = none; base = {base}; }}")
+        };
+        let s = |size: u32| {
+            format!(
+                "integer {{ size = {size}; align = 8; signed = 1; encoding = none; base = 10; }}"
+            )
+        };
+        let shapes = format!(
+            r#"
+event {{
+	name = "t_variants";
+	id = 900;
+	stream_id = 0;
+	fields := struct {{
+		enum : {u8} {{ _zero = 0, _one = 1, _two = 2 }} _sel;
+		variant <_sel> {{
+			struct {{ }} _zero;
+			{s16} _one;
+			struct {{
+				{h32} _h;
+				string _s;
+				{u8} _many[12];
+				enum : {u8} {{ "_a" = 0, "_b" = 1 ... 3, "_c" = 3 }} _multi;
+			}} _two;
+		}} _v;
+		enum : {s8} {{ neg = -3 ... -1, nil = 0, big = 100 }} _senum;
+		enum : {h32} {{ low = 0, high = 1000 }} _wide;
+		enum : {u8be} {{ be_one = 1 }} _be_enum;
+		{u32} _n;
+		struct {{
+			{o8} _oct;
+			floating_point {{ exp_dig = 11; mant_dig = 53; align = 8; }} _f;
+			{h64} _hex;
+			string _a_member_name_longer_than_thirty_two_bytes;
+		}} _seq[_n];
+		struct {{ }} _empty;
+	}};
+}};
+
+event {{
+	name = "t_deep";
+	id = 901;
+	stream_id = 0;
+	fields := struct {{ {deep} }};
+}};
+
+event {{
+	name = "t_strings";
+	id = 902;
+	stream_id = 0;
+	fields := struct {{
+		string _plain;
+		integer {{ size = 8; align = 8; signed = 0; encoding = UTF8; base = 10; }} _comm[16];
+		{s64} _neg;
+	}};
+}};
+"#,
+            u8 = u(8, 10),
+            u8be = u(8, 10).replace("base = 10;", "base = 10; byte_order = be;"),
+            u32 = u(32, 10),
+            h32 = u(32, 16),
+            h64 = u(64, 16),
+            o8 = u(8, 8),
+            s8 = s(8),
+            s16 = s(16),
+            s64 = s(64),
+            deep = nested_structs(MAX_DEPTH + 2),
+        );
+        let text = to_tsdl(&tc).expect("TSDL") + &shapes;
+        let tc = ctf::tsdl::parse(&text).expect("the shapes' TSDL parses");
+        let mut w = TraceWriter::create(dir, &tc, 2, &WriterOptions::default()).unwrap();
+        let text = Value::str;
+        let many = |k: u64| Value::Array((0..12).map(|i| Value::U64(i * k)).collect());
+        let item = |i: u64, name: &str| {
+            Value::Struct(vec![
+                Value::U64(i),
+                Value::Float(i as f64 / 3.0),
+                Value::U64(u64::MAX >> i),
+                text(name),
+            ])
+        };
+        let variants = |sel: u64, v: Value, senum: i64, wide: u64, n: u64| {
+            vec![
+                Value::U64(sel),
+                Value::Variant(sel as usize, Box::new(v)),
+                Value::I64(senum),
+                Value::U64(wide),
+                Value::U64(1),
+                Value::U64(n),
+                Value::Array((0..n).map(|i| item(i, "x")).collect()),
+                Value::Struct(vec![]),
+            ]
+        };
+        let two = |h: u64, s: &str, multi: u64| {
+            Value::Struct(vec![Value::U64(h), text(s), many(h), Value::U64(multi)])
+        };
+        let mut deep = Value::U64(42);
+        for _ in 0..MAX_DEPTH + 2 {
+            deep = Value::Struct(vec![deep]);
+        }
+        let events = [
+            (900, variants(0, Value::Struct(vec![]), -2, 0, 0)),
+            (900, variants(1, Value::I64(-300), 0, 1000, 1)),
+            (
+                900,
+                variants(2, two(0xBEEF, "quote\"d\n\x01?", 3), 100, 500, 11),
+            ),
+            (900, variants(2, two(7, "", 0), 50, 7, 3)),
+            (
+                900,
+                variants(2, two(0, "a string longer than sixteen bytes", 9), -3, 1, 2),
+            ),
+            (901, vec![deep]),
+            (
+                902,
+                vec![
+                    text("tab\there"),
+                    text("sixteen-bytes!!!"),
+                    Value::I64(i64::MIN),
+                ],
+            ),
+            (902, vec![text(""), text("short"), Value::I64(-1)]),
+        ];
+        for (k, (id, payload)) in events.iter().enumerate() {
+            w.write_event((k % 2) as u32, *id, 1000 * k as u64, payload)
+                .unwrap_or_else(|e| panic!("event {k}: {e}"));
+        }
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn plans_write_every_shape_as_the_general_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("shapes");
+        write_shapes_trace(&dir);
+        let ways = plans_agree_with_the_general_writer(&dir);
+        // The variant and string classes take the tree; the too deep one the general way.
+        assert_eq!(ways.tree, 7, "{ways:?}");
+        assert_eq!(ways.general, 1, "{ways:?}");
+    }
+
+    #[test]
+    fn shapes_print_as_babeltrace2_does() {
+        let bt = std::process::Command::new("babeltrace2")
+            .arg("--help")
+            .output();
+        if !bt.is_ok_and(|o| o.status.success()) {
+            testkit::loud("SKIPPED: babeltrace2 is not installed: shapes not compared with it");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("shapes");
+        write_shapes_trace(&dir);
+        let out = std::process::Command::new("babeltrace2")
+            .arg(&dir)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Its lines without their stamps, against ours in time order.
+        let want: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l[STAMP_LEN..].to_string())
+            .collect();
+        let traces = ctf::open_all(&[dir]).unwrap();
+        let mut got = Vec::new();
+        for mut r in traces[0].readers() {
+            let mut p = TextPrinter::new(TimeFormatter::new(true));
+            while let Some(m) = r.next() {
+                if matches!(m, Ok(Message::Event)) {
+                    let mut out = TextBuf::with_capacity(16);
+                    p.event(&mut out, &r.event(), i64::MIN);
+                    let line = String::from_utf8_lossy(out.text_mut())
+                        .trim_end()
+                        .to_string();
+                    got.push((r.event().time_ns(), line));
+                }
+            }
+        }
+        got.sort();
+        let got: Vec<String> = got.into_iter().map(|(_, l)| l).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn plans_write_generated_kernel_traces_as_the_general_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("km");
+        let p = scenario::kernel_mix::KernelMixParams {
+            events: 20_000,
+            cpus: 2,
+            ..Default::default()
+        };
+        scenario::kernel_mix::generate(&dir, &p).unwrap();
+        let ways = plans_agree_with_the_general_writer(&dir);
+        assert!(ways.direct > 10_000 && ways.tree > 500, "{ways:?}");
+    }
+
+    fn trace_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+        if root.join("metadata").is_file() {
+            out.push(root.to_path_buf());
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(root) else {
+            return;
+        };
+        let mut subs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        subs.sort();
+        for s in subs {
+            trace_dirs(&s, out);
+        }
+    }
+
+    #[test]
+    fn plans_write_shared_traces_as_the_general_writer() {
+        let Some(shared) = testkit::shared_or_skip("plans against the general writer") else {
+            return;
+        };
+        let mut dirs = Vec::new();
+        trace_dirs(&shared.join("traces"), &mut dirs);
+        let mut all = Ways::default();
+        for d in &dirs {
+            let w = plans_agree_with_the_general_writer(d);
+            all.direct += w.direct;
+            all.tree += w.tree;
+            all.general += w.general;
+        }
+        assert!(all.tree > 0 && all.direct > 0, "{all:?}");
+    }
 
     #[test]
     fn g_format_matches_c() {
