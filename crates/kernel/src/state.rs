@@ -8,6 +8,7 @@ use ctf::{Event, FieldView};
 
 use crate::hash::{IntMap, IntSet};
 use crate::model::{Class, FdOp, Fields, Kind, F};
+use crate::threads::Threads;
 
 /// A thread as the state knows it.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +24,9 @@ pub struct Thread {
     pub last_waker: Option<i32>,
     /// The descriptor arguments of the system call in progress, when it touches descriptors.
     pub io_entry: Option<IoEntry>,
+    /// How many CPUs have it as their current thread (a woken thread that is running is not
+    /// waiting): kept by `sched_switch` so wakeups need not scan the CPUs.
+    pub(crate) on_cpus: u32,
 }
 
 /// The descriptor-related arguments of a system call entry.
@@ -91,8 +95,12 @@ pub struct Process {
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
     pub id: u32,
-    /// The running thread (None before the CPU's first `sched_switch`).
+    /// The running thread (None before the CPU's first `sched_switch`). Set by the state only:
+    /// it goes with the thread's slot below.
     pub current_tid: Option<i32>,
+    /// The [`Threads`] slot of `current_tid`, so that events of the running thread (system
+    /// calls, switches out) reach it without a lookup.
+    slot: Option<u32>,
     /// The hard IRQ being handled: (irq, entry time).
     pub current_hard_irq: Option<(i64, i64)>,
     /// Per soft IRQ vector: pending raise times (FIFO) and the running handler's entry time.
@@ -197,7 +205,7 @@ pub struct StateOptions {
 #[derive(Debug, Default)]
 pub struct State {
     pub options: StateOptions,
-    pub threads: IntMap<i32, Thread>,
+    pub threads: Threads,
     pub processes: IntMap<i32, Process>,
     pub cpus: Vec<Option<Cpu>>,
     pub disks: IntMap<u64, Disk>,
@@ -517,17 +525,21 @@ impl State {
     }
 
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
-        self.threads.get(&tid)
+        self.threads.get(tid)
+    }
+
+    /// The [`Threads`] slot of the thread running on `cpu`.
+    #[inline]
+    fn current_slot(&self, cpu: u32) -> Option<u32> {
+        self.cpus.get(cpu as usize)?.as_ref()?.slot
     }
 
     /// The thread `tid`, created if unknown, with its command name updated from `comm` (the
     /// bytes of an event's string field) if given.
     #[inline]
     fn thread_mut(&mut self, tid: i32, comm: Option<&[u8]>) -> &mut Thread {
-        let t = self.threads.entry(tid).or_insert_with(|| Thread {
-            tid,
-            ..Default::default()
-        });
+        let s = self.threads.slot_or_insert(tid);
+        let t = self.threads.at_mut(s);
         if let Some(c) = comm {
             set_comm(&mut t.comm, c);
         }
@@ -537,7 +549,7 @@ impl State {
     fn check_prio(&mut self, ts: i64, tid: i32, prio: Option<i64>, out: &mut Vec<Notification>) {
         let Some(prio) = prio else { return };
         let prio = prio as i32;
-        if let Some(t) = self.threads.get_mut(&tid) {
+        if let Some(t) = self.threads.get_mut(tid) {
             if t.prio != Some(prio) {
                 t.prio = Some(prio);
                 out.push(Notification::PrioChanged { ts, tid, prio });
@@ -570,7 +582,7 @@ impl State {
                 let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
                 let prio = p.int(F::Prio).map(|p| p - fix);
                 // A running thread is not waiting to run: ignore its wakeups.
-                if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
+                if self.threads.get(tid).is_some_and(|t| t.on_cpus > 0) {
                     self.check_prio(ts, tid, prio, out);
                     return;
                 }
@@ -640,13 +652,16 @@ impl State {
                 // The idle task makes no system call: "tid 0" current means the CPU's real
                 // thread is not known yet (before its first sched_switch), so the call is not
                 // attributed, as lttng-analyses does.
-                if let Some(tid) = self.current_tid(cpu).filter(|&t| t != 0) {
+                let Some(slot) = self.current_slot(cpu) else {
+                    return;
+                };
+                if self.threads.at(slot).tid != 0 {
                     let cmd = p.int(F::Cmd);
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
                     let io = (r.fdop != FdOp::None && !ignored).then(|| io_entry(r.fdop, p));
-                    let t = self.thread_mut(tid, None);
+                    let t = self.threads.at_mut(slot);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
                 }
@@ -704,12 +719,11 @@ impl State {
                 if r.compat && self.options.lttng_analyses_quirks {
                     return;
                 }
-                let Some(tid) = self.current_tid(cpu) else {
+                let Some(slot) = self.current_slot(cpu) else {
                     return;
                 };
-                let Some(t) = self.threads.get_mut(&tid) else {
-                    return;
-                };
+                let t = self.threads.at_mut(slot);
+                let tid = t.tid;
                 let io = t.io_entry.take();
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = p.int(F::Ret).unwrap_or(0);
@@ -835,14 +849,33 @@ impl State {
         let (prev_tid, next_tid) = (prev_tid as i32, next_tid as i32);
         let prev_comm = p.bytes(F::PrevComm);
         let next_comm = p.bytes(F::NextComm);
-        self.cpu_mut(cpu).current_tid = Some(next_tid);
-        let prev = self.thread_mut(prev_tid, prev_comm);
+        // The thread switched out is normally the CPU's current one: no lookup then.
+        let old = self.cpu_mut(cpu).slot;
+        let prev_slot = match old {
+            Some(s) if self.threads.at(s).tid == prev_tid => s,
+            _ => self.threads.slot_or_insert(prev_tid),
+        };
+        let next_slot = self.threads.slot_or_insert(next_tid);
+        let c = self.cpu_mut(cpu);
+        c.current_tid = Some(next_tid);
+        c.slot = Some(next_slot);
+        if let Some(o) = old {
+            self.threads.at_mut(o).on_cpus -= 1;
+        }
+        self.threads.at_mut(next_slot).on_cpus += 1;
+        let prev = self.threads.at_mut(prev_slot);
+        if let Some(c) = prev_comm {
+            set_comm(&mut prev.comm, c);
+        }
         // The previous task's priority is updated without a notification (it just ran with it).
         if let Some(p) = p.int(F::PrevPrio) {
             prev.prio = Some(p as i32);
         }
         let next_prio = p.int(F::NextPrio).map(|p| p as i32);
-        let next = self.thread_mut(next_tid, next_comm);
+        let next = self.threads.at_mut(next_slot);
+        if let Some(c) = next_comm {
+            set_comm(&mut next.comm, c);
+        }
         let next_prio_known = next.prio;
         let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
         // As check_prio, on the thread at hand.
