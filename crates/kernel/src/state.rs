@@ -273,6 +273,15 @@ impl<'a, 'f> Payload<'a, 'f> {
         self.field(f)?.as_bytes()
     }
 
+    /// The bytes of a string field as stored, NULs (of a fixed-length array) included.
+    #[inline]
+    pub fn raw_bytes(&self, f: F) -> Option<&'a [u8]> {
+        match self.field(f)?.value() {
+            ctf::FieldValue::Str(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The text of a string field (lossy for invalid UTF-8), up to its first NUL.
     pub fn text(&self, f: F) -> Option<String> {
         self.field(f)?.as_str().map(|s| s.into_owned())
@@ -349,9 +358,17 @@ fn text_is(s: &str, bytes: &[u8]) -> bool {
         || (std::str::from_utf8(bytes).is_err() && *s == *String::from_utf8_lossy(bytes))
 }
 
-/// Sets `comm` to the (lossy UTF-8) text of `bytes`, allocating only when it changes.
+/// Sets `comm` to the (lossy UTF-8) text of `raw` up to its first NUL, allocating only when
+/// it changes.
 #[inline]
-fn set_comm(comm: &mut String, bytes: &[u8]) {
+fn set_comm(comm: &mut String, raw: &[u8]) {
+    // Names rarely change: `raw` holding `comm` then a NUL (or nothing) is the same name, found
+    // without looking for the NUL first (`comm` has none).
+    let c = comm.as_bytes();
+    if raw.get(..c.len()) == Some(c) && raw.get(c.len()).is_none_or(|&b| b == 0) {
+        return;
+    }
+    let bytes = raw.split(|&b| b == 0).next().unwrap_or(raw);
     if !text_is(comm, bytes) {
         comm.clear();
         comm.push_str(&String::from_utf8_lossy(bytes));
@@ -535,7 +552,7 @@ impl State {
     }
 
     /// The thread `tid`, created if unknown, with its command name updated from `comm` (the
-    /// bytes of an event's string field) if given.
+    /// stored bytes of an event's string field, see [`set_comm`]) if given.
     #[inline]
     fn thread_mut(&mut self, tid: i32, comm: Option<&[u8]>) -> &mut Thread {
         let s = self.threads.slot_or_insert(tid);
@@ -586,7 +603,7 @@ impl State {
                     self.check_prio(ts, tid, prio, out);
                     return;
                 }
-                let t = self.thread_mut(tid, p.bytes(F::Comm));
+                let t = self.thread_mut(tid, p.raw_bytes(F::Comm));
                 if t.last_wakeup.is_none() {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
@@ -608,7 +625,7 @@ impl State {
                 self.cpu_mut(cpu);
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
-                    self.thread_mut(tid, p.bytes(F::Comm));
+                    self.thread_mut(tid, p.raw_bytes(F::Comm));
                     out.push(Notification::Migrate { ts, tid });
                 }
             }
@@ -847,8 +864,8 @@ impl State {
             return;
         };
         let (prev_tid, next_tid) = (prev_tid as i32, next_tid as i32);
-        let prev_comm = p.bytes(F::PrevComm);
-        let next_comm = p.bytes(F::NextComm);
+        let prev_comm = p.raw_bytes(F::PrevComm);
+        let next_comm = p.raw_bytes(F::NextComm);
         // The thread switched out is normally the CPU's current one: no lookup then.
         let old = self.cpu_mut(cpu).slot;
         let prev_slot = match old {
@@ -908,7 +925,7 @@ impl State {
         let (ptid, ctid) = (ptid as i32, ctid as i32);
         let ppid = p.int(F::ParentPid).map(|v| v as i32);
         let cpid = p.int(F::ChildPid).map(|v| v as i32);
-        let ccomm = p.bytes(F::ChildComm);
+        let ccomm = p.raw_bytes(F::ChildComm);
         let parent = self.thread_mut(ptid, None);
         if parent.pid.is_none() {
             parent.pid = ppid;
@@ -941,7 +958,7 @@ impl State {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
-        let name = p.bytes(F::Name);
+        let name = p.raw_bytes(F::Name);
         let prio = p.int(F::Prio);
         let t = self.thread_mut(tid, name);
         if pid.is_some() {
@@ -959,5 +976,36 @@ impl State {
                 ..Default::default()
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_comm;
+
+    #[test]
+    fn comm_from_stored_string_bytes() {
+        let mut c = String::new();
+        set_comm(&mut c, b"\0\0\0\0");
+        assert_eq!(c, "");
+        set_comm(&mut c, b"bash\0\0\0\0");
+        assert_eq!(c, "bash");
+        // A longer name that starts with the current one.
+        set_comm(&mut c, b"bash2\0\0\0");
+        assert_eq!(c, "bash2");
+        // The same name, without a NUL (a full array or a string without its terminator).
+        set_comm(&mut c, b"bash2");
+        assert_eq!(c, "bash2");
+        // A shorter one, and bytes after the first NUL do not count.
+        set_comm(&mut c, b"ba\0sh2\0");
+        assert_eq!(c, "ba");
+        set_comm(&mut c, b"");
+        assert_eq!(c, "");
+        // Invalid UTF-8 is kept as its lossy text, unchanged by the same bytes again.
+        set_comm(&mut c, b"x\xffy\0");
+        assert_eq!(c, "x\u{fffd}y");
+        let before = c.as_ptr();
+        set_comm(&mut c, b"x\xffy\0\0");
+        assert_eq!((c.as_str(), c.as_ptr()), ("x\u{fffd}y", before));
     }
 }
