@@ -216,7 +216,9 @@ fn wakeups_of_running_threads() {
     }
     w.finish().unwrap();
     let (m, notes) = run(&[dir], StateOptions::default());
-    let switches: Vec<(i64, Option<(i64, Option<i32>)>)> = notes
+    // (time, pending wakeup: (time, waker)) of each switch.
+    type Switch = (i64, Option<(i64, Option<i32>)>);
+    let switches: Vec<Switch> = notes
         .iter()
         .filter_map(|n| match n {
             Notification::SchedSwitch { ts, wakeup, .. } => Some((*ts, *wakeup)),
