@@ -348,32 +348,33 @@ pub fn run_refresh(
     let mut first: Option<i64> = None;
     let mut period_begin = 0i64;
     let mut last = 0i64;
+    // The time at which the current period ends: one comparison per event. The first event
+    // starts the first period.
+    let mut cut = i64::MIN;
     while let Some((ev, ts)) = events.next() {
-        match (first, refresh) {
-            (None, _) => {
+        if ts >= cut {
+            if first.is_none() {
                 first = Some(ts);
-                period_begin = ts;
-                analyses = make();
-                for a in analyses.iter_mut() {
-                    a.start(ts);
-                }
-            }
-            (Some(_), Some(r)) if ts >= period_begin.saturating_add(r) => {
+            } else {
                 finish_period(&mut analyses, &model, period_begin, ts, report);
-                period_begin = ts;
-                analyses = make();
-                for a in analyses.iter_mut() {
-                    a.start(ts);
-                }
             }
-            _ => {}
+            period_begin = ts;
+            cut = refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
+            analyses = make();
+            for a in analyses.iter_mut() {
+                a.start(ts);
+            }
         }
         model.process(&ev, ts, &mut notes);
         last = ts;
-        for n in notes.drain(..) {
-            for a in analyses.iter_mut() {
-                a.notify(&model.state, &n);
+        // Most events notify nothing; the others are handed over in place, not moved out.
+        if !notes.is_empty() {
+            for n in &notes {
+                for a in analyses.iter_mut() {
+                    a.notify(&model.state, n);
+                }
             }
+            notes.clear();
         }
     }
     let Some(first) = first else {

@@ -406,12 +406,12 @@ impl IoTop {
             cell::process(comm, tid, t.and_then(|t| t.pid))
         };
         // Every known thread appears in the per-process tables, idle ones with zeros.
-        let mut tids: Vec<i32> = state.threads.keys().copied().collect();
+        let mut tids: Vec<i32> = state.threads.tids().collect();
         tids.extend(
             self.procs
                 .keys()
                 .copied()
-                .filter(|t| !state.threads.contains_key(t)),
+                .filter(|t| !state.threads.contains(*t)),
         );
         for (write, title) in [(false, "read"), (true, "written")] {
             let get = |tid: &i32| {

@@ -148,6 +148,11 @@ pub struct PeriodOptions {
     /// `--freq-series`: with `--group-by`, a table of series per period: its histogram in
     /// each group side by side.
     pub freq_series: bool,
+    /// The reports that will be asked of the result (empty: any). When they are only
+    /// periodstats and periodtop with a `--limit`, without `--group-by` or `--aggregate-by`,
+    /// the run keeps running statistics and the top periods instead of every period, so that
+    /// its memory does not grow with the trace.
+    pub reports: Vec<PeriodCmd>,
 }
 
 impl Default for PeriodOptions {
@@ -165,6 +170,7 @@ impl Default for PeriodOptions {
             freq_resolution: 20,
             freq_uniform: false,
             freq_series: false,
+            reports: Vec::new(),
         }
     }
 }
@@ -858,7 +864,11 @@ pub struct PeriodResult {
     pub errors: Vec<String>,
     pub names: Vec<String>,
     pub parents: Vec<Option<usize>>,
+    /// The completed periods; only the top ones (periodtop) when `stats` is there.
     pub done: Vec<Done>,
+    /// Per definition, the statistics of its completed periods within the duration bounds,
+    /// when the run kept these instead of every period (see [`PeriodOptions::reports`]).
+    pub stats: Option<Vec<Stats>>,
     /// Definitions reported (`--select`).
     pub selected: Vec<usize>,
     aggregate_by: Option<usize>,
@@ -872,7 +882,7 @@ pub fn run(
     common: &Common,
     opts: &PeriodOptions,
 ) -> Result<PeriodResult, Box<dyn std::error::Error + Send + Sync>> {
-    let mut engine = Engine::new(&opts.periods, &opts.captures)?;
+    let engine = Engine::new(&opts.periods, &opts.captures)?;
     let idx = |n: &str| {
         engine
             .def_index(n)
@@ -890,6 +900,70 @@ pub fn run(
         };
         group_by.push((idx(p)?, c.to_string()));
     }
+    let reduce = !opts.reports.is_empty()
+        && opts.reports.iter().all(|c| match c {
+            PeriodCmd::Stats => true,
+            PeriodCmd::Top => opts.limit > 0,
+            _ => false,
+        })
+        && group_by.is_empty()
+        && aggregate_by.is_none();
+    let defs = engine.defs.len();
+    let mut engine = Some(engine);
+    let mut run_pass =
+        |reduce: bool| -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
+            let reducer = reduce.then(|| Reducer::new(opts, &selected, defs));
+            let engine = match engine.take() {
+                Some(e) => e,
+                None => Engine::new(&opts.periods, &opts.captures)?,
+            };
+            pass(traces, common, engine, reducer)
+        };
+    let out = match run_pass(reduce)? {
+        Some(out) => out,
+        // Time went backwards: the statistics kept so far may not have taken the periods in
+        // the order of their begin times; the pass that keeps every period sorts them.
+        None => run_pass(false)?.expect("a pass keeping every period completes"),
+    };
+    let (mut engine, first, last, errors, reduced) = out;
+    let (done, stats) = match reduced {
+        Some(r) => {
+            let (top, stats) = r.finish();
+            (top, Some(stats))
+        }
+        None => (std::mem::take(&mut engine.done), None),
+    };
+    Ok(PeriodResult {
+        range: Range {
+            begin: first,
+            end: last,
+        },
+        errors,
+        names: engine.names().iter().map(|s| s.to_string()).collect(),
+        parents: (0..engine.defs.len())
+            .map(|i| engine.parent_of(i))
+            .collect(),
+        done,
+        stats,
+        selected,
+        aggregate_by,
+        group_by,
+        opts: opts.clone(),
+    })
+}
+
+/// What a pass returns: the engine, the first and last event times, the read errors and the
+/// reducer if there was one.
+type PassOut = (Engine, i64, i64, Vec<String>, Option<Reducer>);
+
+/// One pass of `engine` over `traces`, completed periods handed to `reducer` if there is one.
+/// Ok(None): a reducing pass that stopped at a timestamp regression.
+fn pass(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    mut engine: Engine,
+    mut reducer: Option<Reducer>,
+) -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
     let mut events = RangeEvents::new(traces, common);
     let mut first: Option<i64> = None;
     let mut last = 0;
@@ -909,6 +983,9 @@ pub fn run(
                 continue;
             }
         }
+        if reducer.is_some() && first.is_some() && ts < last {
+            return Ok(None);
+        }
         first.get_or_insert(ts);
         last = ts;
         let n = classes.len();
@@ -920,27 +997,122 @@ pub fn run(
             ts,
             access: Some(access),
         });
+        if let Some(r) = &mut reducer {
+            if !engine.done.is_empty() {
+                r.add(
+                    &mut engine.done,
+                    engine.open.first().map(|i| (i.begin, i.id)),
+                );
+            }
+        }
     }
     let Some(first) = first else {
         return Err(events.nothing_read(traces).into());
     };
     let errors = events.errors(traces);
-    Ok(PeriodResult {
-        range: Range {
-            begin: first,
-            end: last,
-        },
-        errors,
-        names: engine.names().iter().map(|s| s.to_string()).collect(),
-        parents: (0..engine.defs.len())
-            .map(|i| engine.parent_of(i))
-            .collect(),
-        done: engine.done,
-        selected,
-        aggregate_by,
-        group_by,
-        opts: opts.clone(),
-    })
+    Ok(Some((engine, first, last, errors, reducer)))
+}
+
+/// Ordered by what periodtop reports first: longest, then earliest, then first begun.
+struct TopOrder(Done);
+
+impl TopOrder {
+    fn key(&self) -> (std::cmp::Reverse<i64>, i64, u64) {
+        let d = &self.0;
+        (std::cmp::Reverse(d.duration()), d.begin, d.id)
+    }
+}
+
+impl PartialEq for TopOrder {
+    fn eq(&self, o: &Self) -> bool {
+        self.key() == o.key()
+    }
+}
+impl Eq for TopOrder {}
+impl PartialOrd for TopOrder {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TopOrder {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&o.key())
+    }
+}
+
+/// Running results of periodstats and periodtop, for a run that does not keep every period.
+/// The statistics must take the periods in the order the reports sort them, (begin, id), as
+/// the floating-point mean and deviation depend on it: completed periods wait in `pending`
+/// until no open period can come before them.
+struct Reducer {
+    min: Option<i64>,
+    max: Option<i64>,
+    /// Per definition: whether it is reported (`--select`).
+    selected: Vec<bool>,
+    stats: Vec<Stats>,
+    /// (begin, id, definition, duration), smallest first.
+    pending: std::collections::BinaryHeap<std::cmp::Reverse<(i64, u64, usize, i64)>>,
+    /// The `limit` first periods in [`TopOrder`], last first; None without periodtop.
+    top: Option<(usize, std::collections::BinaryHeap<TopOrder>)>,
+}
+
+impl Reducer {
+    fn new(opts: &PeriodOptions, selected: &[usize], defs: usize) -> Reducer {
+        let mut sel = vec![false; defs];
+        for &i in selected {
+            sel[i] = true;
+        }
+        Reducer {
+            min: opts.min_duration,
+            max: opts.max_duration,
+            selected: sel,
+            stats: vec![Stats::default(); defs],
+            pending: Default::default(),
+            top: opts
+                .reports
+                .contains(&PeriodCmd::Top)
+                .then(|| (opts.limit, Default::default())),
+        }
+    }
+
+    /// Takes the periods completed in `done`; `oldest_open` is the (begin, id) of the oldest
+    /// open period: with time going forward, every period completed later comes after it.
+    fn add(&mut self, done: &mut Vec<Done>, oldest_open: Option<(i64, u64)>) {
+        for d in done.drain(..) {
+            let dur = d.duration();
+            if !self.selected[d.def]
+                || self.min.is_some_and(|m| dur < m)
+                || self.max.is_some_and(|m| dur > m)
+            {
+                continue;
+            }
+            self.pending
+                .push(std::cmp::Reverse((d.begin, d.id, d.def, dur)));
+            if let Some((limit, top)) = &mut self.top {
+                top.push(TopOrder(d));
+                if top.len() > *limit {
+                    top.pop();
+                }
+            }
+        }
+        while let Some(std::cmp::Reverse((begin, id, def, dur))) = self.pending.peek().copied() {
+            if oldest_open.is_some_and(|o| (begin, id) > o) {
+                break;
+            }
+            self.pending.pop();
+            self.stats[def].add(dur);
+        }
+    }
+
+    /// The top periods and the statistics per definition.
+    fn finish(mut self) -> (Vec<Done>, Vec<Stats>) {
+        self.add(&mut Vec::new(), None);
+        let top = self
+            .top
+            .map(|(_, t)| t.into_iter().map(|t| t.0).collect())
+            .unwrap_or_default();
+        (top, self.stats)
+    }
 }
 
 fn caps_repr(c: &[(String, Val)]) -> String {
@@ -1036,6 +1208,10 @@ impl PeriodResult {
     }
 
     fn stats_of(&self, periods: &[&Done]) -> Vec<(usize, Stats)> {
+        // Kept while running: there is one group then, of every period.
+        if let Some(st) = &self.stats {
+            return self.selected.iter().map(|&i| (i, st[i])).collect();
+        }
         self.selected
             .iter()
             .map(|&i| {
@@ -1724,4 +1900,63 @@ fn hist_text(out: &mut String, title: &str, h: &[(f64, f64, u64)], scale: f64) {
         ));
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod reducer_tests {
+    use super::*;
+
+    fn done(id: u64, def: usize, begin: i64, end: i64) -> Done {
+        Done {
+            id,
+            def,
+            parent: None,
+            begin,
+            end,
+            begin_caps: Vec::new(),
+            end_caps: Vec::new(),
+        }
+    }
+
+    /// Periods completing out of begin order reach the statistics in begin order, once no
+    /// open period comes before them; the top list keeps the longest.
+    #[test]
+    fn statistics_in_begin_order() {
+        let opts = PeriodOptions {
+            reports: vec![PeriodCmd::Stats, PeriodCmd::Top],
+            limit: 2,
+            ..Default::default()
+        };
+        let mut r = Reducer::new(&opts, &[0], 2);
+        // Period 1 (begin 0) is still open when 2 and 3 complete.
+        r.add(
+            &mut vec![done(3, 0, 20, 27), done(2, 0, 10, 11)],
+            Some((0, 1)),
+        );
+        assert_eq!(r.stats[0].count, 0);
+        assert_eq!(r.pending.len(), 2);
+        // Definition 1 is not selected: neither counted nor kept.
+        r.add(
+            &mut vec![done(1, 0, 0, 1000), done(4, 1, 30, 5000)],
+            Some((40, 5)),
+        );
+        assert_eq!(r.stats[0].count, 3);
+        assert!(r.pending.is_empty());
+        r.add(&mut vec![done(5, 0, 40, 43)], None);
+        let (top, stats) = r.finish();
+        let mut ids: Vec<u64> = top.iter().map(|d| d.id).collect();
+        ids.sort();
+        assert_eq!(ids, [1, 3]);
+        let mut expect = Stats::default();
+        for v in [1000, 1, 7, 3] {
+            expect.add(v);
+        }
+        let s = stats[0];
+        assert_eq!((s.count, s.min, s.max, s.sum), (4, 1, 1000, 1011));
+        assert_eq!(
+            s.stdev().map(f64::to_bits),
+            expect.stdev().map(f64::to_bits)
+        );
+        assert_eq!(stats[1].count, 0);
+    }
 }

@@ -9,10 +9,12 @@
 pub mod hash;
 pub mod model;
 pub mod state;
+pub mod threads;
 
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
 pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, Payload, State, StateOptions, Thread};
+pub use threads::Threads;
 
 use ctf::Event;
 

@@ -8,6 +8,7 @@ use ctf::{Event, FieldView};
 
 use crate::hash::{IntMap, IntSet};
 use crate::model::{Class, FdOp, Fields, Kind, F};
+use crate::threads::Threads;
 
 /// A thread as the state knows it.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +24,9 @@ pub struct Thread {
     pub last_waker: Option<i32>,
     /// The descriptor arguments of the system call in progress, when it touches descriptors.
     pub io_entry: Option<IoEntry>,
+    /// How many CPUs have it as their current thread (a woken thread that is running is not
+    /// waiting): kept by `sched_switch` so wakeups need not scan the CPUs.
+    pub(crate) on_cpus: u32,
 }
 
 /// The descriptor-related arguments of a system call entry.
@@ -91,8 +95,12 @@ pub struct Process {
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
     pub id: u32,
-    /// The running thread (None before the CPU's first `sched_switch`).
+    /// The running thread (None before the CPU's first `sched_switch`). Set by the state only:
+    /// it goes with the thread's slot below.
     pub current_tid: Option<i32>,
+    /// The [`Threads`] slot of `current_tid`, so that events of the running thread (system
+    /// calls, switches out) reach it without a lookup.
+    slot: Option<u32>,
     /// The hard IRQ being handled: (irq, entry time).
     pub current_hard_irq: Option<(i64, i64)>,
     /// Per soft IRQ vector: pending raise times (FIFO) and the running handler's entry time.
@@ -197,7 +205,7 @@ pub struct StateOptions {
 #[derive(Debug, Default)]
 pub struct State {
     pub options: StateOptions,
-    pub threads: IntMap<i32, Thread>,
+    pub threads: Threads,
     pub processes: IntMap<i32, Process>,
     pub cpus: Vec<Option<Cpu>>,
     pub disks: IntMap<u64, Disk>,
@@ -263,6 +271,15 @@ impl<'a, 'f> Payload<'a, 'f> {
     #[inline]
     pub fn bytes(&self, f: F) -> Option<&'a [u8]> {
         self.field(f)?.as_bytes()
+    }
+
+    /// The bytes of a string field as stored, NULs (of a fixed-length array) included.
+    #[inline]
+    pub fn raw_bytes(&self, f: F) -> Option<&'a [u8]> {
+        match self.field(f)?.value() {
+            ctf::FieldValue::Str(b) => Some(b),
+            _ => None,
+        }
     }
 
     /// The text of a string field (lossy for invalid UTF-8), up to its first NUL.
@@ -341,9 +358,17 @@ fn text_is(s: &str, bytes: &[u8]) -> bool {
         || (std::str::from_utf8(bytes).is_err() && *s == *String::from_utf8_lossy(bytes))
 }
 
-/// Sets `comm` to the (lossy UTF-8) text of `bytes`, allocating only when it changes.
+/// Sets `comm` to the (lossy UTF-8) text of `raw` up to its first NUL, allocating only when
+/// it changes.
 #[inline]
-fn set_comm(comm: &mut String, bytes: &[u8]) {
+fn set_comm(comm: &mut String, raw: &[u8]) {
+    // Names rarely change: `raw` holding `comm` then a NUL (or nothing) is the same name, found
+    // without looking for the NUL first (`comm` has none).
+    let c = comm.as_bytes();
+    if raw.get(..c.len()) == Some(c) && raw.get(c.len()).is_none_or(|&b| b == 0) {
+        return;
+    }
+    let bytes = raw.split(|&b| b == 0).next().unwrap_or(raw);
     if !text_is(comm, bytes) {
         comm.clear();
         comm.push_str(&String::from_utf8_lossy(bytes));
@@ -517,17 +542,21 @@ impl State {
     }
 
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
-        self.threads.get(&tid)
+        self.threads.get(tid)
+    }
+
+    /// The [`Threads`] slot of the thread running on `cpu`.
+    #[inline]
+    fn current_slot(&self, cpu: u32) -> Option<u32> {
+        self.cpus.get(cpu as usize)?.as_ref()?.slot
     }
 
     /// The thread `tid`, created if unknown, with its command name updated from `comm` (the
-    /// bytes of an event's string field) if given.
+    /// stored bytes of an event's string field, see [`set_comm`]) if given.
     #[inline]
     fn thread_mut(&mut self, tid: i32, comm: Option<&[u8]>) -> &mut Thread {
-        let t = self.threads.entry(tid).or_insert_with(|| Thread {
-            tid,
-            ..Default::default()
-        });
+        let s = self.threads.slot_or_insert(tid);
+        let t = self.threads.at_mut(s);
         if let Some(c) = comm {
             set_comm(&mut t.comm, c);
         }
@@ -537,7 +566,7 @@ impl State {
     fn check_prio(&mut self, ts: i64, tid: i32, prio: Option<i64>, out: &mut Vec<Notification>) {
         let Some(prio) = prio else { return };
         let prio = prio as i32;
-        if let Some(t) = self.threads.get_mut(&tid) {
+        if let Some(t) = self.threads.get_mut(tid) {
             if t.prio != Some(prio) {
                 t.prio = Some(prio);
                 out.push(Notification::PrioChanged { ts, tid, prio });
@@ -570,11 +599,11 @@ impl State {
                 let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
                 let prio = p.int(F::Prio).map(|p| p - fix);
                 // A running thread is not waiting to run: ignore its wakeups.
-                if self.known_cpus().any(|c| c.current_tid == Some(tid)) {
+                if self.threads.get(tid).is_some_and(|t| t.on_cpus > 0) {
                     self.check_prio(ts, tid, prio, out);
                     return;
                 }
-                let t = self.thread_mut(tid, p.bytes(F::Comm));
+                let t = self.thread_mut(tid, p.raw_bytes(F::Comm));
                 if t.last_wakeup.is_none() {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
@@ -596,7 +625,7 @@ impl State {
                 self.cpu_mut(cpu);
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
-                    self.thread_mut(tid, p.bytes(F::Comm));
+                    self.thread_mut(tid, p.raw_bytes(F::Comm));
                     out.push(Notification::Migrate { ts, tid });
                 }
             }
@@ -640,13 +669,16 @@ impl State {
                 // The idle task makes no system call: "tid 0" current means the CPU's real
                 // thread is not known yet (before its first sched_switch), so the call is not
                 // attributed, as lttng-analyses does.
-                if let Some(tid) = self.current_tid(cpu).filter(|&t| t != 0) {
+                let Some(slot) = self.current_slot(cpu) else {
+                    return;
+                };
+                if self.threads.at(slot).tid != 0 {
                     let cmd = p.int(F::Cmd);
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
                     let io = (r.fdop != FdOp::None && !ignored).then(|| io_entry(r.fdop, p));
-                    let t = self.thread_mut(tid, None);
+                    let t = self.threads.at_mut(slot);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
                 }
@@ -704,12 +736,11 @@ impl State {
                 if r.compat && self.options.lttng_analyses_quirks {
                     return;
                 }
-                let Some(tid) = self.current_tid(cpu) else {
+                let Some(slot) = self.current_slot(cpu) else {
                     return;
                 };
-                let Some(t) = self.threads.get_mut(&tid) else {
-                    return;
-                };
+                let t = self.threads.at_mut(slot);
+                let tid = t.tid;
                 let io = t.io_entry.take();
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = p.int(F::Ret).unwrap_or(0);
@@ -833,16 +864,35 @@ impl State {
             return;
         };
         let (prev_tid, next_tid) = (prev_tid as i32, next_tid as i32);
-        let prev_comm = p.bytes(F::PrevComm);
-        let next_comm = p.bytes(F::NextComm);
-        self.cpu_mut(cpu).current_tid = Some(next_tid);
-        let prev = self.thread_mut(prev_tid, prev_comm);
+        let prev_comm = p.raw_bytes(F::PrevComm);
+        let next_comm = p.raw_bytes(F::NextComm);
+        // The thread switched out is normally the CPU's current one: no lookup then.
+        let old = self.cpu_mut(cpu).slot;
+        let prev_slot = match old {
+            Some(s) if self.threads.at(s).tid == prev_tid => s,
+            _ => self.threads.slot_or_insert(prev_tid),
+        };
+        let next_slot = self.threads.slot_or_insert(next_tid);
+        let c = self.cpu_mut(cpu);
+        c.current_tid = Some(next_tid);
+        c.slot = Some(next_slot);
+        if let Some(o) = old {
+            self.threads.at_mut(o).on_cpus -= 1;
+        }
+        self.threads.at_mut(next_slot).on_cpus += 1;
+        let prev = self.threads.at_mut(prev_slot);
+        if let Some(c) = prev_comm {
+            set_comm(&mut prev.comm, c);
+        }
         // The previous task's priority is updated without a notification (it just ran with it).
         if let Some(p) = p.int(F::PrevPrio) {
             prev.prio = Some(p as i32);
         }
         let next_prio = p.int(F::NextPrio).map(|p| p as i32);
-        let next = self.thread_mut(next_tid, next_comm);
+        let next = self.threads.at_mut(next_slot);
+        if let Some(c) = next_comm {
+            set_comm(&mut next.comm, c);
+        }
         let next_prio_known = next.prio;
         let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
         // As check_prio, on the thread at hand.
@@ -875,7 +925,7 @@ impl State {
         let (ptid, ctid) = (ptid as i32, ctid as i32);
         let ppid = p.int(F::ParentPid).map(|v| v as i32);
         let cpid = p.int(F::ChildPid).map(|v| v as i32);
-        let ccomm = p.bytes(F::ChildComm);
+        let ccomm = p.raw_bytes(F::ChildComm);
         let parent = self.thread_mut(ptid, None);
         if parent.pid.is_none() {
             parent.pid = ppid;
@@ -908,7 +958,7 @@ impl State {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
-        let name = p.bytes(F::Name);
+        let name = p.raw_bytes(F::Name);
         let prio = p.int(F::Prio);
         let t = self.thread_mut(tid, name);
         if pid.is_some() {
@@ -926,5 +976,36 @@ impl State {
                 ..Default::default()
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_comm;
+
+    #[test]
+    fn comm_from_stored_string_bytes() {
+        let mut c = String::new();
+        set_comm(&mut c, b"\0\0\0\0");
+        assert_eq!(c, "");
+        set_comm(&mut c, b"bash\0\0\0\0");
+        assert_eq!(c, "bash");
+        // A longer name that starts with the current one.
+        set_comm(&mut c, b"bash2\0\0\0");
+        assert_eq!(c, "bash2");
+        // The same name, without a NUL (a full array or a string without its terminator).
+        set_comm(&mut c, b"bash2");
+        assert_eq!(c, "bash2");
+        // A shorter one, and bytes after the first NUL do not count.
+        set_comm(&mut c, b"ba\0sh2\0");
+        assert_eq!(c, "ba");
+        set_comm(&mut c, b"");
+        assert_eq!(c, "");
+        // Invalid UTF-8 is kept as its lossy text, unchanged by the same bytes again.
+        set_comm(&mut c, b"x\xffy\0");
+        assert_eq!(c, "x\u{fffd}y");
+        let before = c.as_ptr();
+        set_comm(&mut c, b"x\xffy\0\0");
+        assert_eq!((c.as_str(), c.as_ptr()), ("x\u{fffd}y", before));
     }
 }

@@ -173,3 +173,72 @@ fn shared_traces() {
     }
     assert!(entries > 1000, "{entries} syscall entries");
 }
+
+/// A wakeup of a thread that runs on some CPU is ignored; the thread each CPU runs follows
+/// the switches, even one whose `prev_tid` is not the thread the CPU was running.
+#[test]
+fn wakeups_of_running_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("k");
+    let host = HostInfo {
+        hostname: "h".into(),
+        trace_uuid: [5; 16],
+        clock_uuid: [6; 16],
+        clock_offset_ns: 0,
+        creation: "20240305T101500+0000".into(),
+        trace_name: "t".into(),
+        kernel_release: "6.1".into(),
+    };
+    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+    let mut w = TraceWriter::create(&dir, &tc, 2, &WriterOptions::default()).unwrap();
+    let (s0, s1) = (Task::swapper(0), Task::swapper(1));
+    let a = Task::new(10, 10, "a");
+    let b = Task::new(11, 11, "b");
+    let c = Task::new(12, 12, "c");
+    let events: &[(u32, u64, u64, Vec<ctf::value::Value>)] = &[
+        (0, ev::SCHED_SWITCH, 100, switch(&s0, 0, &b)),
+        // b runs on CPU 0.
+        (1, ev::SCHED_WAKING, 110, wake(&b, 0)),
+        (0, ev::SCHED_SWITCH, 200, switch(&b, 1, &a)),
+        (0, ev::SCHED_WAKING, 250, wake(&b, 1)),
+        (1, ev::SCHED_SWITCH, 300, switch(&s1, 0, &b)),
+        // b runs on CPU 1.
+        (0, ev::SCHED_WAKING, 310, wake(&b, 1)),
+        (1, ev::SCHED_SWITCH, 400, switch(&b, 1, &s1)),
+        (1, ev::SCHED_SWITCH, 500, switch(&s1, 0, &b)),
+        // CPU 0 runs a, but the switch names c as the previous thread: a no longer runs.
+        (0, ev::SCHED_SWITCH, 600, switch(&c, 1, &s0)),
+        (1, ev::SCHED_WAKING, 610, wake(&a, 1)),
+        (1, ev::SCHED_SWITCH, 700, switch(&b, 1, &a)),
+    ];
+    for (cpu, id, ts, v) in events {
+        w.write_event(*cpu, *id, *ts, v).unwrap();
+    }
+    w.finish().unwrap();
+    let (m, notes) = run(&[dir], StateOptions::default());
+    // (time, pending wakeup: (time, waker)) of each switch.
+    type Switch = (i64, Option<(i64, Option<i32>)>);
+    let switches: Vec<Switch> = notes
+        .iter()
+        .filter_map(|n| match n {
+            Notification::SchedSwitch { ts, wakeup, .. } => Some((*ts, *wakeup)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            (100, None),
+            (200, None),
+            (300, Some((250, Some(10)))),
+            (400, None),
+            (500, None),
+            (600, None),
+            (700, Some((610, Some(11)))),
+        ]
+    );
+    assert_eq!(m.state.current_tid(0), Some(0));
+    assert_eq!(m.state.current_tid(1), Some(10));
+    // Both idle tasks are tid 0.
+    assert_eq!(m.state.threads.len(), 4);
+}

@@ -77,6 +77,7 @@ pub fn run(
         freq_resolution: a.freq_resolution,
         freq_uniform: a.freq_uniform || a.freq_series,
         freq_series: a.freq_series,
+        reports: cmds.to_vec(),
     };
     let res = match analysis::period::run(traces, common, &opts) {
         Ok(r) => r,
