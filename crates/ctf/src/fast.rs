@@ -547,6 +547,13 @@ impl PlanRead {
                 return Some(v as i64 as i128);
             }
         }
+        self.int_by_bits(data, base)
+    }
+
+    /// [`Self::int`] by a general bit read: unaligned starts, the end of the data, booleans.
+    /// Out of line, so that callers inline the word read alone.
+    #[inline(never)]
+    fn int_by_bits(&self, data: &[u8], base: u64) -> Option<i128> {
         let raw = || self.bits.read(data, base);
         match self.kind {
             ReadKind::UInt | ReadKind::Bits => raw().map(|v| v as i128),
