@@ -155,6 +155,41 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
     }
 }
 
+/// The plan state of `ev`'s class in `plans` (per trace, stream class and event class), made
+/// on its first event (`labels`: the per-trace prefixes, made as needed).
+#[cold]
+fn plan_state<'p>(
+    plans: &'p mut Vec<Vec<Vec<PlanState>>>,
+    labels: &mut Vec<Option<Vec<u8>>>,
+    ev: &Event<'_>,
+) -> &'p mut PlanState {
+    let ti = ev.trace().index;
+    let (sc, ec) = ev.class_index();
+    if plans.len() <= ti {
+        plans.resize_with(ti + 1, Vec::new);
+    }
+    let per_class = &mut plans[ti];
+    if per_class.len() <= sc {
+        per_class.resize_with(sc + 1, Vec::new);
+    }
+    let per_class = &mut per_class[sc];
+    if per_class.len() <= ec {
+        per_class.resize_with(ec + 1, || PlanState::Unknown);
+    }
+    let state = &mut per_class[ec];
+    if let PlanState::Unknown = state {
+        if labels.len() <= ti {
+            labels.resize(ti + 1, None);
+        }
+        let label = labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
+        *state = match ClassPlan::build(ev, label) {
+            Some(p) => PlanState::Some(Box::new(p)),
+            None => PlanState::None,
+        };
+    }
+    state
+}
+
 /// The rendered packet context of `ev`'s packet, cached per trace and stream.
 fn packet_text<'c>(
     cache: &'c mut Vec<Vec<Option<PacketText>>>,
@@ -202,32 +237,9 @@ impl TextPrinter {
     }
 
     /// The plan state of `ev`'s class, made on its first event.
+    #[cfg(test)]
     fn plan_state(&mut self, ev: &Event<'_>) -> &mut PlanState {
-        let ti = ev.trace().index;
-        let (sc, ec) = ev.class_index();
-        if self.plans.len() <= ti {
-            self.plans.resize_with(ti + 1, Vec::new);
-        }
-        let per_class = &mut self.plans[ti];
-        if per_class.len() <= sc {
-            per_class.resize_with(sc + 1, Vec::new);
-        }
-        let per_class = &mut per_class[sc];
-        if per_class.len() <= ec {
-            per_class.resize_with(ec + 1, || PlanState::Unknown);
-        }
-        let state = &mut per_class[ec];
-        if let PlanState::Unknown = state {
-            if self.labels.len() <= ti {
-                self.labels.resize(ti + 1, None);
-            }
-            let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-            *state = match ClassPlan::build(ev, label) {
-                Some(p) => PlanState::Some(Box::new(p)),
-                None => PlanState::None,
-            };
-        }
-        state
+        plan_state(&mut self.plans, &mut self.labels, ev)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -238,17 +250,17 @@ impl TextPrinter {
         let stamp = if time == i64::MIN { 0 } else { STAMP_LEN };
         let ti = ev.trace().index;
         let (sc, ec) = ev.class_index();
-        let ready = matches!(
-            self.plans
-                .get(ti)
-                .and_then(|p| p.get(sc))
-                .and_then(|p| p.get(ec)),
-            Some(PlanState::Some(_) | PlanState::None)
-        );
-        if !ready {
-            self.plan_state(ev);
-        }
-        let plan = match &mut self.plans[ti][sc][ec] {
+        // One look-up per event; the class's first event makes the plan, then looks again.
+        let state = match self
+            .plans
+            .get_mut(ti)
+            .and_then(|p| p.get_mut(sc))
+            .and_then(|p| p.get_mut(ec))
+        {
+            Some(s) if !matches!(s, PlanState::Unknown) => s,
+            _ => plan_state(&mut self.plans, &mut self.labels, ev),
+        };
+        let plan = match state {
             PlanState::Some(p) => Some(p),
             _ => None,
         };
