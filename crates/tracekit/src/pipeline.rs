@@ -236,22 +236,16 @@ pub fn print_parallel<W: Write>(
                 start: 0,
             });
         }
-        // The streams still open, by index, and the time of each one's next entry: a linear
-        // scan for the minimum (few streams) with ties to the lowest index, as a merge by
-        // (time, index).
-        let mut live: Vec<usize> = Vec::with_capacity(cursors.len());
-        let mut next_time = vec![0i64; cursors.len()];
+        // The streams still open, in index order, each as the time of its next entry and its
+        // index: a linear scan for the minimum (few streams) with ties to the lowest index, as
+        // a merge by (time, index). Times and indexes side by side: the scan reads one array.
+        let mut heads: Vec<(i64, usize)> = Vec::with_capacity(cursors.len());
         for (i, c) in cursors.iter_mut().enumerate() {
             if c.fill() {
-                live.push(i);
-                next_time[i] = c.time();
+                heads.push((c.time(), i));
             }
         }
-        let first = live
-            .iter()
-            .map(|&i| next_time[i])
-            .min()
-            .filter(|t| *t != i64::MIN);
+        let first = heads.iter().map(|h| h.0).min().filter(|t| *t != i64::MIN);
         let bounds = bounds(first)?;
         let mut buf: Vec<u8> = Vec::with_capacity(OUT_BYTES + (64 << 10));
         let stderr = io::stderr();
@@ -262,16 +256,13 @@ pub fn print_parallel<W: Write>(
                 Err(e.into())
             }
         };
-        while !live.is_empty() {
+        while let Some(&(mut time, mut i)) = heads.first() {
             let mut at = 0;
-            let mut time = next_time[live[0]];
-            for (k, &j) in live.iter().enumerate().skip(1) {
-                if next_time[j] < time {
-                    time = next_time[j];
-                    at = k;
+            for (k, &(t, j)) in heads.iter().enumerate().skip(1) {
+                if t < time {
+                    (time, i, at) = (t, j, k);
                 }
             }
-            let i = live[at];
             let c = &mut cursors[i];
             let e = &c.chunk.entries[c.next];
             let (kind, end) = (e.kind, e.end as usize);
@@ -335,9 +326,9 @@ pub fn print_parallel<W: Write>(
             c.start = end;
             c.next += 1;
             if c.fill() {
-                next_time[i] = c.time();
+                heads[at].0 = c.time();
             } else {
-                live.remove(at);
+                heads.remove(at);
             }
         }
         if let Err(e) = out.write_all(&buf) {

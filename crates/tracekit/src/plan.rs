@@ -23,8 +23,8 @@ use ctf::FieldView;
 use crate::text::{write_enum_open, write_escaped, write_scalar};
 use crate::timefmt::{eight_digits, ASCII_ZEROS};
 
-/// A literal stored padded to whole 16-byte blocks, copied block by block: fixed-size copies
-/// compile to a few moves where a variable-length copy is a `memcpy` call.
+/// A literal stored padded to whole [`LIT_BLOCK`]-byte blocks, copied block by block:
+/// fixed-size copies compile to a few moves where a variable-length copy is a `memcpy` call.
 pub struct Lit {
     padded: Box<[u8]>,
     len: usize,
@@ -33,7 +33,7 @@ pub struct Lit {
 impl Lit {
     pub fn new(bytes: &[u8]) -> Lit {
         let mut padded = bytes.to_vec();
-        padded.resize(bytes.len().div_ceil(16) * 16, 0);
+        padded.resize(bytes.len().div_ceil(LIT_BLOCK) * LIT_BLOCK, 0);
         Lit {
             padded: padded.into_boxed_slice(),
             len: bytes.len(),
@@ -53,12 +53,18 @@ impl Lit {
     /// returns where it ends.
     #[inline(always)]
     pub fn put_at(&self, b: &mut [u8], at: usize) -> usize {
-        for (i, blk) in self.padded.chunks_exact(16).enumerate() {
-            b[at + 16 * i..at + 16 * i + 16].copy_from_slice(blk);
+        for (i, blk) in self.padded.chunks_exact(LIT_BLOCK).enumerate() {
+            let at = at + LIT_BLOCK * i;
+            b[at..at + LIT_BLOCK].copy_from_slice(blk);
         }
         at + self.len
     }
 }
+
+/// Bytes a [`Lit`] copies at a time: two vector moves. A line's lead (label, name, packet
+/// context, first member name) is typically 50 to 90 bytes, two or three blocks of this size,
+/// where 16-byte blocks loop twice as often for little less padding.
+const LIT_BLOCK: usize = 32;
 
 /// The compiled text of one event class.
 pub struct ClassPlan {
@@ -88,15 +94,28 @@ enum Form {
 }
 
 /// How to write an event whose scopes are fixed-layout structures: each value read straight
-/// from its structure's plan, no walk.
+/// from the event's bytes at an offset worked out when the plan is built, no walk.
 struct Direct {
-    /// Per value: its format and the literal after it.
+    /// Per value: where and how to read it, how to format it, and the literal after it.
     steps: Vec<Step>,
-    /// Per present scope, in order: how many values it has.
-    scope_values: Vec<usize>,
+    /// Per present scope, in order: its values and the bytes its reads touch.
+    scopes: Vec<ScopeSteps>,
     /// Bytes the values and their literals take at most (an upper bound of what
-    /// [`ClassPlan::write_direct`] writes after the lead, [`Fmt::General`] values apart).
+    /// [`ClassPlan::write_direct`] writes after the lead, [`Op::General`] values apart).
     body_max: usize,
+}
+
+/// The values of one scope of a [`Direct`] plan.
+struct ScopeSteps {
+    /// Which scope: 0 the common context, 1 the specific context, 2 the payload.
+    which: usize,
+    /// How many values (members) the scope has: checked against the event's structure plan.
+    values: usize,
+    /// Bytes from the structure's first byte that its steps' reads may load (8-byte words
+    /// included): when the event's data holds them, every read of the scope is in bounds.
+    need: usize,
+    /// The structure's size, to tell a short read at the data's end from a truncated event.
+    size_bits: u64,
 }
 
 /// Longest literal a [`Step`] holds inline: a member name of up to 26 bytes after `, ` and
@@ -104,62 +123,76 @@ struct Direct {
 const STEP_LIT: usize = 32;
 
 /// One value of a [`Direct`] plan and the literal that follows it, stored inline and copied
-/// as one fixed-size block.
+/// as one fixed-size block. An integer (little-endian) is one 8-byte load at `byte` and two
+/// shifts: `left` drops the bits above the field, `right` those below it
+/// (arithmetic for signed fields, which sign-extends it at no extra cost).
 struct Step {
-    fmt: Fmt,
-    lit_len: usize,
+    op: Op,
+    /// Offset of the loaded word (or of a text's first byte) from the structure's first byte.
+    byte: u32,
+    left: u8,
+    right: u8,
+    lit_len: u8,
     lit: [u8; STEP_LIT],
 }
 
 /// How a value of a fixed-layout structure is written.
 #[derive(Clone, Copy)]
-enum Fmt {
+enum Op {
     Unsigned,
     Signed,
     Hex,
     /// A text of this many bytes.
-    Text(usize),
-    /// Anything else (enumerations, floats, other bases…): through [`FieldValue`].
+    Text(u32),
+    /// Anything else (enumerations, floats, other bases, integers that do not fit one 8-byte
+    /// load…): through [`FieldValue`].
     General,
 }
 
-impl Fmt {
-    fn of(kind: &NodeKind) -> Fmt {
+impl Op {
+    /// The format of a member of kind `kind` read by `read`; integers only when they are
+    /// little-endian (as tracers on common hardware write them: big-endian ones go the general
+    /// way rather than cost every value a byte-order test) and one load from a byte-aligned
+    /// structure reads them.
+    fn of(kind: &NodeKind, read: &ctf::fast::PlanRead) -> Op {
+        let one_load = read.bits.little && read.bits.off % 8 + read.bits.size as u64 <= 64;
         match *kind {
             NodeKind::Int {
-                signed: false,
-                base: DisplayBase::Decimal,
+                signed,
+                base,
                 enum_idx: None,
                 ..
-            } => Fmt::Unsigned,
-            NodeKind::Int {
-                signed: true,
-                base: DisplayBase::Decimal,
-                enum_idx: None,
-                ..
-            } => Fmt::Signed,
-            NodeKind::Int {
-                signed: false,
-                base: DisplayBase::Hexadecimal,
-                enum_idx: None,
-                ..
-            } => Fmt::Hex,
+            } if one_load => match (signed, base) {
+                (false, DisplayBase::Decimal) => Op::Unsigned,
+                (true, DisplayBase::Decimal) => Op::Signed,
+                (false, DisplayBase::Hexadecimal) => Op::Hex,
+                _ => Op::General,
+            },
             NodeKind::SizedString {
                 len: ctf::layout::Len::Static(n),
-            } => Fmt::Text(n as usize),
-            _ => Fmt::General,
+            } if read.bits.off.is_multiple_of(8) && n <= u32::MAX as u64 => Op::Text(n as u32),
+            _ => Op::General,
         }
     }
 
-    /// Bytes the value takes at most ([`Fmt::General`]: checked when written).
+    /// Bytes the value takes at most ([`Op::General`]: checked when written).
     fn max_len(self) -> usize {
         match self {
             // 20 digits, or `-` and 19 digits.
-            Fmt::Unsigned | Fmt::Signed => 20,
-            Fmt::Hex => 18,
+            Op::Unsigned | Op::Signed => 20,
+            Op::Hex => 18,
             // Quotes, and each byte escaped as `\xNN` at worst; plus the 16-byte block copy.
-            Fmt::Text(n) => 2 + (4 * n).max(16),
-            Fmt::General => 0,
+            Op::Text(n) => 2 + (4 * n as usize).max(16),
+            Op::General => 0,
+        }
+    }
+
+    /// Bytes from a step's `byte` that its read may load.
+    fn span(self) -> usize {
+        match self {
+            Op::Unsigned | Op::Signed | Op::Hex => 8,
+            Op::Text(n) => n as usize,
+            Op::General => 0,
         }
     }
 }
@@ -254,7 +287,7 @@ impl ClassPlan {
     /// Writes the line of `ev` from the head to the newline at `at` in `b`, reading the
     /// values of its fixed-layout scopes straight from their plans; `b` has the room
     /// [`Self::lead_room`] gave (for this event's packet) from `at`. Returns where the line
-    /// ends, or None when the event is not laid out as planned (or a [`Fmt::General`] value
+    /// ends, or None when the event is not laid out as planned (or an [`Op::General`] value
     /// does not fit), to be written the general way. `scratch` holds general values.
     ///
     /// Kept out of line: inlined into the worker's loop, its values live in spilled
@@ -271,39 +304,51 @@ impl ClassPlan {
             return None;
         };
         let (_, lead) = self.lead.as_ref()?;
-        let views = [ev.common_context(), ev.specific_context(), ev.payload()];
-        if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
-            return None;
+        // Scopes the class lacks must be missing from the event too; those it has are looked
+        // at once each, below (a view is a few words to build: not made twice).
+        for (which, &has) in self.scopes.iter().enumerate() {
+            if !has && scope_view(ev, which).is_some() {
+                return None;
+            }
         }
         let limit = at + lead.room() + d.body_max;
         let mut at = lead.put_at(b, at);
+        // A copy of a structure that ends too close to the data's end for whole-word reads.
+        let mut padded = Vec::new();
         let mut k = 0;
-        for (v, &n) in views.iter().flatten().zip(&d.scope_values) {
+        for sc in &d.scopes {
+            let v = &scope_view(ev, sc.which)?;
             let (data, base, plan) = v.fixed_struct()?;
-            if plan.reads.len() != n {
+            if plan.reads.len() != sc.values || plan.size_bits != sc.size_bits {
                 return None;
             }
-            let steps = d.steps.get(k..k + n)?;
-            for (i, (r, s)) in plan.reads.iter().zip(steps).enumerate() {
-                let raw = || r.bits.read(data, base).unwrap_or(0);
-                at = match s.fmt {
-                    Fmt::Unsigned => u64_at(b, at, raw()),
-                    Fmt::Signed => {
-                        let x = ctf::bits::sign_extend(raw(), r.bits.size);
+            if !base.is_multiple_of(8) {
+                return None;
+            }
+            let start = usize::try_from(base / 8).ok()?;
+            let s = match data.get(start..start.saturating_add(sc.need)) {
+                Some(s) => s,
+                None => pad(&mut padded, data, start, sc)?,
+            };
+            let steps = d.steps.get(k..k + sc.values)?;
+            for (i, st) in steps.iter().enumerate() {
+                let p = st.byte as usize;
+                let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
+                at = match st.op {
+                    Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
+                    Op::Signed => {
+                        let x = ((word() << st.left) as i64) >> st.right;
                         b[at] = b'-';
                         u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
                     }
-                    Fmt::Hex => hex_at(b, at, raw()),
-                    Fmt::Text(n) => {
-                        let p = ((base + r.bits.off) / 8) as usize;
-                        str_at(b, at, data.get(p..p + n).unwrap_or(&[]))
-                    }
-                    Fmt::General => general_at(b, at, v, i, scratch, limit)?,
+                    Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
+                    Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
+                    Op::General => general_at(b, at, v, i, scratch, limit)?,
                 };
-                b[at..at + STEP_LIT].copy_from_slice(&s.lit);
-                at += s.lit_len;
+                b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+                at += st.lit_len as usize;
             }
-            k += n;
+            k += sc.values;
         }
         (k == d.steps.len()).then_some(at)
     }
@@ -366,61 +411,109 @@ impl Direct {
         let mut lits = Vec::new();
         let mut cur: Vec<u8> = Vec::new();
         let mut any = false;
-        let mut fmts = Vec::new();
-        let mut scope_values = Vec::new();
-        for node in nodes.iter().flatten() {
-            layout.nodes[*node as usize].plan.as_ref()?;
+        let mut steps = Vec::new();
+        let mut scopes = Vec::new();
+        let mut body_max = 0;
+        for (which, node) in nodes.iter().enumerate() {
+            let Some(node) = node else { continue };
+            let plan = layout.nodes[*node as usize].plan.as_ref()?;
             if any {
                 cur.extend_from_slice(b", ");
             }
             any = true;
             cur.push(b'{');
             let members = layout.members_of(*node);
-            scope_values.push(members.len());
-            for (k, m) in members.iter().enumerate() {
-                if !is_scalar(&layout.nodes[m.node as usize].kind) {
+            if plan.reads.len() != members.len() {
+                return None;
+            }
+            let mut need = 0;
+            for (k, (m, read)) in members.iter().zip(plan.reads.iter()).enumerate() {
+                let kind = &layout.nodes[m.node as usize].kind;
+                if !is_scalar(kind) {
                     return None;
                 }
-                fmts.push(Fmt::of(&layout.nodes[m.node as usize].kind));
+                let op = Op::of(kind, read);
+                let bits = &read.bits;
+                // The field's lowest bit in the loaded (little-endian) word.
+                let low = (bits.off % 8) as u32;
+                let byte = u32::try_from(bits.off / 8).ok()?;
+                need = need.max(byte as usize + op.span());
+                // Shifts for the ops that read a word (`low + size <= 64` for those).
+                let left = 64u32.saturating_sub(low + bits.size);
+                steps.push((op, byte, left, 64 - bits.size));
+                body_max += op.max_len() + STEP_LIT;
                 cur.extend_from_slice(if k == 0 { b" " } else { b", " });
                 cur.extend_from_slice(m.name.as_bytes());
                 cur.extend_from_slice(b" = ");
                 lits.push(Lit::new(&cur));
                 cur.clear();
             }
+            scopes.push(ScopeSteps {
+                which,
+                values: members.len(),
+                need,
+                size_bits: plan.size_bits,
+            });
             cur.extend_from_slice(b" }");
         }
         cur.push(b'\n');
         lits.push(Lit::new(&cur));
-        let d = Direct::new(&fmts, &lits[1..], scope_values)?;
-        Some((lits.into_iter().next()?, d))
+        let mut lits = lits.into_iter();
+        let first = lits.next()?;
+        let steps = steps
+            .into_iter()
+            .zip(lits)
+            .map(|((op, byte, left, right), lit)| {
+                let bytes = lit.bytes();
+                let mut inline = [0u8; STEP_LIT];
+                inline.get_mut(..bytes.len())?.copy_from_slice(bytes);
+                Some(Step {
+                    op,
+                    byte,
+                    left: left as u8,
+                    right: right as u8,
+                    lit_len: bytes.len() as u8,
+                    lit: inline,
+                })
+            })
+            .collect::<Option<Vec<Step>>>()?;
+        Some((
+            first,
+            Direct {
+                steps,
+                scopes,
+                body_max,
+            },
+        ))
     }
+}
 
-    /// The direct form of a class with values `fmts`, each followed by its literal in `lits`;
-    /// None when a literal is too long to be held inline.
-    fn new(fmts: &[Fmt], lits: &[Lit], scope_values: Vec<usize>) -> Option<Direct> {
-        let mut steps = Vec::with_capacity(fmts.len());
-        let mut body_max = 0;
-        for (&fmt, lit) in fmts.iter().zip(lits) {
-            let bytes = lit.bytes();
-            if bytes.len() > STEP_LIT {
-                return None;
-            }
-            let mut inline = [0u8; STEP_LIT];
-            inline[..bytes.len()].copy_from_slice(bytes);
-            steps.push(Step {
-                fmt,
-                lit_len: bytes.len(),
-                lit: inline,
-            });
-            body_max += fmt.max_len() + STEP_LIT;
-        }
-        Some(Direct {
-            steps,
-            scope_values,
-            body_max,
-        })
+/// Scope `which` of `ev`: 0 the common context, 1 the specific context, 2 the payload.
+#[inline(always)]
+fn scope_view<'a>(ev: &Event<'a>, which: usize) -> Option<FieldView<'a>> {
+    match which {
+        0 => ev.common_context(),
+        1 => ev.specific_context(),
+        _ => ev.payload(),
     }
+}
+
+/// `data` from `start` copied into `padded` and zero-filled to the `need` bytes the reads of
+/// scope `sc` may load, when the data ends before that but holds the whole structure; None when
+/// it does not (the event is then written the general way, which reports the problem).
+#[cold]
+fn pad<'p>(
+    padded: &'p mut Vec<u8>,
+    data: &[u8],
+    start: usize,
+    sc: &ScopeSteps,
+) -> Option<&'p [u8]> {
+    let size = usize::try_from(sc.size_bits.div_ceil(8)).ok()?;
+    let held = data.get(start..start.checked_add(size)?)?;
+    padded.clear();
+    padded.extend_from_slice(data.get(start..)?);
+    padded.resize(sc.need.max(held.len()), 0);
+    Some(&padded[..sc.need])
 }
 
 /// Writes member `i` of structure `v` through [`FieldValue`] (formatted in `scratch`) at `at`;
@@ -1239,6 +1332,25 @@ fn put_str(b: &mut Vec<u8>, raw: &[u8]) {
 mod tests {
     use super::*;
 
+    /// A structure ending less than a word before the data's end is read from a zero-padded
+    /// copy; one that does not fit in the data is not read at all.
+    #[test]
+    fn pads_a_structure_at_the_end_of_the_data() {
+        let sc = ScopeSteps {
+            which: 2,
+            values: 2,
+            need: 12,
+            size_bits: 40,
+        };
+        let data = [9u8, 1, 2, 3, 4, 5, 6];
+        let mut padded = Vec::new();
+        assert_eq!(
+            pad(&mut padded, &data, 1, &sc),
+            Some(&[1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0][..])
+        );
+        assert_eq!(pad(&mut padded, &data, 3, &sc), None);
+    }
+
     #[test]
     fn integers() {
         let mut b = b"x".to_vec();
@@ -1359,7 +1471,7 @@ mod tests {
 
     #[test]
     fn literals() {
-        let mut s = [b'.'; 40];
+        let mut s = [b'.'; 64];
         let lit = Lit::new(b"0123456789abcdefXYZ");
         assert_eq!(lit.room(), 32);
         let end = lit.put_at(&mut s, 3);

@@ -155,6 +155,41 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
     }
 }
 
+/// The plan state of `ev`'s class in `plans` (per trace, stream class and event class), made
+/// on its first event (`labels`: the per-trace prefixes, made as needed).
+#[cold]
+fn plan_state<'p>(
+    plans: &'p mut Vec<Vec<Vec<PlanState>>>,
+    labels: &mut Vec<Option<Vec<u8>>>,
+    ev: &Event<'_>,
+) -> &'p mut PlanState {
+    let ti = ev.trace().index;
+    let (sc, ec) = ev.class_index();
+    if plans.len() <= ti {
+        plans.resize_with(ti + 1, Vec::new);
+    }
+    let per_class = &mut plans[ti];
+    if per_class.len() <= sc {
+        per_class.resize_with(sc + 1, Vec::new);
+    }
+    let per_class = &mut per_class[sc];
+    if per_class.len() <= ec {
+        per_class.resize_with(ec + 1, || PlanState::Unknown);
+    }
+    let state = &mut per_class[ec];
+    if let PlanState::Unknown = state {
+        if labels.len() <= ti {
+            labels.resize(ti + 1, None);
+        }
+        let label = labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
+        *state = match ClassPlan::build(ev, label) {
+            Some(p) => PlanState::Some(Box::new(p)),
+            None => PlanState::None,
+        };
+    }
+    state
+}
+
 /// The rendered packet context of `ev`'s packet, cached per trace and stream.
 fn packet_text<'c>(
     cache: &'c mut Vec<Vec<Option<PacketText>>>,
@@ -202,32 +237,9 @@ impl TextPrinter {
     }
 
     /// The plan state of `ev`'s class, made on its first event.
+    #[cfg(test)]
     fn plan_state(&mut self, ev: &Event<'_>) -> &mut PlanState {
-        let ti = ev.trace().index;
-        let (sc, ec) = ev.class_index();
-        if self.plans.len() <= ti {
-            self.plans.resize_with(ti + 1, Vec::new);
-        }
-        let per_class = &mut self.plans[ti];
-        if per_class.len() <= sc {
-            per_class.resize_with(sc + 1, Vec::new);
-        }
-        let per_class = &mut per_class[sc];
-        if per_class.len() <= ec {
-            per_class.resize_with(ec + 1, || PlanState::Unknown);
-        }
-        let state = &mut per_class[ec];
-        if let PlanState::Unknown = state {
-            if self.labels.len() <= ti {
-                self.labels.resize(ti + 1, None);
-            }
-            let label = self.labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-            *state = match ClassPlan::build(ev, label) {
-                Some(p) => PlanState::Some(Box::new(p)),
-                None => PlanState::None,
-            };
-        }
-        state
+        plan_state(&mut self.plans, &mut self.labels, ev)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -238,17 +250,17 @@ impl TextPrinter {
         let stamp = if time == i64::MIN { 0 } else { STAMP_LEN };
         let ti = ev.trace().index;
         let (sc, ec) = ev.class_index();
-        let ready = matches!(
-            self.plans
-                .get(ti)
-                .and_then(|p| p.get(sc))
-                .and_then(|p| p.get(ec)),
-            Some(PlanState::Some(_) | PlanState::None)
-        );
-        if !ready {
-            self.plan_state(ev);
-        }
-        let plan = match &mut self.plans[ti][sc][ec] {
+        // One look-up per event; the class's first event makes the plan, then looks again.
+        let state = match self
+            .plans
+            .get_mut(ti)
+            .and_then(|p| p.get_mut(sc))
+            .and_then(|p| p.get_mut(ec))
+        {
+            Some(s) if !matches!(s, PlanState::Unknown) => s,
+            _ => plan_state(&mut self.plans, &mut self.labels, ev),
+        };
+        let plan = match state {
             PlanState::Some(p) => Some(p),
             _ => None,
         };
@@ -769,7 +781,32 @@ event {{
 		{s64} _neg;
 	}};
 }};
+
+event {{
+	name = "t_fixed";
+	id = 903;
+	stream_id = 0;
+	fields := struct {{
+		{u8be} _be;
+		{s8} _s8;
+		{s16} _s16;
+		{b3} _b3;
+		{b5s} _b5s;
+		{b3} _b3b;
+		{b64} _b64;
+		{b5s} _pad;
+		{h64} _h64;
+		{s64} _s64;
+		integer {{ size = 8; align = 8; signed = 0; encoding = UTF8; base = 10; }} _comm[16];
+		{u64} _u64;
+		{u8} _last;
+	}};
+}};
 "#,
+            b3 = "integer { size = 3; align = 1; signed = 0; encoding = none; base = 10; }",
+            b5s = "integer { size = 5; align = 1; signed = 1; encoding = none; base = 10; }",
+            b64 = "integer { size = 64; align = 1; signed = 0; encoding = none; base = 10; }",
+            u64 = u(64, 10),
             u8 = u(8, 10),
             u8be = u(8, 10).replace("base = 10;", "base = 10; byte_order = be;"),
             u32 = u(32, 10),
@@ -836,6 +873,35 @@ event {{
             ),
             (902, vec![text(""), text("short"), Value::I64(-1)]),
         ];
+        // Fixed-layout events, read by the direct plan: a big-endian member, bit fields (one
+        // of them 64 bits at an odd bit, more than one word load reads), signed members of
+        // both signs, and the class's last event ends the trace's data.
+        let fixed = |k: u64, neg: bool| {
+            let sign = if neg { -1 } else { 1 };
+            vec![
+                Value::U64(200 + k),
+                Value::I64(-100 * sign),
+                Value::I64(-30_000 * sign),
+                Value::U64(5),
+                Value::I64(-16 * sign + (neg as i64) * 31),
+                Value::U64(k),
+                Value::U64(u64::MAX - k),
+                Value::I64(-1),
+                Value::U64(0xDEAD_BEEF_0000 + k),
+                Value::I64(if neg {
+                    i64::MIN + k as i64
+                } else {
+                    i64::MAX - k as i64
+                }),
+                text("kworker/0:1H"),
+                Value::U64(10u64.pow(19) + k),
+                Value::U64(9),
+            ]
+        };
+        let events: Vec<(u64, Vec<Value>)> = events
+            .into_iter()
+            .chain((0..4).map(|k| (903, fixed(k, k % 2 == 1))))
+            .collect();
         for (k, (id, payload)) in events.iter().enumerate() {
             w.write_event((k % 2) as u32, *id, 1000 * k as u64, payload)
                 .unwrap_or_else(|e| panic!("event {k}: {e}"));
@@ -849,9 +915,11 @@ event {{
         let dir = tmp.path().join("shapes");
         write_shapes_trace(&dir);
         let ways = plans_agree_with_the_general_writer(&dir);
-        // The variant and string classes take the tree; the too deep one the general way.
+        // The variant and string classes take the tree; the too deep one the general way;
+        // the fixed-layout one the direct plan.
         assert_eq!(ways.tree, 7, "{ways:?}");
         assert_eq!(ways.general, 1, "{ways:?}");
+        assert_eq!(ways.direct, 4, "{ways:?}");
     }
 
     #[test]
