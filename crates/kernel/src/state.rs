@@ -256,7 +256,7 @@ impl<'a, 'f> Payload<'a, 'f> {
         self.payload.as_ref()?.member_at(self.fields.get(f)?)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn int(&self, f: F) -> Option<i64> {
         let i = self.fields.get(f)?;
         // What `int_member` does, without finding the plan again.

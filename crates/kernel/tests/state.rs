@@ -11,6 +11,7 @@ use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 
 mod common;
 use common::run;
+use testkit::CLOCK_OFFSET_NS;
 
 #[test]
 fn generated_trace() {
@@ -180,17 +181,7 @@ fn shared_traces() {
 fn wakeups_of_running_threads() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("k");
-    let host = HostInfo {
-        hostname: "h".into(),
-        trace_uuid: [5; 16],
-        clock_uuid: [6; 16],
-        clock_offset_ns: 0,
-        creation: "20240305T101500+0000".into(),
-        trace_name: "t".into(),
-        kernel_release: "6.1".into(),
-    };
-    let tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
-    let mut w = TraceWriter::create(&dir, &tc, 2, &WriterOptions::default()).unwrap();
+    let mut w = testkit::small_kernel_writer(&dir, 5, 2);
     let (s0, s1) = (Task::swapper(0), Task::swapper(1));
     let a = Task::new(10, 10, "a");
     let b = Task::new(11, 11, "b");
@@ -221,7 +212,11 @@ fn wakeups_of_running_threads() {
     let switches: Vec<Switch> = notes
         .iter()
         .filter_map(|n| match n {
-            Notification::SchedSwitch { ts, wakeup, .. } => Some((*ts, *wakeup)),
+            // Times from the trace's clock origin.
+            Notification::SchedSwitch { ts, wakeup, .. } => Some((
+                ts - CLOCK_OFFSET_NS,
+                wakeup.map(|(t, waker)| (t - CLOCK_OFFSET_NS, waker)),
+            )),
             _ => None,
         })
         .collect();

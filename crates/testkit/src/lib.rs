@@ -183,6 +183,24 @@ pub fn loud(line: &str) {
 /// Epoch time (ns) of the clock zero of [`small_kernel_writer`]'s traces.
 pub const CLOCK_OFFSET_NS: i64 = 1_700_000_000_000_000_000;
 
+/// Trace directories (holding `metadata`) at or below `root`, sorted: each trace once, its
+/// subdirectories not searched further (an unreadable directory holds none).
+pub fn trace_dirs(root: &Path) -> Vec<PathBuf> {
+    if root.join("metadata").is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut subs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subs.sort();
+    subs.iter().flat_map(|s| trace_dirs(s)).collect()
+}
+
 /// A writer of a small LTTng 2.13 kernel trace in `dir` (compact headers, `cpus` streams,
 /// hostname `gen`, clock zero at [`CLOCK_OFFSET_NS`]), with trace UUID `[uuid_byte; 16]`:
 /// what the tests that build traces event by event start from.

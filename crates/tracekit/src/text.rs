@@ -655,7 +655,7 @@ mod tests {
     use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
     use ctf::Message;
     use scenario::lttng::{trace_class, HostInfo, NetLayout};
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     /// How many events of `dir`'s traces went each way: (direct plan, tree plan, general).
     #[derive(Default, Debug)]
@@ -983,32 +983,12 @@ event {{
         assert!(ways.direct > 10_000 && ways.tree > 500, "{ways:?}");
     }
 
-    fn trace_dirs(root: &Path, out: &mut Vec<PathBuf>) {
-        if root.join("metadata").is_file() {
-            out.push(root.to_path_buf());
-            return;
-        }
-        let Ok(entries) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut subs: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        subs.sort();
-        for s in subs {
-            trace_dirs(&s, out);
-        }
-    }
-
     #[test]
     fn plans_write_shared_traces_as_the_general_writer() {
         let Some(shared) = testkit::shared_or_skip("plans against the general writer") else {
             return;
         };
-        let mut dirs = Vec::new();
-        trace_dirs(&shared.join("traces"), &mut dirs);
+        let dirs = testkit::trace_dirs(&shared.join("traces"));
         let mut all = Ways::default();
         for d in &dirs {
             let w = plans_agree_with_the_general_writer(d);

@@ -44,24 +44,6 @@ fn gen_kernel_mix(dir: &Path, seed: u64, events: u64) {
     ]));
 }
 
-/// Trace directories (holding `metadata`) below `root`, sorted.
-fn trace_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if root.join("metadata").is_file() {
-        return vec![root.to_path_buf()];
-    }
-    let mut subs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    subs.sort();
-    for s in subs {
-        out.extend(trace_dirs(&s));
-    }
-    out
-}
-
 /// Every file below `root` with its bytes, by relative path.
 fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -151,7 +133,7 @@ fn print_of_many_hosts_is_time_ordered() {
     let tmp = tempfile::tempdir().unwrap();
     let cs = tmp.path().join("cs");
     gen_client_server(&cs, 12);
-    let hosts = trace_dirs(&cs);
+    let hosts = testkit::trace_dirs(&cs);
     assert!(hosts.len() >= 2, "{hosts:?}");
     let printed = ok(tracekit(&[&"print", &"--clock-gmt", &cs]));
     let times: Vec<i64> = printed.lines().map(time_of_day).collect();
@@ -288,7 +270,7 @@ fn demo_mentions_every_host() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("demo");
     let out = ok(tracekit(&[&"demo", &"--dir", &dir]));
-    let hosts = trace_dirs(&dir);
+    let hosts = testkit::trace_dirs(&dir);
     assert!(hosts.len() >= 2, "{hosts:?}");
     for h in hosts {
         let name = h.file_name().unwrap().to_str().unwrap();
@@ -332,7 +314,7 @@ fn print_is_byte_identical_to_babeltrace2() {
     gen_client_server(&cs, 14);
     let km = tmp.path().join("km");
     gen_kernel_mix(&km, 14, 3000);
-    let mut dirs = trace_dirs(&cs);
+    let mut dirs = testkit::trace_dirs(&cs);
     dirs.truncate(1);
     dirs.push(km);
     for d in dirs {

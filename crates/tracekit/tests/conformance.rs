@@ -11,27 +11,10 @@
 //! A shared trace damaged outside the project (streams its metadata cannot decode) is not
 //! compared: there tracekit must fail the tracekit way (see [`damaged_trace_handled`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use testkit::shared;
-
-fn trace_dirs(root: &Path, out: &mut Vec<PathBuf>) {
-    if root.join("metadata").is_file() {
-        out.push(root.to_path_buf());
-        return;
-    }
-    let mut subs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    subs.sort();
-    for s in subs {
-        trace_dirs(&s, out);
-    }
-}
 
 struct Output {
     ok: bool,
@@ -217,7 +200,7 @@ fn print_matches_babeltrace2_on_shared_traces() {
     );
     let mut dirs = Vec::new();
     for sub in ["kernel", "ust", "ctf"] {
-        trace_dirs(&shared.join("traces").join(sub), &mut dirs);
+        dirs.extend(testkit::trace_dirs(&shared.join("traces").join(sub)));
     }
     assert!(
         dirs.len() > 40,
