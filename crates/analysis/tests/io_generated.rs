@@ -89,12 +89,7 @@ fn fd_tracking_and_io_analyses() {
     assert_eq!(rows[1][0]["begin"]["value"], OFFSET + 400);
 
     let top = run("iolatencytop", &dir);
-    let titles: Vec<&str> = top["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["class"]["title"].as_str().unwrap())
-        .collect();
+    let titles = table_titles(&top["results"]);
     assert_eq!(
         titles,
         [
@@ -160,12 +155,7 @@ fn io_top_tables_match_the_log() {
     let log = run_limit("iolog", 0);
     let log_rows = rows(&log[0]);
     let all = run_limit("iolatencytop", 0);
-    let titles: Vec<&str> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["class"]["title"].as_str().unwrap())
-        .collect();
+    let titles = table_titles(&all);
     assert_eq!(
         titles.len(),
         3,
@@ -242,4 +232,14 @@ fn io_top_tables_match_the_log() {
     }
     assert!(from_log.len() > 4, "{from_log:?}");
     assert_eq!(from_usage, from_log);
+}
+
+/// The class titles of a LAMI results array, in order.
+fn table_titles(results: &serde_json::Value) -> Vec<&str> {
+    results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["class"]["title"].as_str().unwrap())
+        .collect()
 }
