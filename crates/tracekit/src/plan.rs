@@ -1292,13 +1292,20 @@ fn escape_at(b: &mut [u8], at: usize, s: &[u8]) -> usize {
     at + t.len()
 }
 
+/// Appends what `write` writes at the end of `b` given `room` bytes there (it returns where
+/// it ended): the `*_at` writers used on a growing buffer.
+#[inline(always)]
+fn put_with(b: &mut Vec<u8>, room: usize, write: impl FnOnce(&mut [u8], usize) -> usize) {
+    let start = b.len();
+    b.resize(start + room, 0);
+    let end = write(b, start);
+    b.truncate(end);
+}
+
 /// Appends `v` in decimal.
 #[inline]
 pub fn put_u64(b: &mut Vec<u8>, v: u64) {
-    let start = b.len();
-    b.extend_from_slice(&[0u8; 20]);
-    let end = u64_at(b, start, v);
-    b.truncate(end);
+    put_with(b, 20, |b, at| u64_at(b, at, v));
 }
 
 /// Appends `v` in decimal, with its sign.
@@ -1313,19 +1320,13 @@ pub fn put_i64(b: &mut Vec<u8>, v: i64) {
 /// Appends `0x` and `v` in upper-case hexadecimal.
 #[inline]
 pub fn put_hex(b: &mut Vec<u8>, v: u64) {
-    let start = b.len();
-    b.extend_from_slice(&[0u8; 18]);
-    let end = hex_at(b, start, v);
-    b.truncate(end);
+    put_with(b, 18, |b, at| hex_at(b, at, v));
 }
 
 /// Appends a quoted string value, up to its first NUL.
 #[inline]
 fn put_str(b: &mut Vec<u8>, raw: &[u8]) {
-    let start = b.len();
-    b.resize(start + 2 + (4 * raw.len()).max(16), 0);
-    let end = str_at(b, start, raw);
-    b.truncate(end);
+    put_with(b, 2 + (4 * raw.len()).max(16), |b, at| str_at(b, at, raw));
 }
 
 #[cfg(test)]
