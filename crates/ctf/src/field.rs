@@ -288,6 +288,28 @@ impl<'a> FieldView<'a> {
         Some((self.data, s.val, plan))
     }
 
+    /// The slots of a structure decoded member by member (it has no fixed plan: strings,
+    /// say) whose members take one slot each (scalars, fixed-plan structures), in member
+    /// order, with the bytes their string slots point into: what a printer that knows the
+    /// members' kinds from the layout reads values from without a walk.
+    pub fn member_slots(&self) -> Option<(&'a [Slot], &'a [u8])> {
+        if self.fixed.is_some() {
+            return None;
+        }
+        let s = self.slots[self.idx];
+        let n = &self.layout.nodes[s.node as usize];
+        if !matches!(n.kind, NodeKind::Struct { .. }) || n.plan.is_some() {
+            return None;
+        }
+        let count = self.layout.members_of(s.node).len();
+        // A compound's `aux` counts its descendants' slots.
+        if s.aux as usize != count {
+            return None;
+        }
+        let members = self.slots.get(self.idx + 1..self.idx + 1 + count)?;
+        Some((members, self.data))
+    }
+
     /// The integer value of member `i` of a structure: [`Self::member_at`] then
     /// [`Self::as_i128`], read straight from the layout for fixed-layout structures.
     #[inline]

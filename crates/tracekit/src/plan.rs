@@ -116,7 +116,14 @@ struct ScopeSteps {
     need: usize,
     /// The structure's size, to tell a short read at the data's end from a truncated event.
     size_bits: u64,
+    /// The structure has no fixed layout (it holds strings) and its members are scalars: the
+    /// values are the decoder's member slots ([`FieldView::member_slots`]), not word reads.
+    slots: bool,
 }
+
+/// Longest string a [`Op::Str`] value writes in place (longer ones are written the general
+/// way): what the room planned for each is made of.
+const STR_MAX: usize = 128;
 
 /// Longest literal a [`Step`] holds inline: a member name of up to 26 bytes after `, ` and
 /// before ` = ` (longer ones make the class go through the walk).
@@ -144,6 +151,8 @@ enum Op {
     Hex,
     /// A text of this many bytes.
     Text(u32),
+    /// A string member of a structure read from its slots (at most [`STR_MAX`] bytes).
+    Str,
     /// Anything else (enumerations, floats, other bases, integers that do not fit one 8-byte
     /// load…): through [`FieldValue`].
     General,
@@ -175,6 +184,26 @@ impl Op {
         }
     }
 
+    /// The format of member kind `kind` of a structure read from its slots.
+    fn of_slot(kind: &NodeKind) -> Op {
+        match *kind {
+            NodeKind::Int {
+                signed,
+                base,
+                enum_idx: None,
+                size,
+                ..
+            } if size <= 64 => match (signed, base) {
+                (false, DisplayBase::Decimal) => Op::Unsigned,
+                (true, DisplayBase::Decimal) => Op::Signed,
+                (false, DisplayBase::Hexadecimal) => Op::Hex,
+                _ => Op::General,
+            },
+            NodeKind::CString | NodeKind::SizedString { .. } => Op::Str,
+            _ => Op::General,
+        }
+    }
+
     /// Bytes the value takes at most ([`Op::General`]: checked when written).
     fn max_len(self) -> usize {
         match self {
@@ -183,6 +212,7 @@ impl Op {
             Op::Hex => 18,
             // Quotes, and each byte escaped as `\xNN` at worst; plus the 16-byte block copy.
             Op::Text(n) => 2 + (4 * n as usize).max(16),
+            Op::Str => 2 + 4 * STR_MAX,
             Op::General => 0,
         }
     }
@@ -192,7 +222,7 @@ impl Op {
         match self {
             Op::Unsigned | Op::Signed | Op::Hex => 8,
             Op::Text(n) => n as usize,
-            Op::General => 0,
+            Op::Str | Op::General => 0,
         }
     }
 }
@@ -318,6 +348,12 @@ impl ClassPlan {
         let mut k = 0;
         for sc in &d.scopes {
             let v = &scope_view(ev, sc.which)?;
+            if sc.slots {
+                let steps = d.steps.get(k..k + sc.values)?;
+                at = write_slots(b, at, v, steps, scratch, limit)?;
+                k += sc.values;
+                continue;
+            }
             let (data, base, plan) = v.fixed_struct()?;
             if plan.reads.len() != sc.values || plan.size_bits != sc.size_bits {
                 return None;
@@ -343,7 +379,7 @@ impl ClassPlan {
                     }
                     Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
                     Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                    Op::General => general_at(b, at, v, i, scratch, limit)?,
+                    Op::Str | Op::General => general_at(b, at, v, i, scratch, limit)?,
                 };
                 b[at..at + STEP_LIT].copy_from_slice(&st.lit);
                 at += st.lit_len as usize;
@@ -416,13 +452,39 @@ impl Direct {
         let mut body_max = 0;
         for (which, node) in nodes.iter().enumerate() {
             let Some(node) = node else { continue };
-            let plan = layout.nodes[*node as usize].plan.as_ref()?;
+            let n = &layout.nodes[*node as usize];
+            if !matches!(n.kind, NodeKind::Struct { .. }) {
+                return None;
+            }
+            let plan = n.plan.as_ref();
             if any {
                 cur.extend_from_slice(b", ");
             }
             any = true;
             cur.push(b'{');
             let members = layout.members_of(*node);
+            let Some(plan) = plan else {
+                // Strings: values from the member slots, one per member.
+                for (k, m) in members.iter().enumerate() {
+                    let kind = &layout.nodes[m.node as usize].kind;
+                    if !is_scalar(kind) {
+                        return None;
+                    }
+                    let op = Op::of_slot(kind);
+                    steps.push((op, 0, 0, 0));
+                    body_max += op.max_len() + STEP_LIT;
+                    push_member_lit(&mut cur, &mut lits, k, &m.name);
+                }
+                scopes.push(ScopeSteps {
+                    which,
+                    values: members.len(),
+                    need: 0,
+                    size_bits: 0,
+                    slots: true,
+                });
+                cur.extend_from_slice(b" }");
+                continue;
+            };
             if plan.reads.len() != members.len() {
                 return None;
             }
@@ -442,17 +504,14 @@ impl Direct {
                 let left = 64u32.saturating_sub(low + bits.size);
                 steps.push((op, byte, left, 64 - bits.size));
                 body_max += op.max_len() + STEP_LIT;
-                cur.extend_from_slice(if k == 0 { b" " } else { b", " });
-                cur.extend_from_slice(m.name.as_bytes());
-                cur.extend_from_slice(b" = ");
-                lits.push(Lit::new(&cur));
-                cur.clear();
+                push_member_lit(&mut cur, &mut lits, k, &m.name);
             }
             scopes.push(ScopeSteps {
                 which,
                 values: members.len(),
                 need,
                 size_bits: plan.size_bits,
+                slots: false,
             });
             cur.extend_from_slice(b" }");
         }
@@ -486,6 +545,55 @@ impl Direct {
             },
         ))
     }
+}
+
+/// Ends the literal before member `k` named `name` (`{ name = ` or `, name = `) in `cur` and
+/// moves it to `lits`.
+fn push_member_lit(cur: &mut Vec<u8>, lits: &mut Vec<Lit>, k: usize, name: &str) {
+    cur.extend_from_slice(if k == 0 { b" " } else { b", " });
+    cur.extend_from_slice(name.as_bytes());
+    cur.extend_from_slice(b" = ");
+    lits.push(Lit::new(cur));
+    cur.clear();
+}
+
+/// Writes the values of structure `v`, decoded member by member, from its member slots along
+/// `steps` (one per member) at `at`; None when `v` does not have the planned shape or a string
+/// is longer than planned for.
+fn write_slots(
+    b: &mut [u8],
+    mut at: usize,
+    v: &FieldView<'_>,
+    steps: &[Step],
+    scratch: &mut Vec<u8>,
+    limit: usize,
+) -> Option<usize> {
+    let (slots, data) = v.member_slots()?;
+    if slots.len() != steps.len() {
+        return None;
+    }
+    for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
+        at = match st.op {
+            // Slots hold integers' raw bits, signed ones sign-extended.
+            Op::Unsigned => u64_at(b, at, s.val),
+            Op::Signed => {
+                let x = s.val as i64;
+                b[at] = b'-';
+                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+            }
+            Op::Hex => hex_at(b, at, s.val),
+            // A longer string than planned for fits when the room left over allows it (the
+            // values after it still have theirs).
+            Op::Str if s.aux as usize <= STR_MAX || limit + 2 + 4 * s.aux as usize <= b.len() => {
+                let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
+                str_at(b, at, raw)
+            }
+            _ => general_at(b, at, v, i, scratch, limit)?,
+        };
+        b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+        at += st.lit_len as usize;
+    }
+    Some(at)
 }
 
 /// Scope `which` of `ev`: 0 the common context, 1 the specific context, 2 the payload.
@@ -1342,6 +1450,7 @@ mod tests {
             values: 2,
             need: 12,
             size_bits: 40,
+            slots: false,
         };
         let data = [9u8, 1, 2, 3, 4, 5, 6];
         let mut padded = Vec::new();

@@ -872,6 +872,23 @@ event {{
                 ],
             ),
             (902, vec![text(""), text("short"), Value::I64(-1)]),
+            // Longer than the room a string is planned for: with and without escapes.
+            (
+                902,
+                vec![
+                    Value::Str("long ".repeat(40).into_bytes()),
+                    text("s"),
+                    Value::I64(7),
+                ],
+            ),
+            (
+                902,
+                vec![
+                    Value::Str("\"?\x02".repeat(300).into_bytes()),
+                    text("s"),
+                    Value::I64(7),
+                ],
+            ),
         ];
         // Fixed-layout events, read by the direct plan: a big-endian member, bit fields (one
         // of them 64 bits at an odd bit, more than one word load reads), signed members of
@@ -915,11 +932,11 @@ event {{
         let dir = tmp.path().join("shapes");
         write_shapes_trace(&dir);
         let ways = plans_agree_with_the_general_writer(&dir);
-        // The variant and string classes take the tree; the too deep one the general way;
-        // the fixed-layout one the direct plan.
-        assert_eq!(ways.tree, 7, "{ways:?}");
+        // The variant class takes the tree; the too deep one the general way; the string
+        // and fixed-layout ones the direct plan (from member slots and word reads).
+        assert_eq!(ways.tree, 5, "{ways:?}");
         assert_eq!(ways.general, 1, "{ways:?}");
-        assert_eq!(ways.direct, 4, "{ways:?}");
+        assert_eq!(ways.direct, 8, "{ways:?}");
     }
 
     #[test]
