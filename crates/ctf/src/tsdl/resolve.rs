@@ -19,12 +19,12 @@ pub(crate) fn display_name(s: &str) -> &str {
 
 /// Index of the member called `name`: exact match first, then allowing one leading
 /// underscore on either side.
-fn find_member(fields: &[(String, T)], name: &str) -> Option<usize> {
-    fields.iter().position(|(n, _)| n == name).or_else(|| {
+fn find_member(fields: &[(&str, T<'_>)], name: &str) -> Option<usize> {
+    fields.iter().position(|(n, _)| *n == name).or_else(|| {
         let dn = display_name(name);
         fields
             .iter()
-            .position(|(n, _)| display_name(n) == name || n == dn || display_name(n) == dn)
+            .position(|(n, _)| display_name(n) == name || *n == dn || display_name(n) == dn)
     })
 }
 
@@ -41,41 +41,40 @@ fn scope_index(s: Scope) -> usize {
     SCOPES.iter().position(|x| *x == s).unwrap_or(0)
 }
 
-struct StreamDecl {
+struct StreamDecl<'a> {
     id: Option<u64>,
     line: usize,
-    packet_context: Option<(StructT, usize)>,
-    event_header: Option<(StructT, usize)>,
-    event_context: Option<(StructT, usize)>,
+    packet_context: Option<(StructT<'a>, usize)>,
+    event_header: Option<(StructT<'a>, usize)>,
+    event_context: Option<(StructT<'a>, usize)>,
 }
 
-struct EventDecl {
+struct EventDecl<'a> {
     id: Option<u64>,
     name: String,
     stream_id: Option<u64>,
     loglevel: Option<i64>,
     emf: Option<String>,
-    context: Option<(StructT, usize)>,
-    fields: Option<(StructT, usize)>,
+    context: Option<(StructT<'a>, usize)>,
+    fields: Option<(StructT<'a>, usize)>,
     line: usize,
 }
 
-fn as_struct(t: T, what: &str, line: usize) -> R<(StructT, usize)> {
+fn as_struct<'a>(t: T<'a>, what: &str, line: usize) -> R<(StructT<'a>, usize)> {
     match t {
         T::Struct(s) => Ok((s, line)),
         _ => Err(err(line, format!("`{what}` must be a structure"))),
     }
 }
 
-fn text_val(v: &Val) -> String {
+fn text_val(v: &Val<'_>) -> String {
     match v {
         Val::Int(i) => i.to_string(),
-        Val::Str(s) => s.clone(),
-        Val::Path(p) => p.join("."),
+        Val::Str(s) | Val::Path(s) => s.to_string(),
     }
 }
 
-fn int_i64(v: &Val, line: usize, what: &str) -> R<i64> {
+fn int_i64(v: &Val<'_>, line: usize, what: &str) -> R<i64> {
     match v {
         Val::Int(i) => i64::try_from(*i).map_err(|_| err(line, format!("`{what}` out of range"))),
         _ => Err(err(
@@ -85,7 +84,7 @@ fn int_i64(v: &Val, line: usize, what: &str) -> R<i64> {
     }
 }
 
-fn parse_uuid(v: &Val, line: usize) -> R<[u8; 16]> {
+fn parse_uuid(v: &Val<'_>, line: usize) -> R<[u8; 16]> {
     let s = match v {
         Val::Str(s) => s,
         _ => return Err(err(line, "UUID must be a string")),
@@ -110,21 +109,21 @@ fn parse_uuid(v: &Val, line: usize) -> R<[u8; 16]> {
 }
 
 /// Context of the conversion of one scope.
-struct Conv<'a> {
+struct Conv<'a, 't> {
     bo: ByteOrder,
     clocks: &'a [ClockClass],
-    roots: [Option<&'a StructT>; 6],
+    roots: [Option<&'a StructT<'t>>; 6],
     current: Scope,
 }
 
-type Stack<'a> = Vec<(&'a StructT, usize)>;
+type Stack<'a, 't> = Vec<(&'a StructT<'t>, usize)>;
 
-impl<'a> Conv<'a> {
-    fn root(&self, scope: Scope) -> Option<&'a StructT> {
+impl<'a, 't> Conv<'a, 't> {
+    fn root(&self, scope: Scope) -> Option<&'a StructT<'t>> {
         self.roots[scope_index(scope)]
     }
 
-    fn convert_root(&self, s: &'a StructT) -> R<StructType> {
+    fn convert_root(&self, s: &'a StructT<'t>) -> R<StructType> {
         let mut path = Vec::new();
         let mut stack = Vec::new();
         self.conv_struct(s, &mut path, &mut stack)
@@ -132,9 +131,9 @@ impl<'a> Conv<'a> {
 
     fn conv_struct(
         &self,
-        s: &'a StructT,
+        s: &'a StructT<'t>,
         path: &mut Vec<usize>,
-        stack: &mut Stack<'a>,
+        stack: &mut Stack<'a, 't>,
     ) -> R<StructType> {
         stack.push((s, path.len()));
         let mut fields = Vec::with_capacity(s.fields.len());
@@ -175,7 +174,7 @@ impl<'a> Conv<'a> {
         })
     }
 
-    fn conv(&self, t: &'a T, path: &mut Vec<usize>, stack: &mut Stack<'a>) -> R<FieldType> {
+    fn conv(&self, t: &'a T<'t>, path: &mut Vec<usize>, stack: &mut Stack<'a, 't>) -> R<FieldType> {
         Ok(match t {
             T::Int(i) => FieldType::Int(self.conv_int(i)?),
             T::Float {
@@ -252,8 +251,8 @@ impl<'a> Conv<'a> {
         text: &str,
         line: usize,
         path: &[usize],
-        stack: &[(&'a StructT, usize)],
-    ) -> R<(FieldPath, &'a T)> {
+        stack: &[(&'a StructT<'t>, usize)],
+    ) -> R<(FieldPath, &'a T<'t>)> {
         let parts: Vec<&str> = text.split('.').collect();
         let not_found = || err(line, format!("cannot find field `{text}`"));
         let absolute: &[(&[&str], Scope)] = &[
@@ -322,7 +321,11 @@ impl<'a> Conv<'a> {
     }
 }
 
-fn descend<'a>(mut t: &'a T, parts: &[&str], indices: &mut Vec<usize>) -> Option<&'a T> {
+fn descend<'a, 't>(
+    mut t: &'a T<'t>,
+    parts: &[&str],
+    indices: &mut Vec<usize>,
+) -> Option<&'a T<'t>> {
     for part in parts {
         while let T::Array(e, _) | T::Sequence(e, _, _) = t {
             t = e;
@@ -393,7 +396,7 @@ fn walk_type(name: &str, t: &mut FieldType, f: &mut dyn FnMut(&str, &mut IntType
 }
 
 /// Builds the trace class from the parsed blocks.
-pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
+pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
     let mut trace_bo: Option<ByteOrder> = None;
     let mut uuid = None;
     let mut packet_header: Option<(StructT, usize)> = None;
@@ -406,11 +409,11 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
     let mut events: Vec<EventDecl> = Vec::new();
 
     for b in blocks {
-        match b.kind.as_str() {
+        match b.kind {
             "trace" => {
                 for e in b.entries {
                     match e {
-                        Entry::Attr(k, v, line) => match k.as_str() {
+                        Entry::Attr(k, v, line) => match &*k {
                             "byte_order" => {
                                 trace_bo =
                                     Some(byte_order(&v, line)?.unwrap_or(ByteOrder::native()))
@@ -442,9 +445,10 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             },
                             _ => EnvValue::Str(text_val(&v)),
                         };
-                        match env_index.get(&k).and_then(|&i| env.get_mut(i)) {
+                        match env_index.get(&*k).and_then(|&i| env.get_mut(i)) {
                             Some(slot) => slot.1 = val,
                             None => {
+                                let k = k.into_owned();
                                 env_index.insert(k.clone(), env.len());
                                 env.push((k, val));
                             }
@@ -467,7 +471,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 let mut explicit_absolute = false;
                 for e in b.entries {
                     if let Entry::Attr(k, v, line) = e {
-                        match k.as_str() {
+                        match &*k {
                             "name" => {
                                 c.name = text_val(&v);
                                 named = true;
@@ -515,7 +519,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                                 s.id = Some(uint_val(&v, line, "id")?);
                             }
                         }
-                        Entry::Type(k, t, line) => match k.as_str() {
+                        Entry::Type(k, t, line) => match &*k {
                             "packet.context" => s.packet_context = Some(as_struct(t, &k, line)?),
                             "event.header" => s.event_header = Some(as_struct(t, &k, line)?),
                             "event.context" => s.event_context = Some(as_struct(t, &k, line)?),
@@ -538,7 +542,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 };
                 for e in b.entries {
                     match e {
-                        Entry::Attr(k, v, line) => match k.as_str() {
+                        Entry::Attr(k, v, line) => match &*k {
                             "id" => ev.id = Some(uint_val(&v, line, "id")?),
                             "name" => ev.name = text_val(&v),
                             "stream_id" => ev.stream_id = Some(uint_val(&v, line, "stream_id")?),
@@ -546,7 +550,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             "model.emf.uri" => ev.emf = Some(text_val(&v)),
                             _ => {}
                         },
-                        Entry::Type(k, t, line) => match k.as_str() {
+                        Entry::Type(k, t, line) => match &*k {
                             "context" => ev.context = Some(as_struct(t, &k, line)?),
                             "fields" => ev.fields = Some(as_struct(t, &k, line)?),
                             _ => {}
