@@ -78,6 +78,27 @@ pub(crate) struct Token<'a> {
 /// Maximum number of tokens accepted (guards memory on hostile input).
 const MAX_TOKENS: usize = 50_000_000;
 
+/// Bytes that continue an identifier or a number: `[0-9A-Za-z_]`.
+static WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    t
+};
+
+/// The end of the word starting at `b[i]`.
+#[inline]
+fn word_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && WORD[b[i] as usize] {
+        i += 1;
+    }
+    i
+}
+
 fn err(line: usize, msg: impl Into<String>) -> MetadataError {
     MetadataError::new(Some(line), msg)
 }
@@ -172,9 +193,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token<'_>>, MetadataError> {
             }
             b'0'..=b'9' => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
+                i = word_end(b, i + 1);
                 let v = parse_int(&text[start..i]).ok_or_else(|| {
                     err(line, format!("bad integer literal `{}`", &text[start..i]))
                 })?;
@@ -182,9 +201,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token<'_>>, MetadataError> {
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
+                i = word_end(b, i + 1);
                 Tok::Ident(&text[start..i])
             }
             _ => {

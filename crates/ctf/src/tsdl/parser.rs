@@ -2,10 +2,10 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::lexer::{Tok, Token, P};
 use crate::error::MetadataError;
+use crate::hash::BuildWordHasher;
 use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
 
 /// Maximum syntactic/type nesting depth.
@@ -144,34 +144,10 @@ pub(crate) struct Block<'a> {
 /// `key = value` of an attribute list, with its line.
 type Attr<'a> = (Cow<'a, str>, Val<'a>, usize);
 
-/// FNV-1a: type names are short, and SipHash's set-up dominated their lookups.
-#[derive(Default)]
-pub(crate) struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-pub(crate) type FnvBuild = BuildHasherDefault<Fnv>;
-
 #[derive(Default)]
 struct ScopeMap<'a> {
     /// Keys: `NAME` for typealias/typedef, `struct NAME`, `enum NAME`, `variant NAME`.
-    types: HashMap<Cow<'a, str>, T<'a>, FnvBuild>,
+    types: HashMap<Cow<'a, str>, T<'a>, BuildWordHasher>,
 }
 
 pub(crate) struct Parser<'a> {
@@ -222,6 +198,18 @@ impl<'a> Parser<'a> {
         Err(MetadataError::new(Some(self.line()), msg))
     }
 
+    /// "expected WHAT, found TOKEN" at the cursor; out of line so that the callers' success
+    /// paths stay small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn expected(&self, what: &str) -> MetadataError {
+        MetadataError::new(
+            Some(self.line()),
+            format!("expected {what}, found {}", self.describe()),
+        )
+    }
+
+    #[inline]
     fn peek(&self) -> Option<&Tok<'a>> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
@@ -231,6 +219,7 @@ impl<'a> Parser<'a> {
     }
 
     /// The identifier at the cursor, if any.
+    #[inline]
     fn peek_ident(&self) -> Option<&'a str> {
         match self.peek() {
             Some(Tok::Ident(s)) => Some(s),
@@ -238,10 +227,12 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn at_punct(&self, p: P) -> bool {
         is_punct(self.toks.get(self.pos), p)
     }
 
+    #[inline]
     fn eat_punct(&mut self, p: P) -> bool {
         if self.at_punct(p) {
             self.pos += 1;
@@ -251,15 +242,12 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn expect(&mut self, p: P) -> R<()> {
         if self.eat_punct(p) {
             Ok(())
         } else {
-            self.err(format!(
-                "expected `{}`, found {}",
-                p.text(),
-                self.describe()
-            ))
+            Err(self.expected(&format!("`{}`", p.text())))
         }
     }
 
@@ -278,22 +266,28 @@ impl<'a> Parser<'a> {
         self.peek_ident() == Some(s)
     }
 
+    #[inline]
     fn ident(&mut self) -> R<&'a str> {
         match self.peek_ident() {
             Some(s) => {
                 self.pos += 1;
                 Ok(s)
             }
-            None => self.err(format!("expected an identifier, found {}", self.describe())),
+            None => Err(self.expected("an identifier")),
         }
     }
 
     /// `ident(.ident)*`, borrowed when undotted.
+    #[inline]
     fn dotted(&mut self) -> R<Cow<'a, str>> {
         let first = self.ident()?;
         if !self.at_punct(P::Dot) {
             return Ok(Cow::Borrowed(first));
         }
+        self.dotted_rest(first)
+    }
+
+    fn dotted_rest(&mut self, first: &str) -> R<Cow<'a, str>> {
         let mut p = first.to_string();
         while self.eat_punct(P::Dot) {
             p.push('.');
@@ -460,7 +454,7 @@ impl<'a> Parser<'a> {
                 Val::Str(s)
             }
             Some(Tok::Ident(_)) if !neg => Val::Path(self.dotted()?),
-            _ => return self.err(format!("expected a value, found {}", self.describe())),
+            _ => return Err(self.expected("a value")),
         };
         Ok(v)
     }
@@ -752,7 +746,7 @@ impl<'a> Parser<'a> {
     fn members_inner(&mut self) -> R<Vec<(&'a str, T<'a>)>> {
         let mut out: Vec<(&'a str, T<'a>)> = Vec::new();
         // Filled only once the structure is too large for a linear duplicate search.
-        let mut names: HashSet<&'a str, FnvBuild> = HashSet::default();
+        let mut names: HashSet<&'a str, BuildWordHasher> = HashSet::default();
         loop {
             if self.eat_punct(P::RBrace) {
                 return Ok(out);
@@ -885,7 +879,7 @@ impl<'a> Parser<'a> {
         };
         let mut mappings: Vec<EnumMapping> = Vec::new();
         // Filled only once the enumeration is too large for a linear label search.
-        let mut by_label: HashMap<Cow<'a, str>, usize, FnvBuild> = HashMap::default();
+        let mut by_label: HashMap<Cow<'a, str>, usize, BuildWordHasher> = HashMap::default();
         let mut next: i128 = 0;
         loop {
             if self.eat_punct(P::RBrace) {
