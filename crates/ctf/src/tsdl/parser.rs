@@ -141,9 +141,6 @@ pub(crate) struct Block<'a> {
     pub line: usize,
 }
 
-/// `key = value` of an attribute list, with its line.
-type Attr<'a> = (Cow<'a, str>, Val<'a>, usize);
-
 #[derive(Default)]
 struct ScopeMap<'a> {
     /// Keys: `NAME` for typealias/typedef, `struct NAME`, `enum NAME`, `variant NAME`.
@@ -156,8 +153,6 @@ pub(crate) struct Parser<'a> {
     scopes: Vec<ScopeMap<'a>>,
     depth: u32,
     budget: usize,
-    /// Reused by every attribute list (they do not nest).
-    attrs: Vec<Attr<'a>>,
 }
 
 type R<X> = Result<X, MetadataError>;
@@ -182,7 +177,6 @@ impl<'a> Parser<'a> {
             scopes: vec![ScopeMap::default()],
             depth: 0,
             budget: MAX_BUDGET,
-            attrs: Vec::new(),
         }
     }
 
@@ -459,11 +453,14 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    /// `{ key = value; ... }` after the opening brace, through `}`, into `out`.
-    fn attr_list(&mut self, out: &mut Vec<Attr<'a>>) -> R<()> {
+    /// `{ key = value; ... }` after the opening brace, through `}`, each attribute given to
+    /// `on` (key, value, line) as it is read. The first error of `on` is returned once the list
+    /// is read: a syntax error further in the list comes first.
+    fn attr_list(&mut self, mut on: impl FnMut(&str, &Val<'a>, usize) -> R<()>) -> R<()> {
+        let mut first_err = None;
         loop {
             if self.eat_punct(P::RBrace) {
-                return Ok(());
+                return first_err.map_or(Ok(()), Err);
             }
             if self.eat_punct(P::Semi) {
                 continue;
@@ -472,23 +469,13 @@ impl<'a> Parser<'a> {
             let key = self.dotted()?;
             self.expect(P::Eq)?;
             let v = self.value()?;
-            out.push((key, v, line));
+            if first_err.is_none() {
+                first_err = on(&key, &v, line).err();
+            }
             if !self.at_punct(P::RBrace) {
                 self.expect(P::Semi)?;
             }
         }
-    }
-
-    /// An attribute list after `{` read into the reused buffer, then given to `f`.
-    fn with_attrs<X>(&mut self, f: impl FnOnce(&mut Self, &[Attr<'a>]) -> R<X>) -> R<X> {
-        let mut attrs = std::mem::take(&mut self.attrs);
-        attrs.clear();
-        let r = match self.attr_list(&mut attrs) {
-            Ok(()) => f(self, &attrs),
-            Err(e) => Err(e),
-        };
-        self.attrs = attrs;
-        r
     }
 
     /// Tries a declaration (typealias, typedef, or a type specifier followed by declarators)
@@ -635,21 +622,19 @@ impl<'a> Parser<'a> {
         match kw {
             "integer" if is_punct(self.toks.get(self.pos + 1), P::LBrace) => {
                 self.pos += 2;
-                self.with_attrs(|p, attrs| p.integer(attrs).map(T::Int))
+                self.integer().map(T::Int)
             }
             "floating_point" if is_punct(self.toks.get(self.pos + 1), P::LBrace) => {
                 self.pos += 2;
-                self.with_attrs(|p, attrs| p.float(attrs))
+                self.float()
             }
             "string" => {
                 self.pos += 1;
                 let mut enc = Encoding::Utf8;
                 if self.eat_punct(P::LBrace) {
-                    self.with_attrs(|_, attrs| {
-                        for (k, v, line) in attrs {
-                            if k == "encoding" {
-                                enc = encoding(v, *line)?;
-                            }
+                    self.attr_list(|k, v, line| {
+                        if k == "encoding" {
+                            enc = encoding(v, line)?;
                         }
                         Ok(())
                     })?;
@@ -961,7 +946,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn integer(&mut self, attrs: &[Attr<'a>]) -> R<IntT> {
+    /// An integer's attribute list after `{`.
+    fn integer(&mut self) -> R<IntT> {
         let mut size = None;
         let mut align = None;
         let mut t = IntT {
@@ -973,9 +959,8 @@ impl<'a> Parser<'a> {
             encoding: Encoding::None,
             map: None,
         };
-        for (k, v, line) in attrs {
-            let line = *line;
-            match &**k {
+        self.attr_list(|k, v, line| {
+            match k {
                 "size" => size = Some(uint_val(v, line, "size")?),
                 "align" => align = Some(uint_val(v, line, "align")?),
                 "signed" => t.signed = bool_val(v, line)?,
@@ -988,7 +973,8 @@ impl<'a> Parser<'a> {
                 },
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         let size = match size {
             Some(s) if (1..=64).contains(&s) => s as u32,
             Some(s) => return self.err(format!("invalid integer size {s}")),
@@ -1009,18 +995,19 @@ impl<'a> Parser<'a> {
         Ok(t)
     }
 
-    fn float(&mut self, attrs: &[Attr<'a>]) -> R<T<'a>> {
+    /// A floating point type's attribute list after `{`.
+    fn float(&mut self) -> R<T<'a>> {
         let (mut exp, mut mant, mut align, mut bo) = (None, None, None, None);
-        for (k, v, line) in attrs {
-            let line = *line;
-            match &**k {
+        self.attr_list(|k, v, line| {
+            match k {
                 "exp_dig" => exp = Some(uint_val(v, line, "exp_dig")?),
                 "mant_dig" => mant = Some(uint_val(v, line, "mant_dig")?),
                 "align" => align = Some(uint_val(v, line, "align")?),
                 "byte_order" => bo = byte_order(v, line)?,
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         let (exp, mant) = match (exp, mant) {
             (Some(e), Some(m)) => (e, m),
             _ => return self.err("floating point without `exp_dig` and `mant_dig`"),

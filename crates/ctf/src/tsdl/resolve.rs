@@ -1,5 +1,7 @@
 //! Semantic pass: top-level blocks to the resolved [`TraceClass`].
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::parser::{bool_val, byte_order, uint_val, Block, Entry, StructT, Val, T};
@@ -51,7 +53,7 @@ struct StreamDecl<'a> {
 
 struct EventDecl<'a> {
     id: Option<u64>,
-    name: String,
+    name: Cow<'a, str>,
     stream_id: Option<u64>,
     loglevel: Option<i64>,
     emf: Option<String>,
@@ -68,9 +70,14 @@ fn as_struct<'a>(t: T<'a>, what: &str, line: usize) -> R<(StructT<'a>, usize)> {
 }
 
 fn text_val(v: &Val<'_>) -> String {
+    text_cow(v).into_owned()
+}
+
+/// A value as text, borrowing the metadata when it can.
+fn text_cow<'t>(v: &Val<'t>) -> Cow<'t, str> {
     match v {
-        Val::Int(i) => i.to_string(),
-        Val::Str(s) | Val::Path(s) => s.to_string(),
+        Val::Int(i) => Cow::Owned(i.to_string()),
+        Val::Str(s) | Val::Path(s) => s.clone(),
     }
 }
 
@@ -114,6 +121,9 @@ struct Conv<'a, 't> {
     clocks: &'a [ClockClass],
     roots: [Option<&'a StructT<'t>>; 6],
     current: Scope,
+    /// The path and enclosing-structure buffers, kept from one root to the next (a large
+    /// metadata has thousands of roots).
+    bufs: Cell<(Vec<usize>, Stack<'a, 't>)>,
 }
 
 type Stack<'a, 't> = Vec<(&'a StructT<'t>, usize)>;
@@ -124,9 +134,12 @@ impl<'a, 't> Conv<'a, 't> {
     }
 
     fn convert_root(&self, s: &'a StructT<'t>) -> R<StructType> {
-        let mut path = Vec::new();
-        let mut stack = Vec::new();
-        self.conv_struct(s, &mut path, &mut stack)
+        let (mut path, mut stack) = self.bufs.take();
+        let r = self.conv_struct(s, &mut path, &mut stack);
+        path.clear();
+        stack.clear();
+        self.bufs.set((path, stack));
+        r
     }
 
     fn conv_struct(
@@ -532,7 +545,7 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
             "event" => {
                 let mut ev = EventDecl {
                     id: None,
-                    name: String::new(),
+                    name: Cow::Borrowed(""),
                     stream_id: None,
                     loglevel: None,
                     emf: None,
@@ -544,7 +557,7 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
                     match e {
                         Entry::Attr(k, v, line) => match &*k {
                             "id" => ev.id = Some(uint_val(&v, line, "id")?),
-                            "name" => ev.name = text_val(&v),
+                            "name" => ev.name = text_cow(&v),
                             "stream_id" => ev.stream_id = Some(uint_val(&v, line, "stream_id")?),
                             "loglevel" => ev.loglevel = Some(int_i64(&v, line, "loglevel")?),
                             "model.emf.uri" => ev.emf = Some(text_val(&v)),
@@ -582,6 +595,7 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
         clocks: &clocks,
         roots: [ph_root, None, None, None, None, None],
         current: Scope::PacketHeader,
+        bufs: Cell::default(),
     };
     let mut ph = match ph_root {
         Some(r) => Some(conv.convert_root(r)?),
@@ -682,7 +696,7 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
             id,
             EventClass {
                 id,
-                name: ev.name.clone(),
+                name: ev.name.to_string(),
                 loglevel: ev.loglevel,
                 model_emf_uri: ev.emf.clone(),
                 context,
