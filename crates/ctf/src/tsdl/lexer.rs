@@ -55,21 +55,23 @@ impl P {
     }
 }
 
-/// A lexical token. Identifiers and strings without escapes borrow the metadata text: most
-/// of a large metadata is identifiers, and an allocation each cost more than the scan.
-#[derive(Debug, Clone, PartialEq)]
+/// A lexical token. Identifiers and strings borrow the metadata text: most of a large
+/// metadata is identifiers, and an allocation each cost more than the scan.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Tok<'a> {
     Ident(&'a str),
     /// An integer literal's magnitude (the sign is a separate token).
     Int(u64),
-    Str(Cow<'a, str>),
+    /// A string literal's text between the quotes, escapes checked but not decoded (see
+    /// [`unescape`]).
+    Str(&'a str),
     /// A character literal (its code).
     Char(u32),
     Punct(P),
 }
 
 /// A token and the 1-based line it starts on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Token<'a> {
     pub tok: Tok<'a>,
     pub line: usize,
@@ -151,11 +153,11 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token<'_>>, MetadataError> {
             b'"' => {
                 let start = line;
                 i += 1;
-                let (s, end, lines) = string_body(text, i, line)?;
+                let (raw, end, lines) = string_body(text, i, line)?;
                 i = end;
                 line = lines;
                 out.push(Token {
-                    tok: Tok::Str(s),
+                    tok: Tok::Str(raw),
                     line: start,
                 });
                 if out.len() > MAX_TOKENS {
@@ -246,23 +248,24 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token<'_>>, MetadataError> {
     Ok(out)
 }
 
-/// The contents of a string literal whose text starts at `b[i]` (after the opening quote):
-/// (value, position after the closing quote, line there). The value borrows the text unless
-/// it holds escapes.
+/// Scans a string literal whose text starts at `b[i]` (after the opening quote), checking its
+/// escapes: (text between the quotes, position after the closing quote, line there).
 fn string_body(
     text: &str,
     mut i: usize,
     mut line: usize,
-) -> Result<(Cow<'_, str>, usize, usize), MetadataError> {
+) -> Result<(&str, usize, usize), MetadataError> {
     let b = text.as_bytes();
     let start_line = line;
     let start = i;
-    // Fast scan: most literals have no escapes.
     loop {
         match b.get(i) {
             None => return Err(err(start_line, "unterminated string literal")),
-            Some(b'"') => return Ok((Cow::Borrowed(&text[start..i]), i + 1, line)),
-            Some(b'\\') => break,
+            Some(b'"') => return Ok((&text[start..i], i + 1, line)),
+            Some(b'\\') => {
+                let (_, n) = escape(b, i + 1).ok_or_else(|| err(line, "bad escape sequence"))?;
+                i += 1 + n;
+            }
             Some(b'\n') => {
                 line += 1;
                 i += 1;
@@ -270,43 +273,32 @@ fn string_body(
             Some(_) => i += 1,
         }
     }
-    let mut s = b[start..i].to_vec();
-    loop {
-        match b.get(i) {
-            None => return Err(err(start_line, "unterminated string literal")),
-            Some(b'"') => {
-                i += 1;
-                break;
-            }
-            Some(b'\\') => {
-                let (v, n) = escape(b, i + 1).ok_or_else(|| err(line, "bad escape sequence"))?;
-                push_char(&mut s, v);
-                i += 1 + n;
-            }
-            Some(b'\n') => {
-                line += 1;
-                s.push(b'\n');
-                i += 1;
-            }
-            Some(&ch) => {
-                s.push(ch);
-                i += 1;
-            }
-        }
-    }
-    let s =
-        String::from_utf8(s).map_err(|_| err(start_line, "string literal is not valid UTF-8"))?;
-    Ok((Cow::Owned(s), i, line))
 }
 
-fn push_char(s: &mut Vec<u8>, v: u32) {
-    if v < 0x80 {
-        s.push(v as u8);
-    } else {
-        let ch = char::from_u32(v).unwrap_or('\u{fffd}');
-        let mut buf = [0u8; 4];
-        s.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+/// The value of a string literal's text (as the lexer checked it), borrowed when it has no
+/// escapes.
+pub(crate) fn unescape(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
     }
+    let b = raw.as_bytes();
+    let mut s = String::with_capacity(raw.len());
+    let mut run = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        s.push_str(&raw[run..i]);
+        // Escapes were checked when the literal was read; a bad one cannot come here.
+        let (v, n) = escape(b, i + 1).unwrap_or((b'\\' as u32, 0));
+        s.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+        i += 1 + n;
+        run = i;
+    }
+    s.push_str(&raw[run..]);
+    Cow::Owned(s)
 }
 
 /// Decodes the escape sequence starting after a backslash at `b[i]`: (value, bytes consumed).
@@ -393,13 +385,16 @@ mod tests {
                 Tok::Int(15),
                 Tok::Int(42),
                 Tok::Int(0),
-                Tok::Str("a\"  ".into()),
+                Tok::Str(r#"a\"\x20\040"#),
                 Tok::Char(10),
                 Tok::Punct(P::Ellipsis),
                 Tok::Punct(P::Assign),
                 Tok::Ident("x_1"),
             ]
         );
+        assert_eq!(unescape(r#"a\"\x20\040"#), "a\"  ");
+        assert_eq!(unescape(r#"\x41\101\n-"#), "AA\n-");
+        assert!(matches!(unescape("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

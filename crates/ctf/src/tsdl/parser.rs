@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::lexer::{Tok, Token, P};
+use super::lexer::{unescape, Tok, Token, P};
 use crate::error::MetadataError;
 use crate::hash::BuildWordHasher;
 use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
@@ -250,7 +250,7 @@ impl<'a> Parser<'a> {
             None => "end of metadata".into(),
             Some(Tok::Ident(s)) => format!("`{s}`"),
             Some(Tok::Int(i)) => format!("`{i}`"),
-            Some(Tok::Str(s)) => format!("string \"{}\"", s.escape_default()),
+            Some(Tok::Str(s)) => format!("string \"{}\"", unescape(s).escape_default()),
             Some(Tok::Char(_)) => "character literal".into(),
             Some(Tok::Punct(p)) => format!("`{}`", p.text()),
         }
@@ -442,10 +442,9 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 Val::Int(if neg { -(c as i128) } else { c as i128 })
             }
-            Some(Tok::Str(s)) if !neg => {
-                let s = s.clone();
+            Some(&Tok::Str(s)) if !neg => {
                 self.pos += 1;
-                Val::Str(s)
+                Val::Str(unescape(s))
             }
             Some(Tok::Ident(_)) if !neg => Val::Path(self.dotted()?),
             _ => return Err(self.expected("a value")),
@@ -872,7 +871,7 @@ impl<'a> Parser<'a> {
             }
             let label: Cow<'a, str> = match self.peek() {
                 Some(&Tok::Ident(s)) => Cow::Borrowed(s),
-                Some(Tok::Str(s)) => s.clone(),
+                Some(&Tok::Str(s)) => unescape(s),
                 _ => return self.err(format!("expected an enumerator, found {}", self.describe())),
             };
             self.pos += 1;
