@@ -5,10 +5,12 @@
 //! is given a *register* the decoder stores its value into, so that dynamic lengths and tags are
 //! found in O(1) without any path lookup at decode time.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::MetadataError;
+use crate::hash::BuildWordHasher;
 use crate::ir::*;
 
 /// Index of a node in [`Layout::nodes`].
@@ -199,10 +201,12 @@ impl Layout {
     }
 
     /// Compiles every scope of a trace class.
-    pub fn compile(tc: &TraceClass) -> Result<Layout, MetadataError> {
+    pub fn compile<'t>(tc: &'t TraceClass) -> Result<Layout, MetadataError> {
         let mut c = Compiler {
             layout: Layout::default(),
-            regs: HashMap::new(),
+            regs: HashMap::default(),
+            nregs: 0,
+            names: HashMap::default(),
             event: None,
             tc,
             depth: 0,
@@ -220,7 +224,7 @@ impl Layout {
                 clock: sc.default_clock,
                 ..Default::default()
             };
-            let scope = |c: &mut Compiler, s: &Option<StructType>, scope| {
+            let scope = |c: &mut Compiler<'t>, s: &'t Option<StructType>, scope| {
                 s.as_ref()
                     .map(|s| {
                         let mut path = FieldPath {
@@ -253,7 +257,7 @@ impl Layout {
             }
             c.layout.streams.insert(*id, sl);
         }
-        c.layout.registers = c.regs.len();
+        c.layout.registers = c.nregs;
         for n in &mut c.layout.nodes {
             n.effects = n.clock || n.store != NO_REG || n.role.is_some();
         }
@@ -290,20 +294,32 @@ impl Layout {
 
 const MAX_DEPTH: usize = 64;
 
+/// A scope of one event class (`None` outside event classes' own scopes): see [`event_key`].
+type ScopeKey = (Option<(u64, u64)>, Scope);
+/// Registers of one scope (of one event class), by the indices of their fields' paths.
+type ScopeRegs = HashMap<Vec<usize>, u16, BuildWordHasher>;
+
 struct Compiler<'a> {
     layout: Layout,
     /// Registers of referenced fields. Paths into an event class's own scopes (specific
     /// context, payload) are keyed with that class, so that a length field of one event class
     /// does not make the same position of every other class a register (which would cost them
     /// their fixed plan).
-    regs: HashMap<(Option<(u64, u64)>, FieldPath), u16>,
+    ///
+    /// Keyed by (event class, scope), then by the path's indices, so that a node is checked
+    /// without building a key, and most scopes (no register) after one lookup.
+    regs: HashMap<ScopeKey, ScopeRegs, BuildWordHasher>,
+    /// Number of registers in `regs`.
+    nregs: usize,
+    /// One shared copy of each member name: the same names recur across event classes.
+    names: HashMap<&'a str, Arc<str>, BuildWordHasher>,
     /// The event class being compiled (stream class id, event class id).
     event: Option<(u64, u64)>,
     tc: &'a TraceClass,
     depth: usize,
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'a> {
     fn collect_refs(&mut self, tc: &TraceClass) {
         let mut paths = Vec::new();
         let mut visit = |s: &Option<StructType>, event: Option<(u64, u64)>| {
@@ -325,18 +341,35 @@ impl Compiler<'_> {
                 visit(&ec.payload, Some((*sid, *eid)));
             }
         }
-        for key in paths {
-            let n = self.regs.len();
-            if n < NO_REG as usize {
-                self.regs.entry(key).or_insert(n as u16);
+        for (event, path) in paths {
+            if self.nregs < NO_REG as usize {
+                let by_indices = self.regs.entry((event, path.scope)).or_default();
+                if let Entry::Vacant(v) = by_indices.entry(path.indices) {
+                    v.insert(self.nregs as u16);
+                    self.nregs += 1;
+                }
             }
         }
     }
 
-    fn reg(&self, path: &FieldPath) -> Result<u16, MetadataError> {
+    /// The register of the field at `path`, if it has one.
+    fn reg_of(&self, path: &FieldPath) -> Option<u16> {
         self.regs
-            .get(&(event_key(self.event, path), path.clone()))
+            .get(&(event_key(self.event, path), path.scope))?
+            .get(path.indices.as_slice())
             .copied()
+    }
+
+    /// A shared copy of a member name.
+    fn name(&mut self, name: &'a str) -> Arc<str> {
+        self.names
+            .entry(name)
+            .or_insert_with(|| Arc::from(name))
+            .clone()
+    }
+
+    fn reg(&self, path: &FieldPath) -> Result<u16, MetadataError> {
+        self.reg_of(path)
             .ok_or_else(|| MetadataError::new(None, format!("unresolved field reference {path:?}")))
     }
 
@@ -348,11 +381,7 @@ impl Compiler<'_> {
     }
 
     fn push(&mut self, kind: NodeKind, align: u32, path: &FieldPath) -> NodeId {
-        let store = self
-            .regs
-            .get(&(event_key(self.event, path), path.clone()))
-            .copied()
-            .unwrap_or(NO_REG);
+        let store = self.reg_of(path).unwrap_or(NO_REG);
         self.layout.nodes.push(Node {
             kind,
             align: align.max(1),
@@ -369,7 +398,7 @@ impl Compiler<'_> {
 
     fn compile_struct(
         &mut self,
-        s: &StructType,
+        s: &'a StructType,
         path: &mut FieldPath,
     ) -> Result<NodeId, MetadataError> {
         let mut members = Vec::with_capacity(s.fields.len());
@@ -380,7 +409,7 @@ impl Compiler<'_> {
             path.indices.pop();
             align = align.max(self.layout.nodes[id as usize].align);
             members.push(Member {
-                name: Arc::from(f.name.as_str()),
+                name: self.name(&f.name),
                 node: id,
             });
         }
@@ -515,7 +544,7 @@ impl Compiler<'_> {
         matches!(t, FieldType::Int(i) if i.size == 8 && i.encoding == Encoding::Utf8 && i.align == 8)
     }
 
-    fn compile(&mut self, t: &FieldType, path: &mut FieldPath) -> Result<NodeId, MetadataError> {
+    fn compile(&mut self, t: &'a FieldType, path: &mut FieldPath) -> Result<NodeId, MetadataError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(MetadataError::new(None, "field types nested too deeply"));
@@ -527,7 +556,7 @@ impl Compiler<'_> {
 
     fn compile_inner(
         &mut self,
-        t: &FieldType,
+        t: &'a FieldType,
         path: &mut FieldPath,
     ) -> Result<NodeId, MetadataError> {
         let bad_size = |size: u32| {
@@ -620,7 +649,7 @@ impl Compiler<'_> {
                     let id = self.compile(&o.ty, path)?;
                     path.indices.pop();
                     members.push(Member {
-                        name: Arc::from(o.name.as_str()),
+                        name: self.name(&o.name),
                         node: id,
                     });
                     ranges.extend(o.ranges.iter().map(|r| (*r, i as u32)));

@@ -1,9 +1,11 @@
 //! TSDL syntax: tokens to declarations with unresolved types.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::lexer::{Tok, Token};
+use super::lexer::{unescape, Tok, Token, P};
 use crate::error::MetadataError;
+use crate::hash::BuildWordHasher;
 use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
 
 /// Maximum syntactic/type nesting depth.
@@ -28,23 +30,23 @@ pub(crate) struct IntT {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StructT {
+pub(crate) struct StructT<'a> {
     pub min_align: u32,
     /// Members with their original (TSDL) names.
-    pub fields: Vec<(String, T)>,
+    pub fields: Vec<(&'a str, T<'a>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct VariantT {
+pub(crate) struct VariantT<'a> {
     /// Tag path text (`None` until given).
-    pub tag: Option<String>,
-    pub options: Vec<(String, T)>,
+    pub tag: Option<Cow<'a, str>>,
+    pub options: Vec<(&'a str, T<'a>)>,
     pub line: usize,
 }
 
-/// An unresolved type.
+/// An unresolved type. Names borrow the metadata text.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum T {
+pub(crate) enum T<'a> {
     Int(IntT),
     Float {
         exp_dig: u32,
@@ -54,14 +56,14 @@ pub(crate) enum T {
     },
     Enum(IntT, Vec<EnumMapping>),
     String(Encoding),
-    Struct(StructT),
-    Variant(VariantT),
-    Array(Box<T>, u64),
+    Struct(StructT<'a>),
+    Variant(VariantT<'a>),
+    Array(Box<T<'a>>, u64),
     /// Element type, length path text, line.
-    Sequence(Box<T>, String, usize),
+    Sequence(Box<T<'a>>, Cow<'a, str>, usize),
 }
 
-impl T {
+impl T<'_> {
     /// (nesting depth, node count).
     pub fn measure(&self) -> (u32, usize) {
         // Computed iteratively over a bounded structure: every composite built by the parser
@@ -85,7 +87,7 @@ impl T {
 }
 
 /// Measures a list of named members; long names count too (they are cloned with the type).
-fn children(members: &[(String, T)]) -> (u32, usize) {
+fn children(members: &[(&str, T<'_>)]) -> (u32, usize) {
     let mut d = 0;
     let mut w = 1usize;
     for (name, t) in members {
@@ -98,60 +100,77 @@ fn children(members: &[(String, T)]) -> (u32, usize) {
 
 /// A value on the right of `=`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Val {
+pub(crate) enum Val<'a> {
     Int(i128),
-    Str(String),
-    /// A (possibly dotted) identifier path, e.g. `le` or `clock.monotonic.value`.
-    Path(Vec<String>),
+    Str(Cow<'a, str>),
+    /// A (possibly dotted) identifier path, e.g. `le` or `clock.monotonic.value`, as written
+    /// without blanks.
+    Path(Cow<'a, str>),
 }
 
-impl Val {
+impl Val<'_> {
     pub fn describe(&self) -> String {
         match self {
             Val::Int(i) => i.to_string(),
             Val::Str(s) => format!("\"{s}\""),
-            Val::Path(p) => p.join("."),
+            Val::Path(p) => p.to_string(),
+        }
+    }
+
+    /// The identifier of an undotted path.
+    pub fn word(&self) -> Option<&str> {
+        match self {
+            Val::Path(p) if !p.contains('.') => Some(p),
+            _ => None,
         }
     }
 }
 
 /// One `key = value;` or `key := type;` entry of a top-level block.
 #[derive(Debug, Clone)]
-pub(crate) enum Entry {
-    Attr(String, Val, usize),
-    Type(String, T, usize),
+pub(crate) enum Entry<'a> {
+    Attr(Cow<'a, str>, Val<'a>, usize),
+    Type(Cow<'a, str>, T<'a>, usize),
 }
 
 /// A top-level block.
 #[derive(Debug, Clone)]
-pub(crate) struct Block {
-    pub kind: String,
-    pub entries: Vec<Entry>,
+pub(crate) struct Block<'a> {
+    pub kind: &'a str,
+    pub entries: Vec<Entry<'a>>,
     pub line: usize,
 }
 
 #[derive(Default)]
-struct ScopeMap {
+struct ScopeMap<'a> {
     /// Keys: `NAME` for typealias/typedef, `struct NAME`, `enum NAME`, `variant NAME`.
-    types: HashMap<String, T>,
+    types: HashMap<Cow<'a, str>, T<'a>, BuildWordHasher>,
 }
 
-pub(crate) struct Parser {
-    toks: Vec<Token>,
+pub(crate) struct Parser<'a> {
+    toks: Vec<Token<'a>>,
     pos: usize,
-    scopes: Vec<ScopeMap>,
+    scopes: Vec<ScopeMap<'a>>,
     depth: u32,
     budget: usize,
 }
 
 type R<X> = Result<X, MetadataError>;
 
-fn is_punct(t: Option<&Token>, p: &str) -> bool {
+fn is_punct(t: Option<&Token<'_>>, p: P) -> bool {
     matches!(t, Some(Token { tok: Tok::Punct(q), .. }) if *q == p)
 }
 
-impl Parser {
-    pub fn new(toks: Vec<Token>) -> Self {
+/// Joins words with single spaces, borrowing a lone word.
+fn join_words<'a>(words: &[&'a str]) -> Cow<'a, str> {
+    match words {
+        [w] => Cow::Borrowed(w),
+        _ => Cow::Owned(words.join(" ")),
+    }
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(toks: Vec<Token<'a>>) -> Self {
         Parser {
             toks,
             pos: 0,
@@ -173,19 +192,42 @@ impl Parser {
         Err(MetadataError::new(Some(self.line()), msg))
     }
 
-    fn peek(&self) -> Option<&Tok> {
+    /// "expected WHAT, found TOKEN" at the cursor; out of line so that the callers' success
+    /// paths stay small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn expected(&self, what: &str) -> MetadataError {
+        MetadataError::new(
+            Some(self.line()),
+            format!("expected {what}, found {}", self.describe()),
+        )
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Tok<'a>> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
 
-    fn peek_at(&self, n: usize) -> Option<&Tok> {
+    fn peek_at(&self, n: usize) -> Option<&Tok<'a>> {
         self.toks.get(self.pos + n).map(|t| &t.tok)
     }
 
-    fn at_punct(&self, p: &str) -> bool {
+    /// The identifier at the cursor, if any.
+    #[inline]
+    fn peek_ident(&self) -> Option<&'a str> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn at_punct(&self, p: P) -> bool {
         is_punct(self.toks.get(self.pos), p)
     }
 
-    fn eat_punct(&mut self, p: &str) -> bool {
+    #[inline]
+    fn eat_punct(&mut self, p: P) -> bool {
         if self.at_punct(p) {
             self.pos += 1;
             true
@@ -194,11 +236,12 @@ impl Parser {
         }
     }
 
-    fn expect(&mut self, p: &str) -> R<()> {
+    #[inline]
+    fn expect(&mut self, p: P) -> R<()> {
         if self.eat_punct(p) {
             Ok(())
         } else {
-            self.err(format!("expected `{p}`, found {}", self.describe()))
+            Err(self.expected(&format!("`{}`", p.text())))
         }
     }
 
@@ -207,25 +250,44 @@ impl Parser {
             None => "end of metadata".into(),
             Some(Tok::Ident(s)) => format!("`{s}`"),
             Some(Tok::Int(i)) => format!("`{i}`"),
-            Some(Tok::Str(s)) => format!("string \"{}\"", s.escape_default()),
+            Some(Tok::Str(s)) => format!("string \"{}\"", unescape(s).escape_default()),
             Some(Tok::Char(_)) => "character literal".into(),
-            Some(Tok::Punct(p)) => format!("`{p}`"),
+            Some(Tok::Punct(p)) => format!("`{}`", p.text()),
         }
     }
 
     fn at_ident(&self, s: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Ident(x)) if x == s)
+        self.peek_ident() == Some(s)
     }
 
-    fn ident(&mut self) -> R<String> {
-        match self.peek() {
-            Some(Tok::Ident(s)) => {
-                let s = s.clone();
+    #[inline]
+    fn ident(&mut self) -> R<&'a str> {
+        match self.peek_ident() {
+            Some(s) => {
                 self.pos += 1;
                 Ok(s)
             }
-            _ => self.err(format!("expected an identifier, found {}", self.describe())),
+            None => Err(self.expected("an identifier")),
         }
+    }
+
+    /// `ident(.ident)*`, borrowed when undotted.
+    #[inline]
+    fn dotted(&mut self) -> R<Cow<'a, str>> {
+        let first = self.ident()?;
+        if !self.at_punct(P::Dot) {
+            return Ok(Cow::Borrowed(first));
+        }
+        self.dotted_rest(first)
+    }
+
+    fn dotted_rest(&mut self, first: &str) -> R<Cow<'a, str>> {
+        let mut p = first.to_string();
+        while self.eat_punct(P::Dot) {
+            p.push('.');
+            p.push_str(self.ident()?);
+        }
+        Ok(Cow::Owned(p))
     }
 
     fn enter(&mut self) -> R<()> {
@@ -241,7 +303,7 @@ impl Parser {
     }
 
     /// Checks a freshly built composite type against the size limits.
-    fn check(&mut self, t: T) -> R<T> {
+    fn check(&mut self, t: T<'a>) -> R<T<'a>> {
         let (d, w) = t.measure();
         if d > MAX_DEPTH {
             return self.err("type nesting too deep");
@@ -261,11 +323,12 @@ impl Parser {
         Ok(())
     }
 
-    fn lookup(&mut self, key: &str) -> R<T> {
+    fn lookup(&mut self, key: &str) -> R<T<'a>> {
         let found = self
             .scopes
             .iter()
             .rev()
+            .filter(|s| !s.types.is_empty())
             .find_map(|s| s.types.get(key))
             .cloned();
         match found {
@@ -278,27 +341,26 @@ impl Parser {
         }
     }
 
-    fn declare(&mut self, key: String, t: T) {
+    fn declare(&mut self, key: Cow<'a, str>, t: T<'a>) {
         if let Some(s) = self.scopes.last_mut() {
             s.types.insert(key, t);
         }
     }
 
     /// Parses the whole metadata into top-level blocks.
-    pub fn parse_all(&mut self) -> R<Vec<Block>> {
+    pub fn parse_all(&mut self) -> R<Vec<Block<'a>>> {
         let mut blocks = Vec::new();
         while self.pos < self.toks.len() {
-            if self.eat_punct(";") {
+            if self.eat_punct(P::Semi) {
                 continue;
             }
             let line = self.line();
-            let kind = match self.peek() {
-                Some(Tok::Ident(s)) => s.clone(),
-                _ => return self.err(format!("unexpected {}", self.describe())),
+            let Some(kind) = self.peek_ident() else {
+                return self.err(format!("unexpected {}", self.describe()));
             };
-            match kind.as_str() {
+            match kind {
                 "trace" | "stream" | "event" | "clock" | "env" | "callsite"
-                    if is_punct(self.toks.get(self.pos + 1), "{") =>
+                    if is_punct(self.toks.get(self.pos + 1), P::LBrace) =>
                 {
                     self.pos += 2;
                     let entries = self.block_body()?;
@@ -307,7 +369,7 @@ impl Parser {
                         entries,
                         line,
                     });
-                    self.eat_punct(";");
+                    self.eat_punct(P::Semi);
                 }
                 _ => {
                     if !self.declaration()? {
@@ -320,20 +382,20 @@ impl Parser {
     }
 
     /// Body of a top-level block after `{`, through `}`.
-    fn block_body(&mut self) -> R<Vec<Entry>> {
+    fn block_body(&mut self) -> R<Vec<Entry<'a>>> {
         self.scopes.push(ScopeMap::default());
         let r = self.block_body_inner();
         self.scopes.pop();
         r
     }
 
-    fn block_body_inner(&mut self) -> R<Vec<Entry>> {
+    fn block_body_inner(&mut self) -> R<Vec<Entry<'a>>> {
         let mut entries = Vec::new();
         loop {
-            if self.eat_punct("}") {
+            if self.eat_punct(P::RBrace) {
                 return Ok(entries);
             }
-            if self.eat_punct(";") {
+            if self.eat_punct(P::Semi) {
                 continue;
             }
             if self.peek().is_none() {
@@ -344,15 +406,11 @@ impl Parser {
             }
             let line = self.line();
             // key(.key)* = value | := type
-            let mut key = self.ident()?;
-            while self.eat_punct(".") {
-                key.push('.');
-                key.push_str(&self.ident()?);
-            }
-            if self.eat_punct("=") {
+            let key = self.dotted()?;
+            if self.eat_punct(P::Eq) {
                 let v = self.value()?;
                 entries.push(Entry::Attr(key, v, line));
-            } else if self.eat_punct(":=") {
+            } else if self.eat_punct(P::Assign) {
                 let t = self.type_spec(false)?;
                 entries.push(Entry::Type(key, t, line));
             } else {
@@ -361,67 +419,60 @@ impl Parser {
                     self.describe()
                 ));
             }
-            if !self.at_punct("}") {
-                self.expect(";")?;
+            if !self.at_punct(P::RBrace) {
+                self.expect(P::Semi)?;
             }
         }
     }
 
     /// A value on the right of `=`.
-    fn value(&mut self) -> R<Val> {
-        let neg = if self.eat_punct("-") {
+    fn value(&mut self) -> R<Val<'a>> {
+        let neg = if self.eat_punct(P::Minus) {
             true
         } else {
-            self.eat_punct("+");
+            self.eat_punct(P::Plus);
             false
         };
-        let v = match self.peek().cloned() {
-            Some(Tok::Int(i)) => {
+        let v = match self.peek() {
+            Some(&Tok::Int(i)) => {
                 self.pos += 1;
                 Val::Int(if neg { -(i as i128) } else { i as i128 })
             }
-            Some(Tok::Char(c)) => {
+            Some(&Tok::Char(c)) => {
                 self.pos += 1;
                 Val::Int(if neg { -(c as i128) } else { c as i128 })
             }
-            Some(Tok::Str(s)) if !neg => {
+            Some(&Tok::Str(s)) if !neg => {
                 self.pos += 1;
-                Val::Str(s)
+                Val::Str(unescape(s))
             }
-            Some(Tok::Ident(s)) if !neg => {
-                self.pos += 1;
-                let mut p = vec![s];
-                while self.eat_punct(".") {
-                    p.push(self.ident()?);
-                }
-                Val::Path(p)
-            }
-            _ => return self.err(format!("expected a value, found {}", self.describe())),
+            Some(Tok::Ident(_)) if !neg => Val::Path(self.dotted()?),
+            _ => return Err(self.expected("a value")),
         };
         Ok(v)
     }
 
-    /// `{ key = value; ... }` after the opening brace, through `}`.
-    fn attr_list(&mut self) -> R<Vec<(String, Val, usize)>> {
-        let mut out = Vec::new();
+    /// `{ key = value; ... }` after the opening brace, through `}`, each attribute given to
+    /// `on` (key, value, line) as it is read. The first error of `on` is returned once the list
+    /// is read: a syntax error further in the list comes first.
+    fn attr_list(&mut self, mut on: impl FnMut(&str, &Val<'a>, usize) -> R<()>) -> R<()> {
+        let mut first_err = None;
         loop {
-            if self.eat_punct("}") {
-                return Ok(out);
+            if self.eat_punct(P::RBrace) {
+                return first_err.map_or(Ok(()), Err);
             }
-            if self.eat_punct(";") {
+            if self.eat_punct(P::Semi) {
                 continue;
             }
             let line = self.line();
-            let mut key = self.ident()?;
-            while self.eat_punct(".") {
-                key.push('.');
-                key.push_str(&self.ident()?);
-            }
-            self.expect("=")?;
+            let key = self.dotted()?;
+            self.expect(P::Eq)?;
             let v = self.value()?;
-            out.push((key, v, line));
-            if !self.at_punct("}") {
-                self.expect(";")?;
+            if first_err.is_none() {
+                first_err = on(&key, &v, line).err();
+            }
+            if !self.at_punct(P::RBrace) {
+                self.expect(P::Semi)?;
             }
         }
     }
@@ -430,30 +481,30 @@ impl Parser {
     /// in a block, a structure or at top level: only type definitions, no members. Returns
     /// false when the next tokens do not start a declaration.
     fn declaration(&mut self) -> R<bool> {
-        match self.peek() {
-            Some(Tok::Ident(s)) if s == "typealias" => {
+        match self.peek_ident() {
+            Some("typealias") => {
                 self.pos += 1;
                 self.typealias()?;
                 Ok(true)
             }
-            Some(Tok::Ident(s)) if s == "typedef" => {
+            Some("typedef") => {
                 self.pos += 1;
-                let t = self.type_spec(true)?;
+                let mut t = Some(self.type_spec(true)?);
                 loop {
-                    let (name, t2) = self.declarator_of(&t)?;
-                    self.declare(name, t2);
-                    if !self.eat_punct(",") {
+                    let (name, t2) = self.declarator_of(&mut t)?;
+                    self.declare(Cow::Borrowed(name), t2);
+                    if !self.eat_punct(P::Comma) {
                         break;
                     }
                 }
-                self.expect(";")?;
+                self.expect(P::Semi)?;
                 Ok(true)
             }
-            Some(Tok::Ident(s)) if matches!(s.as_str(), "struct" | "enum" | "variant") => {
+            Some("struct" | "enum" | "variant") => {
                 // A named type definition: `struct NAME { ... } align(N);`.
                 let t = self.type_spec(true)?;
                 let _ = t;
-                if !self.eat_punct(";") {
+                if !self.eat_punct(P::Semi) {
                     return self.err(format!(
                         "expected `;` after type definition, found {}",
                         self.describe()
@@ -461,9 +512,7 @@ impl Parser {
                 }
                 Ok(true)
             }
-            Some(Tok::Ident(s))
-                if matches!(s.as_str(), "integer" | "floating_point" | "string") =>
-            {
+            Some(s @ ("integer" | "floating_point" | "string")) => {
                 self.err(format!("unexpected `{s}` here"))
             }
             _ => Ok(false),
@@ -474,50 +523,43 @@ impl Parser {
         let mut t = self.type_spec(false)?;
         // Abstract declarator subscripts.
         let mut dims = Vec::new();
-        while self.at_punct("[") {
+        while self.at_punct(P::LBracket) {
             dims.push(self.subscript()?);
         }
         for d in dims.into_iter().rev() {
             t = self.apply_dim(t, d)?;
         }
-        self.expect(":=")?;
+        self.expect(P::Assign)?;
         let mut words = Vec::new();
-        while let Some(Tok::Ident(s)) = self.peek() {
-            words.push(s.clone());
+        while let Some(s) = self.peek_ident() {
+            words.push(s);
             self.pos += 1;
         }
         if words.is_empty() {
             return self.err(format!("expected an alias name, found {}", self.describe()));
         }
         let mut dims = Vec::new();
-        while self.at_punct("[") {
+        while self.at_punct(P::LBracket) {
             dims.push(self.subscript()?);
         }
         for d in dims.into_iter().rev() {
             t = self.apply_dim(t, d)?;
         }
-        self.expect(";")?;
-        self.declare(words.join(" "), t);
+        self.expect(P::Semi)?;
+        self.declare(join_words(&words), t);
         Ok(())
     }
 
     /// `[N]` or `[path]`.
-    fn subscript(&mut self) -> R<(Result<u64, String>, usize)> {
+    fn subscript(&mut self) -> R<(Result<u64, Cow<'a, str>>, usize)> {
         let line = self.line();
-        self.expect("[")?;
-        let r = match self.peek().cloned() {
-            Some(Tok::Int(i)) => {
+        self.expect(P::LBracket)?;
+        let r = match self.peek() {
+            Some(&Tok::Int(i)) => {
                 self.pos += 1;
                 Ok(i)
             }
-            Some(Tok::Ident(_)) => {
-                let mut p = self.ident()?;
-                while self.eat_punct(".") {
-                    p.push('.');
-                    p.push_str(&self.ident()?);
-                }
-                Err(p)
-            }
+            Some(Tok::Ident(_)) => Err(self.dotted()?),
             _ => {
                 return self.err(format!(
                     "expected an array length, found {}",
@@ -525,11 +567,11 @@ impl Parser {
                 ))
             }
         };
-        self.expect("]")?;
+        self.expect(P::RBracket)?;
         Ok((r, line))
     }
 
-    fn apply_dim(&mut self, elem: T, d: (Result<u64, String>, usize)) -> R<T> {
+    fn apply_dim(&mut self, elem: T<'a>, d: (Result<u64, Cow<'a, str>>, usize)) -> R<T<'a>> {
         let t = match d.0 {
             Ok(n) => T::Array(Box::new(elem), n),
             Err(p) => T::Sequence(Box::new(elem), p, d.1),
@@ -537,60 +579,64 @@ impl Parser {
         self.check(t)
     }
 
-    /// A declarator applied to a copy of `t` (the copy is charged to the size budget).
-    fn declarator_of(&mut self, t: &T) -> R<(String, T)> {
-        let (_, w) = t.measure();
+    /// A declarator (name and subscripts) applied to a copy of `t`, the copy charged to the
+    /// size budget. The last declarator (no `,` follows) takes `t` itself: the usual single
+    /// declarator then costs no clone.
+    fn declarator_of(&mut self, t: &mut Option<T<'a>>) -> R<(&'a str, T<'a>)> {
+        let w = t.as_ref().map_or(0, |t| t.measure().1);
         self.charge(w)?;
-        self.declarator(t.clone())
-    }
-
-    /// A declarator: name and subscripts, applied to `t`.
-    fn declarator(&mut self, mut t: T) -> R<(String, T)> {
         let name = self.ident()?;
         let mut dims = Vec::new();
-        while self.at_punct("[") {
+        while self.at_punct(P::LBracket) {
             dims.push(self.subscript()?);
         }
+        let taken = if self.at_punct(P::Comma) {
+            t.clone()
+        } else {
+            t.take()
+        };
+        // Callers stop after the declarator that took the type.
+        let Some(mut ty) = taken else {
+            return self.err("expected a type");
+        };
         for d in dims.into_iter().rev() {
-            t = self.apply_dim(t, d)?;
+            ty = self.apply_dim(ty, d)?;
         }
-        Ok((name, t))
+        Ok((name, ty))
     }
 
     /// A type specifier. With `declarator_follows`, a trailing identifier of a multi-word type
     /// name is left for the declarator.
-    fn type_spec(&mut self, declarator_follows: bool) -> R<T> {
+    fn type_spec(&mut self, declarator_follows: bool) -> R<T<'a>> {
         self.enter()?;
         let r = self.type_spec_inner(declarator_follows);
         self.leave();
         r
     }
 
-    fn type_spec_inner(&mut self, declarator_follows: bool) -> R<T> {
-        let kw = match self.peek() {
-            Some(Tok::Ident(s)) => s.clone(),
-            _ => return self.err(format!("expected a type, found {}", self.describe())),
+    fn type_spec_inner(&mut self, declarator_follows: bool) -> R<T<'a>> {
+        let Some(kw) = self.peek_ident() else {
+            return self.err(format!("expected a type, found {}", self.describe()));
         };
-        match kw.as_str() {
-            "integer" if is_punct(self.toks.get(self.pos + 1), "{") => {
+        match kw {
+            "integer" if is_punct(self.toks.get(self.pos + 1), P::LBrace) => {
                 self.pos += 2;
-                let attrs = self.attr_list()?;
-                Ok(T::Int(self.integer(&attrs)?))
+                self.integer().map(T::Int)
             }
-            "floating_point" if is_punct(self.toks.get(self.pos + 1), "{") => {
+            "floating_point" if is_punct(self.toks.get(self.pos + 1), P::LBrace) => {
                 self.pos += 2;
-                let attrs = self.attr_list()?;
-                self.float(&attrs)
+                self.float()
             }
             "string" => {
                 self.pos += 1;
                 let mut enc = Encoding::Utf8;
-                if self.eat_punct("{") {
-                    for (k, v, line) in self.attr_list()? {
+                if self.eat_punct(P::LBrace) {
+                    self.attr_list(|k, v, line| {
                         if k == "encoding" {
-                            enc = encoding(&v, line)?;
+                            enc = encoding(v, line)?;
                         }
-                    }
+                        Ok(())
+                    })?;
                 }
                 Ok(T::String(enc))
             }
@@ -615,6 +661,11 @@ impl Parser {
                 if declarator_follows && n > 1 {
                     n -= 1;
                 }
+                if n == 1 {
+                    // The usual one-word name, looked up without building a key.
+                    self.pos += 1;
+                    return self.lookup(kw);
+                }
                 let mut words = Vec::with_capacity(n);
                 for _ in 0..n {
                     words.push(self.ident()?);
@@ -624,26 +675,22 @@ impl Parser {
         }
     }
 
-    fn struct_spec(&mut self) -> R<T> {
-        let name = match self.peek() {
-            Some(Tok::Ident(s)) => {
-                let s = s.clone();
-                self.pos += 1;
-                Some(s)
-            }
-            _ => None,
-        };
-        let mut t = if self.eat_punct("{") {
+    fn struct_spec(&mut self) -> R<T<'a>> {
+        let name = self.peek_ident();
+        if name.is_some() {
+            self.pos += 1;
+        }
+        let mut t = if self.eat_punct(P::LBrace) {
             let fields = self.members()?;
             let t = self.check(T::Struct(StructT {
                 min_align: 1,
                 fields,
             }))?;
-            if let Some(n) = &name {
-                self.declare(format!("struct {n}"), t.clone());
+            if let Some(n) = name {
+                self.declare(Cow::Owned(format!("struct {n}")), t.clone());
             }
             t
-        } else if let Some(n) = &name {
+        } else if let Some(n) = name {
             self.lookup(&format!("struct {n}"))?
         } else {
             return self.err(format!(
@@ -651,7 +698,7 @@ impl Parser {
                 self.describe()
             ));
         };
-        if self.at_ident("align") && is_punct(self.toks.get(self.pos + 1), "(") {
+        if self.at_ident("align") && is_punct(self.toks.get(self.pos + 1), P::LParen) {
             self.pos += 2;
             let a = match self.peek() {
                 Some(Tok::Int(i)) => *i,
@@ -661,38 +708,39 @@ impl Parser {
             if a == 0 || !a.is_power_of_two() || a > 1 << 20 {
                 return self.err(format!("invalid structure alignment {a}"));
             }
-            self.expect(")")?;
+            self.expect(P::RParen)?;
             if let T::Struct(s) = &mut t {
                 s.min_align = s.min_align.max(a as u32);
             }
-            if let Some(n) = &name {
-                self.declare(format!("struct {n}"), t.clone());
+            if let Some(n) = name {
+                self.declare(Cow::Owned(format!("struct {n}")), t.clone());
             }
         }
         Ok(t)
     }
 
     /// Members of a struct or variant body after `{`, through `}`.
-    fn members(&mut self) -> R<Vec<(String, T)>> {
+    fn members(&mut self) -> R<Vec<(&'a str, T<'a>)>> {
         self.scopes.push(ScopeMap::default());
         let r = self.members_inner();
         self.scopes.pop();
         r
     }
 
-    fn members_inner(&mut self) -> R<Vec<(String, T)>> {
-        let mut out: Vec<(String, T)> = Vec::new();
-        let mut names: HashSet<String> = HashSet::new();
+    fn members_inner(&mut self) -> R<Vec<(&'a str, T<'a>)>> {
+        let mut out: Vec<(&'a str, T<'a>)> = Vec::new();
+        // Filled only once the structure is too large for a linear duplicate search.
+        let mut names: HashSet<&'a str, BuildWordHasher> = HashSet::default();
         loop {
-            if self.eat_punct("}") {
+            if self.eat_punct(P::RBrace) {
                 return Ok(out);
             }
-            if self.eat_punct(";") {
+            if self.eat_punct(P::Semi) {
                 continue;
             }
             match self.peek() {
                 None => return self.err("unexpected end of metadata (missing `}`)"),
-                Some(Tok::Ident(s)) if s == "typealias" || s == "typedef" => {
+                Some(Tok::Ident("typealias" | "typedef")) => {
                     self.declaration()?;
                     continue;
                 }
@@ -704,61 +752,61 @@ impl Parser {
                     ))
                 }
             }
-            let t = self.type_spec(true)?;
-            if self.eat_punct(";") {
+            let mut t = Some(self.type_spec(true)?);
+            if self.eat_punct(P::Semi) {
                 // A type definition alone (e.g. `struct NAME { ... };`).
                 continue;
             }
             loop {
                 let line = self.line();
-                let (name, t2) = self.declarator_of(&t)?;
-                if !names.insert(name.clone()) {
+                let (name, t2) = self.declarator_of(&mut t)?;
+                let dup = if names.is_empty() && out.len() < 16 {
+                    out.iter().any(|(n, _)| *n == name)
+                } else {
+                    if names.is_empty() {
+                        names.extend(out.iter().map(|(n, _)| *n));
+                    }
+                    !names.insert(name)
+                };
+                if dup {
                     return Err(MetadataError::new(
                         Some(line),
                         format!("duplicate member `{name}`"),
                     ));
                 }
                 out.push((name, t2));
-                if !self.eat_punct(",") {
+                if !self.eat_punct(P::Comma) {
                     break;
                 }
             }
-            self.expect(";")?;
+            self.expect(P::Semi)?;
         }
     }
 
-    fn variant_spec(&mut self) -> R<T> {
+    fn variant_spec(&mut self) -> R<T<'a>> {
         let line = self.line();
-        let name = match self.peek() {
-            Some(Tok::Ident(s)) => {
-                let s = s.clone();
-                self.pos += 1;
-                Some(s)
-            }
-            _ => None,
-        };
-        let tag = if self.eat_punct("<") {
-            let mut p = self.ident()?;
-            while self.eat_punct(".") {
-                p.push('.');
-                p.push_str(&self.ident()?);
-            }
-            self.expect(">")?;
+        let name = self.peek_ident();
+        if name.is_some() {
+            self.pos += 1;
+        }
+        let tag = if self.eat_punct(P::Lt) {
+            let p = self.dotted()?;
+            self.expect(P::Gt)?;
             Some(p)
         } else {
             None
         };
-        if self.eat_punct("{") {
+        if self.eat_punct(P::LBrace) {
             let options = self.members()?;
             if options.is_empty() {
                 return self.err("variant without options");
             }
             let t = self.check(T::Variant(VariantT { tag, options, line }))?;
-            if let Some(n) = &name {
-                self.declare(format!("variant {n}"), t.clone());
+            if let Some(n) = name {
+                self.declare(Cow::Owned(format!("variant {n}")), t.clone());
             }
             Ok(t)
-        } else if let Some(n) = &name {
+        } else if let Some(n) = name {
             let t = self.lookup(&format!("variant {n}"))?;
             Ok(with_tag(t, tag, line))
         } else {
@@ -769,16 +817,15 @@ impl Parser {
         }
     }
 
-    fn enum_spec(&mut self) -> R<T> {
+    fn enum_spec(&mut self) -> R<T<'a>> {
         let name = match (self.peek(), self.peek_at(1)) {
-            (Some(Tok::Ident(s)), next) => {
+            (Some(&Tok::Ident(s)), next) => {
                 let named = match next {
-                    Some(Tok::Punct(p)) => *p == ":" || *p == "{",
+                    Some(Tok::Punct(p)) => *p == P::Colon || *p == P::LBrace,
                     Some(Tok::Ident(_)) => true,
-                    _ => !self.at_punct(":"),
+                    _ => !self.at_punct(P::Colon),
                 };
                 if named {
-                    let s = s.clone();
                     self.pos += 1;
                     Some(s)
                 } else {
@@ -787,14 +834,14 @@ impl Parser {
             }
             _ => None,
         };
-        let container = if self.eat_punct(":") {
+        let container = if self.eat_punct(P::Colon) {
             Some(self.type_spec(false)?)
         } else {
             None
         };
-        if !self.eat_punct("{") {
+        if !self.eat_punct(P::LBrace) {
             if container.is_none() {
-                if let Some(n) = &name {
+                if let Some(n) = name {
                     return self.lookup(&format!("enum {n}"));
                 }
             }
@@ -815,22 +862,22 @@ impl Parser {
             },
         };
         let mut mappings: Vec<EnumMapping> = Vec::new();
-        let mut by_label: HashMap<String, usize> = HashMap::new();
+        // Filled only once the enumeration is too large for a linear label search.
+        let mut by_label: HashMap<Cow<'a, str>, usize, BuildWordHasher> = HashMap::default();
         let mut next: i128 = 0;
         loop {
-            if self.eat_punct("}") {
+            if self.eat_punct(P::RBrace) {
                 break;
             }
-            let label = match self.peek().cloned() {
-                Some(Tok::Ident(s)) | Some(Tok::Str(s)) => {
-                    self.pos += 1;
-                    s
-                }
+            let label: Cow<'a, str> = match self.peek() {
+                Some(&Tok::Ident(s)) => Cow::Borrowed(s),
+                Some(&Tok::Str(s)) => unescape(s),
                 _ => return self.err(format!("expected an enumerator, found {}", self.describe())),
             };
-            let (lo, hi) = if self.eat_punct("=") {
+            self.pos += 1;
+            let (lo, hi) = if self.eat_punct(P::Eq) {
                 let lo = self.enum_value()?;
-                let hi = if self.eat_punct("...") {
+                let hi = if self.eat_punct(P::Ellipsis) {
                     self.enum_value()?
                 } else {
                     lo
@@ -848,27 +895,42 @@ impl Parser {
                 lower: lo,
                 upper: hi,
             };
-            match by_label.get(&label).and_then(|&i| mappings.get_mut(i)) {
+            let known = if by_label.is_empty() && mappings.len() < 16 {
+                mappings.iter().position(|m| m.label == label)
+            } else {
+                if by_label.is_empty() {
+                    by_label.extend(
+                        mappings
+                            .iter()
+                            .enumerate()
+                            .map(|(i, m)| (Cow::Owned(m.label.clone()), i)),
+                    );
+                }
+                by_label.get(&label).copied()
+            };
+            match known.and_then(|i| mappings.get_mut(i)) {
                 Some(m) => m.ranges.push(range),
                 None => {
                     if mappings.len() >= MAX_WEIGHT {
                         return self.err("too many enumerators");
                     }
-                    by_label.insert(label.clone(), mappings.len());
+                    if !by_label.is_empty() {
+                        by_label.insert(label.clone(), mappings.len());
+                    }
                     mappings.push(EnumMapping {
-                        label,
+                        label: label.into_owned(),
                         ranges: vec![range],
                     })
                 }
             }
-            if !self.eat_punct(",") {
-                self.expect("}")?;
+            if !self.eat_punct(P::Comma) {
+                self.expect(P::RBrace)?;
                 break;
             }
         }
         let t = self.check(T::Enum(int, mappings))?;
-        if let Some(n) = &name {
-            self.declare(format!("enum {n}"), t.clone());
+        if let Some(n) = name {
+            self.declare(Cow::Owned(format!("enum {n}")), t.clone());
         }
         Ok(t)
     }
@@ -883,7 +945,8 @@ impl Parser {
         }
     }
 
-    fn integer(&mut self, attrs: &[(String, Val, usize)]) -> R<IntT> {
+    /// An integer's attribute list after `{`.
+    fn integer(&mut self) -> R<IntT> {
         let mut size = None;
         let mut align = None;
         let mut t = IntT {
@@ -895,24 +958,22 @@ impl Parser {
             encoding: Encoding::None,
             map: None,
         };
-        for (k, v, line) in attrs {
-            let line = *line;
-            match k.as_str() {
+        self.attr_list(|k, v, line| {
+            match k {
                 "size" => size = Some(uint_val(v, line, "size")?),
                 "align" => align = Some(uint_val(v, line, "align")?),
                 "signed" => t.signed = bool_val(v, line)?,
                 "byte_order" => t.byte_order = byte_order(v, line)?,
                 "base" => t.base = base(v, line)?,
                 "encoding" => t.encoding = encoding(v, line)?,
-                "map" => match v {
-                    Val::Path(p) if p.len() == 3 && p[0] == "clock" && p[2] == "value" => {
-                        t.map = Some((p[1].clone(), line))
-                    }
-                    _ => return Err(bad_val(line, "map", v)),
+                "map" => match clock_of_map(v) {
+                    Some(clock) => t.map = Some((clock, line)),
+                    None => return Err(bad_val(line, "map", v)),
                 },
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         let size = match size {
             Some(s) if (1..=64).contains(&s) => s as u32,
             Some(s) => return self.err(format!("invalid integer size {s}")),
@@ -933,18 +994,19 @@ impl Parser {
         Ok(t)
     }
 
-    fn float(&mut self, attrs: &[(String, Val, usize)]) -> R<T> {
+    /// A floating point type's attribute list after `{`.
+    fn float(&mut self) -> R<T<'a>> {
         let (mut exp, mut mant, mut align, mut bo) = (None, None, None, None);
-        for (k, v, line) in attrs {
-            let line = *line;
-            match k.as_str() {
+        self.attr_list(|k, v, line| {
+            match k {
                 "exp_dig" => exp = Some(uint_val(v, line, "exp_dig")?),
                 "mant_dig" => mant = Some(uint_val(v, line, "mant_dig")?),
                 "align" => align = Some(uint_val(v, line, "align")?),
                 "byte_order" => bo = byte_order(v, line)?,
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         let (exp, mant) = match (exp, mant) {
             (Some(e), Some(m)) => (e, m),
             _ => return self.err("floating point without `exp_dig` and `mant_dig`"),
@@ -975,8 +1037,20 @@ impl Parser {
     }
 }
 
+/// The clock `NAME` of a `map = clock.NAME.value` attribute.
+fn clock_of_map(v: &Val<'_>) -> Option<String> {
+    let Val::Path(p) = v else {
+        return None;
+    };
+    let mut parts = p.split('.');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("clock"), Some(name), Some("value"), None) => Some(name.to_string()),
+        _ => None,
+    }
+}
+
 /// Gives a tag to a variant type used as `variant NAME <tag>`.
-fn with_tag(t: T, tag: Option<String>, line: usize) -> T {
+fn with_tag<'a>(t: T<'a>, tag: Option<Cow<'a, str>>, line: usize) -> T<'a> {
     match (t, tag) {
         (T::Variant(mut v), Some(tag)) => {
             v.tag = Some(tag);
@@ -987,72 +1061,56 @@ fn with_tag(t: T, tag: Option<String>, line: usize) -> T {
     }
 }
 
-fn bad_val(line: usize, what: &str, v: &Val) -> MetadataError {
+fn bad_val(line: usize, what: &str, v: &Val<'_>) -> MetadataError {
     MetadataError::new(
         Some(line),
         format!("invalid value `{}` for `{what}`", v.describe()),
     )
 }
 
-pub(crate) fn uint_val(v: &Val, line: usize, what: &str) -> R<u64> {
+pub(crate) fn uint_val(v: &Val<'_>, line: usize, what: &str) -> R<u64> {
     match v {
         Val::Int(i) if *i >= 0 && *i <= u64::MAX as i128 => Ok(*i as u64),
         _ => Err(bad_val(line, what, v)),
     }
 }
 
-pub(crate) fn bool_val(v: &Val, line: usize) -> R<bool> {
-    match v {
-        Val::Int(0) => Ok(false),
-        Val::Int(1) => Ok(true),
-        Val::Path(p) if p.len() == 1 => match p[0].as_str() {
-            "true" | "TRUE" | "True" => Ok(true),
-            "false" | "FALSE" | "False" => Ok(false),
-            _ => Err(bad_val(line, "boolean", v)),
-        },
+pub(crate) fn bool_val(v: &Val<'_>, line: usize) -> R<bool> {
+    match (v, v.word()) {
+        (Val::Int(0), _) | (_, Some("false" | "FALSE" | "False")) => Ok(false),
+        (Val::Int(1), _) | (_, Some("true" | "TRUE" | "True")) => Ok(true),
         _ => Err(bad_val(line, "boolean", v)),
     }
 }
 
 /// `Ok(None)`: native.
-pub(crate) fn byte_order(v: &Val, line: usize) -> R<Option<ByteOrder>> {
-    match v {
-        Val::Path(p) if p.len() == 1 => match p[0].as_str() {
-            "native" => Ok(None),
-            "be" | "big" | "network" | "big_endian" => Ok(Some(ByteOrder::Big)),
-            "le" | "little" | "little_endian" => Ok(Some(ByteOrder::Little)),
-            _ => Err(bad_val(line, "byte_order", v)),
-        },
+pub(crate) fn byte_order(v: &Val<'_>, line: usize) -> R<Option<ByteOrder>> {
+    match v.word() {
+        Some("native") => Ok(None),
+        Some("be" | "big" | "network" | "big_endian") => Ok(Some(ByteOrder::Big)),
+        Some("le" | "little" | "little_endian") => Ok(Some(ByteOrder::Little)),
         _ => Err(bad_val(line, "byte_order", v)),
     }
 }
 
-fn base(v: &Val, line: usize) -> R<DisplayBase> {
-    let b = match v {
-        Val::Int(10) => DisplayBase::Decimal,
-        Val::Int(16) => DisplayBase::Hexadecimal,
-        Val::Int(8) => DisplayBase::Octal,
-        Val::Int(2) => DisplayBase::Binary,
-        Val::Path(p) if p.len() == 1 => match p[0].as_str() {
-            "decimal" | "dec" | "d" | "i" | "u" => DisplayBase::Decimal,
-            "hexadecimal" | "hex" | "x" | "X" | "p" => DisplayBase::Hexadecimal,
-            "octal" | "oct" | "o" => DisplayBase::Octal,
-            "binary" | "b" => DisplayBase::Binary,
-            _ => return Err(bad_val(line, "base", v)),
-        },
+fn base(v: &Val<'_>, line: usize) -> R<DisplayBase> {
+    let b = match (v, v.word()) {
+        (Val::Int(10), _) | (_, Some("decimal" | "dec" | "d" | "i" | "u")) => DisplayBase::Decimal,
+        (Val::Int(16), _) | (_, Some("hexadecimal" | "hex" | "x" | "X" | "p")) => {
+            DisplayBase::Hexadecimal
+        }
+        (Val::Int(8), _) | (_, Some("octal" | "oct" | "o")) => DisplayBase::Octal,
+        (Val::Int(2), _) | (_, Some("binary" | "b")) => DisplayBase::Binary,
         _ => return Err(bad_val(line, "base", v)),
     };
     Ok(b)
 }
 
-fn encoding(v: &Val, line: usize) -> R<Encoding> {
-    match v {
-        Val::Path(p) if p.len() == 1 => match p[0].as_str() {
-            "none" | "NONE" => Ok(Encoding::None),
-            "UTF8" | "utf8" | "ASCII" | "ascii" => Ok(Encoding::Utf8),
-            _ => Err(bad_val(line, "encoding", v)),
-        },
-        Val::Str(s) if s.eq_ignore_ascii_case("utf8") || s.eq_ignore_ascii_case("ascii") => {
+fn encoding(v: &Val<'_>, line: usize) -> R<Encoding> {
+    match (v, v.word()) {
+        (_, Some("none" | "NONE")) => Ok(Encoding::None),
+        (_, Some("UTF8" | "utf8" | "ASCII" | "ascii")) => Ok(Encoding::Utf8),
+        (Val::Str(s), _) if s.eq_ignore_ascii_case("utf8") || s.eq_ignore_ascii_case("ascii") => {
             Ok(Encoding::Utf8)
         }
         _ => Err(bad_val(line, "encoding", v)),

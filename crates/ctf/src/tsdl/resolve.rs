@@ -1,5 +1,7 @@
 //! Semantic pass: top-level blocks to the resolved [`TraceClass`].
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::parser::{bool_val, byte_order, uint_val, Block, Entry, StructT, Val, T};
@@ -19,12 +21,12 @@ pub(crate) fn display_name(s: &str) -> &str {
 
 /// Index of the member called `name`: exact match first, then allowing one leading
 /// underscore on either side.
-fn find_member(fields: &[(String, T)], name: &str) -> Option<usize> {
-    fields.iter().position(|(n, _)| n == name).or_else(|| {
+fn find_member(fields: &[(&str, T<'_>)], name: &str) -> Option<usize> {
+    fields.iter().position(|(n, _)| *n == name).or_else(|| {
         let dn = display_name(name);
         fields
             .iter()
-            .position(|(n, _)| display_name(n) == name || n == dn || display_name(n) == dn)
+            .position(|(n, _)| display_name(n) == name || *n == dn || display_name(n) == dn)
     })
 }
 
@@ -41,41 +43,45 @@ fn scope_index(s: Scope) -> usize {
     SCOPES.iter().position(|x| *x == s).unwrap_or(0)
 }
 
-struct StreamDecl {
+struct StreamDecl<'a> {
     id: Option<u64>,
     line: usize,
-    packet_context: Option<(StructT, usize)>,
-    event_header: Option<(StructT, usize)>,
-    event_context: Option<(StructT, usize)>,
+    packet_context: Option<(StructT<'a>, usize)>,
+    event_header: Option<(StructT<'a>, usize)>,
+    event_context: Option<(StructT<'a>, usize)>,
 }
 
-struct EventDecl {
+struct EventDecl<'a> {
     id: Option<u64>,
-    name: String,
+    name: Cow<'a, str>,
     stream_id: Option<u64>,
     loglevel: Option<i64>,
     emf: Option<String>,
-    context: Option<(StructT, usize)>,
-    fields: Option<(StructT, usize)>,
+    context: Option<(StructT<'a>, usize)>,
+    fields: Option<(StructT<'a>, usize)>,
     line: usize,
 }
 
-fn as_struct(t: T, what: &str, line: usize) -> R<(StructT, usize)> {
+fn as_struct<'a>(t: T<'a>, what: &str, line: usize) -> R<(StructT<'a>, usize)> {
     match t {
         T::Struct(s) => Ok((s, line)),
         _ => Err(err(line, format!("`{what}` must be a structure"))),
     }
 }
 
-fn text_val(v: &Val) -> String {
+fn text_val(v: &Val<'_>) -> String {
+    text_cow(v).into_owned()
+}
+
+/// A value as text, borrowing the metadata when it can.
+fn text_cow<'t>(v: &Val<'t>) -> Cow<'t, str> {
     match v {
-        Val::Int(i) => i.to_string(),
-        Val::Str(s) => s.clone(),
-        Val::Path(p) => p.join("."),
+        Val::Int(i) => Cow::Owned(i.to_string()),
+        Val::Str(s) | Val::Path(s) => s.clone(),
     }
 }
 
-fn int_i64(v: &Val, line: usize, what: &str) -> R<i64> {
+fn int_i64(v: &Val<'_>, line: usize, what: &str) -> R<i64> {
     match v {
         Val::Int(i) => i64::try_from(*i).map_err(|_| err(line, format!("`{what}` out of range"))),
         _ => Err(err(
@@ -85,7 +91,7 @@ fn int_i64(v: &Val, line: usize, what: &str) -> R<i64> {
     }
 }
 
-fn parse_uuid(v: &Val, line: usize) -> R<[u8; 16]> {
+fn parse_uuid(v: &Val<'_>, line: usize) -> R<[u8; 16]> {
     let s = match v {
         Val::Str(s) => s,
         _ => return Err(err(line, "UUID must be a string")),
@@ -110,31 +116,37 @@ fn parse_uuid(v: &Val, line: usize) -> R<[u8; 16]> {
 }
 
 /// Context of the conversion of one scope.
-struct Conv<'a> {
+struct Conv<'a, 't> {
     bo: ByteOrder,
     clocks: &'a [ClockClass],
-    roots: [Option<&'a StructT>; 6],
+    roots: [Option<&'a StructT<'t>>; 6],
     current: Scope,
+    /// The path and enclosing-structure buffers, kept from one root to the next (a large
+    /// metadata has thousands of roots).
+    bufs: Cell<(Vec<usize>, Stack<'a, 't>)>,
 }
 
-type Stack<'a> = Vec<(&'a StructT, usize)>;
+type Stack<'a, 't> = Vec<(&'a StructT<'t>, usize)>;
 
-impl<'a> Conv<'a> {
-    fn root(&self, scope: Scope) -> Option<&'a StructT> {
+impl<'a, 't> Conv<'a, 't> {
+    fn root(&self, scope: Scope) -> Option<&'a StructT<'t>> {
         self.roots[scope_index(scope)]
     }
 
-    fn convert_root(&self, s: &'a StructT) -> R<StructType> {
-        let mut path = Vec::new();
-        let mut stack = Vec::new();
-        self.conv_struct(s, &mut path, &mut stack)
+    fn convert_root(&self, s: &'a StructT<'t>) -> R<StructType> {
+        let (mut path, mut stack) = self.bufs.take();
+        let r = self.conv_struct(s, &mut path, &mut stack);
+        path.clear();
+        stack.clear();
+        self.bufs.set((path, stack));
+        r
     }
 
     fn conv_struct(
         &self,
-        s: &'a StructT,
+        s: &'a StructT<'t>,
         path: &mut Vec<usize>,
-        stack: &mut Stack<'a>,
+        stack: &mut Stack<'a, 't>,
     ) -> R<StructType> {
         stack.push((s, path.len()));
         let mut fields = Vec::with_capacity(s.fields.len());
@@ -175,7 +187,7 @@ impl<'a> Conv<'a> {
         })
     }
 
-    fn conv(&self, t: &'a T, path: &mut Vec<usize>, stack: &mut Stack<'a>) -> R<FieldType> {
+    fn conv(&self, t: &'a T<'t>, path: &mut Vec<usize>, stack: &mut Stack<'a, 't>) -> R<FieldType> {
         Ok(match t {
             T::Int(i) => FieldType::Int(self.conv_int(i)?),
             T::Float {
@@ -252,8 +264,8 @@ impl<'a> Conv<'a> {
         text: &str,
         line: usize,
         path: &[usize],
-        stack: &[(&'a StructT, usize)],
-    ) -> R<(FieldPath, &'a T)> {
+        stack: &[(&'a StructT<'t>, usize)],
+    ) -> R<(FieldPath, &'a T<'t>)> {
         let parts: Vec<&str> = text.split('.').collect();
         let not_found = || err(line, format!("cannot find field `{text}`"));
         let absolute: &[(&[&str], Scope)] = &[
@@ -322,7 +334,11 @@ impl<'a> Conv<'a> {
     }
 }
 
-fn descend<'a>(mut t: &'a T, parts: &[&str], indices: &mut Vec<usize>) -> Option<&'a T> {
+fn descend<'a, 't>(
+    mut t: &'a T<'t>,
+    parts: &[&str],
+    indices: &mut Vec<usize>,
+) -> Option<&'a T<'t>> {
     for part in parts {
         while let T::Array(e, _) | T::Sequence(e, _, _) = t {
             t = e;
@@ -393,7 +409,7 @@ fn walk_type(name: &str, t: &mut FieldType, f: &mut dyn FnMut(&str, &mut IntType
 }
 
 /// Builds the trace class from the parsed blocks.
-pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
+pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
     let mut trace_bo: Option<ByteOrder> = None;
     let mut uuid = None;
     let mut packet_header: Option<(StructT, usize)> = None;
@@ -406,11 +422,11 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
     let mut events: Vec<EventDecl> = Vec::new();
 
     for b in blocks {
-        match b.kind.as_str() {
+        match b.kind {
             "trace" => {
                 for e in b.entries {
                     match e {
-                        Entry::Attr(k, v, line) => match k.as_str() {
+                        Entry::Attr(k, v, line) => match &*k {
                             "byte_order" => {
                                 trace_bo =
                                     Some(byte_order(&v, line)?.unwrap_or(ByteOrder::native()))
@@ -442,9 +458,10 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                             },
                             _ => EnvValue::Str(text_val(&v)),
                         };
-                        match env_index.get(&k).and_then(|&i| env.get_mut(i)) {
+                        match env_index.get(&*k).and_then(|&i| env.get_mut(i)) {
                             Some(slot) => slot.1 = val,
                             None => {
+                                let k = k.into_owned();
                                 env_index.insert(k.clone(), env.len());
                                 env.push((k, val));
                             }
@@ -467,7 +484,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 let mut explicit_absolute = false;
                 for e in b.entries {
                     if let Entry::Attr(k, v, line) = e {
-                        match k.as_str() {
+                        match &*k {
                             "name" => {
                                 c.name = text_val(&v);
                                 named = true;
@@ -515,7 +532,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                                 s.id = Some(uint_val(&v, line, "id")?);
                             }
                         }
-                        Entry::Type(k, t, line) => match k.as_str() {
+                        Entry::Type(k, t, line) => match &*k {
                             "packet.context" => s.packet_context = Some(as_struct(t, &k, line)?),
                             "event.header" => s.event_header = Some(as_struct(t, &k, line)?),
                             "event.context" => s.event_context = Some(as_struct(t, &k, line)?),
@@ -528,7 +545,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
             "event" => {
                 let mut ev = EventDecl {
                     id: None,
-                    name: String::new(),
+                    name: Cow::Borrowed(""),
                     stream_id: None,
                     loglevel: None,
                     emf: None,
@@ -538,15 +555,15 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
                 };
                 for e in b.entries {
                     match e {
-                        Entry::Attr(k, v, line) => match k.as_str() {
+                        Entry::Attr(k, v, line) => match &*k {
                             "id" => ev.id = Some(uint_val(&v, line, "id")?),
-                            "name" => ev.name = text_val(&v),
+                            "name" => ev.name = text_cow(&v),
                             "stream_id" => ev.stream_id = Some(uint_val(&v, line, "stream_id")?),
                             "loglevel" => ev.loglevel = Some(int_i64(&v, line, "loglevel")?),
                             "model.emf.uri" => ev.emf = Some(text_val(&v)),
                             _ => {}
                         },
-                        Entry::Type(k, t, line) => match k.as_str() {
+                        Entry::Type(k, t, line) => match &*k {
                             "context" => ev.context = Some(as_struct(t, &k, line)?),
                             "fields" => ev.fields = Some(as_struct(t, &k, line)?),
                             _ => {}
@@ -578,6 +595,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
         clocks: &clocks,
         roots: [ph_root, None, None, None, None, None],
         current: Scope::PacketHeader,
+        bufs: Cell::default(),
     };
     let mut ph = match ph_root {
         Some(r) => Some(conv.convert_root(r)?),
@@ -678,7 +696,7 @@ pub(crate) fn build(blocks: Vec<Block>) -> R<TraceClass> {
             id,
             EventClass {
                 id,
-                name: ev.name.clone(),
+                name: ev.name.to_string(),
                 loglevel: ev.loglevel,
                 model_emf_uri: ev.emf.clone(),
                 context,
