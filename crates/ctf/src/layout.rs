@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::MetadataError;
-use crate::hash::BuildWordHasher;
 use crate::ir::*;
+use rustc_hash::FxBuildHasher;
 
 /// Index of a node in [`Layout::nodes`].
 pub type NodeId = u32;
@@ -297,7 +297,7 @@ const MAX_DEPTH: usize = 64;
 /// A scope of one event class (`None` outside event classes' own scopes): see [`event_key`].
 type ScopeKey = (Option<(u64, u64)>, Scope);
 /// Registers of one scope (of one event class), by the indices of their fields' paths.
-type ScopeRegs = HashMap<Vec<usize>, u16, BuildWordHasher>;
+type ScopeRegs = HashMap<Vec<usize>, u16, FxBuildHasher>;
 
 struct Compiler<'a> {
     layout: Layout,
@@ -308,11 +308,11 @@ struct Compiler<'a> {
     ///
     /// Keyed by (event class, scope), then by the path's indices, so that a node is checked
     /// without building a key, and most scopes (no register) after one lookup.
-    regs: HashMap<ScopeKey, ScopeRegs, BuildWordHasher>,
+    regs: HashMap<ScopeKey, ScopeRegs, FxBuildHasher>,
     /// Number of registers in `regs`.
     nregs: usize,
     /// One shared copy of each member name: the same names recur across event classes.
-    names: HashMap<&'a str, Arc<str>, BuildWordHasher>,
+    names: HashMap<&'a str, Arc<str>, FxBuildHasher>,
     /// The event class being compiled (stream class id, event class id).
     event: Option<(u64, u64)>,
     tc: &'a TraceClass,

@@ -11,7 +11,6 @@ pub mod decode;
 pub mod error;
 pub mod fast;
 pub mod field;
-mod hash;
 pub mod ir;
 pub mod layout;
 pub mod merge;

@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::lexer::{unescape, Tok, Token, P};
 use crate::error::MetadataError;
-use crate::hash::BuildWordHasher;
 use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
+use rustc_hash::FxBuildHasher;
 
 /// Maximum syntactic/type nesting depth.
 pub(crate) const MAX_DEPTH: u32 = 48;
@@ -144,7 +144,7 @@ pub(crate) struct Block<'a> {
 #[derive(Default)]
 struct ScopeMap<'a> {
     /// Keys: `NAME` for typealias/typedef, `struct NAME`, `enum NAME`, `variant NAME`.
-    types: HashMap<Cow<'a, str>, T<'a>, BuildWordHasher>,
+    types: HashMap<Cow<'a, str>, T<'a>, FxBuildHasher>,
 }
 
 pub(crate) struct Parser<'a> {
@@ -730,7 +730,7 @@ impl<'a> Parser<'a> {
     fn members_inner(&mut self) -> R<Vec<(&'a str, T<'a>)>> {
         let mut out: Vec<(&'a str, T<'a>)> = Vec::new();
         // Filled only once the structure is too large for a linear duplicate search.
-        let mut names: HashSet<&'a str, BuildWordHasher> = HashSet::default();
+        let mut names: HashSet<&'a str, FxBuildHasher> = HashSet::default();
         loop {
             if self.eat_punct(P::RBrace) {
                 return Ok(out);
@@ -863,7 +863,7 @@ impl<'a> Parser<'a> {
         };
         let mut mappings: Vec<EnumMapping> = Vec::new();
         // Filled only once the enumeration is too large for a linear label search.
-        let mut by_label: HashMap<Cow<'a, str>, usize, BuildWordHasher> = HashMap::default();
+        let mut by_label: HashMap<Cow<'a, str>, usize, FxBuildHasher> = HashMap::default();
         let mut next: i128 = 0;
         loop {
             if self.eat_punct(P::RBrace) {
