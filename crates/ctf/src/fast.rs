@@ -172,7 +172,7 @@ pub struct FastHeader {
 }
 
 /// Where a decoded header leaves the event.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeaderValues {
     pub id: Option<u64>,
     /// New clock value (cycles), wrap-around resolved.
@@ -976,7 +976,65 @@ mod fold_tests {
          floating_point { exp_dig = 8; mant_dig = 24; align = 32; } f; \
          integer { size = 32; align = 8; signed = true; byte_order = be; } g;";
 
+    /// A trace class whose stream has the given event header (`tag` an enum of the given
+    /// integer named `name`, selecting options `compact` and `extended`).
+    fn header(byte_order: &str, (tag, name): (&str, &str), compact: &str, extended: &str) -> FastHeader {
+        let tsdl = format!(
+            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
+             clock {{ name = c; freq = 1000000000; }};\n\
+             stream {{ id = 0; event.header := struct {{ \
+               enum : integer {{ {tag} }} {{ compact = 0 ... 30, extended = 31 }} {name}; \
+               variant <{name}> {{ struct {{ {compact} }} compact; struct {{ {extended} }} extended; }} v; \
+             }} align(8); }};\n\
+             event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
+        );
+        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
+        let layout = Layout::compile(&class).expect("layout");
+        layout.streams.at(0).compiled_header.clone().expect("a compiled header")
+    }
+
+    const TS27: &str = "integer { size = 27; align = 1; map = clock.c.value; } timestamp;";
+    const EXT: &str = "integer { size = 32; align = 8; } id; \
+         integer { size = 64; align = 8; map = clock.c.value; } timestamp;";
+
     proptest! {
+        /// The per-tag table decodes headers as the field-by-field reads do: compact and
+        /// extended options, clock wrap-around, big-endian headers (no table), tags that are
+        /// not the id, options without a timestamp.
+        #[test]
+        fn tag_cases_agree_with_field_reads(
+            data in proptest::collection::vec(any::<u8>(), 0..40),
+            pos in 0u64..80,
+            clock in any::<u64>(),
+            shape in 0usize..4,
+        ) {
+            let h = match shape {
+                0 => header("le", ("size = 5; align = 1;", "id"), TS27, EXT),
+                1 => header("be", ("size = 5; align = 1;", "id"), TS27, EXT),
+                2 => header(
+                    "le",
+                    ("size = 8; align = 8; signed = true;", "id"),
+                    "integer { size = 13; align = 1; map = clock.c.value; } timestamp;",
+                    "integer { size = 16; align = 8; } id;",
+                ),
+                // The tag is not the id: compact events have none.
+                _ => header("le", ("size = 6; align = 1;", "sel"), TS27, EXT),
+            };
+            prop_assert_eq!(h.cases.is_some(), shape != 1);
+            let by_bits = h.decode_by_bits(&data, align_up(pos, h.align), clock);
+            prop_assert_eq!(h.decode(&data, pos, clock), by_bits);
+        }
+
+        #[test]
+        fn masked_clock_update_agrees(clock in any::<u64>(), raw in any::<u64>(), size in 1u32..=64) {
+            let mask = u64::MAX >> (64 - size);
+            prop_assert_eq!(
+                update_clock_masked(clock, raw & mask, mask),
+                update_clock(clock, raw & mask, size)
+            );
+            prop_assert_eq!(update_clock_masked(clock, 0, 0), clock);
+        }
+
         /// The word loop folds what reading each member by its plan folds, for both byte
         /// orders, at aligned and unaligned starts, and near the end of the data (where it
         /// must fall back to member reads).
