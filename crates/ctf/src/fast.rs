@@ -92,7 +92,11 @@ fn case_read(r: &IntRead) -> Option<(u8, u8, u64)> {
 impl TagCases {
     fn compile(h: &FastHeader) -> Option<TagCases> {
         let (tag_byte, tag_shift, tag_mask) = case_read(&h.tag)?;
-        if h.align % 8 != 0 || tag_byte != 0 || h.max_bits > 128 || h.option_of_tag.is_empty() {
+        if !h.align.is_multiple_of(8)
+            || tag_byte != 0
+            || h.max_bits > 128
+            || h.option_of_tag.is_empty()
+        {
             return None;
         }
         let mut cases = Vec::with_capacity(h.option_of_tag.len());
@@ -978,7 +982,12 @@ mod fold_tests {
 
     /// A trace class whose stream has the given event header (`tag` an enum of the given
     /// integer named `name`, selecting options `compact` and `extended`).
-    fn header(byte_order: &str, (tag, name): (&str, &str), compact: &str, extended: &str) -> FastHeader {
+    fn header(
+        byte_order: &str,
+        (tag, name): (&str, &str),
+        compact: &str,
+        extended: &str,
+    ) -> FastHeader {
         let tsdl = format!(
             "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
              clock {{ name = c; freq = 1000000000; }};\n\
@@ -990,7 +999,12 @@ mod fold_tests {
         );
         let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
         let layout = Layout::compile(&class).expect("layout");
-        layout.streams.at(0).compiled_header.clone().expect("a compiled header")
+        layout
+            .streams
+            .at(0)
+            .compiled_header
+            .clone()
+            .expect("a compiled header")
     }
 
     const TS27: &str = "integer { size = 27; align = 1; map = clock.c.value; } timestamp;";
