@@ -78,6 +78,11 @@ impl BitRead {
         }
     }
 
+    /// The mask of the value's `size` low bits.
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
     /// The value at `base + off` in `data`, None when it does not fit.
     #[inline(always)]
     pub fn read(&self, data: &[u8], base: u64) -> Option<u64> {

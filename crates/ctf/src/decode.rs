@@ -99,62 +99,13 @@ impl Decoder {
                 out.push(slot);
             }
             NodeKind::VarInt { signed, .. } => {
-                let start = *pos;
-                let (raw, nbits) = read_leb128(data, *pos, *signed)
-                    .ok_or_else(|| DecodeError::new(start, "bad variable-length integer"))?;
-                *pos += nbits;
-                if n.clock {
-                    self.clock = raw;
-                }
-                if n.store != NO_REG {
-                    self.regs[n.store as usize] = if *signed {
-                        raw as i64 as i128
-                    } else {
-                        raw as i128
-                    };
-                }
-                if let Some(role) = n.role {
-                    self.set_special(role, raw);
-                }
-                out.push(Slot {
-                    node,
-                    aux: 0,
-                    val: raw,
-                });
+                let s = self.varint_at(n, node, *signed, data, pos)?;
+                out.push(s);
             }
-            NodeKind::CString => {
-                let start = check_byte_aligned(*pos)?;
-                let rest = data.get(start..).unwrap_or(&[]);
-                let len = rest
-                    .iter()
-                    .position(|&b| b == 0)
-                    .ok_or_else(|| DecodeError::new(*pos, "unterminated string"))?;
-                *pos += (len as u64 + 1) * 8;
-                out.push(Slot {
-                    node,
-                    aux: len.min(u32::MAX as usize) as u32,
-                    val: start as u64,
-                });
-            }
+            NodeKind::CString => out.push(cstring_at(node, data, pos)?),
             NodeKind::SizedString { len } | NodeKind::Blob { len } => {
-                let len = self.len(*len, *pos)?;
-                let start = check_byte_aligned(*pos)?;
-                let end = start
-                    .checked_add(len as usize)
-                    .filter(|&e| e <= data.len())
-                    .ok_or_else(|| {
-                        DecodeError::new(*pos, "string or BLOB past the end of the data")
-                    })?;
-                if n.role == Some(Role::MetadataStreamUuid) && len == 16 {
-                    self.specials.uuid_at = Some(start as u64);
-                }
-                let _ = end;
-                *pos += len * 8;
-                out.push(Slot {
-                    node,
-                    aux: len as u32,
-                    val: start as u64,
-                });
+                let s = self.sized_at(n, node, *len, data, pos)?;
+                out.push(s);
             }
             NodeKind::Struct { first, count } => {
                 if let Some(plan) = &n.plan {
@@ -304,6 +255,202 @@ impl Decoder {
             }
         }
         Ok(())
+    }
+
+    /// Reads the field `node` at bit `*pos` of `data` as [`Self::decode`] does (the same
+    /// checks, the same effects), but instead of recording slots returns the fold of the raw
+    /// values [`crate::FieldView::fold_raw`] reads from those slots. Errs wherever `decode`
+    /// errs (the message may differ), and also on a few shapes it leaves to `decode` (arrays
+    /// whose elements take no bits, arrays with a role, arrays past the data even when
+    /// empty): callers then decode.
+    pub fn fold(
+        &mut self,
+        layout: &Layout,
+        node: NodeId,
+        data: &[u8],
+        pos: &mut u64,
+    ) -> Result<u64, DecodeError> {
+        let n = &layout.nodes[node as usize];
+        *pos = align_up(*pos, n.align);
+        let slot = |s: Slot| s.val ^ s.aux as u64;
+        Ok(match &n.kind {
+            NodeKind::Int { size, .. }
+            | NodeKind::Bits { size, .. }
+            | NodeKind::Float { size, .. } => {
+                if pos.saturating_add(*size as u64) > data.len() as u64 * 8 {
+                    return Err(DecodeError::new(*pos, "field past the end of the data"));
+                }
+                let s = self.scalar_at(n, node, data, *pos);
+                *pos += *size as u64;
+                slot(s)
+            }
+            NodeKind::Struct { first, count } => {
+                if let Some(plan) = &n.plan {
+                    if pos.saturating_add(plan.size_bits) <= data.len() as u64 * 8 {
+                        let base = *pos;
+                        *pos += plan.size_bits;
+                        return Ok(plan
+                            .reads
+                            .iter()
+                            .fold(0u64, |acc, r| acc.wrapping_add(r.fold(data, base))));
+                    }
+                }
+                let mut acc = 0u64;
+                let mut start = *first;
+                if let Some(pre) = &n.prefix {
+                    let base = *pos;
+                    if base.saturating_add(pre.size_bits) <= data.len() as u64 * 8 {
+                        let members = &layout.members[*first as usize..];
+                        for (m, off) in members.iter().zip(pre.offsets.iter()) {
+                            let child = &layout.nodes[m.node as usize];
+                            let s = self.scalar_at(child, m.node, data, base + off);
+                            acc = acc.wrapping_add(slot(s));
+                        }
+                        *pos = base + pre.size_bits;
+                        start += pre.offsets.len() as u32;
+                    }
+                }
+                for m in start..*first + *count {
+                    let child = layout.members[m as usize].node;
+                    acc = acc.wrapping_add(self.fold(layout, child, data, pos)?);
+                }
+                acc
+            }
+            NodeKind::Variant {
+                tag_reg,
+                first,
+                ranges,
+                ..
+            } => {
+                let tag = self.regs[*tag_reg as usize];
+                let opt = ranges
+                    .iter()
+                    .find(|(r, _)| r.contains(tag))
+                    .map(|(_, o)| *o)
+                    .ok_or_else(|| {
+                        DecodeError::new(*pos, format!("no variant option for tag value {tag}"))
+                    })?;
+                let child = layout.members[(*first + opt) as usize].node;
+                self.fold(layout, child, data, pos)?
+            }
+            NodeKind::Array { elem, len } if n.stride > 0 && n.role.is_none() => {
+                let count = self.len(*len, *pos)?;
+                if count > MAX_ELEMENTS {
+                    return Err(DecodeError::new(*pos, "implausible array length"));
+                }
+                let start = align_up(*pos, layout.nodes[*elem as usize].align);
+                let end = start.saturating_add(count * n.stride);
+                if end > data.len() as u64 * 8 {
+                    return Err(DecodeError::new(*pos, "array past the end of the data"));
+                }
+                let r = crate::fast::PlanRead::of(&layout.nodes[*elem as usize].kind, 0);
+                *pos = end;
+                (0..count).fold(0u64, |acc, i| {
+                    acc.wrapping_add(r.fold(data, start + i * n.stride))
+                })
+            }
+            NodeKind::Array { elem, len } if n.role.is_none() => {
+                let count = self.len(*len, *pos)?;
+                if count > MAX_ELEMENTS {
+                    return Err(DecodeError::new(*pos, "implausible array length"));
+                }
+                let mut acc = 0u64;
+                let mut prev = *pos;
+                for _ in 0..count {
+                    acc = acc.wrapping_add(self.fold(layout, *elem, data, pos)?);
+                    if *pos == prev {
+                        return Err(DecodeError::new(*pos, "array element of no bits"));
+                    }
+                    prev = *pos;
+                }
+                acc
+            }
+            NodeKind::Optional {
+                sel_reg,
+                ranges,
+                elem,
+            } => {
+                let sel = self.regs[*sel_reg as usize];
+                let present = if ranges.is_empty() {
+                    sel != 0
+                } else {
+                    ranges.iter().any(|r| r.contains(sel))
+                };
+                if present {
+                    self.fold(layout, *elem, data, pos)?
+                } else {
+                    0
+                }
+            }
+            NodeKind::CString => slot(cstring_at(node, data, pos)?),
+            NodeKind::SizedString { len } | NodeKind::Blob { len } => {
+                slot(self.sized_at(n, node, *len, data, pos)?)
+            }
+            NodeKind::VarInt { signed, .. } => slot(self.varint_at(n, node, *signed, data, pos)?),
+            // A UUID array: its role is `decode`'s business.
+            NodeKind::Array { .. } => {
+                return Err(DecodeError::new(*pos, "array with a role: not folded"));
+            }
+        })
+    }
+
+    /// A variable-length integer at `*pos`, with its effects.
+    fn varint_at(
+        &mut self,
+        n: &Node,
+        node: NodeId,
+        signed: bool,
+        data: &[u8],
+        pos: &mut u64,
+    ) -> Result<Slot, DecodeError> {
+        let start = *pos;
+        let (raw, nbits) = read_leb128(data, *pos, signed)
+            .ok_or_else(|| DecodeError::new(start, "bad variable-length integer"))?;
+        *pos += nbits;
+        if n.clock {
+            self.clock = raw;
+        }
+        if n.store != NO_REG {
+            self.regs[n.store as usize] = if signed {
+                raw as i64 as i128
+            } else {
+                raw as i128
+            };
+        }
+        if let Some(role) = n.role {
+            self.set_special(role, raw);
+        }
+        Ok(Slot {
+            node,
+            aux: 0,
+            val: raw,
+        })
+    }
+
+    /// A string or BLOB of length `len` at `*pos`.
+    fn sized_at(
+        &mut self,
+        n: &Node,
+        node: NodeId,
+        len: Len,
+        data: &[u8],
+        pos: &mut u64,
+    ) -> Result<Slot, DecodeError> {
+        let len = self.len(len, *pos)?;
+        let start = check_byte_aligned(*pos)?;
+        start
+            .checked_add(len as usize)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| DecodeError::new(*pos, "string or BLOB past the end of the data"))?;
+        if n.role == Some(Role::MetadataStreamUuid) && len == 16 {
+            self.specials.uuid_at = Some(start as u64);
+        }
+        *pos += len * 8;
+        Ok(Slot {
+            node,
+            aux: len as u32,
+            val: start as u64,
+        })
     }
 
     /// Decodes a [`TaggedHeader`] at bit `*pos`, producing the slots the general path would.
@@ -465,6 +612,23 @@ impl Decoder {
             Role::MetadataStreamUuid | Role::DefaultClockTimestamp => {}
         }
     }
+}
+
+/// A null-terminated string at `*pos`.
+#[inline]
+fn cstring_at(node: NodeId, data: &[u8], pos: &mut u64) -> Result<Slot, DecodeError> {
+    let start = check_byte_aligned(*pos)?;
+    let rest = data.get(start..).unwrap_or(&[]);
+    let len = rest
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| DecodeError::new(*pos, "unterminated string"))?;
+    *pos += (len as u64 + 1) * 8;
+    Ok(Slot {
+        node,
+        aux: len.min(u32::MAX as usize) as u32,
+        val: start as u64,
+    })
 }
 
 fn check_byte_aligned(pos: u64) -> Result<usize, DecodeError> {

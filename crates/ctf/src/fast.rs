@@ -44,6 +44,119 @@ pub struct HeaderOption {
     pub end: u64,
 }
 
+/// A little-endian header of at most 16 bytes on a byte boundary, with a tag of at most 8
+/// bits: per tag value, where its option's id and timestamp are. [`FastHeader::decode`] is then
+/// one bounds check, one table load and a few shifts.
+#[derive(Debug, Clone)]
+struct TagCases {
+    /// The header's alignment minus one (a multiple of 8 minus one).
+    align_mask: u64,
+    tag_shift: u32,
+    tag_mask: u64,
+    /// Per raw tag value.
+    cases: Box<[TagCase]>,
+}
+
+/// What one tag value selects: `(load(byte) >> shift) & mask` reads a field from the 8 bytes
+/// at `byte` (at most 8) of the header.
+#[derive(Debug, Clone, Copy, Default)]
+struct TagCase {
+    /// End of the header in bits from its start; 0 when no option has this tag.
+    end: u32,
+    id: IdFrom,
+    id_byte: u8,
+    id_shift: u8,
+    ts_byte: u8,
+    ts_shift: u8,
+    id_mask: u64,
+    /// 0 when the option has no timestamp: the clock then stays.
+    ts_mask: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum IdFrom {
+    #[default]
+    None,
+    Tag,
+    Read,
+}
+
+/// Where a little-endian field of the header is for [`TagCase`]: (byte, shift, mask).
+fn case_read(r: &IntRead) -> Option<(u8, u8, u64)> {
+    let (off, size) = (r.bits.off, r.bits.size);
+    let byte = u8::try_from(off / 8).ok().filter(|b| *b <= 8)?;
+    let shift = (off % 8) as u32;
+    (r.bits.little && shift + size <= 64).then_some((byte, shift as u8, r.bits.mask()))
+}
+
+impl TagCases {
+    fn compile(h: &FastHeader) -> Option<TagCases> {
+        let (tag_byte, tag_shift, tag_mask) = case_read(&h.tag)?;
+        if !h.align.is_multiple_of(8)
+            || tag_byte != 0
+            || h.max_bits > 128
+            || h.option_of_tag.is_empty()
+        {
+            return None;
+        }
+        let mut cases = Vec::with_capacity(h.option_of_tag.len());
+        for opt in h.option_of_tag.iter() {
+            let Some(o) = h.options.get(*opt as usize) else {
+                cases.push(TagCase::default());
+                continue;
+            };
+            let mut c = TagCase {
+                end: u32::try_from(o.end).ok().filter(|e| *e > 0)?,
+                id: if h.tag_is_id {
+                    IdFrom::Tag
+                } else {
+                    IdFrom::None
+                },
+                ..Default::default()
+            };
+            if let Some(r) = &o.id {
+                (c.id_byte, c.id_shift, c.id_mask) = case_read(r)?;
+                c.id = IdFrom::Read;
+            }
+            if let Some(r) = &o.timestamp {
+                (c.ts_byte, c.ts_shift, c.ts_mask) = case_read(r)?;
+            }
+            cases.push(c);
+        }
+        Some(TagCases {
+            align_mask: h.align as u64 - 1,
+            tag_shift: tag_shift as u32,
+            tag_mask,
+            cases: cases.into_boxed_slice(),
+        })
+    }
+
+    /// [`FastHeader::decode`] at bit `pos`; None when fewer than 16 bytes are left (or no
+    /// option has the tag): the field-by-field decoding then decides.
+    #[inline(always)]
+    fn decode(&self, data: &[u8], pos: u64, clock: u64) -> Option<HeaderValues> {
+        let base = (pos + self.align_mask) & !self.align_mask;
+        let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
+        let load = |b: u8| {
+            let b = usize::from(b).min(8);
+            u64::from_le_bytes(w[b..b + 8].try_into().unwrap_or_default())
+        };
+        let tag = (load(0) >> self.tag_shift) & self.tag_mask;
+        let c = self.cases.get(tag as usize).filter(|c| c.end > 0)?;
+        let raw = (load(c.ts_byte) >> c.ts_shift) & c.ts_mask;
+        let id = match c.id {
+            IdFrom::Tag => Some(tag),
+            IdFrom::Read => Some((load(c.id_byte) >> c.id_shift) & c.id_mask),
+            IdFrom::None => None,
+        };
+        Some(HeaderValues {
+            id,
+            clock: update_clock_masked(clock, raw, c.ts_mask),
+            end: base + c.end as u64,
+        })
+    }
+}
+
 /// A compiled LTTng-style event header.
 #[derive(Debug, Clone)]
 pub struct FastHeader {
@@ -58,10 +171,12 @@ pub struct FastHeader {
     options: Vec<HeaderOption>,
     /// Upper bound of the header size in bits from its aligned start.
     max_bits: u64,
+    /// The same header as a table of tag values, when it has that shape.
+    cases: Option<TagCases>,
 }
 
 /// Where a decoded header leaves the event.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeaderValues {
     pub id: Option<u64>,
     /// New clock value (cycles), wrap-around resolved.
@@ -176,7 +291,7 @@ impl FastHeader {
             return None;
         }
         let max_bits = options.iter().map(|o| o.end).max().unwrap_or(size as u64);
-        Some(FastHeader {
+        let mut h = FastHeader {
             align: header.align,
             tag: IntRead::new(0, size, little, signed),
             tag_is_id,
@@ -184,27 +299,46 @@ impl FastHeader {
             option_ranges,
             options,
             max_bits,
-        })
+            cases: None,
+        };
+        h.cases = TagCases::compile(&h);
+        Some(h)
     }
 
     /// Decodes the header at bit `pos` of `data`, `clock` being the current clock. None when
     /// the general decoder must handle it (too short, no option for the tag).
     #[inline(always)]
     pub fn decode(&self, data: &[u8], pos: u64, clock: u64) -> Option<HeaderValues> {
-        let base = align_up(pos, self.align);
+        if let Some(c) = &self.cases {
+            if let Some(h) = c.decode(data, pos, clock) {
+                return Some(h);
+            }
+        }
+        self.decode_by_bits(data, align_up(pos, self.align), clock)
+    }
+
+    /// The option a tag value selects (the first matching range, as the general decoder
+    /// picks it).
+    #[inline(always)]
+    fn option_of(&self, tag: u64) -> Option<u8> {
+        if self.option_ranges.is_empty() {
+            self.option_of_tag.get(tag as usize).copied()
+        } else {
+            self.option_ranges
+                .iter()
+                .find(|(lo, hi, _)| (*lo..=*hi).contains(&tag))
+                .map(|r| r.2)
+        }
+    }
+
+    /// [`Self::decode`] field by field, at the end of the data or for other headers.
+    #[inline]
+    fn decode_by_bits(&self, data: &[u8], base: u64, clock: u64) -> Option<HeaderValues> {
         if base + self.max_bits > data.len() as u64 * 8 {
             return None;
         }
         let tag = self.tag.raw(data, base)?;
-        let opt = if self.option_ranges.is_empty() {
-            *self.option_of_tag.get(tag as usize)?
-        } else {
-            // The first matching range, as the general decoder picks it.
-            self.option_ranges
-                .iter()
-                .find(|(lo, hi, _)| (*lo..=*hi).contains(&tag))?
-                .2
-        };
+        let opt = self.option_of(tag)?;
         let o = self.options.get(opt as usize)?;
         let mut id = if self.tag_is_id { Some(tag) } else { None };
         if let Some(r) = &o.id {
@@ -219,6 +353,18 @@ impl FastHeader {
             clock,
             end: base + o.end,
         })
+    }
+}
+
+/// [`update_clock`] with the value's mask instead of its size (0: no value, the clock stays).
+#[inline(always)]
+fn update_clock_masked(clock: u64, raw: u64, mask: u64) -> u64 {
+    let new = (clock & !mask) | raw;
+    // For a 64-bit value, `mask + 1` wraps to 0: the value is the clock.
+    if raw < (clock & mask) {
+        new.wrapping_add(mask.wrapping_add(1))
+    } else {
+        new
     }
 }
 
@@ -446,27 +592,23 @@ impl FixedBody {
         if !base.is_multiple_of(8) || !whole {
             return self.fold_scope_by_plan(first, words.len(), data, base);
         }
+        // `byte` holds the read's index for plan reads.
+        fold_words(words, data, start, |i| self.fold_read(i, data, base))
+    }
+
+    /// Places and folds the whole body from bit `pos` (after the header): what
+    /// [`Self::place`] then [`Self::fold_scope`] on each scope give, in one pass. Returns the
+    /// fold and the position after the body.
+    #[inline(always)]
+    pub(crate) fn place_and_fold(&self, mut pos: u64, data: &[u8]) -> (u64, u64) {
         let mut acc = 0u64;
-        for w in words {
-            let at = start + w.byte as usize;
-            // `WordRead::int_of`'s arms, spelled out in this one dispatch: calling it here
-            // costs a second one (+2 % of `count`'s instructions, measured).
-            let word = || -> u64 {
-                let b: [u8; 8] = data[at..at + 8].try_into().unwrap_or_default();
-                u64::from_le_bytes(b)
-            };
-            let v = match w.how {
-                WordHow::Little => (word() << w.left) >> w.right,
-                WordHow::LittleSigned => (((word() << w.left) as i64) >> w.right) as u64,
-                WordHow::Big => (word().swap_bytes() << w.left) >> w.right,
-                WordHow::BigSigned => (((word().swap_bytes() << w.left) as i64) >> w.right) as u64,
-                WordHow::Text(n) => at as u64 ^ n as u64,
-                // `byte` holds the read's index for these.
-                WordHow::Plan => self.fold_read(w.byte as usize, data, base),
-            };
-            acc = acc.wrapping_add(v);
+        for i in 0..self.scopes.len() {
+            let s = &self.scopes[i];
+            pos = align_up(pos, s.align);
+            acc = acc.wrapping_add(self.fold_scope(i, data, pos));
+            pos += s.size_bits;
         }
-        acc
+        (acc, pos)
     }
 
     /// Reads `count` members from `first` one by one (unaligned scope, or near the end of
@@ -482,6 +624,191 @@ impl FixedBody {
     fn fold_read(&self, index: usize, data: &[u8], base: u64) -> u64 {
         self.reads[index].fold(data, base)
     }
+}
+
+/// What [`crate::StreamReader::scan`] reads the events of a stream class with: the class of
+/// an id in one table load, and how to fold its body without making slots.
+#[derive(Debug, Clone, Default)]
+pub struct ScanTable {
+    /// Index in `classes` per event class id below the table's length; `u32::MAX` for an
+    /// unknown id or a class left to the general path.
+    by_id: Box<[u32]>,
+    classes: Box<[ScanClass]>,
+    /// Word reads of the one-scope fixed bodies, class after class.
+    words: Box<[WordRead]>,
+    /// The id of events whose header has none.
+    pub(crate) default_id: u64,
+}
+
+/// One event class in a [`ScanTable`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScanClass {
+    /// Position of the class in its stream class.
+    pub ev_idx: usize,
+    pub shape: ScanShape,
+}
+
+/// How [`crate::StreamReader::scan`] folds a body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ScanShape {
+    /// A fixed body of one scope (LTTng's: a payload), its reads in [`ScanTable::words`].
+    One {
+        align: u32,
+        size_bits: u64,
+        first: u32,
+        reads: u32,
+        span_bytes: u64,
+    },
+    /// Another fixed body (no scope, or several): [`FixedBody::place_and_fold`].
+    Fixed,
+    /// Any other body whose fields move no clock and carry no role:
+    /// [`crate::decode::Decoder::fold`], scope by scope.
+    Fold,
+}
+
+impl ScanTable {
+    /// The table of a stream class whose events the scan may read (those of ids the dense
+    /// part of [`crate::layout::IdMap`] holds); None without a compiled header.
+    pub(crate) fn compile(layout: &Layout, sl: &StreamLayout) -> Option<ScanTable> {
+        sl.compiled_header.as_ref()?;
+        let mut t = ScanTable {
+            default_id: match sl.events.len() {
+                1 => sl.events.id_at(0),
+                _ => 0,
+            },
+            ..Default::default()
+        };
+        let (mut by_id, mut classes, mut words) = (Vec::new(), Vec::new(), Vec::new());
+        let max_id = sl
+            .events
+            .iter()
+            .map(|(id, _)| id)
+            .filter(|id| *id < 1 << 16)
+            .max();
+        for id in 0..max_id.map_or(0, |m| m + 1) {
+            let class = sl.events.index_of(id).and_then(|ev_idx| {
+                let el = sl.events.at(ev_idx);
+                let shape = match &el.fixed_body {
+                    // Plan reads name their read by its index in the body: those bodies
+                    // fold as bodies.
+                    Some(b)
+                        if b.scopes.len() == 1
+                            && b.words.iter().all(|w| w.how != WordHow::Plan) =>
+                    {
+                        let sc = &b.scopes[0];
+                        let first = words.len() as u32;
+                        words.extend_from_slice(&b.words);
+                        ScanShape::One {
+                            align: sc.align,
+                            size_bits: sc.size_bits,
+                            first,
+                            reads: sc.reads,
+                            span_bytes: sc.span_bytes,
+                        }
+                    }
+                    Some(_) => ScanShape::Fixed,
+                    None => {
+                        let scopes = [sl.event_common_context, el.context, el.payload];
+                        if scopes
+                            .iter()
+                            .flatten()
+                            .any(|n| moves_clock_or_role(layout, *n))
+                        {
+                            return None;
+                        }
+                        ScanShape::Fold
+                    }
+                };
+                Some(ScanClass { ev_idx, shape })
+            });
+            by_id.push(class.map_or(u32::MAX, |c| {
+                classes.push(c);
+                (classes.len() - 1) as u32
+            }));
+        }
+        t.by_id = by_id.into_boxed_slice();
+        t.classes = classes.into_boxed_slice();
+        t.words = words.into_boxed_slice();
+        Some(t)
+    }
+
+    /// Folds a [`ScanShape::One`] body's scope at bit `base` of `data`, as
+    /// [`FixedBody::fold_scope`] does; None when it is not byte-aligned or too near the end
+    /// of the data for word reads.
+    #[inline(always)]
+    pub(crate) fn fold_one(
+        &self,
+        first: u32,
+        reads: u32,
+        span_bytes: u64,
+        data: &[u8],
+        base: u64,
+    ) -> Option<u64> {
+        let words = self
+            .words
+            .get(first as usize..first as usize + reads as usize)?;
+        let start = (base / 8) as usize;
+        let whole = data
+            .get(start..)
+            .is_some_and(|b| b.len() as u64 >= span_bytes);
+        if !base.is_multiple_of(8) || !whole {
+            return None;
+        }
+        // No plan reads in these bodies.
+        Some(fold_words(words, data, start, |_| 0))
+    }
+
+    /// The class of event class id `id`, None when the scan leaves it to the general path.
+    #[inline(always)]
+    pub(crate) fn class(&self, id: u64) -> Option<&ScanClass> {
+        let i = *self.by_id.get(usize::try_from(id).ok()?)?;
+        self.classes.get(i as usize)
+    }
+}
+
+/// Whether decoding `node` may move the clock or set a role value: what the scan must not
+/// do ahead of the general path, which redoes what an event it gives up on did.
+fn moves_clock_or_role(layout: &Layout, node: NodeId) -> bool {
+    let n = &layout.nodes[node as usize];
+    if n.clock || n.role.is_some() {
+        return true;
+    }
+    match &n.kind {
+        NodeKind::Struct { .. } | NodeKind::Variant { .. } => layout
+            .members_of(node)
+            .iter()
+            .any(|m| moves_clock_or_role(layout, m.node)),
+        NodeKind::Array { elem, .. } | NodeKind::Optional { elem, .. } => {
+            moves_clock_or_role(layout, *elem)
+        }
+        _ => false,
+    }
+}
+
+/// Folds `words` from byte `start` of `data`, which holds all the bytes they touch; `plan`
+/// folds the plan reads.
+#[inline(always)]
+fn fold_words(words: &[WordRead], data: &[u8], start: usize, plan: impl Fn(usize) -> u64) -> u64 {
+    let mut acc = 0u64;
+    for w in words {
+        let at = start + w.byte as usize;
+        // `WordRead::int_of`'s arms, spelled out in this one dispatch: calling it here
+        // costs a second one (+2 % of `count`'s instructions, measured).
+        let word = || -> u64 {
+            let b: [u8; 8] = data[at..at + 8].try_into().unwrap_or_default();
+            u64::from_le_bytes(b)
+        };
+        let v = match w.how {
+            WordHow::Little => (word() << w.left) >> w.right,
+            WordHow::LittleSigned => (((word() << w.left) as i64) >> w.right) as u64,
+            WordHow::Big => (word().swap_bytes() << w.left) >> w.right,
+            WordHow::BigSigned => (((word().swap_bytes() << w.left) as i64) >> w.right) as u64,
+            WordHow::Text(n) => at as u64 ^ n as u64,
+            WordHow::Plan => plan(w.byte as usize),
+        };
+        acc = acc.wrapping_add(v);
+    }
+    acc
 }
 
 /// How to read one member of a fixed-layout structure.
@@ -653,7 +980,75 @@ mod fold_tests {
          floating_point { exp_dig = 8; mant_dig = 24; align = 32; } f; \
          integer { size = 32; align = 8; signed = true; byte_order = be; } g;";
 
+    /// A trace class whose stream has the given event header (`tag` an enum of the given
+    /// integer named `name`, selecting options `compact` and `extended`).
+    fn header(
+        byte_order: &str,
+        (tag, name): (&str, &str),
+        compact: &str,
+        extended: &str,
+    ) -> FastHeader {
+        let tsdl = format!(
+            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
+             clock {{ name = c; freq = 1000000000; }};\n\
+             stream {{ id = 0; event.header := struct {{ \
+               enum : integer {{ {tag} }} {{ compact = 0 ... 30, extended = 31 }} {name}; \
+               variant <{name}> {{ struct {{ {compact} }} compact; struct {{ {extended} }} extended; }} v; \
+             }} align(8); }};\n\
+             event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
+        );
+        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
+        let layout = Layout::compile(&class).expect("layout");
+        layout
+            .streams
+            .at(0)
+            .compiled_header
+            .clone()
+            .expect("a compiled header")
+    }
+
+    const TS27: &str = "integer { size = 27; align = 1; map = clock.c.value; } timestamp;";
+    const EXT: &str = "integer { size = 32; align = 8; } id; \
+         integer { size = 64; align = 8; map = clock.c.value; } timestamp;";
+
     proptest! {
+        /// The per-tag table decodes headers as the field-by-field reads do: compact and
+        /// extended options, clock wrap-around, big-endian headers (no table), tags that are
+        /// not the id, options without a timestamp.
+        #[test]
+        fn tag_cases_agree_with_field_reads(
+            data in proptest::collection::vec(any::<u8>(), 0..40),
+            pos in 0u64..80,
+            clock in any::<u64>(),
+            shape in 0usize..4,
+        ) {
+            let h = match shape {
+                0 => header("le", ("size = 5; align = 1;", "id"), TS27, EXT),
+                1 => header("be", ("size = 5; align = 1;", "id"), TS27, EXT),
+                2 => header(
+                    "le",
+                    ("size = 8; align = 8; signed = true;", "id"),
+                    "integer { size = 13; align = 1; map = clock.c.value; } timestamp;",
+                    "integer { size = 16; align = 8; } id;",
+                ),
+                // The tag is not the id: compact events have none.
+                _ => header("le", ("size = 6; align = 1;", "sel"), TS27, EXT),
+            };
+            prop_assert_eq!(h.cases.is_some(), shape != 1);
+            let by_bits = h.decode_by_bits(&data, align_up(pos, h.align), clock);
+            prop_assert_eq!(h.decode(&data, pos, clock), by_bits);
+        }
+
+        #[test]
+        fn masked_clock_update_agrees(clock in any::<u64>(), raw in any::<u64>(), size in 1u32..=64) {
+            let mask = u64::MAX >> (64 - size);
+            prop_assert_eq!(
+                update_clock_masked(clock, raw & mask, mask),
+                update_clock(clock, raw & mask, size)
+            );
+            prop_assert_eq!(update_clock_masked(clock, 0, 0), clock);
+        }
+
         /// The word loop folds what reading each member by its plan folds, for both byte
         /// orders, at aligned and unaligned starts, and near the end of the data (where it
         /// must fall back to member reads).

@@ -152,6 +152,9 @@ pub struct StreamLayout {
     /// The same header compiled to straight-line reads, when its only effects are the event
     /// id and the clock.
     pub compiled_header: Option<crate::fast::FastHeader>,
+    /// How [`crate::StreamReader::scan`] reads this class's events, made from the compiled
+    /// header and the events' fixed bodies (clear it with them).
+    pub scan: Option<crate::fast::ScanTable>,
 }
 
 /// An event header `struct { <scalar tag>; variant <tag> { struct { scalars… } … } }` (LTTng's
@@ -286,6 +289,7 @@ impl Layout {
                 el.fixed_body =
                     crate::fast::FixedBody::compile(&layout, [common, el.context, el.payload]);
             }
+            sl.scan = crate::fast::ScanTable::compile(&layout, sl);
         }
         layout.streams = streams;
         Ok(layout)

@@ -13,6 +13,9 @@ use crate::field::FieldView;
 use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
 use crate::trace::{map_file, Trace};
 
+mod scan;
+pub use scan::ScanSink;
+
 /// Granularity of giving read pages back (a multiple of the page size).
 const RELEASE_CHUNK: usize = 8 << 20;
 

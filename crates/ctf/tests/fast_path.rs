@@ -18,6 +18,7 @@ fn without_shortcuts(t: &Trace) -> Arc<Trace> {
     let mut streams = std::mem::take(&mut layout.streams);
     for (_, sl) in streams.iter_mut() {
         sl.compiled_header = None;
+        sl.scan = None;
         for (_, el) in sl.events.iter_mut() {
             el.fixed_body = None;
         }

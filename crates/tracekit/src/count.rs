@@ -63,59 +63,97 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     }
 }
 
+/// Per-event bookkeeping of one stream, fed by [`ctf::StreamReader::scan`].
+struct Tally<'p> {
+    /// Per-class counts in tables indexed by class position: no hashing per event.
+    by_class: Vec<Vec<u64>>,
+    checksum: u64,
+    /// A stream's clock only maps cycles to ns monotonically: its last time is that of its
+    /// largest cycle count, converted once at the end (when there are events).
+    max_cycles: u64,
+    /// Events not yet reported to `progress`.
+    ticks: u64,
+    progress: &'p Progress,
+}
+
+impl ctf::ScanSink for Tally<'_> {
+    #[inline(always)]
+    fn event(&mut self, (sc, ec): (usize, usize), cycles: u64, fold: u64) {
+        self.max_cycles = self.max_cycles.max(cycles);
+        self.checksum = self.checksum.wrapping_add(fold);
+        if let Some(n) = self.by_class.get_mut(sc).and_then(|row| row.get_mut(ec)) {
+            *n += 1;
+        } else {
+            self.grow(sc, ec);
+        }
+        self.ticks += 1;
+    }
+
+    fn pause(&mut self) {
+        if self.ticks >= 1 << 16 {
+            self.progress.add(self.ticks);
+            self.ticks = 0;
+        }
+    }
+}
+
+impl Tally<'_> {
+    #[cold]
+    fn grow(&mut self, sc: usize, ec: usize) {
+        if self.by_class.len() <= sc {
+            self.by_class.resize(sc + 1, Vec::new());
+        }
+        let row = &mut self.by_class[sc];
+        if row.len() <= ec {
+            row.resize(ec + 1, 0);
+        }
+        row[ec] += 1;
+    }
+}
+
 /// Counts one stream.
 fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     let mut c = Counts::default();
-    // Per-class counts in tables indexed by class position: no hashing per event.
-    let mut by_class: Vec<Vec<u64>> = Vec::new();
-    let mut checksum = 0u64;
-    let mut ticks = 0u64;
-    // A stream's clock only maps cycles to ns monotonically: its last time is that of its
-    // largest cycle count, converted once at the end.
-    let mut max_cycles: Option<u64> = None;
-    while let Some(m) = r.next() {
+    let mut t = Tally {
+        by_class: Vec::new(),
+        checksum: 0,
+        max_cycles: 0,
+        ticks: 0,
+        progress,
+    };
+    loop {
+        // Event by event until one gives the stream's begin time, then a scan of the rest.
+        let m = if c.begin_ns.is_none() {
+            r.next()
+        } else {
+            r.scan(&mut t)
+        };
         match m {
-            Ok(Message::Event) => {
+            None => break,
+            Some(Ok(Message::Event)) => {
                 let ev = r.event();
-                c.events += 1;
-                if c.begin_ns.is_none() {
-                    c.begin_ns = ev.time_ns();
-                }
-                max_cycles = max_cycles.max(Some(ev.cycles()));
-                checksum = checksum.wrapping_add(ev.fold_fields());
-                let (sc, ec) = ev.class_index();
-                if let Some(n) = by_class.get_mut(sc).and_then(|row| row.get_mut(ec)) {
-                    *n += 1;
-                } else {
-                    if by_class.len() <= sc {
-                        by_class.resize(sc + 1, Vec::new());
-                    }
-                    let row = &mut by_class[sc];
-                    if row.len() <= ec {
-                        row.resize(ec + 1, 0);
-                    }
-                    row[ec] += 1;
-                }
-                ticks += 1;
-                if ticks == 1 << 16 {
-                    progress.add(ticks);
-                    ticks = 0;
-                }
+                c.begin_ns = ev.time_ns();
+                let fold = ev.fold_fields();
+                ctf::ScanSink::event(&mut t, ev.class_index(), ev.cycles(), fold);
+                ctf::ScanSink::pause(&mut t);
             }
-            Ok(Message::DiscardedEvents { count, .. }) => c.discarded += count,
-            Ok(Message::DiscardedPackets { count, .. }) => c.lost_packets += count,
-            Err(e) => c.errors.push(e.to_string()),
+            Some(Ok(Message::DiscardedEvents { count, .. })) => c.discarded += count,
+            Some(Ok(Message::DiscardedPackets { count, .. })) => c.lost_packets += count,
+            Some(Err(e)) => c.errors.push(e.to_string()),
         }
     }
-    c.end_ns = max_cycles.and_then(|cy| r.cycles_to_ns(cy));
-    progress.add(ticks);
-    std::hint::black_box(checksum);
+    progress.add(t.ticks);
+    std::hint::black_box(t.checksum);
     let layout = &r.trace().layout;
-    for (sc, row) in by_class.iter().enumerate() {
+    for (sc, row) in t.by_class.iter().enumerate() {
         for (ec, n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
             let name = &layout.streams.at(sc).events.at(ec).name;
             *c.classes.entry(name.to_string()).or_default() += n;
+            c.events += n;
         }
+    }
+    if c.events > 0 {
+        c.end_ns = r.cycles_to_ns(t.max_cycles);
     }
     c.warnings = std::mem::take(&mut r.warnings);
     c

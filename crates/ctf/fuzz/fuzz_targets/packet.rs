@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use ctf::{Message, StreamReader, Trace};
+use ctf::{Message, ScanSink, StreamReader, Trace};
 use libfuzzer_sys::fuzz_target;
 
 const METADATA: &str = include_str!("../../tests/common/kernel.tsdl");
@@ -19,7 +19,36 @@ fn trace() -> Arc<Trace> {
         .clone()
 }
 
+/// Events `scan` hands over, and the messages and errors it returns, as text.
+struct Collect(Vec<String>);
+
+impl ScanSink for Collect {
+    fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64) {
+        self.0.push(format!("{class:?} {cycles} {fold}"));
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    // `scan` must yield what `next` and `fold_fields` do.
+    let mut by_next = Vec::new();
+    let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    while let Some(m) = r.next() {
+        by_next.push(match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                format!("{:?} {} {}", ev.class_index(), ev.cycles(), ev.fold_fields())
+            }
+            other => format!("{other:?}"),
+        });
+    }
+    let mut s = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    let mut by_scan = Collect(Vec::new());
+    while let Some(m) = s.scan(&mut by_scan) {
+        by_scan.0.push(format!("{m:?}"));
+    }
+    assert_eq!(by_next, by_scan.0);
+    assert_eq!(r.warnings, s.warnings);
+
     let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
     // Each `next` consumes at least one packet or event of at least one byte, or ends the
     // stream: more items than bits would mean a loop.

@@ -1,0 +1,148 @@
+//! Reading a stream to fold every event, without handing out events one by one.
+//!
+//! [`StreamReader::next`] leaves each event readable through [`crate::Event`]: slots for its
+//! scopes, the reader's fields updated. A consumer that only folds every field (`tracekit
+//! count`) needs none of it. [`StreamReader::scan`] reads the events of a packet in one loop
+//! that keeps its state in locals and folds each body straight from the header's end; the
+//! moment anything is unusual (a packet boundary, a class without a fixed body, data too
+//! short, a first timestamp regression, an error) it leaves the event to `next`, which
+//! therefore still decides every message, warning and error.
+
+use super::{Message, StreamReader};
+use crate::bits::align_up;
+use crate::error::Result;
+use crate::fast::ScanShape;
+
+/// Receives the events [`StreamReader::scan`] reads.
+pub trait ScanSink {
+    /// One event: `class` as [`crate::Event::class_index`] gives it, its clock value in
+    /// cycles, and [`crate::Event::fold_fields`] of it.
+    fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64);
+
+    /// A run of events ended (at a packet's end or before an event read the general way):
+    /// a place for work not worth doing per event.
+    fn pause(&mut self) {}
+}
+
+impl StreamReader {
+    /// Reads events, handing each to `sink`, up to the next message that is not an event:
+    /// returns it (never [`Message::Event`]), or None at the end of the stream. The events,
+    /// messages, warnings and errors are those [`Self::next`] gives, in the same order.
+    /// [`Self::event`] means nothing after it.
+    pub fn scan(&mut self, sink: &mut impl ScanSink) -> Option<Result<Message>> {
+        loop {
+            if self.in_packet && self.pending.is_empty() && self.pos < self.content_bits {
+                self.scan_packet(sink);
+            }
+            match self.next()? {
+                Ok(Message::Event) => {
+                    let fold = self.event().fold_fields();
+                    sink.event((self.sc_idx, self.ev_idx), self.cycles, fold);
+                    sink.pause();
+                }
+                other => return Some(other),
+            }
+        }
+    }
+
+    /// Reads the current packet's events while they take the straight-line path: a compiled
+    /// header, a class the stream class's [`crate::fast::ScanTable`] folds, a body inside
+    /// the content, a clock that does not go backwards for the first time. Stops before the
+    /// first that does not, leaving it to [`Self::next`].
+    #[inline(never)]
+    fn scan_packet(&mut self, sink: &mut impl ScanSink) {
+        let trace = self.trace.clone();
+        let layout = &*trace.layout;
+        let sl = layout.streams.at(self.sc_idx);
+        let (Some(header), Some(table), Some(map)) =
+            (&sl.compiled_header, &sl.scan, self.map.as_deref())
+        else {
+            return;
+        };
+        // What the general path decodes from (the content) and what `Event::fold_fields`
+        // folds from (the packet): the same values, as long as reads stay in the content.
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        let pend = (self.packet_off + self.packet_len).min(map.len());
+        let packet = &map[self.packet_off.min(pend)..pend];
+        let content_bits = self.content_bits;
+        let sc_idx = self.sc_idx;
+        let dec = &mut self.dec;
+        // Without a previous event, no clock value is below it: 0 stands for none.
+        let check_regression = !self.warned_regression;
+        let mut last = self.last_cycles.unwrap_or(0);
+        let (mut pos, mut clock) = (self.pos, dec.clock);
+        let (mut start, mut id, mut ev_idx, mut n) = (pos, 0, 0, 0u64);
+        'events: while pos < content_bits {
+            let Some(h) = header.decode(content, pos, clock) else {
+                break;
+            };
+            let this_id = h.id.unwrap_or(table.default_id);
+            let Some(class) = table.class(this_id) else {
+                break;
+            };
+            let el = || sl.events.at(class.ev_idx);
+            let (fold, after) = match class.shape {
+                ScanShape::One {
+                    align,
+                    size_bits,
+                    first,
+                    reads,
+                    span_bytes,
+                } => {
+                    let base = align_up(h.end, align);
+                    match table.fold_one(first, reads, span_bytes, packet, base) {
+                        Some(fold) => (fold, base + size_bits),
+                        None => match &el().fixed_body {
+                            Some(body) => body.place_and_fold(h.end, packet),
+                            None => break,
+                        },
+                    }
+                }
+                ScanShape::Fixed => match &el().fixed_body {
+                    Some(body) => body.place_and_fold(h.end, packet),
+                    None => break,
+                },
+                ScanShape::Fold => {
+                    let (el, mut p, mut acc) = (el(), h.end, 0u64);
+                    for node in [sl.event_common_context, el.context, el.payload]
+                        .into_iter()
+                        .flatten()
+                    {
+                        match dec.fold(layout, node, content, &mut p) {
+                            Ok(v) => acc = acc.wrapping_add(v),
+                            Err(_) => break 'events,
+                        }
+                    }
+                    (acc, p)
+                }
+            };
+            if after > content_bits || (check_regression && h.clock < last) {
+                break;
+            }
+            sink.event((sc_idx, class.ev_idx), h.clock, fold);
+            (start, id, ev_idx) = (pos, this_id, class.ev_idx);
+            last = h.clock;
+            clock = h.clock;
+            pos = after;
+            n += 1;
+        }
+        if n == 0 {
+            return;
+        }
+        sink.pause();
+        // The reader's state as `next` would have left it after the last of these events.
+        self.pos = pos;
+        self.dec.clock = clock;
+        self.last_cycles = Some(last);
+        self.cycles = last;
+        self.events_read += n;
+        self.event_id = id;
+        self.ev_idx = ev_idx;
+        self.event_offset = (start / 8) as usize;
+        self.event_bit = start;
+        self.ev_slots.clear();
+        self.ev_at = [None; 4];
+        self.lazy_header.take();
+    }
+}

@@ -1,0 +1,246 @@
+//! `StreamReader::scan` must yield what `next` + `Event::fold_fields` yield: the same
+//! events (class, cycles, fold of every field), messages, errors and warnings, in the same
+//! order, on generated kernel traces (compact and large headers), on packets built byte by
+//! byte and then damaged at random, and on every trace of the shared data.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use ctf::writer::EventHeaderKind;
+use ctf::{Message, ScanSink, StreamReader, Trace};
+use proptest::prelude::*;
+use scenario::kernel_mix::{generate, KernelMixParams};
+
+/// One thing a reader yielded.
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    /// Class index, cycles and fold of every field.
+    Event((usize, usize), u64, u64),
+    Msg(Message),
+    Err(String),
+}
+
+/// What reading a stream gave: items, warnings, the reader's event count.
+type Read = (Vec<Item>, Vec<String>, u64);
+
+fn by_next(mut r: StreamReader) -> Read {
+    let mut out = Vec::new();
+    while let Some(m) = r.next() {
+        out.push(match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                Item::Event(ev.class_index(), ev.cycles(), ev.fold_fields())
+            }
+            Ok(m) => Item::Msg(m),
+            Err(e) => Item::Err(e.to_string()),
+        });
+        assert!(out.len() < 10_000_000, "reader does not end");
+    }
+    (out, r.warnings.clone(), r.events_read)
+}
+
+struct Collect(Vec<Item>);
+
+impl ScanSink for Collect {
+    fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64) {
+        self.0.push(Item::Event(class, cycles, fold));
+    }
+}
+
+fn by_scan(mut r: StreamReader) -> Read {
+    let mut sink = Collect(Vec::new());
+    while let Some(m) = r.scan(&mut sink) {
+        sink.0.push(match m {
+            Ok(Message::Event) => panic!("scan yielded an event message"),
+            Ok(m) => Item::Msg(m),
+            Err(e) => Item::Err(e.to_string()),
+        });
+        assert!(sink.0.len() < 10_000_000, "reader does not end");
+    }
+    (sink.0, r.warnings.clone(), r.events_read)
+}
+
+/// Reads every stream of `trace` both ways and compares; returns the events read.
+fn compare(trace: &Arc<Trace>) -> usize {
+    let mut events = 0;
+    for (a, b) in trace.readers().into_iter().zip(trace.readers()) {
+        let (a, b) = (by_next(a), by_scan(b));
+        assert_same(&a, &b, &trace.path.display().to_string());
+        events += a.0.iter().filter(|i| matches!(i, Item::Event(..))).count();
+    }
+    events
+}
+
+fn assert_same(a: &Read, b: &Read, what: &str) {
+    if let Some(i) = (0..a.0.len().max(b.0.len())).find(|i| a.0.get(*i) != b.0.get(*i)) {
+        panic!(
+            "{what}: item {i} differs: next gave {:?}, scan gave {:?}",
+            a.0.get(i),
+            b.0.get(i)
+        );
+    }
+    assert_eq!(a.1, b.1, "{what}: warnings");
+    assert_eq!(a.2, b.2, "{what}: events read");
+}
+
+fn generated(header: EventHeaderKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let params = KernelMixParams {
+        events: 20_000,
+        cpus: 2,
+        header,
+        ..Default::default()
+    };
+    let trace_dir = dir.path().join("kernel");
+    generate(&trace_dir, &params).unwrap();
+    let trace = Arc::new(Trace::open(&trace_dir).unwrap());
+    assert!(trace.layout.streams.iter().all(|(_, sl)| sl.scan.is_some()));
+    assert!(compare(&trace) >= 20_000);
+}
+
+#[test]
+fn compact_headers_scan_as_next() {
+    generated(EventHeaderKind::Compact);
+}
+
+#[test]
+fn large_headers_scan_as_next() {
+    generated(EventHeaderKind::Large);
+}
+
+#[test]
+fn shared_traces_scan_as_next() {
+    let Some(shared) = testkit::shared_or_skip("the scan comparison on real traces") else {
+        return;
+    };
+    let (mut traces, mut events) = (0, 0);
+    for sub in ["kernel", "ust", "ctf", "ctf2"] {
+        let Ok(dirs) = ctf::trace::discover(&shared.join("traces").join(sub)) else {
+            continue;
+        };
+        for d in dirs {
+            // Traces the reader rejects are other tests' business.
+            let Ok(t) = Trace::open(&d) else { continue };
+            events += compare(&Arc::new(t));
+            traces += 1;
+        }
+    }
+    assert!(
+        traces > 30 && events > 100_000,
+        "{traces} traces, {events} events"
+    );
+}
+
+/// An event of the hand-written metadata, from a few random numbers.
+fn event(p: Packet, kind: u8, ts: u64, ext: bool, n: u32) -> Packet {
+    let name = ["a", "swapper/0", "", "kworker/u8:1"][n as usize % 4];
+    let (id, payload) = match kind % 6 {
+        0 => (
+            SCHED_SWITCH,
+            sched_switch(name, n as i32, 1, "bash", -(n as i32)),
+        ),
+        1 => (OPENAT, openat(-100, name, n as i32)),
+        2 => (SENDMSG, sendmsg(name.as_bytes(), &[n as i32, 4])),
+        3 => (TAGGED, tagged_int(n as i32)),
+        4 => (TAGGED, tagged_str(name)),
+        _ => (BITFIELDS, bitfields(-2, n as u16, 0.5, &[name, "bc"])),
+    };
+    if ext {
+        p.event_ext(id, ts, &payload)
+    } else {
+        p.event(id, ts & ((1 << 27) - 1), &payload)
+    }
+}
+
+/// A stream of packets from random events: clock steps (some backwards, some past the
+/// compact header's 27 bits), extended headers, sequence gaps and discarded events.
+fn stream_of(events: &[(u8, i64, bool, u32)], per_packet: usize) -> Vec<u8> {
+    let mut packets = Vec::new();
+    let mut clock = 1000u64;
+    for (i, chunk) in events.chunks(per_packet.max(1)).enumerate() {
+        let begin = clock;
+        let mut p = Packet::new(i as u64 * (1 + (i as u64 % 3 == 2) as u64), begin, begin);
+        p.discarded = i as u64 / 2;
+        for &(kind, step, ext, n) in chunk {
+            clock = clock.saturating_add_signed(step);
+            p = event(p, kind, clock, ext, n);
+        }
+        p.ts_end = clock;
+        packets.push(p);
+    }
+    stream(&packets)
+}
+
+fn in_memory() -> Arc<Trace> {
+    Arc::new(Trace::from_metadata_bytes(KERNEL_TSDL.as_bytes(), "chan_0").unwrap())
+}
+
+fn compare_bytes(trace: &Arc<Trace>, bytes: Vec<u8>) -> Result<(), TestCaseError> {
+    let a = by_next(StreamReader::from_bytes(trace.clone(), 0, bytes.clone()));
+    let b = by_scan(StreamReader::from_bytes(trace.clone(), 0, bytes));
+    prop_assert_eq!(a, b);
+    Ok(())
+}
+
+#[test]
+fn clock_regressions_and_wraps_scan_as_next() {
+    let trace = in_memory();
+    // Backwards once in the first packet (warned once), again later (not warned), a wrap of
+    // the 27-bit compact timestamp, an extended header in the middle.
+    let steps: Vec<(u8, i64, bool, u32)> = (0..200)
+        .map(|i| {
+            let step = match i {
+                17 => -50,
+                150 => -7,
+                90 => 1 << 27,
+                _ => 3,
+            };
+            (i as u8, step, i % 41 == 40, i)
+        })
+        .collect();
+    let bytes = stream_of(&steps, 64);
+    let (items, warnings, _) = by_next(StreamReader::from_bytes(trace.clone(), 0, bytes.clone()));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(items.iter().any(|i| matches!(i, Item::Msg(_))));
+    compare_bytes(&trace, bytes).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Valid streams of random events.
+    #[test]
+    fn random_streams_scan_as_next(
+        events in proptest::collection::vec(
+            (any::<u8>(), -100i64..1 << 28, proptest::bool::weighted(0.1), any::<u32>()),
+            0..120,
+        ),
+        per_packet in 1usize..50,
+    ) {
+        compare_bytes(&in_memory(), stream_of(&events, per_packet))?;
+    }
+
+    /// The same streams damaged: bytes overwritten, or cut short.
+    #[test]
+    fn damaged_streams_scan_as_next(
+        events in proptest::collection::vec(
+            (any::<u8>(), 0i64..1 << 20, proptest::bool::weighted(0.1), any::<u32>()),
+            1..80,
+        ),
+        per_packet in 1usize..40,
+        damage in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in proptest::option::weighted(0.3, any::<prop::sample::Index>()),
+    ) {
+        let mut bytes = stream_of(&events, per_packet);
+        for (at, b) in damage {
+            let i = at.index(bytes.len());
+            bytes[i] = b;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        compare_bytes(&in_memory(), bytes)?;
+    }
+}
