@@ -8,12 +8,14 @@
 
 pub mod hash;
 pub mod model;
+pub mod payload;
 pub mod state;
 pub mod threads;
 
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
-pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, Payload, State, StateOptions, Thread};
+pub use payload::{Payload, WordPlan};
+pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, State, StateOptions, Thread};
 pub use threads::Threads;
 
 use ctf::Event;
@@ -31,6 +33,16 @@ impl Model {
     pub fn new(options: StateOptions) -> Self {
         Model {
             state: State::new(options),
+            ..Default::default()
+        }
+    }
+
+    /// A model that reads every payload through the CTF field views, as the word reads of
+    /// [`WordPlan`]s must agree with (for tests).
+    pub fn generic(options: StateOptions) -> Self {
+        Model {
+            state: State::new(options),
+            resolver: Resolver::generic(),
             ..Default::default()
         }
     }

@@ -4,10 +4,11 @@
 
 use std::collections::VecDeque;
 
-use ctf::{Event, FieldView};
+use ctf::Event;
 
 use crate::hash::{IntMap, IntSet};
-use crate::model::{Class, FdOp, Fields, Kind, F};
+use crate::model::{Class, FdOp, Kind, F};
+use crate::payload::{Payload, Read};
 use crate::threads::Threads;
 
 /// A thread as the state knows it.
@@ -229,77 +230,9 @@ const F_DUPFD: i64 = 0;
 const F_DUPFD_CLOEXEC: i64 = 1030;
 const F_SETFD: i64 = 2;
 
-/// An event's payload, read through its class's pre-resolved field positions.
-#[derive(Clone, Copy)]
-pub struct Payload<'a, 'f> {
-    payload: Option<FieldView<'a>>,
-    /// A fixed-layout payload's bytes, start and plan, looked up once per event rather than
-    /// once per integer read (most events read two or three).
-    plan: Option<(&'a [u8], u64, &'a ctf::layout::FixedPlan)>,
-    fields: &'f Fields,
-}
-
-impl<'a, 'f> Payload<'a, 'f> {
-    /// The payload of `ev`, whose class has the field positions `fields`.
-    #[inline]
-    pub fn new(ev: &Event<'a>, fields: &'f Fields) -> Self {
-        let payload = ev.payload();
-        Payload {
-            plan: payload.as_ref().and_then(|p| p.fixed_struct()),
-            payload,
-            fields,
-        }
-    }
-
-    #[inline]
-    pub fn field(&self, f: F) -> Option<FieldView<'a>> {
-        self.payload.as_ref()?.member_at(self.fields.get(f)?)
-    }
-
-    #[inline(always)]
-    pub fn int(&self, f: F) -> Option<i64> {
-        let i = self.fields.get(f)?;
-        // What `int_member` does, without finding the plan again.
-        let v = match self.plan {
-            Some((data, base, plan)) => plan.reads.get(i)?.int(data, base),
-            None => self.payload.as_ref()?.int_member(i),
-        };
-        v.map(|v| v as i64)
-    }
-
-    /// The bytes of a string field, up to its first NUL.
-    #[inline]
-    pub fn bytes(&self, f: F) -> Option<&'a [u8]> {
-        self.field(f)?.as_bytes()
-    }
-
-    /// The bytes of a string field as stored, NULs (of a fixed-length array) included.
-    #[inline]
-    pub fn raw_bytes(&self, f: F) -> Option<&'a [u8]> {
-        match self.field(f)?.value() {
-            ctf::FieldValue::Str(b) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// The text of a string field (lossy for invalid UTF-8), up to its first NUL.
-    pub fn text(&self, f: F) -> Option<String> {
-        self.field(f)?.as_str().map(|s| s.into_owned())
-    }
-
-    /// The integers of an array or sequence field.
-    pub fn ints(&self, f: F) -> Vec<i64> {
-        match self.field(f).map(|f| f.value()) {
-            Some(ctf::FieldValue::Array(e)) => e.filter_map(|x| x.as_i64()).collect(),
-            Some(ctf::FieldValue::Blob(b)) => b.iter().map(|&x| x as i64).collect(),
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// The descriptor arguments of a system call entry of kind `op`. Every field is optional:
 /// lttng-modules versions name and record them differently.
-fn io_entry(op: FdOp, p: Payload<'_, '_>) -> IoEntry {
+fn io_entry<'a>(op: FdOp, p: impl Read<'a>) -> IoEntry {
     let mut e = IoEntry {
         op,
         ..Default::default()
@@ -338,7 +271,7 @@ fn io_entry(op: FdOp, p: Payload<'_, '_>) -> IoEntry {
 
 /// `A.B.C.D:PORT` of a connect entry with an IPv4 peer (lttng-modules ≥ 2.6 record
 /// `family`, `v4addr` and `dport`).
-fn peer(p: Payload<'_, '_>) -> Option<String> {
+fn peer<'a>(p: impl Read<'a>) -> Option<String> {
     const AF_INET: i64 = 2;
     if p.int(F::Family)? != AF_INET {
         return None;
@@ -424,7 +357,7 @@ impl State {
     }
 
     /// Updates the descriptor table for a completed system call and fills in `d`.
-    fn apply_io(&mut self, mut d: IoDone, io: &IoEntry, p: Payload<'_, '_>) -> Option<IoDone> {
+    fn apply_io<'a>(&mut self, mut d: IoDone, io: &IoEntry, p: impl Read<'a>) -> Option<IoDone> {
         let pid = d.pid;
         let ret = d.ret;
         let lookup = |st: &Self, fd: i64| st.processes.get(&pid)?.fds.get(&fd).cloned();
@@ -583,8 +516,22 @@ impl State {
         ev: &Event<'_>,
         out: &mut Vec<Notification>,
     ) {
+        match class.words.as_ref().and_then(|w| w.payload(ev)) {
+            Some(p) => self.apply(class, ts, cpu, p, out),
+            None => self.apply(class, ts, cpu, Payload::new(ev, &class.fields), out),
+        }
+    }
+
+    /// [`State::handle`] with the payload read by `p`.
+    fn apply<'a>(
+        &mut self,
+        class: &Class,
+        ts: i64,
+        cpu: u32,
+        p: impl Read<'a>,
+        out: &mut Vec<Notification>,
+    ) {
         let r = class.resolved;
-        let p = Payload::new(ev, &class.fields);
         match r.kind {
             Kind::SchedSwitch => self.sched_switch(ts, cpu, p, out),
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
@@ -859,7 +806,13 @@ impl State {
         }
     }
 
-    fn sched_switch(&mut self, ts: i64, cpu: u32, p: Payload<'_, '_>, out: &mut Vec<Notification>) {
+    fn sched_switch<'a>(
+        &mut self,
+        ts: i64,
+        cpu: u32,
+        p: impl Read<'a>,
+        out: &mut Vec<Notification>,
+    ) {
         let (Some(prev_tid), Some(next_tid)) = (p.int(F::PrevTid), p.int(F::NextTid)) else {
             return;
         };
@@ -918,7 +871,7 @@ impl State {
         }
     }
 
-    fn fork(&mut self, p: Payload<'_, '_>) {
+    fn fork<'a>(&mut self, p: impl Read<'a>) {
         let (Some(ptid), Some(ctid)) = (p.int(F::ParentTid), p.int(F::ChildTid)) else {
             return;
         };
@@ -954,7 +907,7 @@ impl State {
         }
     }
 
-    fn statedump_process(&mut self, p: Payload<'_, '_>) {
+    fn statedump_process<'a>(&mut self, p: impl Read<'a>) {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
