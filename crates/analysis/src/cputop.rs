@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kernel::{IntMap, Model, Notification, State};
+use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -95,6 +95,14 @@ impl CpuTop {
 }
 
 impl Analysis for CpuTop {
+    fn interest(&self) -> Interest {
+        Interest::of(&[
+            NoteKind::SchedSwitch,
+            NoteKind::PrioChanged,
+            NoteKind::Migrate,
+        ])
+    }
+
     fn start(&mut self, ts: i64) {
         self.start = Some(ts);
     }

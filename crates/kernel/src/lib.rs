@@ -15,7 +15,9 @@ pub mod threads;
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
 pub use payload::{Payload, WordPlan};
-pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, State, StateOptions, Thread};
+pub use state::{
+    Cpu, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
+};
 pub use threads::Threads;
 
 use ctf::Event;

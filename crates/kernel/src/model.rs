@@ -104,6 +104,14 @@ pub enum FdOp {
 }
 
 impl FdOp {
+    /// Whether the call may change the descriptor table (or the names of open files).
+    pub fn changes_fds(self) -> bool {
+        !matches!(
+            self,
+            FdOp::None | FdOp::Read | FdOp::Write | FdOp::SyncFd | FdOp::Sync
+        )
+    }
+
     /// The operation of system call `name` (without prefix).
     pub fn of(name: &str) -> FdOp {
         match name {

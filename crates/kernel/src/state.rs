@@ -23,7 +23,8 @@ pub struct Thread {
     /// The first wakeup since the thread last ran, and the thread that woke it.
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
-    /// The descriptor arguments of the system call in progress, when it touches descriptors.
+    /// The descriptor arguments of the system call in progress, when it touches descriptors
+    /// (for reads and writes, only when the state makes [`NoteKind::Io`] notifications).
     pub io_entry: Option<IoEntry>,
     /// How many CPUs have it as their current thread (a woken thread that is running is not
     /// waiting): kept by `sched_switch` so wakeups need not scan the CPUs.
@@ -193,6 +194,83 @@ pub enum Notification {
     },
 }
 
+/// The kinds of [`Notification`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NoteKind {
+    SchedSwitch,
+    PrioChanged,
+    Migrate,
+    SyscallDone,
+    Io,
+    Net,
+    HardIrqDone,
+    SoftIrqRaise,
+    SoftIrqDone,
+    BlockDone,
+    Page,
+}
+
+/// A set of [`NoteKind`]s: the notifications some consumers want. The state machine skips
+/// making the others (its own state is kept the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interest(u16);
+
+impl Interest {
+    /// Every notification.
+    pub const ALL: Interest = Interest(u16::MAX);
+    /// No notification.
+    pub const NONE: Interest = Interest(0);
+
+    /// The set of `kinds`.
+    pub const fn of(kinds: &[NoteKind]) -> Interest {
+        let mut bits = 0u16;
+        let mut i = 0;
+        while i < kinds.len() {
+            bits |= 1 << kinds[i] as u16;
+            i += 1;
+        }
+        Interest(bits)
+    }
+
+    /// Both sets.
+    pub const fn union(self, other: Interest) -> Interest {
+        Interest(self.0 | other.0)
+    }
+
+    /// Whether notifications of kind `k` are in the set.
+    #[inline(always)]
+    pub const fn has(self, k: NoteKind) -> bool {
+        self.0 & (1 << k as u16) != 0
+    }
+}
+
+/// Everything: a consumer that does not say what it wants gets it all.
+impl Default for Interest {
+    fn default() -> Self {
+        Interest::ALL
+    }
+}
+
+impl Notification {
+    /// The kind of this notification.
+    pub fn kind(&self) -> NoteKind {
+        match self {
+            Notification::SchedSwitch { .. } => NoteKind::SchedSwitch,
+            Notification::PrioChanged { .. } => NoteKind::PrioChanged,
+            Notification::Migrate { .. } => NoteKind::Migrate,
+            Notification::SyscallDone { .. } => NoteKind::SyscallDone,
+            Notification::Io(_) => NoteKind::Io,
+            Notification::Net { .. } => NoteKind::Net,
+            Notification::HardIrqDone { .. } => NoteKind::HardIrqDone,
+            Notification::SoftIrqRaise { .. } => NoteKind::SoftIrqRaise,
+            Notification::SoftIrqDone { .. } => NoteKind::SoftIrqDone,
+            Notification::BlockDone { .. } => NoteKind::BlockDone,
+            Notification::Page { .. } => NoteKind::Page,
+        }
+    }
+}
+
 /// Options of the state machine.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateOptions {
@@ -223,6 +301,8 @@ pub struct State {
     pub files: Vec<OpenFile>,
     /// Network interface names, by first appearance.
     pub netifs: Vec<String>,
+    /// The notifications to make.
+    interest: Interest,
 }
 
 const O_CLOEXEC: i64 = 0o2000000;
@@ -314,6 +394,23 @@ impl State {
             options,
             ..Default::default()
         }
+    }
+
+    /// Makes only the notifications in `interest` (all by default). The state is the same
+    /// whatever the interest, but for the [`Thread::io_entry`] of reads and writes, kept only
+    /// for [`NoteKind::Io`].
+    pub fn set_interest(&mut self, interest: Interest) {
+        self.interest = interest;
+    }
+
+    /// The notifications the state makes.
+    pub fn interest(&self) -> Interest {
+        self.interest
+    }
+
+    #[inline(always)]
+    fn wants(&self, k: NoteKind) -> bool {
+        self.interest.has(k)
     }
 
     /// Adds descriptor `fd` of process `pid` on a new open file named `filename`.
@@ -502,7 +599,9 @@ impl State {
         if let Some(t) = self.threads.get_mut(tid) {
             if t.prio != Some(prio) {
                 t.prio = Some(prio);
-                out.push(Notification::PrioChanged { ts, tid, prio });
+                if self.interest.has(NoteKind::PrioChanged) {
+                    out.push(Notification::PrioChanged { ts, tid, prio });
+                }
             }
         }
     }
@@ -559,7 +658,9 @@ impl State {
                 if let Some(prio) = prio.map(|p| p as i32) {
                     if t.prio != Some(prio) {
                         t.prio = Some(prio);
-                        out.push(Notification::PrioChanged { ts, tid, prio });
+                        if self.interest.has(NoteKind::PrioChanged) {
+                            out.push(Notification::PrioChanged { ts, tid, prio });
+                        }
                     }
                 }
             }
@@ -573,7 +674,9 @@ impl State {
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
                     self.thread_mut(tid, p.raw_bytes(F::Comm));
-                    out.push(Notification::Migrate { ts, tid });
+                    if self.wants(NoteKind::Migrate) {
+                        out.push(Notification::Migrate { ts, tid });
+                    }
                 }
             }
             Kind::SchedProcessFork => self.fork(p),
@@ -624,7 +727,12 @@ impl State {
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
-                    let io = (r.fdop != FdOp::None && !ignored).then(|| io_entry(r.fdop, p));
+                    // Reads and writes leave the descriptors as they are: only their
+                    // notification needs their arguments.
+                    let io = (r.fdop != FdOp::None
+                        && !ignored
+                        && (r.fdop.changes_fds() || self.wants(NoteKind::Io)))
+                    .then(|| io_entry(r.fdop, p));
                     let t = self.threads.at_mut(slot);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
@@ -668,6 +776,9 @@ impl State {
                 if let Some(&(issue, n, tid, write, disk)) = d.pending.get(&(sector as u64)) {
                     if n == nr as u64 {
                         d.pending.remove(&(sector as u64));
+                        if !self.interest.has(NoteKind::BlockDone) {
+                            return;
+                        }
                         out.push(Notification::BlockDone {
                             disk,
                             issue,
@@ -692,14 +803,16 @@ impl State {
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = p.int(F::Ret).unwrap_or(0);
                     let pid = t.pid.unwrap_or(tid);
-                    out.push(Notification::SyscallDone {
-                        tid,
-                        name,
-                        entry_ts,
-                        exit_ts: ts,
-                        ret,
-                        cmd,
-                    });
+                    if self.interest.has(NoteKind::SyscallDone) {
+                        out.push(Notification::SyscallDone {
+                            tid,
+                            name,
+                            entry_ts,
+                            exit_ts: ts,
+                            ret,
+                            cmd,
+                        });
+                    }
                     if let Some(io) = io {
                         let done = IoDone {
                             tid,
@@ -714,7 +827,9 @@ impl State {
                             size: None,
                         };
                         if let Some(d) = self.apply_io(done, &io, p) {
-                            out.push(Notification::Io(d));
+                            if self.wants(NoteKind::Io) {
+                                out.push(Notification::Io(d));
+                            }
                         }
                     }
                 }
@@ -735,6 +850,9 @@ impl State {
                 match c.current_hard_irq {
                     Some((cur, begin)) if cur == irq => {
                         c.current_hard_irq = None;
+                        if !self.interest.has(NoteKind::HardIrqDone) {
+                            return;
+                        }
                         out.push(Notification::HardIrqDone {
                             cpu,
                             irq,
@@ -756,7 +874,9 @@ impl State {
                 match r.kind {
                     Kind::SoftirqRaise => {
                         c.softirq_raises.entry(vec).or_default().push_back(ts);
-                        out.push(Notification::SoftIrqRaise { ts, cpu, vec });
+                        if self.interest.has(NoteKind::SoftIrqRaise) {
+                            out.push(Notification::SoftIrqRaise { ts, cpu, vec });
+                        }
                     }
                     Kind::SoftirqEntry => {
                         let raise = c.softirq_raises.get_mut(&vec).and_then(|q| q.pop_front());
@@ -764,6 +884,9 @@ impl State {
                     }
                     _ => {
                         if let Some((begin, raise)) = c.softirq_running.remove(&vec) {
+                            if !self.interest.has(NoteKind::SoftIrqDone) {
+                                return;
+                            }
                             out.push(Notification::SoftIrqDone {
                                 cpu,
                                 vec,
@@ -786,6 +909,9 @@ impl State {
                         self.netifs.len() as u32 - 1
                     }
                 };
+                if !self.wants(NoteKind::Net) {
+                    return;
+                }
                 out.push(Notification::Net {
                     ts,
                     iface,
@@ -794,6 +920,9 @@ impl State {
                 });
             }
             Kind::PageAlloc | Kind::PageFree => {
+                if !self.wants(NoteKind::Page) {
+                    return;
+                }
                 let tid = self.current_tid(cpu);
                 out.push(Notification::Page {
                     ts,
@@ -853,16 +982,18 @@ impl State {
         if changed.is_some() {
             next.prio = changed;
         }
-        out.push(Notification::SchedSwitch {
-            ts,
-            cpu,
-            prev_tid,
-            next_tid,
-            next_prio_known,
-            next_prio,
-            wakeup,
-        });
-        if let Some(prio) = changed {
+        if self.wants(NoteKind::SchedSwitch) {
+            out.push(Notification::SchedSwitch {
+                ts,
+                cpu,
+                prev_tid,
+                next_tid,
+                next_prio_known,
+                next_prio,
+                wakeup,
+            });
+        }
+        if let Some(prio) = changed.filter(|_| self.wants(NoteKind::PrioChanged)) {
             out.push(Notification::PrioChanged {
                 ts,
                 tid: next_tid,

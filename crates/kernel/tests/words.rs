@@ -579,3 +579,74 @@ fn shared_traces() {
     }
     assert!(compared > 0, "no intact shared kernel trace");
 }
+
+/// A model told to make only some notifications makes exactly those, and keeps the same state.
+#[test]
+fn interest_filters_notifications_only() {
+    use kernel::{Interest, NoteKind};
+    let tmp = tempfile::tempdir().unwrap();
+    let l = Layout {
+        old: false,
+        bo: ByteOrder::Little,
+        packed: false,
+        header: EventHeaderKind::Compact,
+    };
+    let dir = tmp.path().join("r");
+    write_random(&dir, &l, 77, 20_000);
+    let traces = ctf::open_all(&[dir]).unwrap();
+    let run = |interest: Interest| {
+        let mut m = Model::new(StateOptions::default());
+        m.state.set_interest(interest);
+        let mut notes: Vec<Notification> = Vec::new();
+        m.process_all(&traces, &mut notes);
+        // The arguments of reads and writes in progress are kept for their Io notification
+        // only.
+        let ids: Vec<i32> = m.state.threads.tids().collect();
+        for tid in ids {
+            let t = m.state.threads.get_mut(tid).unwrap();
+            if t.io_entry.as_ref().is_some_and(|e| !e.op.changes_fds()) {
+                t.io_entry = None;
+            }
+        }
+        (digest(&m.state), notes)
+    };
+    let (all_state, all) = run(Interest::ALL);
+    use NoteKind::*;
+    let kinds = [
+        SchedSwitch,
+        PrioChanged,
+        Migrate,
+        SyscallDone,
+        Io,
+        Net,
+        HardIrqDone,
+        SoftIrqRaise,
+        SoftIrqDone,
+        BlockDone,
+        Page,
+    ];
+    for k in kinds {
+        assert!(all.iter().any(|n| n.kind() == k), "no {k:?} at all");
+    }
+    for set in [
+        &[][..],
+        &[SchedSwitch, PrioChanged, Migrate],
+        &[SyscallDone],
+        &[Io, BlockDone, Net],
+        &[HardIrqDone, SoftIrqDone],
+        &[Page, SoftIrqRaise],
+    ] {
+        let interest = Interest::of(set);
+        let (state, notes) = run(interest);
+        assert!(state == all_state, "{set:?}: another state");
+        let expected: Vec<_> = all
+            .iter()
+            .filter(|n| set.contains(&n.kind()))
+            .copied()
+            .collect();
+        assert_eq!(notes, expected, "{set:?}");
+        for k in kinds {
+            assert_eq!(interest.has(k), set.contains(&k));
+        }
+    }
+}
