@@ -16,6 +16,7 @@ use crate::threads::Threads;
 pub struct Thread {
     pub tid: i32,
     pub pid: Option<i32>,
+    /// The command name, from the events' stored names (see `comm_key`).
     pub comm: String,
     pub prio: Option<i32>,
     /// The system call in progress: (name index, entry time, `cmd` argument if any).
@@ -29,6 +30,29 @@ pub struct Thread {
     /// How many CPUs have it as their current thread (a woken thread that is running is not
     /// waiting): kept by `sched_switch` so wakeups need not scan the CPUs.
     pub(crate) on_cpus: u32,
+    /// The 16 stored bytes `comm` was last set from, if it was from 16 (a `comm` array): the
+    /// same bytes again, the usual case, are then one comparison.
+    pub(crate) comm_key: Option<u128>,
+}
+
+impl Thread {
+    /// Sets `comm` from the stored bytes `raw` of an event's string field (see [`set_comm`]).
+    #[inline]
+    fn set_comm(&mut self, raw: &[u8]) {
+        match <[u8; 16]>::try_from(raw) {
+            Ok(b) => {
+                let key = u128::from_ne_bytes(b);
+                if self.comm_key != Some(key) {
+                    set_comm(&mut self.comm, raw);
+                    self.comm_key = Some(key);
+                }
+            }
+            Err(_) => {
+                set_comm(&mut self.comm, raw);
+                self.comm_key = None;
+            }
+        }
+    }
 }
 
 /// The descriptor-related arguments of a system call entry.
@@ -588,7 +612,7 @@ impl State {
         let s = self.threads.slot_or_insert(tid);
         let t = self.threads.at_mut(s);
         if let Some(c) = comm {
-            set_comm(&mut t.comm, c);
+            t.set_comm(c);
         }
         t
     }
@@ -634,22 +658,35 @@ impl State {
         match r.kind {
             Kind::SchedSwitch => self.sched_switch(ts, cpu, p, out),
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
-                self.cpu_mut(cpu);
+                let waker = self.cpu_mut(cpu).current_tid;
                 let Some(tid) = p.int(F::Tid).map(|v| v as i32) else {
                     return;
                 };
                 if let Some(target) = p.int(F::TargetCpu) {
                     self.cpu_mut(target as u32);
                 }
-                let waker = self.current_tid(cpu);
                 let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
                 let prio = p.int(F::Prio).map(|p| p - fix);
+                let known = self.threads.slot(tid);
                 // A running thread is not waiting to run: ignore its wakeups.
-                if self.threads.get(tid).is_some_and(|t| t.on_cpus > 0) {
-                    self.check_prio(ts, tid, prio, out);
+                if let Some(s) = known.filter(|&s| self.threads.at(s).on_cpus > 0) {
+                    // As check_prio, on the thread at hand.
+                    let t = self.threads.at_mut(s);
+                    if let Some(prio) = prio.map(|p| p as i32) {
+                        if t.prio != Some(prio) {
+                            t.prio = Some(prio);
+                            if self.interest.has(NoteKind::PrioChanged) {
+                                out.push(Notification::PrioChanged { ts, tid, prio });
+                            }
+                        }
+                    }
                     return;
                 }
-                let t = self.thread_mut(tid, p.raw_bytes(F::Comm));
+                let s = known.unwrap_or_else(|| self.threads.slot_or_insert(tid));
+                let t = self.threads.at_mut(s);
+                if let Some(c) = p.raw_bytes(F::Comm) {
+                    t.set_comm(c);
+                }
                 if t.last_wakeup.is_none() {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
@@ -964,7 +1001,7 @@ impl State {
         self.threads.at_mut(next_slot).on_cpus += 1;
         let prev = self.threads.at_mut(prev_slot);
         if let Some(c) = prev_comm {
-            set_comm(&mut prev.comm, c);
+            prev.set_comm(c);
         }
         // The previous task's priority is updated without a notification (it just ran with it).
         if let Some(p) = p.int(F::PrevPrio) {
@@ -973,7 +1010,7 @@ impl State {
         let next_prio = p.int(F::NextPrio).map(|p| p as i32);
         let next = self.threads.at_mut(next_slot);
         if let Some(c) = next_comm {
-            set_comm(&mut next.comm, c);
+            next.set_comm(c);
         }
         let next_prio_known = next.prio;
         let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
@@ -1065,7 +1102,28 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::set_comm;
+    use super::{set_comm, Thread};
+
+    #[test]
+    fn thread_comm_from_arrays_and_strings() {
+        let mut t = Thread::default();
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "bash");
+        // The same array again, then another one.
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "bash");
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0x");
+        assert_eq!(t.comm, "bash");
+        t.set_comm(b"exactly16bytes!!");
+        assert_eq!(t.comm, "exactly16bytes!!");
+        // A string (not 16 bytes) forgets the array: the first one again is applied.
+        t.set_comm(b"sh");
+        assert_eq!(t.comm, "sh");
+        t.set_comm(b"exactly16bytes!!");
+        assert_eq!(t.comm, "exactly16bytes!!");
+        t.set_comm(b"x\xffy\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "x\u{fffd}y");
+    }
 
     #[test]
     fn comm_from_stored_string_bytes() {
