@@ -631,6 +631,8 @@ impl State {
     }
 
     /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
+    /// Inlined into the caller's event loop: one call (to the state machine proper) per event.
+    #[inline(always)]
     pub fn handle(
         &mut self,
         class: &Class,
