@@ -42,12 +42,21 @@ impl std::fmt::Debug for SharedTimeMap {
 }
 
 impl Common {
+    #[inline]
     pub fn cpu_ok(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
     }
 
     /// Whether thread `tid` passes `--tid` / `--procname`.
+    #[inline]
     pub fn thread_ok(&self, state: &State, tid: i32) -> bool {
+        if self.tids.is_none() && self.procnames.is_none() {
+            return true;
+        }
+        self.thread_filtered(state, tid)
+    }
+
+    fn thread_filtered(&self, state: &State, tid: i32) -> bool {
         if let Some(t) = &self.tids {
             if !t.contains(&tid) {
                 return false;

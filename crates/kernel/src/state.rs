@@ -575,15 +575,27 @@ impl State {
     }
 
     /// The CPU `id`, created if unknown.
+    #[inline]
     pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
+        let i = id as usize;
+        // Several events a CPU reach it: the known one is found inline.
+        if !matches!(self.cpus.get(i), Some(Some(_))) {
+            self.new_cpu(id);
+        }
+        self.cpus[i].get_or_insert_with(Cpu::default)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_cpu(&mut self, id: u32) {
         let i = id as usize;
         if self.cpus.len() <= i {
             self.cpus.resize(i + 1, None);
         }
-        self.cpus[i].get_or_insert_with(|| Cpu {
+        self.cpus[i] = Some(Cpu {
             id,
             ..Default::default()
-        })
+        });
     }
 
     /// The CPUs known so far (seen in events or as wakeup targets).
