@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kernel::{IntMap, Model, Notification, State};
+use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -95,6 +95,14 @@ impl CpuTop {
 }
 
 impl Analysis for CpuTop {
+    fn interest(&self) -> Interest {
+        Interest::of(&[
+            NoteKind::SchedSwitch,
+            NoteKind::PrioChanged,
+            NoteKind::Migrate,
+        ])
+    }
+
     fn start(&mut self, ts: i64) {
         self.start = Some(ts);
     }
@@ -124,20 +132,24 @@ impl Analysis for CpuTop {
                 }
                 c.since = (next_tid != 0).then_some(ts);
 
-                if !self.tids.contains_key(&prev_tid) && self.common.thread_ok(state, prev_tid) {
-                    self.tids.insert(
-                        prev_tid,
-                        TidStat {
-                            comm: comm_of(state, prev_tid),
-                            since: Some(start),
-                            ..Default::default()
-                        },
-                    );
-                }
-                if let Some(p) = self.tids.get_mut(&prev_tid) {
-                    if let Some(s) = p.since.take() {
-                        p.busy += ts - s;
+                match self.tids.get_mut(&prev_tid) {
+                    Some(p) => {
+                        if let Some(s) = p.since.take() {
+                            p.busy += ts - s;
+                        }
                     }
+                    // First seen switching out: it ran since the start.
+                    None if self.common.thread_ok(state, prev_tid) => {
+                        self.tids.insert(
+                            prev_tid,
+                            TidStat {
+                                comm: comm_of(state, prev_tid),
+                                busy: ts - start,
+                                ..Default::default()
+                            },
+                        );
+                    }
+                    None => {}
                 }
                 if !self.common.thread_ok(state, next_tid) {
                     return;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ctf::merge::TimeMap;
 use ctf::{Merger, Message, Trace};
-use kernel::{Model, Notification, State, StateOptions};
+use kernel::{Interest, Model, Notification, State, StateOptions};
 
 use crate::lami::Table;
 
@@ -42,12 +42,21 @@ impl std::fmt::Debug for SharedTimeMap {
 }
 
 impl Common {
+    #[inline]
     pub fn cpu_ok(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
     }
 
     /// Whether thread `tid` passes `--tid` / `--procname`.
+    #[inline]
     pub fn thread_ok(&self, state: &State, tid: i32) -> bool {
+        if self.tids.is_none() && self.procnames.is_none() {
+            return true;
+        }
+        self.thread_filtered(state, tid)
+    }
+
+    fn thread_filtered(&self, state: &State, tid: i32) -> bool {
         if let Some(t) = &self.tids {
             if !t.contains(&tid) {
                 return false;
@@ -74,6 +83,10 @@ pub struct Range {
 
 /// An analysis fed by the kernel model.
 pub trait Analysis {
+    /// The notifications [`Analysis::notify`] uses: the others are not made for it.
+    fn interest(&self) -> Interest {
+        Interest::ALL
+    }
     /// Called once with the time of the first analysed event (the period start).
     fn start(&mut self, _ts: i64) {}
     /// Called for every notification, after the state applied the event.
@@ -344,6 +357,7 @@ pub fn run_refresh(
     let mut events = RangeEvents::new(traces, common);
     let refresh = refresh.filter(|r| *r > 0);
     let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
+    let mut interests: Vec<Interest> = Vec::new();
     let mut notes = Vec::with_capacity(8);
     let mut first: Option<i64> = None;
     let mut period_begin = 0i64;
@@ -361,6 +375,12 @@ pub fn run_refresh(
             period_begin = ts;
             cut = refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
             analyses = make();
+            interests = analyses.iter().map(|a| a.interest()).collect();
+            model.state.set_interest(
+                interests
+                    .iter()
+                    .fold(Interest::NONE, |all, i| all.union(*i)),
+            );
             for a in analyses.iter_mut() {
                 a.start(ts);
             }
@@ -369,9 +389,19 @@ pub fn run_refresh(
         last = ts;
         // Most events notify nothing; the others are handed over in place, not moved out.
         if !notes.is_empty() {
-            for n in &notes {
-                for a in analyses.iter_mut() {
+            if let [a] = &mut analyses[..] {
+                // The state made only what this one wants.
+                for n in &notes {
                     a.notify(&model.state, n);
+                }
+            } else {
+                for n in &notes {
+                    let k = n.kind();
+                    for (a, i) in analyses.iter_mut().zip(&interests) {
+                        if i.has(k) {
+                            a.notify(&model.state, n);
+                        }
+                    }
                 }
             }
             notes.clear();

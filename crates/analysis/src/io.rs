@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kernel::{Model, Notification, State};
+use kernel::{Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -239,6 +239,10 @@ pub fn disk_name(state: &State, dev: u64) -> String {
 }
 
 impl Analysis for IoLatency {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::SyscallDone, NoteKind::BlockDone])
+    }
+
     fn notify(&mut self, state: &State, n: &Notification) {
         let keep = matches!(self.mode, IoMode::Freq(_));
         match *n {

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use kernel::{FdOp, IntMap, IoDone, Model, Notification, OpenFile, State};
+use kernel::{FdOp, IntMap, Interest, IoDone, Model, NoteKind, Notification, OpenFile, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::io::{disk_name, Category};
@@ -261,6 +261,10 @@ fn logged(op: FdOp) -> bool {
 }
 
 impl Analysis for IoTop {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::Io, NoteKind::BlockDone, NoteKind::Net])
+    }
+
     fn notify(&mut self, state: &State, n: &Notification) {
         match *n {
             Notification::Io(d) => {

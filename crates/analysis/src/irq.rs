@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kernel::{Model, Notification, State};
+use kernel::{Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
@@ -176,6 +176,10 @@ impl Irq {
 }
 
 impl Analysis for Irq {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::HardIrqDone, NoteKind::SoftIrqDone])
+    }
+
     fn notify(&mut self, _state: &State, n: &Notification) {
         match *n {
             Notification::HardIrqDone {

@@ -1,6 +1,6 @@
 //! `memtop`: pages allocated and freed per thread.
 
-use kernel::{IntMap, Model, Notification, State};
+use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -76,6 +76,10 @@ impl MemTop {
 }
 
 impl Analysis for MemTop {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::Page])
+    }
+
     fn notify(&mut self, state: &State, n: &Notification) {
         let Notification::Page {
             cpu, tid, alloc, ..

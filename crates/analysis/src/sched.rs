@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use kernel::{Model, Notification, State};
+use kernel::{Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Column, Metadata, Table, TableClass};
@@ -227,6 +227,10 @@ fn record_row(state: &State, r: &SchedRecord) -> Vec<Cell> {
 }
 
 impl Analysis for Sched {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::SchedSwitch])
+    }
+
     fn notify(&mut self, state: &State, n: &Notification) {
         let Notification::SchedSwitch {
             ts,

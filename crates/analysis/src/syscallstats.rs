@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use kernel::{IntMap, Model, Notification, State};
+use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -96,6 +96,10 @@ impl SyscallStats {
 }
 
 impl Analysis for SyscallStats {
+    fn interest(&self) -> Interest {
+        Interest::of(&[NoteKind::SyscallDone])
+    }
+
     fn notify(&mut self, state: &State, n: &Notification) {
         let Notification::SyscallDone {
             tid,

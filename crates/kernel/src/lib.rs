@@ -8,12 +8,16 @@
 
 pub mod hash;
 pub mod model;
+pub mod payload;
 pub mod state;
 pub mod threads;
 
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
-pub use state::{Cpu, Fd, IoDone, Notification, OpenFile, Payload, State, StateOptions, Thread};
+pub use payload::{Payload, WordPlan};
+pub use state::{
+    Cpu, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
+};
 pub use threads::Threads;
 
 use ctf::Event;
@@ -23,14 +27,49 @@ use ctf::Event;
 pub struct Model {
     pub resolver: Resolver,
     pub state: State,
-    /// CPU of each (trace, stream), from the packet context's `cpu_id`.
-    cpu_of: Vec<Vec<Option<u32>>>,
+    /// Per trace, per stream: what each event needs besides its payload, found by one lookup.
+    streams: Vec<Vec<StreamEntry>>,
+}
+
+/// What the model keeps about one stream.
+#[derive(Debug, Clone)]
+struct StreamEntry {
+    /// The stream class position the class table is for ([`NO_STREAM_CLASS`]: none yet).
+    sc: usize,
+    /// The CPU that recorded the stream, from its first packet's `cpu_id` (else the stream
+    /// index).
+    cpu: u32,
+    /// The resolver's class index of each event class ([`UNRESOLVED`]: not seen yet).
+    classes: Vec<u32>,
+}
+
+const NO_STREAM_CLASS: usize = usize::MAX;
+const UNRESOLVED: u32 = u32::MAX;
+
+impl Default for StreamEntry {
+    fn default() -> Self {
+        StreamEntry {
+            sc: NO_STREAM_CLASS,
+            cpu: 0,
+            classes: Vec::new(),
+        }
+    }
 }
 
 impl Model {
     pub fn new(options: StateOptions) -> Self {
         Model {
             state: State::new(options),
+            ..Default::default()
+        }
+    }
+
+    /// A model that reads every payload through the CTF field views, as the word reads of
+    /// [`WordPlan`]s must agree with (for tests).
+    pub fn generic(options: StateOptions) -> Self {
+        Model {
+            state: State::new(options),
+            resolver: Resolver::generic(),
             ..Default::default()
         }
     }
@@ -57,42 +96,73 @@ impl Model {
 
     /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
     pub fn cpu_of(&mut self, ev: &Event<'_>) -> u32 {
-        cpu_of(&mut self.cpu_of, ev)
+        self.lookup(ev).1
     }
 
     /// Resolves `ev`, applies it at time `ts` and appends the notifications to `out`.
     /// Returns the resolved kind.
     #[inline]
     pub fn process(&mut self, ev: &Event<'_>, ts: i64, out: &mut Vec<Notification>) -> Resolved {
-        let class = self.resolver.class(ev);
+        let (i, cpu) = self.lookup(ev);
+        let class = self.resolver.at(i);
         let r = class.resolved;
         if r.kind != Kind::Other {
-            let cpu = cpu_of(&mut self.cpu_of, ev);
             self.state.handle(class, ts, cpu, ev, out);
         }
         r
     }
-}
 
-/// The CPU that recorded `ev`, cached per (trace, stream) in `cache`.
-#[inline]
-fn cpu_of(cache: &mut Vec<Vec<Option<u32>>>, ev: &Event<'_>) -> u32 {
-    let (t, s) = (ev.trace().index, ev.stream_index());
-    if let Some(&Some(c)) = cache.get(t).and_then(|v| v.get(s)) {
-        return c;
+    /// The class index and CPU of `ev`.
+    #[inline(always)]
+    fn lookup(&mut self, ev: &Event<'_>) -> (u32, u32) {
+        let (t, s) = (ev.trace().index, ev.stream_index());
+        let (sc, ec) = ev.class_index();
+        if let Some(e) = self.streams.get(t).and_then(|v| v.get(s)) {
+            if e.sc == sc {
+                if let Some(&i) = e.classes.get(ec) {
+                    if i != UNRESOLVED {
+                        return (i, e.cpu);
+                    }
+                }
+            }
+        }
+        self.lookup_new(ev, t, s, sc, ec)
     }
-    if cache.len() <= t {
-        cache.resize(t + 1, Vec::new());
+
+    #[cold]
+    fn lookup_new(
+        &mut self,
+        ev: &Event<'_>,
+        t: usize,
+        s: usize,
+        sc: usize,
+        ec: usize,
+    ) -> (u32, u32) {
+        let i = self.resolver.index(ev);
+        if self.streams.len() <= t {
+            self.streams.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.streams[t];
+        if v.len() <= s {
+            v.resize_with(s + 1, StreamEntry::default);
+        }
+        let e = &mut v[s];
+        if e.sc != sc {
+            if e.sc == NO_STREAM_CLASS {
+                e.cpu = ev
+                    .packet_context()
+                    .and_then(|p| p.field("cpu_id"))
+                    .and_then(|f| f.as_u64())
+                    .map(|c| c as u32)
+                    .unwrap_or(s as u32);
+            }
+            e.sc = sc;
+            e.classes.clear();
+        }
+        if e.classes.len() <= ec {
+            e.classes.resize(ec + 1, UNRESOLVED);
+        }
+        e.classes[ec] = i;
+        (i, e.cpu)
     }
-    let v = &mut cache[t];
-    if v.len() <= s {
-        v.resize(s + 1, None);
-    }
-    *v[s].get_or_insert_with(|| {
-        ev.packet_context()
-            .and_then(|p| p.field("cpu_id"))
-            .and_then(|f| f.as_u64())
-            .map(|c| c as u32)
-            .unwrap_or(s as u32)
-    })
 }

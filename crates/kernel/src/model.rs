@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use ctf::Event;
 
+use crate::payload::WordPlan;
+
 /// What a kernel event means, independent of the tracer version that named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -102,6 +104,14 @@ pub enum FdOp {
 }
 
 impl FdOp {
+    /// Whether the call may change the descriptor table (or the names of open files).
+    pub fn changes_fds(self) -> bool {
+        !matches!(
+            self,
+            FdOp::None | FdOp::Read | FdOp::Write | FdOp::SyncFd | FdOp::Sync
+        )
+    }
+
     /// The operation of system call `name` (without prefix).
     pub fn of(name: &str) -> FdOp {
         match name {
@@ -364,6 +374,8 @@ impl Fields {
 pub struct Class {
     pub resolved: Resolved,
     pub fields: Fields,
+    /// The fields as word reads, when the payload has a fixed layout that allows them.
+    pub words: Option<WordPlan>,
 }
 
 const UNRESOLVED: u32 = u32::MAX;
@@ -376,11 +388,22 @@ pub struct Resolver {
     tables: Vec<Vec<Vec<u32>>>,
     classes: Vec<Class>,
     pub syscalls: SyscallNames,
+    /// Read every payload through the CTF field views (no [`WordPlan`]s).
+    generic: bool,
 }
 
 impl Resolver {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A resolver whose classes have no [`WordPlan`]: payloads are read the general way, which
+    /// the word reads must agree with.
+    pub fn generic() -> Self {
+        Resolver {
+            generic: true,
+            ..Self::default()
+        }
     }
 
     /// The kind of `ev`.
@@ -392,6 +415,13 @@ impl Resolver {
     /// The class of `ev`: its kind and field positions.
     #[inline]
     pub fn class(&mut self, ev: &Event<'_>) -> &Class {
+        let i = self.index(ev);
+        &self.classes[i as usize]
+    }
+
+    /// The index of the class of `ev`, for [`Resolver::at`].
+    #[inline]
+    pub fn index(&mut self, ev: &Event<'_>) -> u32 {
         let t = ev.trace().index;
         let (sc, ec) = ev.class_index();
         if let Some(&i) = self
@@ -401,14 +431,25 @@ impl Resolver {
             .and_then(|e| e.get(ec))
         {
             if i != UNRESOLVED {
-                return &self.classes[i as usize];
+                return i;
             }
         }
         self.add(ev, t, sc, ec)
     }
 
+    /// The class of index `i` (from [`Resolver::index`]).
+    #[inline]
+    pub fn at(&self, i: u32) -> &Class {
+        &self.classes[i as usize]
+    }
+
+    /// Every class resolved so far.
+    pub fn classes(&self) -> &[Class] {
+        &self.classes
+    }
+
     #[cold]
-    fn add(&mut self, ev: &Event<'_>, t: usize, sc: usize, ec: usize) -> &Class {
+    fn add(&mut self, ev: &Event<'_>, t: usize, sc: usize, ec: usize) -> u32 {
         let mut r = classify(ev.name(), &mut self.syscalls);
         if matches!(
             r.kind,
@@ -421,10 +462,16 @@ impl Resolver {
         } else {
             Fields::of(ev)
         };
+        let words = if r.kind == Kind::Other || self.generic {
+            None
+        } else {
+            WordPlan::of(ev, &fields)
+        };
         let i = self.classes.len();
         self.classes.push(Class {
             resolved: r,
             fields,
+            words,
         });
         if self.tables.len() <= t {
             self.tables.resize_with(t + 1, Vec::new);
@@ -438,7 +485,7 @@ impl Resolver {
             e.resize(ec + 1, UNRESOLVED);
         }
         e[ec] = i as u32;
-        &self.classes[i]
+        i as u32
     }
 }
 

@@ -4,10 +4,11 @@
 
 use std::collections::VecDeque;
 
-use ctf::{Event, FieldView};
+use ctf::Event;
 
 use crate::hash::{IntMap, IntSet};
-use crate::model::{Class, FdOp, Fields, Kind, F};
+use crate::model::{Class, FdOp, Kind, F};
+use crate::payload::{Payload, Read};
 use crate::threads::Threads;
 
 /// A thread as the state knows it.
@@ -15,6 +16,7 @@ use crate::threads::Threads;
 pub struct Thread {
     pub tid: i32,
     pub pid: Option<i32>,
+    /// The command name, from the events' stored names (see `comm_key`).
     pub comm: String,
     pub prio: Option<i32>,
     /// The system call in progress: (name index, entry time, `cmd` argument if any).
@@ -22,11 +24,35 @@ pub struct Thread {
     /// The first wakeup since the thread last ran, and the thread that woke it.
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
-    /// The descriptor arguments of the system call in progress, when it touches descriptors.
+    /// The descriptor arguments of the system call in progress, when it touches descriptors
+    /// (for reads and writes, only when the state makes [`NoteKind::Io`] notifications).
     pub io_entry: Option<IoEntry>,
     /// How many CPUs have it as their current thread (a woken thread that is running is not
     /// waiting): kept by `sched_switch` so wakeups need not scan the CPUs.
     pub(crate) on_cpus: u32,
+    /// The 16 stored bytes `comm` was last set from, if it was from 16 (a `comm` array): the
+    /// same bytes again, the usual case, are then one comparison.
+    pub(crate) comm_key: Option<u128>,
+}
+
+impl Thread {
+    /// Sets `comm` from the stored bytes `raw` of an event's string field (see [`set_comm`]).
+    #[inline]
+    fn set_comm(&mut self, raw: &[u8]) {
+        match <[u8; 16]>::try_from(raw) {
+            Ok(b) => {
+                let key = u128::from_ne_bytes(b);
+                if self.comm_key != Some(key) {
+                    set_comm(&mut self.comm, raw);
+                    self.comm_key = Some(key);
+                }
+            }
+            Err(_) => {
+                set_comm(&mut self.comm, raw);
+                self.comm_key = None;
+            }
+        }
+    }
 }
 
 /// The descriptor-related arguments of a system call entry.
@@ -192,6 +218,83 @@ pub enum Notification {
     },
 }
 
+/// The kinds of [`Notification`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NoteKind {
+    SchedSwitch,
+    PrioChanged,
+    Migrate,
+    SyscallDone,
+    Io,
+    Net,
+    HardIrqDone,
+    SoftIrqRaise,
+    SoftIrqDone,
+    BlockDone,
+    Page,
+}
+
+/// A set of [`NoteKind`]s: the notifications some consumers want. The state machine skips
+/// making the others (its own state is kept the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interest(u16);
+
+impl Interest {
+    /// Every notification.
+    pub const ALL: Interest = Interest(u16::MAX);
+    /// No notification.
+    pub const NONE: Interest = Interest(0);
+
+    /// The set of `kinds`.
+    pub const fn of(kinds: &[NoteKind]) -> Interest {
+        let mut bits = 0u16;
+        let mut i = 0;
+        while i < kinds.len() {
+            bits |= 1 << kinds[i] as u16;
+            i += 1;
+        }
+        Interest(bits)
+    }
+
+    /// Both sets.
+    pub const fn union(self, other: Interest) -> Interest {
+        Interest(self.0 | other.0)
+    }
+
+    /// Whether notifications of kind `k` are in the set.
+    #[inline(always)]
+    pub const fn has(self, k: NoteKind) -> bool {
+        self.0 & (1 << k as u16) != 0
+    }
+}
+
+/// Everything: a consumer that does not say what it wants gets it all.
+impl Default for Interest {
+    fn default() -> Self {
+        Interest::ALL
+    }
+}
+
+impl Notification {
+    /// The kind of this notification.
+    pub fn kind(&self) -> NoteKind {
+        match self {
+            Notification::SchedSwitch { .. } => NoteKind::SchedSwitch,
+            Notification::PrioChanged { .. } => NoteKind::PrioChanged,
+            Notification::Migrate { .. } => NoteKind::Migrate,
+            Notification::SyscallDone { .. } => NoteKind::SyscallDone,
+            Notification::Io(_) => NoteKind::Io,
+            Notification::Net { .. } => NoteKind::Net,
+            Notification::HardIrqDone { .. } => NoteKind::HardIrqDone,
+            Notification::SoftIrqRaise { .. } => NoteKind::SoftIrqRaise,
+            Notification::SoftIrqDone { .. } => NoteKind::SoftIrqDone,
+            Notification::BlockDone { .. } => NoteKind::BlockDone,
+            Notification::Page { .. } => NoteKind::Page,
+        }
+    }
+}
+
 /// Options of the state machine.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateOptions {
@@ -222,6 +325,8 @@ pub struct State {
     pub files: Vec<OpenFile>,
     /// Network interface names, by first appearance.
     pub netifs: Vec<String>,
+    /// The notifications to make.
+    interest: Interest,
 }
 
 const O_CLOEXEC: i64 = 0o2000000;
@@ -229,77 +334,9 @@ const F_DUPFD: i64 = 0;
 const F_DUPFD_CLOEXEC: i64 = 1030;
 const F_SETFD: i64 = 2;
 
-/// An event's payload, read through its class's pre-resolved field positions.
-#[derive(Clone, Copy)]
-pub struct Payload<'a, 'f> {
-    payload: Option<FieldView<'a>>,
-    /// A fixed-layout payload's bytes, start and plan, looked up once per event rather than
-    /// once per integer read (most events read two or three).
-    plan: Option<(&'a [u8], u64, &'a ctf::layout::FixedPlan)>,
-    fields: &'f Fields,
-}
-
-impl<'a, 'f> Payload<'a, 'f> {
-    /// The payload of `ev`, whose class has the field positions `fields`.
-    #[inline]
-    pub fn new(ev: &Event<'a>, fields: &'f Fields) -> Self {
-        let payload = ev.payload();
-        Payload {
-            plan: payload.as_ref().and_then(|p| p.fixed_struct()),
-            payload,
-            fields,
-        }
-    }
-
-    #[inline]
-    pub fn field(&self, f: F) -> Option<FieldView<'a>> {
-        self.payload.as_ref()?.member_at(self.fields.get(f)?)
-    }
-
-    #[inline(always)]
-    pub fn int(&self, f: F) -> Option<i64> {
-        let i = self.fields.get(f)?;
-        // What `int_member` does, without finding the plan again.
-        let v = match self.plan {
-            Some((data, base, plan)) => plan.reads.get(i)?.int(data, base),
-            None => self.payload.as_ref()?.int_member(i),
-        };
-        v.map(|v| v as i64)
-    }
-
-    /// The bytes of a string field, up to its first NUL.
-    #[inline]
-    pub fn bytes(&self, f: F) -> Option<&'a [u8]> {
-        self.field(f)?.as_bytes()
-    }
-
-    /// The bytes of a string field as stored, NULs (of a fixed-length array) included.
-    #[inline]
-    pub fn raw_bytes(&self, f: F) -> Option<&'a [u8]> {
-        match self.field(f)?.value() {
-            ctf::FieldValue::Str(b) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// The text of a string field (lossy for invalid UTF-8), up to its first NUL.
-    pub fn text(&self, f: F) -> Option<String> {
-        self.field(f)?.as_str().map(|s| s.into_owned())
-    }
-
-    /// The integers of an array or sequence field.
-    pub fn ints(&self, f: F) -> Vec<i64> {
-        match self.field(f).map(|f| f.value()) {
-            Some(ctf::FieldValue::Array(e)) => e.filter_map(|x| x.as_i64()).collect(),
-            Some(ctf::FieldValue::Blob(b)) => b.iter().map(|&x| x as i64).collect(),
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// The descriptor arguments of a system call entry of kind `op`. Every field is optional:
 /// lttng-modules versions name and record them differently.
-fn io_entry(op: FdOp, p: Payload<'_, '_>) -> IoEntry {
+fn io_entry<'a>(op: FdOp, p: impl Read<'a>) -> IoEntry {
     let mut e = IoEntry {
         op,
         ..Default::default()
@@ -338,7 +375,7 @@ fn io_entry(op: FdOp, p: Payload<'_, '_>) -> IoEntry {
 
 /// `A.B.C.D:PORT` of a connect entry with an IPv4 peer (lttng-modules ≥ 2.6 record
 /// `family`, `v4addr` and `dport`).
-fn peer(p: Payload<'_, '_>) -> Option<String> {
+fn peer<'a>(p: impl Read<'a>) -> Option<String> {
     const AF_INET: i64 = 2;
     if p.int(F::Family)? != AF_INET {
         return None;
@@ -383,6 +420,23 @@ impl State {
         }
     }
 
+    /// Makes only the notifications in `interest` (all by default). The state is the same
+    /// whatever the interest, but for the [`Thread::io_entry`] of reads and writes, kept only
+    /// for [`NoteKind::Io`].
+    pub fn set_interest(&mut self, interest: Interest) {
+        self.interest = interest;
+    }
+
+    /// The notifications the state makes.
+    pub fn interest(&self) -> Interest {
+        self.interest
+    }
+
+    #[inline(always)]
+    fn wants(&self, k: NoteKind) -> bool {
+        self.interest.has(k)
+    }
+
     /// Adds descriptor `fd` of process `pid` on a new open file named `filename`.
     pub fn new_fd(
         &mut self,
@@ -424,7 +478,7 @@ impl State {
     }
 
     /// Updates the descriptor table for a completed system call and fills in `d`.
-    fn apply_io(&mut self, mut d: IoDone, io: &IoEntry, p: Payload<'_, '_>) -> Option<IoDone> {
+    fn apply_io<'a>(&mut self, mut d: IoDone, io: &IoEntry, p: impl Read<'a>) -> Option<IoDone> {
         let pid = d.pid;
         let ret = d.ret;
         let lookup = |st: &Self, fd: i64| st.processes.get(&pid)?.fds.get(&fd).cloned();
@@ -521,15 +575,27 @@ impl State {
     }
 
     /// The CPU `id`, created if unknown.
+    #[inline]
     pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
+        let i = id as usize;
+        // Several events a CPU reach it: the known one is found inline.
+        if !matches!(self.cpus.get(i), Some(Some(_))) {
+            self.new_cpu(id);
+        }
+        self.cpus[i].get_or_insert_with(Cpu::default)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_cpu(&mut self, id: u32) {
         let i = id as usize;
         if self.cpus.len() <= i {
             self.cpus.resize(i + 1, None);
         }
-        self.cpus[i].get_or_insert_with(|| Cpu {
+        self.cpus[i] = Some(Cpu {
             id,
             ..Default::default()
-        })
+        });
     }
 
     /// The CPUs known so far (seen in events or as wakeup targets).
@@ -558,7 +624,7 @@ impl State {
         let s = self.threads.slot_or_insert(tid);
         let t = self.threads.at_mut(s);
         if let Some(c) = comm {
-            set_comm(&mut t.comm, c);
+            t.set_comm(c);
         }
         t
     }
@@ -569,12 +635,16 @@ impl State {
         if let Some(t) = self.threads.get_mut(tid) {
             if t.prio != Some(prio) {
                 t.prio = Some(prio);
-                out.push(Notification::PrioChanged { ts, tid, prio });
+                if self.interest.has(NoteKind::PrioChanged) {
+                    out.push(Notification::PrioChanged { ts, tid, prio });
+                }
             }
         }
     }
 
     /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
+    /// Inlined into the caller's event loop: one call (to the state machine proper) per event.
+    #[inline(always)]
     pub fn handle(
         &mut self,
         class: &Class,
@@ -583,27 +653,54 @@ impl State {
         ev: &Event<'_>,
         out: &mut Vec<Notification>,
     ) {
+        match class.words.as_ref().and_then(|w| w.payload(ev)) {
+            Some(p) => self.apply(class, ts, cpu, p, out),
+            None => self.apply(class, ts, cpu, Payload::new(ev, &class.fields), out),
+        }
+    }
+
+    /// [`State::handle`] with the payload read by `p`.
+    fn apply<'a>(
+        &mut self,
+        class: &Class,
+        ts: i64,
+        cpu: u32,
+        p: impl Read<'a>,
+        out: &mut Vec<Notification>,
+    ) {
         let r = class.resolved;
-        let p = Payload::new(ev, &class.fields);
         match r.kind {
             Kind::SchedSwitch => self.sched_switch(ts, cpu, p, out),
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
-                self.cpu_mut(cpu);
+                let waker = self.cpu_mut(cpu).current_tid;
                 let Some(tid) = p.int(F::Tid).map(|v| v as i32) else {
                     return;
                 };
                 if let Some(target) = p.int(F::TargetCpu) {
                     self.cpu_mut(target as u32);
                 }
-                let waker = self.current_tid(cpu);
                 let fix = if r.wakeup_prio_plus_100 { 100 } else { 0 };
                 let prio = p.int(F::Prio).map(|p| p - fix);
+                let known = self.threads.slot(tid);
                 // A running thread is not waiting to run: ignore its wakeups.
-                if self.threads.get(tid).is_some_and(|t| t.on_cpus > 0) {
-                    self.check_prio(ts, tid, prio, out);
+                if let Some(s) = known.filter(|&s| self.threads.at(s).on_cpus > 0) {
+                    // As check_prio, on the thread at hand.
+                    let t = self.threads.at_mut(s);
+                    if let Some(prio) = prio.map(|p| p as i32) {
+                        if t.prio != Some(prio) {
+                            t.prio = Some(prio);
+                            if self.interest.has(NoteKind::PrioChanged) {
+                                out.push(Notification::PrioChanged { ts, tid, prio });
+                            }
+                        }
+                    }
                     return;
                 }
-                let t = self.thread_mut(tid, p.raw_bytes(F::Comm));
+                let s = known.unwrap_or_else(|| self.threads.slot_or_insert(tid));
+                let t = self.threads.at_mut(s);
+                if let Some(c) = p.raw_bytes(F::Comm) {
+                    t.set_comm(c);
+                }
                 if t.last_wakeup.is_none() {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
@@ -612,7 +709,9 @@ impl State {
                 if let Some(prio) = prio.map(|p| p as i32) {
                     if t.prio != Some(prio) {
                         t.prio = Some(prio);
-                        out.push(Notification::PrioChanged { ts, tid, prio });
+                        if self.interest.has(NoteKind::PrioChanged) {
+                            out.push(Notification::PrioChanged { ts, tid, prio });
+                        }
                     }
                 }
             }
@@ -626,7 +725,9 @@ impl State {
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
                     self.thread_mut(tid, p.raw_bytes(F::Comm));
-                    out.push(Notification::Migrate { ts, tid });
+                    if self.wants(NoteKind::Migrate) {
+                        out.push(Notification::Migrate { ts, tid });
+                    }
                 }
             }
             Kind::SchedProcessFork => self.fork(p),
@@ -677,7 +778,12 @@ impl State {
                     // lttng-analyses 0.6.1 ignores accept*, pipe* and fcntl64.
                     let ignored = self.options.lttng_analyses_quirks
                         && matches!(r.fdop, FdOp::Accept | FdOp::Pipe | FdOp::Fcntl64);
-                    let io = (r.fdop != FdOp::None && !ignored).then(|| io_entry(r.fdop, p));
+                    // Reads and writes leave the descriptors as they are: only their
+                    // notification needs their arguments.
+                    let io = (r.fdop != FdOp::None
+                        && !ignored
+                        && (r.fdop.changes_fds() || self.wants(NoteKind::Io)))
+                    .then(|| io_entry(r.fdop, p));
                     let t = self.threads.at_mut(slot);
                     t.current_syscall = Some((name, ts, cmd));
                     t.io_entry = io;
@@ -721,6 +827,9 @@ impl State {
                 if let Some(&(issue, n, tid, write, disk)) = d.pending.get(&(sector as u64)) {
                     if n == nr as u64 {
                         d.pending.remove(&(sector as u64));
+                        if !self.interest.has(NoteKind::BlockDone) {
+                            return;
+                        }
                         out.push(Notification::BlockDone {
                             disk,
                             issue,
@@ -745,14 +854,16 @@ impl State {
                 if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
                     let ret = p.int(F::Ret).unwrap_or(0);
                     let pid = t.pid.unwrap_or(tid);
-                    out.push(Notification::SyscallDone {
-                        tid,
-                        name,
-                        entry_ts,
-                        exit_ts: ts,
-                        ret,
-                        cmd,
-                    });
+                    if self.interest.has(NoteKind::SyscallDone) {
+                        out.push(Notification::SyscallDone {
+                            tid,
+                            name,
+                            entry_ts,
+                            exit_ts: ts,
+                            ret,
+                            cmd,
+                        });
+                    }
                     if let Some(io) = io {
                         let done = IoDone {
                             tid,
@@ -767,7 +878,9 @@ impl State {
                             size: None,
                         };
                         if let Some(d) = self.apply_io(done, &io, p) {
-                            out.push(Notification::Io(d));
+                            if self.wants(NoteKind::Io) {
+                                out.push(Notification::Io(d));
+                            }
                         }
                     }
                 }
@@ -788,6 +901,9 @@ impl State {
                 match c.current_hard_irq {
                     Some((cur, begin)) if cur == irq => {
                         c.current_hard_irq = None;
+                        if !self.interest.has(NoteKind::HardIrqDone) {
+                            return;
+                        }
                         out.push(Notification::HardIrqDone {
                             cpu,
                             irq,
@@ -809,7 +925,9 @@ impl State {
                 match r.kind {
                     Kind::SoftirqRaise => {
                         c.softirq_raises.entry(vec).or_default().push_back(ts);
-                        out.push(Notification::SoftIrqRaise { ts, cpu, vec });
+                        if self.interest.has(NoteKind::SoftIrqRaise) {
+                            out.push(Notification::SoftIrqRaise { ts, cpu, vec });
+                        }
                     }
                     Kind::SoftirqEntry => {
                         let raise = c.softirq_raises.get_mut(&vec).and_then(|q| q.pop_front());
@@ -817,6 +935,9 @@ impl State {
                     }
                     _ => {
                         if let Some((begin, raise)) = c.softirq_running.remove(&vec) {
+                            if !self.interest.has(NoteKind::SoftIrqDone) {
+                                return;
+                            }
                             out.push(Notification::SoftIrqDone {
                                 cpu,
                                 vec,
@@ -839,6 +960,9 @@ impl State {
                         self.netifs.len() as u32 - 1
                     }
                 };
+                if !self.wants(NoteKind::Net) {
+                    return;
+                }
                 out.push(Notification::Net {
                     ts,
                     iface,
@@ -847,6 +971,9 @@ impl State {
                 });
             }
             Kind::PageAlloc | Kind::PageFree => {
+                if !self.wants(NoteKind::Page) {
+                    return;
+                }
                 let tid = self.current_tid(cpu);
                 out.push(Notification::Page {
                     ts,
@@ -859,7 +986,13 @@ impl State {
         }
     }
 
-    fn sched_switch(&mut self, ts: i64, cpu: u32, p: Payload<'_, '_>, out: &mut Vec<Notification>) {
+    fn sched_switch<'a>(
+        &mut self,
+        ts: i64,
+        cpu: u32,
+        p: impl Read<'a>,
+        out: &mut Vec<Notification>,
+    ) {
         let (Some(prev_tid), Some(next_tid)) = (p.int(F::PrevTid), p.int(F::NextTid)) else {
             return;
         };
@@ -882,7 +1015,7 @@ impl State {
         self.threads.at_mut(next_slot).on_cpus += 1;
         let prev = self.threads.at_mut(prev_slot);
         if let Some(c) = prev_comm {
-            set_comm(&mut prev.comm, c);
+            prev.set_comm(c);
         }
         // The previous task's priority is updated without a notification (it just ran with it).
         if let Some(p) = p.int(F::PrevPrio) {
@@ -891,7 +1024,7 @@ impl State {
         let next_prio = p.int(F::NextPrio).map(|p| p as i32);
         let next = self.threads.at_mut(next_slot);
         if let Some(c) = next_comm {
-            set_comm(&mut next.comm, c);
+            next.set_comm(c);
         }
         let next_prio_known = next.prio;
         let wakeup = next.last_wakeup.take().map(|w| (w, next.last_waker.take()));
@@ -900,16 +1033,18 @@ impl State {
         if changed.is_some() {
             next.prio = changed;
         }
-        out.push(Notification::SchedSwitch {
-            ts,
-            cpu,
-            prev_tid,
-            next_tid,
-            next_prio_known,
-            next_prio,
-            wakeup,
-        });
-        if let Some(prio) = changed {
+        if self.wants(NoteKind::SchedSwitch) {
+            out.push(Notification::SchedSwitch {
+                ts,
+                cpu,
+                prev_tid,
+                next_tid,
+                next_prio_known,
+                next_prio,
+                wakeup,
+            });
+        }
+        if let Some(prio) = changed.filter(|_| self.wants(NoteKind::PrioChanged)) {
             out.push(Notification::PrioChanged {
                 ts,
                 tid: next_tid,
@@ -918,7 +1053,7 @@ impl State {
         }
     }
 
-    fn fork(&mut self, p: Payload<'_, '_>) {
+    fn fork<'a>(&mut self, p: impl Read<'a>) {
         let (Some(ptid), Some(ctid)) = (p.int(F::ParentTid), p.int(F::ChildTid)) else {
             return;
         };
@@ -954,7 +1089,7 @@ impl State {
         }
     }
 
-    fn statedump_process(&mut self, p: Payload<'_, '_>) {
+    fn statedump_process<'a>(&mut self, p: impl Read<'a>) {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
@@ -981,7 +1116,28 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::set_comm;
+    use super::{set_comm, Thread};
+
+    #[test]
+    fn thread_comm_from_arrays_and_strings() {
+        let mut t = Thread::default();
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "bash");
+        // The same array again, then another one.
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "bash");
+        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0x");
+        assert_eq!(t.comm, "bash");
+        t.set_comm(b"exactly16bytes!!");
+        assert_eq!(t.comm, "exactly16bytes!!");
+        // A string (not 16 bytes) forgets the array: the first one again is applied.
+        t.set_comm(b"sh");
+        assert_eq!(t.comm, "sh");
+        t.set_comm(b"exactly16bytes!!");
+        assert_eq!(t.comm, "exactly16bytes!!");
+        t.set_comm(b"x\xffy\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "x\u{fffd}y");
+    }
 
     #[test]
     fn comm_from_stored_string_bytes() {
