@@ -4,7 +4,7 @@
 //! many descendant slots follow them so that consumers skip what they do not read.
 
 use crate::bits::{align_up, read_uint, sign_extend};
-use crate::ir::{BitArrayKind, Role};
+use crate::ir::{BitArrayKind, IntRange, Role};
 use crate::layout::{Layout, Len, Node, NodeId, NodeKind, TaggedHeader, NO_REG};
 
 /// One decoded field.
@@ -154,14 +154,7 @@ impl Decoder {
                 ranges,
                 ..
             } => {
-                let tag = self.regs[*tag_reg as usize];
-                let opt = ranges
-                    .iter()
-                    .find(|(r, _)| r.contains(tag))
-                    .map(|(_, o)| *o)
-                    .ok_or_else(|| {
-                        DecodeError::new(*pos, format!("no variant option for tag value {tag}"))
-                    })?;
+                let opt = self.variant_option(*tag_reg, ranges, *pos)?;
                 let at = out.len();
                 out.push(Slot {
                     node,
@@ -322,14 +315,7 @@ impl Decoder {
                 ranges,
                 ..
             } => {
-                let tag = self.regs[*tag_reg as usize];
-                let opt = ranges
-                    .iter()
-                    .find(|(r, _)| r.contains(tag))
-                    .map(|(_, o)| *o)
-                    .ok_or_else(|| {
-                        DecodeError::new(*pos, format!("no variant option for tag value {tag}"))
-                    })?;
+                let opt = self.variant_option(*tag_reg, ranges, *pos)?;
                 let child = layout.members[(*first + opt) as usize].node;
                 self.fold(layout, child, data, pos)?
             }
@@ -579,6 +565,22 @@ impl Decoder {
         if let Some(role) = n.role {
             self.set_special(role, raw);
         }
+    }
+
+    /// The option a variant selects by the tag in register `tag_reg` (bit `pos` for errors).
+    #[inline]
+    fn variant_option(
+        &self,
+        tag_reg: u16,
+        ranges: &[(IntRange, u32)],
+        pos: u64,
+    ) -> Result<u32, DecodeError> {
+        let tag = self.regs[tag_reg as usize];
+        ranges
+            .iter()
+            .find(|(r, _)| r.contains(tag))
+            .map(|(_, o)| *o)
+            .ok_or_else(|| DecodeError::new(pos, format!("no variant option for tag value {tag}")))
     }
 
     fn len(&self, len: Len, pos: u64) -> Result<u64, DecodeError> {

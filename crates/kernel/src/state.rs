@@ -235,6 +235,23 @@ pub enum NoteKind {
     Page,
 }
 
+impl NoteKind {
+    /// Every kind, in declaration order.
+    pub const EVERY: [NoteKind; 11] = [
+        NoteKind::SchedSwitch,
+        NoteKind::PrioChanged,
+        NoteKind::Migrate,
+        NoteKind::SyscallDone,
+        NoteKind::Io,
+        NoteKind::Net,
+        NoteKind::HardIrqDone,
+        NoteKind::SoftIrqRaise,
+        NoteKind::SoftIrqDone,
+        NoteKind::BlockDone,
+        NoteKind::Page,
+    ];
+}
+
 /// A set of [`NoteKind`]s: the notifications some consumers want. The state machine skips
 /// making the others (its own state is kept the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -612,19 +612,7 @@ fn interest_filters_notifications_only() {
     };
     let (all_state, all) = run(Interest::ALL);
     use NoteKind::*;
-    let kinds = [
-        SchedSwitch,
-        PrioChanged,
-        Migrate,
-        SyscallDone,
-        Io,
-        Net,
-        HardIrqDone,
-        SoftIrqRaise,
-        SoftIrqDone,
-        BlockDone,
-        Page,
-    ];
+    let kinds = NoteKind::EVERY;
     for k in kinds {
         assert!(all.iter().any(|n| n.kind() == k), "no {k:?} at all");
     }
