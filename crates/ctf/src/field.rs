@@ -393,6 +393,42 @@ impl<'a> FieldView<'a> {
             FieldValue::Optional(o) => o.map_or(Value::Absent, |v| v.to_value()),
         }
     }
+
+    /// The decoded slots this field's slot is among, its index there, and the bytes they were
+    /// decoded from: what a printer that follows the layout reads a whole scope from without
+    /// a walk. None for a member read on access (it has no slot).
+    pub fn slot_list(&self) -> Option<(&'a [Slot], usize, &'a [u8])> {
+        if self.fixed.is_some() {
+            return None;
+        }
+        Some((self.slots, self.idx, self.data))
+    }
+
+    /// The field of slot `idx` of [`Self::slot_list`]'s slots.
+    pub fn at_slot(&self, idx: usize) -> Option<FieldView<'a>> {
+        if self.fixed.is_some() || idx >= self.slots.len() {
+            return None;
+        }
+        Some(FieldView { idx, ..*self })
+    }
+
+    /// The fixed-size scalar `node` at bit `pos` of this field's bytes, read on access (a
+    /// member of a fixed-layout structure, an element of a strided array); None when `node`
+    /// is not such a scalar.
+    pub fn scalar_at(&self, node: NodeId, pos: u64) -> Option<FieldView<'a>> {
+        match self.layout.nodes.get(node as usize)?.kind {
+            NodeKind::Int { .. }
+            | NodeKind::Bits { .. }
+            | NodeKind::Float { .. }
+            | NodeKind::SizedString {
+                len: crate::layout::Len::Static(_),
+            } => Some(FieldView {
+                fixed: Some((node, pos)),
+                ..*self
+            }),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) fn span_of(layout: &Layout, slots: &[Slot], idx: usize) -> usize {

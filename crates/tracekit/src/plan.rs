@@ -16,6 +16,8 @@
 
 use ctf::field::{Compound, FieldValue, FieldVisitor};
 use ctf::ir::{DisplayBase, Role};
+use ctf::bits::{read_uint, sign_extend};
+use ctf::decode::Slot;
 use ctf::layout::{Layout, NodeId, NodeKind};
 use ctf::stream::Event;
 use ctf::FieldView;
@@ -410,11 +412,11 @@ impl ClassPlan {
         if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
             return None;
         }
-        let at = lead.put_at(b, at);
+        let start = lead.put_at(b, at);
         let mut w = TreeWriter {
             tree,
             b,
-            at,
+            at: start,
             root: TNode::Scalar(TFmt::General),
             entered: false,
             frames: [NO_FRAME; MAX_DEPTH],
@@ -422,6 +424,12 @@ impl ClassPlan {
             bad: false,
             scratch,
         };
+        if let Some(end) = w.slot_scopes(&ev.trace().layout, &views) {
+            return Some(end);
+        }
+        // Slots not laid out as the tree expects (truncated structures decoded member by
+        // member…): the walk, whose callbacks are checked one by one, from the start again.
+        w.at = start;
         for (k, (v, &root)) in views.iter().flatten().zip(&tree.roots).enumerate() {
             if k > 0 {
                 w.put(b", ");
@@ -660,6 +668,8 @@ const TREE_LIT: usize = 32;
 /// writer looks at names, a stack of open compounds and each value's kind.
 struct Tree {
     nodes: Vec<TNode>,
+    /// The layout node of each of [`Self::nodes`]: what a slot must be of to be written as it.
+    ids: Vec<NodeId>,
     /// Structure members, each structure's in a row.
     members: Vec<TMember>,
     /// Variant options, each variant's in a row: name and node.
@@ -705,6 +715,8 @@ struct TMember {
     lit: LitRef,
     /// The member's node, copied: the writer needs no second look-up.
     node: TNode,
+    /// Its index in [`Tree::nodes`].
+    idx: u32,
 }
 
 /// How a scalar of a [`Tree`] is written.
@@ -744,6 +756,7 @@ impl Tree {
     fn build(layout: &Layout, roots: &[NodeId]) -> Option<Tree> {
         let mut t = Tree {
             nodes: Vec::new(),
+            ids: Vec::new(),
             members: Vec::new(),
             options: Vec::new(),
             lits: Vec::new(),
@@ -800,8 +813,9 @@ impl Tree {
                 for (k, (m, node)) in members.iter().zip(kids).enumerate() {
                     let sep: &[u8] = if k == 0 { b" " } else { b", " };
                     let lit = self.lit(&[sep, m.name.as_bytes(), b" = "].concat());
+                    let idx = node;
                     let node = self.nodes[node as usize];
-                    self.members.push(TMember { lit, node });
+                    self.members.push(TMember { lit, node, idx });
                 }
                 TNode::Struct {
                     first,
@@ -830,6 +844,7 @@ impl Tree {
             kind => TNode::Scalar(self.scalar(layout, kind)),
         };
         self.nodes.push(node);
+        self.ids.push(id);
         Some((self.nodes.len() - 1) as u32)
     }
 
@@ -910,6 +925,28 @@ impl Tree {
             .find(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()))
             .or_else(|| options.iter().find(|(n, _)| **n == *name))
             .map(|&(_, node)| node)
+    }
+}
+
+/// A scope's decoded slots, for [`TreeWriter::slot_node`].
+struct ScopeSlots<'s> {
+    layout: &'s Layout,
+    /// The scope: general values are read through views of it.
+    view: FieldView<'s>,
+    slots: &'s [Slot],
+    data: &'s [u8],
+}
+
+/// The size, signedness and byte order of an integer node, read from `data` without a view.
+fn int_read(kind: &NodeKind) -> Option<(u32, bool, bool)> {
+    match *kind {
+        NodeKind::Int {
+            size,
+            signed,
+            little,
+            ..
+        } if (1..=64).contains(&size) => Some((size, signed, little)),
+        _ => None,
     }
 }
 
@@ -1059,6 +1096,200 @@ impl TreeWriter<'_> {
             }
         };
         Some(())
+    }
+
+    /// Writes the scopes `views` (those the class has) from their decoded slots, following the
+    /// tree instead of a walk, and the newline; returns where the line ends, or None when the
+    /// slots do not have the tree's shape.
+    fn slot_scopes(
+        &mut self,
+        layout: &Layout,
+        views: &[Option<FieldView<'_>>; 3],
+    ) -> Option<usize> {
+        let tree = self.tree;
+        for (k, (v, &root)) in views.iter().flatten().zip(&tree.roots).enumerate() {
+            if k > 0 {
+                self.put(b", ");
+            }
+            let (slots, idx, data) = v.slot_list()?;
+            let sc = ScopeSlots {
+                layout,
+                view: *v,
+                slots,
+                data,
+            };
+            self.slot_node(&sc, root, idx)?;
+        }
+        self.reserve(1);
+        self.b[self.at] = b'\n';
+        Some(self.at + 1)
+    }
+
+    /// Writes tree node `t` (its separator and label already written) from slot `i` of `sc`
+    /// as the walk would; returns the index of the slot after it (and its descendants), or
+    /// None when the slots do not have the tree's shape.
+    fn slot_node(&mut self, sc: &ScopeSlots<'_>, t: u32, i: usize) -> Option<usize> {
+        let tree = self.tree;
+        let s = *sc.slots.get(i)?;
+        // The slot's node fixes its kind, hence how its slot and its descendants' are laid out.
+        if s.node != *tree.ids.get(t as usize)? {
+            return None;
+        }
+        self.reserve(tree.room);
+        match tree.nodes[t as usize] {
+            TNode::Scalar(fmt) => {
+                if !self.int_raw(fmt, s.val) {
+                    self.slot_value(fmt, sc, s, i)?;
+                }
+                Some(i + 1)
+            }
+            TNode::Struct { first, count } => {
+                self.b[self.at] = b'{';
+                self.at += 1;
+                let members = tree.members.get(first as usize..(first + count) as usize)?;
+                let next = match &sc.layout.nodes.get(s.node as usize)?.plan {
+                    // Members have no slots: read at the plan's offsets from the start.
+                    Some(plan) => {
+                        if plan.reads.len() != members.len() {
+                            return None;
+                        }
+                        for (k, (m, r)) in members.iter().zip(plan.reads.iter()).enumerate() {
+                            self.reserve(tree.room);
+                            self.at = tree.put_lit(self.b, self.at, m.lit);
+                            let TNode::Scalar(fmt) = m.node else {
+                                return None;
+                            };
+                            match r.int(sc.data, s.val) {
+                                Some(x) if self.int_raw(fmt, x as u64) => {}
+                                _ => {
+                                    let f = sc
+                                        .view
+                                        .scalar_at(tree.ids[m.idx as usize], s.val + plan.offsets[k])?;
+                                    self.scalar(fmt, &f.value())?;
+                                }
+                            }
+                        }
+                        i + 1
+                    }
+                    None => {
+                        let mut j = i + 1;
+                        for m in members {
+                            self.reserve(tree.room);
+                            self.at = tree.put_lit(self.b, self.at, m.lit);
+                            j = self.slot_node(sc, m.idx, j)?;
+                        }
+                        j
+                    }
+                };
+                self.reserve(2);
+                self.b[self.at..self.at + 2].copy_from_slice(b" }");
+                self.at += 2;
+                Some(next)
+            }
+            TNode::Array { elem } => {
+                self.b[self.at] = b'[';
+                self.at += 1;
+                let stride = sc.layout.nodes.get(s.node as usize)?.stride;
+                let next = if stride > 0 {
+                    // One slot: `aux` elements from bit `val`, read on access.
+                    let TNode::Scalar(fmt) = tree.nodes[elem as usize] else {
+                        return None;
+                    };
+                    let id = tree.ids[elem as usize];
+                    let read = int_read(&sc.layout.nodes.get(id as usize)?.kind);
+                    for k in 0..s.aux {
+                        self.reserve(tree.room);
+                        self.at = index_at(self.b, self.at, k);
+                        let pos = s.val + k as u64 * stride;
+                        if let Some((size, signed, little)) = read {
+                            let raw = read_uint(sc.data, pos, size, little).unwrap_or(0);
+                            let x = if signed {
+                                sign_extend(raw, size) as u64
+                            } else {
+                                raw
+                            };
+                            if self.int_raw(fmt, x) {
+                                continue;
+                            }
+                        }
+                        let f = sc.view.scalar_at(id, pos)?;
+                        self.scalar(fmt, &f.value())?;
+                    }
+                    i + 1
+                } else {
+                    // `val` elements, their slots after this one.
+                    let count = u32::try_from(s.val).ok()?;
+                    let mut j = i + 1;
+                    for k in 0..count {
+                        self.reserve(tree.room);
+                        self.at = index_at(self.b, self.at, k);
+                        j = self.slot_node(sc, elem, j)?;
+                    }
+                    j
+                };
+                self.reserve(2);
+                self.b[self.at..self.at + 2].copy_from_slice(b" ]");
+                self.at += 2;
+                Some(next)
+            }
+            TNode::Variant { first, count } => {
+                // `val` is the option's index; options are in the tree in the layout's order.
+                if s.val >= count as u64 {
+                    return None;
+                }
+                let &(_, option) = tree.options.get(first as usize + s.val as usize)?;
+                self.b[self.at..self.at + 2].copy_from_slice(b"{ ");
+                self.at += 2;
+                let next = self.slot_node(sc, option, i + 1)?;
+                self.reserve(2);
+                self.b[self.at..self.at + 2].copy_from_slice(b" }");
+                self.at += 2;
+                Some(next)
+            }
+        }
+    }
+
+    /// Writes an integer of format `fmt` from its slot value `raw` (signed ones
+    /// sign-extended) at `at` (room for the tree's room made); false, writing nothing, when
+    /// `fmt` is not an integer's.
+    #[inline(always)]
+    fn int_raw(&mut self, fmt: TFmt, raw: u64) -> bool {
+        let at = self.at;
+        self.at = match fmt {
+            TFmt::Unsigned => u64_at(self.b, at, raw),
+            TFmt::Signed => {
+                let x = raw as i64;
+                self.b[at] = b'-';
+                u64_at(self.b, at + (x < 0) as usize, x.unsigned_abs())
+            }
+            TFmt::Hex => hex_at(self.b, at, raw),
+            TFmt::Enum(e, int) => {
+                let v = match int {
+                    IntFmt::Signed => raw as i64 as i128,
+                    IntFmt::Unsigned | IntFmt::Hex => raw as i128,
+                };
+                self.enumeration(at, e, int, v, raw)
+            }
+            TFmt::Str | TFmt::General => return false,
+        };
+        true
+    }
+
+    /// Writes the scalar of slot `s` (index `i` of `sc`) other than an integer: strings from
+    /// their bytes, anything else through its [`FieldValue`].
+    fn slot_value(&mut self, fmt: TFmt, sc: &ScopeSlots<'_>, s: Slot, i: usize) -> Option<()> {
+        if let TFmt::Str = fmt {
+            // A string's slot: byte offset and length.
+            let raw = sc
+                .data
+                .get(s.val as usize..)
+                .and_then(|d| d.get(..s.aux as usize))
+                .unwrap_or(&[]);
+            self.reserve(2 + (4 * raw.len()).max(16));
+            self.at = str_at(self.b, self.at, raw);
+            return Some(());
+        }
+        self.scalar(fmt, &sc.view.at_slot(i)?.value())
     }
 
     /// Writes `value` the general way.
