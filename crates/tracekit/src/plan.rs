@@ -715,8 +715,9 @@ struct TMember {
     lit: LitRef,
     /// The member's node, copied: the writer needs no second look-up.
     node: TNode,
-    /// Its index in [`Tree::nodes`].
+    /// Its index in [`Tree::nodes`] and its layout node.
     idx: u32,
+    id: NodeId,
 }
 
 /// How a scalar of a [`Tree`] is written.
@@ -815,7 +816,8 @@ impl Tree {
                     let lit = self.lit(&[sep, m.name.as_bytes(), b" = "].concat());
                     let idx = node;
                     let node = self.nodes[node as usize];
-                    self.members.push(TMember { lit, node, idx });
+                    let id = m.node;
+                    self.members.push(TMember { lit, node, idx, id });
                 }
                 TNode::Struct {
                     first,
@@ -1137,12 +1139,7 @@ impl TreeWriter<'_> {
         }
         self.reserve(tree.room);
         match tree.nodes[t as usize] {
-            TNode::Scalar(fmt) => {
-                if !self.int_raw(fmt, s.val) {
-                    self.slot_value(fmt, sc, s, i)?;
-                }
-                Some(i + 1)
-            }
+            TNode::Scalar(fmt) => self.slot_scalar(sc, fmt, s.node, i),
             TNode::Struct { first, count } => {
                 self.b[self.at] = b'{';
                 self.at += 1;
@@ -1162,9 +1159,7 @@ impl TreeWriter<'_> {
                             match r.int(sc.data, s.val) {
                                 Some(x) if self.int_raw(fmt, x as u64) => {}
                                 _ => {
-                                    let f = sc
-                                        .view
-                                        .scalar_at(tree.ids[m.idx as usize], s.val + plan.offsets[k])?;
+                                    let f = sc.view.scalar_at(m.id, s.val + plan.offsets[k])?;
                                     self.scalar(fmt, &f.value())?;
                                 }
                             }
@@ -1176,7 +1171,10 @@ impl TreeWriter<'_> {
                         for m in members {
                             self.reserve(tree.room);
                             self.at = tree.put_lit(self.b, self.at, m.lit);
-                            j = self.slot_node(sc, m.idx, j)?;
+                            j = match m.node {
+                                TNode::Scalar(fmt) => self.slot_scalar(sc, fmt, m.id, j)?,
+                                _ => self.slot_node(sc, m.idx, j)?,
+                            };
                         }
                         j
                     }
@@ -1220,10 +1218,14 @@ impl TreeWriter<'_> {
                     // `val` elements, their slots after this one.
                     let count = u32::try_from(s.val).ok()?;
                     let mut j = i + 1;
+                    let (node, id) = (tree.nodes[elem as usize], tree.ids[elem as usize]);
                     for k in 0..count {
                         self.reserve(tree.room);
                         self.at = index_at(self.b, self.at, k);
-                        j = self.slot_node(sc, elem, j)?;
+                        j = match node {
+                            TNode::Scalar(fmt) => self.slot_scalar(sc, fmt, id, j)?,
+                            _ => self.slot_node(sc, elem, j)?,
+                        };
                     }
                     j
                 };
@@ -1247,6 +1249,21 @@ impl TreeWriter<'_> {
                 Some(next)
             }
         }
+    }
+
+    /// Writes the scalar of format `fmt` and layout node `id` from slot `i` of `sc` (room for
+    /// the tree's room made): inlined in loops over members and elements, where most values
+    /// are, rather than a call to [`Self::slot_node`] each.
+    #[inline(always)]
+    fn slot_scalar(&mut self, sc: &ScopeSlots<'_>, fmt: TFmt, id: NodeId, i: usize) -> Option<usize> {
+        let s = *sc.slots.get(i)?;
+        if s.node != id {
+            return None;
+        }
+        if !self.int_raw(fmt, s.val) {
+            self.slot_value(fmt, sc, s, i)?;
+        }
+        Some(i + 1)
     }
 
     /// Writes an integer of format `fmt` from its slot value `raw` (signed ones
@@ -1277,6 +1294,7 @@ impl TreeWriter<'_> {
 
     /// Writes the scalar of slot `s` (index `i` of `sc`) other than an integer: strings from
     /// their bytes, anything else through its [`FieldValue`].
+    #[inline(never)]
     fn slot_value(&mut self, fmt: TFmt, sc: &ScopeSlots<'_>, s: Slot, i: usize) -> Option<()> {
         if let TFmt::Str = fmt {
             // A string's slot: byte offset and length.
