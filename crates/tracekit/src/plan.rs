@@ -14,10 +14,10 @@
 //! values); anything unexpected sends the event back to the general writer, so the output is
 //! always the one [`crate::text`] gives.
 
-use ctf::field::{Compound, FieldValue, FieldVisitor};
-use ctf::ir::{DisplayBase, Role};
 use ctf::bits::{read_uint, sign_extend};
 use ctf::decode::Slot;
+use ctf::field::{Compound, FieldValue, FieldVisitor};
+use ctf::ir::{DisplayBase, Role};
 use ctf::layout::{Layout, NodeId, NodeKind};
 use ctf::stream::Event;
 use ctf::FieldView;
@@ -670,6 +670,9 @@ struct Tree {
     nodes: Vec<TNode>,
     /// The layout node of each of [`Self::nodes`]: what a slot must be of to be written as it.
     ids: Vec<NodeId>,
+    /// For each of [`Self::nodes`] that is a fixed-layout structure of integers: its word
+    /// reads.
+    fixed: Vec<Option<TFixed>>,
     /// Structure members, each structure's in a row.
     members: Vec<TMember>,
     /// Variant options, each variant's in a row: name and node.
@@ -701,6 +704,27 @@ enum TNode {
         first: u32,
         count: u32,
     },
+}
+
+/// A fixed-layout structure of a [`Tree`] whose members are integers: each read by one
+/// 8-byte load and two shifts, as [`Step`]s are.
+struct TFixed {
+    steps: Vec<TStep>,
+    /// Bytes from the structure's first byte that the loads touch.
+    need: usize,
+    /// Bytes the members may take.
+    room: usize,
+}
+
+struct TStep {
+    fmt: TFmt,
+    /// Offset of the loaded word from the structure's first byte.
+    byte: u32,
+    left: u8,
+    right: u8,
+    signed: bool,
+    /// Loaded as a big-endian word (network headers), whose first bit is the highest.
+    big: bool,
 }
 
 /// A literal of a [`Tree`]: its place in [`Tree::lits`] and its length.
@@ -758,6 +782,7 @@ impl Tree {
         let mut t = Tree {
             nodes: Vec::new(),
             ids: Vec::new(),
+            fixed: Vec::new(),
             members: Vec::new(),
             options: Vec::new(),
             lits: Vec::new(),
@@ -785,6 +810,17 @@ impl Tree {
         // A literal, then an enumeration's labels, `0x` and 16 digits (or 20 digits) and ` )`;
         // or an array index `, [N] = `.
         t.room = member_lit + enum_lit + 32;
+        // Once the room is known, which the word reads make for all members at once.
+        for k in 0..t.nodes.len() {
+            let fixed = match t.nodes[k] {
+                TNode::Struct { first, count } => {
+                    let members = &t.members[first as usize..(first + count) as usize];
+                    t.fixed(layout, t.ids[k], members)
+                }
+                _ => None,
+            };
+            t.fixed.push(fixed);
+        }
         t.lits.extend_from_slice(&[0; TREE_LIT]);
         Some(t)
     }
@@ -902,6 +938,80 @@ impl Tree {
             unknown,
         });
         TFmt::Enum((self.enums.len() - 1) as u32, int)
+    }
+
+    /// Writes an integer of format `fmt` from its slot value `raw` (signed ones
+    /// sign-extended) at `at` in `b` (the tree's room there); None, writing nothing, when
+    /// `fmt` is not an integer's.
+    #[inline(always)]
+    fn int_at(&self, b: &mut [u8], at: usize, fmt: TFmt, raw: u64) -> Option<usize> {
+        Some(match fmt {
+            TFmt::Unsigned => u64_at(b, at, raw),
+            TFmt::Signed => {
+                let x = raw as i64;
+                b[at] = b'-';
+                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+            }
+            TFmt::Hex => hex_at(b, at, raw),
+            TFmt::Enum(e, int) => {
+                let v = match int {
+                    IntFmt::Signed => raw as i64 as i128,
+                    IntFmt::Unsigned | IntFmt::Hex => raw as i128,
+                };
+                self.enum_at(b, at, e, int, v, raw)
+            }
+            TFmt::Str | TFmt::General => return None,
+        })
+    }
+
+    /// The word reads of fixed-layout structure `id` whose members are `members`, when each
+    /// is an integer one 8-byte load reads.
+    fn fixed(&self, layout: &Layout, id: NodeId, members: &[TMember]) -> Option<TFixed> {
+        let plan = layout.nodes[id as usize].plan.as_ref()?;
+        if plan.reads.len() != members.len() {
+            return None;
+        }
+        let mut steps = Vec::new();
+        let mut need = 0;
+        for (m, read) in members.iter().zip(plan.reads.iter()) {
+            let TNode::Scalar(fmt) = m.node else {
+                return None;
+            };
+            let NodeKind::Int { signed, .. } = layout.nodes[m.id as usize].kind else {
+                return None;
+            };
+            let bits = &read.bits;
+            let low = (bits.off % 8) as u32;
+            if !matches!(
+                fmt,
+                TFmt::Unsigned | TFmt::Signed | TFmt::Hex | TFmt::Enum(..)
+            ) || low + bits.size > 64
+            {
+                return None;
+            }
+            let byte = u32::try_from(bits.off / 8).ok()?;
+            need = need.max(byte as usize + 8);
+            // A little-endian field's lowest bit is bit `low` of the word; a big-endian one's
+            // highest bit is `low` bits below the word's top.
+            let left = if bits.little {
+                64 - low - bits.size
+            } else {
+                low
+            };
+            steps.push(TStep {
+                fmt,
+                byte,
+                left: left as u8,
+                right: (64 - bits.size) as u8,
+                signed,
+                big: !bits.little,
+            });
+        }
+        Some(TFixed {
+            steps,
+            need,
+            room: members.len() * self.room,
+        })
     }
 
     /// Writes literal `l` at `at` in `b` (room for [`TREE_LIT`] bytes or its length).
@@ -1150,7 +1260,16 @@ impl TreeWriter<'_> {
                         if plan.reads.len() != members.len() {
                             return None;
                         }
-                        for (k, (m, r)) in members.iter().zip(plan.reads.iter()).enumerate() {
+                        let words = match &tree.fixed[t as usize] {
+                            Some(fx) => self.fixed_words(fx, members, sc.data, s.val),
+                            None => None,
+                        };
+                        for (k, (m, r)) in members
+                            .iter()
+                            .zip(plan.reads.iter())
+                            .enumerate()
+                            .take(if words.is_none() { members.len() } else { 0 })
+                        {
                             self.reserve(tree.room);
                             self.at = tree.put_lit(self.b, self.at, m.lit);
                             let TNode::Scalar(fmt) = m.node else {
@@ -1255,7 +1374,13 @@ impl TreeWriter<'_> {
     /// the tree's room made): inlined in loops over members and elements, where most values
     /// are, rather than a call to [`Self::slot_node`] each.
     #[inline(always)]
-    fn slot_scalar(&mut self, sc: &ScopeSlots<'_>, fmt: TFmt, id: NodeId, i: usize) -> Option<usize> {
+    fn slot_scalar(
+        &mut self,
+        sc: &ScopeSlots<'_>,
+        fmt: TFmt,
+        id: NodeId,
+        i: usize,
+    ) -> Option<usize> {
         let s = *sc.slots.get(i)?;
         if s.node != id {
             return None;
@@ -1271,25 +1396,55 @@ impl TreeWriter<'_> {
     /// `fmt` is not an integer's.
     #[inline(always)]
     fn int_raw(&mut self, fmt: TFmt, raw: u64) -> bool {
-        let at = self.at;
-        self.at = match fmt {
-            TFmt::Unsigned => u64_at(self.b, at, raw),
-            TFmt::Signed => {
-                let x = raw as i64;
-                self.b[at] = b'-';
-                u64_at(self.b, at + (x < 0) as usize, x.unsigned_abs())
+        match self.tree.int_at(self.b, self.at, fmt, raw) {
+            Some(at) => {
+                self.at = at;
+                true
             }
-            TFmt::Hex => hex_at(self.b, at, raw),
-            TFmt::Enum(e, int) => {
-                let v = match int {
-                    IntFmt::Signed => raw as i64 as i128,
-                    IntFmt::Unsigned | IntFmt::Hex => raw as i128,
-                };
-                self.enumeration(at, e, int, v, raw)
-            }
-            TFmt::Str | TFmt::General => return false,
-        };
-        true
+            None => false,
+        }
+    }
+
+    /// Writes fixed-layout structure `fx` (members `members`), which starts at bit `pos` of
+    /// `data`, by one word load per member (its `{` written); None, having written nothing,
+    /// when it does not start on a byte or its loads would pass the data's end.
+    #[inline]
+    fn fixed_words(
+        &mut self,
+        fx: &TFixed,
+        members: &[TMember],
+        data: &[u8],
+        pos: u64,
+    ) -> Option<()> {
+        if !pos.is_multiple_of(8) {
+            return None;
+        }
+        let start = usize::try_from(pos / 8).ok()?;
+        let s = data.get(start..start.checked_add(fx.need)?)?;
+        // Room for every member at once; then a plain slice and a local position, which the
+        // stores into the text do not make the compiler reload.
+        self.reserve(fx.room);
+        let tree = self.tree;
+        let b = &mut self.b[..];
+        let mut at = self.at;
+        for (m, st) in members.iter().zip(&fx.steps) {
+            at = tree.put_lit(b, at, m.lit);
+            let p = st.byte as usize;
+            let word: [u8; 8] = s[p..p + 8].try_into().expect("8 bytes");
+            let w = if st.big {
+                u64::from_be_bytes(word)
+            } else {
+                u64::from_le_bytes(word)
+            } << st.left;
+            let raw = if st.signed {
+                ((w as i64) >> st.right) as u64
+            } else {
+                w >> st.right
+            };
+            at = tree.int_at(b, at, st.fmt, raw)?;
+        }
+        self.at = at;
+        Some(())
     }
 
     /// Writes the scalar of slot `s` (index `i` of `sc`) other than an integer: strings from
@@ -1325,15 +1480,22 @@ impl TreeWriter<'_> {
     /// room; returns where it ends.
     #[inline]
     fn enumeration(&mut self, at: usize, e: u32, int: IntFmt, v: i128, raw: u64) -> usize {
-        let tree = self.tree;
-        let labels = &tree.enums[e as usize];
+        self.tree.enum_at(self.b, at, e, int, v, raw)
+    }
+}
+
+impl Tree {
+    /// Writes an enumeration of value `v` (`raw`: its bits) at `at` in `b`, which has the
+    /// tree's room there; returns where it ends.
+    #[inline]
+    fn enum_at(&self, b: &mut [u8], at: usize, e: u32, int: IntFmt, v: i128, raw: u64) -> usize {
+        let labels = &self.enums[e as usize];
         let label = usize::try_from(v - labels.min)
             .ok()
             .and_then(|i| labels.labels.get(i))
             .copied()
             .unwrap_or(labels.unknown);
-        let b = &mut **self.b;
-        let at = tree.put_lit(b, at, label);
+        let at = self.put_lit(b, at, label);
         let at = match int {
             IntFmt::Unsigned => u64_at(b, at, raw),
             IntFmt::Signed => {
