@@ -419,8 +419,7 @@ impl ClassPlan {
             at: start,
             root: TNode::Scalar(TFmt::General),
             entered: false,
-            frames: [NO_FRAME; MAX_DEPTH],
-            depth: 0,
+            frames: Vec::new(),
             bad: false,
             scratch,
         };
@@ -437,7 +436,7 @@ impl ClassPlan {
             w.root = tree.nodes[root as usize];
             w.entered = false;
             v.walk(&mut w);
-            if w.bad || w.depth != 0 || !w.entered {
+            if w.bad || !w.frames.is_empty() || !w.entered {
                 return None;
             }
         }
@@ -1071,11 +1070,6 @@ struct Frame {
     child: TNode,
 }
 
-const NO_FRAME: Frame = Frame {
-    node: TNode::Scalar(TFmt::General),
-    count: 0,
-    child: TNode::Scalar(TFmt::General),
-};
 
 /// Writes scopes into `b` (kept at its full length, like [`crate::text::TextBuf`]) from `at`,
 /// along their walks ([`FieldView::walk`]), each callback matched against a [`Tree`]; `bad`
@@ -1087,8 +1081,9 @@ struct TreeWriter<'a> {
     /// The root node of the scope being walked, and whether the walk entered it.
     root: TNode,
     entered: bool,
-    frames: [Frame; MAX_DEPTH],
-    depth: usize,
+    /// The open compounds, innermost last: allocated only when a walk is written (most
+    /// events are written from their slots, which need none).
+    frames: Vec<Frame>,
     bad: bool,
     scratch: &'a mut Vec<u8>,
 }
@@ -1141,7 +1136,7 @@ impl TreeWriter<'_> {
     #[inline(always)]
     fn item(&mut self) -> Option<TNode> {
         let tree = self.tree;
-        let Some(f) = self.depth.checked_sub(1).map(|d| &mut self.frames[d]) else {
+        let Some(f) = self.frames.last_mut() else {
             if self.entered {
                 return None;
             }
@@ -1530,7 +1525,7 @@ impl FieldVisitor for TreeWriter<'_> {
             return;
         }
         self.reserve(self.tree.room);
-        let Some(node) = self.item().filter(|_| self.depth < MAX_DEPTH) else {
+        let Some(node) = self.item().filter(|_| self.frames.len() < MAX_DEPTH) else {
             self.bad = true;
             return;
         };
@@ -1552,22 +1547,22 @@ impl FieldVisitor for TreeWriter<'_> {
         };
         self.b[self.at] = open;
         self.at += 1;
-        self.frames[self.depth] = Frame {
+        self.frames.push(Frame {
             node,
             count: 0,
             child,
-        };
-        self.depth += 1;
+        });
     }
 
     fn leave(&mut self) {
-        if self.bad || self.depth == 0 {
-            self.bad = true;
+        if self.bad {
             return;
         }
+        let Some(f) = self.frames.pop() else {
+            self.bad = true;
+            return;
+        };
         self.reserve(2);
-        self.depth -= 1;
-        let f = self.frames[self.depth];
         let (close, complete) = match f.node {
             TNode::Struct { count, .. } => (b" }", f.count == count),
             TNode::Array { .. } => (b" ]", true),
