@@ -7,12 +7,14 @@
 //! straight from the structure's [`ctf::layout::FixedPlan`] and writes the whole line into a
 //! slice known to have room for its longest form ([`ClassPlan::write_direct`]): no `Vec`
 //! capacity checks or length updates per piece, and the literals are copied as fixed-size
-//! blocks. Other classes (nested structures, arrays, variants, strings) are walked, and the
-//! walk's callbacks follow a tree compiled from the layout ([`ClassPlan::write_tree`]).
+//! blocks. Other classes (nested structures, arrays, variants, strings) follow a tree compiled
+//! from the layout, reading the decoder's slots along it ([`ClassPlan::write_tree`]); slots
+//! not laid out as the tree expects are walked instead, the walk's callbacks matched against
+//! the tree.
 //!
-//! The plan is checked against each event (scope presence, the walk's shape, number of
-//! values); anything unexpected sends the event back to the general writer, so the output is
-//! always the one [`crate::text`] gives.
+//! The plan is checked against each event (scope presence, each slot's node or the walk's
+//! shape, number of values); anything unexpected sends the event back to the general writer,
+//! so the output is always the one [`crate::text`] gives.
 
 use ctf::bits::{read_uint, sign_extend};
 use ctf::decode::Slot;
@@ -90,8 +92,8 @@ enum Form {
     /// Every scope is a fixed-layout structure of scalars: values read straight from the
     /// structures' plans ([`ClassPlan::write_direct`]).
     Direct(Direct),
-    /// Anything else without optionals: the scopes are walked, each callback matched against
-    /// a tree compiled from the layout ([`ClassPlan::write_tree`]).
+    /// Anything else without optionals: the scopes' slots are read along a tree compiled from
+    /// the layout ([`ClassPlan::write_tree`]).
     Tree(Tree),
 }
 
@@ -661,10 +663,11 @@ pub const MAX_DEPTH: usize = 16;
 const TREE_LIT: usize = 32;
 
 /// The text of a class's scopes as a tree compiled from its layout: per structure member the
-/// literal before it (`, name = `), per scalar its format, per enumeration its labels. The
-/// scopes are walked ([`FieldView::walk`]) and [`TreeWriter`] follows the tree along the
-/// walk's callbacks, so that a value costs a literal copy and its digits, where the general
-/// writer looks at names, a stack of open compounds and each value's kind.
+/// literal before it (`, name = `), per scalar its format, per enumeration its labels.
+/// [`TreeWriter`] follows the tree along the scopes' slots (or, for slots it does not expect,
+/// along their walks, [`FieldView::walk`]), so that a value costs a literal copy and its
+/// digits, where the general writer looks at names, a stack of open compounds and each
+/// value's kind.
 struct Tree {
     nodes: Vec<TNode>,
     /// The layout node of each of [`Self::nodes`]: what a slot must be of to be written as it.
@@ -1070,10 +1073,10 @@ struct Frame {
     child: TNode,
 }
 
-
-/// Writes scopes into `b` (kept at its full length, like [`crate::text::TextBuf`]) from `at`,
-/// along their walks ([`FieldView::walk`]), each callback matched against a [`Tree`]; `bad`
-/// when one does not match.
+/// Writes scopes into `b` (kept at its full length, like [`crate::text::TextBuf`]) from `at`
+/// along a [`Tree`]: from their slots ([`Self::slot_scopes`]), or along their walks
+/// ([`FieldView::walk`]), each callback matched against the tree; `bad` when one does not
+/// match.
 struct TreeWriter<'a> {
     tree: &'a Tree,
     b: &'a mut Vec<u8>,
