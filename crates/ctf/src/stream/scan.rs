@@ -103,6 +103,12 @@ impl StreamReader {
                     Some(body) => body.place_and_fold(h.end, packet),
                     None => break,
                 },
+                ScanShape::Steps { entry } => {
+                    match table.fold_steps(entry, dec.regs_mut(), content, h.end) {
+                        Some(v) => v,
+                        None => break,
+                    }
+                }
                 ScanShape::Fold => {
                     let (el, mut p, mut acc) = (el(), h.end, 0u64);
                     for node in [sl.event_common_context, el.context, el.payload]
