@@ -632,10 +632,10 @@ impl FixedBody {
 /// an id in one table load, and how to fold its body without making slots.
 #[derive(Debug, Clone, Default)]
 pub struct ScanTable {
-    /// Index in `classes` per event class id below the table's length; `u32::MAX` for an
-    /// unknown id or a class left to the general path.
-    by_id: Box<[u32]>,
-    classes: Box<[ScanClass]>,
+    /// The class of each event class id below the table's length; None for an unknown id
+    /// or a class left to the general path. Held here, not by index: one load less per
+    /// event.
+    by_id: Box<[Option<ScanClass>]>,
     /// Word reads of the one-scope fixed bodies and of the runs of [`Self::steps`].
     words: Box<[WordRead]>,
     /// The bodies of [`ScanShape::Steps`] classes, each ending with [`Step::End`].
@@ -688,7 +688,7 @@ impl ScanTable {
             },
             ..Default::default()
         };
-        let (mut by_id, mut classes) = (Vec::new(), Vec::new());
+        let mut by_id = Vec::new();
         let mut c = StepCompiler {
             layout,
             steps: Vec::new(),
@@ -740,13 +740,9 @@ impl ScanTable {
                 };
                 Some(ScanClass { ev_idx, shape })
             });
-            by_id.push(class.map_or(u32::MAX, |c| {
-                classes.push(c);
-                (classes.len() - 1) as u32
-            }));
+            by_id.push(class);
         }
         t.by_id = by_id.into_boxed_slice();
-        t.classes = classes.into_boxed_slice();
         t.words = c.words.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
         t.variants = c.variants.into_boxed_slice();
@@ -783,8 +779,7 @@ impl ScanTable {
     /// The class of event class id `id`, None when the scan leaves it to the general path.
     #[inline(always)]
     pub(crate) fn class(&self, id: u64) -> Option<&ScanClass> {
-        let i = *self.by_id.get(usize::try_from(id).ok()?)?;
-        self.classes.get(i as usize)
+        self.by_id.get(usize::try_from(id).ok()?)?.as_ref()
     }
 }
 
