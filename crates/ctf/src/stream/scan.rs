@@ -74,7 +74,9 @@ impl StreamReader {
         let check_regression = !self.warned_regression;
         let mut last = self.last_cycles.unwrap_or(0);
         let (mut pos, mut clock) = (self.pos, dec.clock);
-        let (mut start, mut id, mut ev_idx, mut n) = (pos, 0, 0, 0u64);
+        // Where the last event read starts: its id and class are found again from there
+        // at the end rather than kept through the loop.
+        let (mut start, mut n) = (pos, 0u64);
         while pos < content_bits {
             let Some(h) = header.decode(content, pos, clock) else {
                 break;
@@ -107,7 +109,7 @@ impl StreamReader {
                 break;
             }
             sink.event((sc_idx, class.ev_idx), h.clock, fold);
-            (start, id, ev_idx) = (pos, this_id, class.ev_idx);
+            start = pos;
             last = h.clock;
             clock = h.clock;
             pos = after;
@@ -123,8 +125,14 @@ impl StreamReader {
         self.last_cycles = Some(last);
         self.cycles = last;
         self.events_read += n;
+        let id = header
+            .decode(content, start, 0)
+            .and_then(|h| h.id)
+            .unwrap_or(table.default_id);
         self.event_id = id;
-        self.ev_idx = ev_idx;
+        if let Some(class) = table.class(id) {
+            self.ev_idx = class.ev_idx;
+        }
         self.event_offset = (start / 8) as usize;
         self.event_bit = start;
         self.ev_slots.clear();
