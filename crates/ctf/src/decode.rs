@@ -76,6 +76,11 @@ impl Decoder {
         }
     }
 
+    /// The registers, for [`crate::fast::ScanTable::fold_steps`].
+    pub(crate) fn regs_mut(&mut self) -> &mut [i128] {
+        &mut self.regs
+    }
+
     /// Decodes the field `node` at bit `*pos` of `data`, appending its slots to `out`.
     pub fn decode(
         &mut self,

@@ -65,7 +65,12 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 
 /// Per-event bookkeeping of one stream, fed by [`ctf::StreamReader::scan`].
 struct Tally<'p> {
-    /// Per-class counts in tables indexed by class position: no hashing per event.
+    /// The stream class of the stream's events (a data stream has one; `usize::MAX` before
+    /// the first) and its per-class counts, indexed by class position: one lookup per event,
+    /// no hashing.
+    sc: usize,
+    row: Vec<u64>,
+    /// Counts of events of any other stream class, per stream class.
     by_class: Vec<Vec<u64>>,
     checksum: u64,
     /// A stream's clock only maps cycles to ns monotonically: its last time is that of its
@@ -81,7 +86,7 @@ impl ctf::ScanSink for Tally<'_> {
     fn event(&mut self, (sc, ec): (usize, usize), cycles: u64, fold: u64) {
         self.max_cycles = self.max_cycles.max(cycles);
         self.checksum = self.checksum.wrapping_add(fold);
-        if let Some(n) = self.by_class.get_mut(sc).and_then(|row| row.get_mut(ec)) {
+        if let Some(n) = self.row.get_mut(ec).filter(|_| sc == self.sc) {
             *n += 1;
         } else {
             self.grow(sc, ec);
@@ -100,6 +105,16 @@ impl ctf::ScanSink for Tally<'_> {
 impl Tally<'_> {
     #[cold]
     fn grow(&mut self, sc: usize, ec: usize) {
+        if self.sc == usize::MAX {
+            self.sc = sc;
+        }
+        if sc == self.sc {
+            if self.row.len() <= ec {
+                self.row.resize(ec + 1, 0);
+            }
+            self.row[ec] += 1;
+            return;
+        }
         if self.by_class.len() <= sc {
             self.by_class.resize(sc + 1, Vec::new());
         }
@@ -115,6 +130,8 @@ impl Tally<'_> {
 fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     let mut c = Counts::default();
     let mut t = Tally {
+        sc: usize::MAX,
+        row: Vec::new(),
         by_class: Vec::new(),
         checksum: 0,
         max_cycles: 0,
@@ -144,6 +161,16 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     }
     progress.add(t.ticks);
     std::hint::black_box(t.checksum);
+    if t.sc != usize::MAX {
+        if t.by_class.len() <= t.sc {
+            t.by_class.resize(t.sc + 1, Vec::new());
+        }
+        let row = &mut t.by_class[t.sc];
+        if row.len() < t.row.len() {
+            row.resize(t.row.len(), 0);
+        }
+        row.iter_mut().zip(&t.row).for_each(|(a, b)| *a += b);
+    }
     let layout = &r.trace().layout;
     for (sc, row) in t.by_class.iter().enumerate() {
         for (ec, n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {

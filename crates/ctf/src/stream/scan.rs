@@ -10,8 +10,10 @@
 
 use super::{Message, StreamReader};
 use crate::bits::align_up;
+use crate::decode::Decoder;
 use crate::error::Result;
-use crate::fast::ScanShape;
+use crate::fast::{ScanClass, ScanShape, ScanTable};
+use crate::layout::{Layout, StreamLayout};
 
 /// Receives the events [`StreamReader::scan`] reads.
 pub trait ScanSink {
@@ -72,8 +74,10 @@ impl StreamReader {
         let check_regression = !self.warned_regression;
         let mut last = self.last_cycles.unwrap_or(0);
         let (mut pos, mut clock) = (self.pos, dec.clock);
-        let (mut start, mut id, mut ev_idx, mut n) = (pos, 0, 0, 0u64);
-        'events: while pos < content_bits {
+        // Where the last event read starts: its id and class are found again from there
+        // at the end rather than kept through the loop.
+        let (mut start, mut n) = (pos, 0u64);
+        while pos < content_bits {
             let Some(h) = header.decode(content, pos, clock) else {
                 break;
             };
@@ -81,8 +85,7 @@ impl StreamReader {
             let Some(class) = table.class(this_id) else {
                 break;
             };
-            let el = || sl.events.at(class.ev_idx);
-            let (fold, after) = match class.shape {
+            let one = match class.shape {
                 ScanShape::One {
                     align,
                     size_bits,
@@ -91,37 +94,22 @@ impl StreamReader {
                     span_bytes,
                 } => {
                     let base = align_up(h.end, align);
-                    match table.fold_one(first, reads, span_bytes, packet, base) {
-                        Some(fold) => (fold, base + size_bits),
-                        None => match &el().fixed_body {
-                            Some(body) => body.place_and_fold(h.end, packet),
-                            None => break,
-                        },
-                    }
+                    table
+                        .fold_one(first, reads, span_bytes, packet, base)
+                        .map(|fold| (fold, base + size_bits))
                 }
-                ScanShape::Fixed => match &el().fixed_body {
-                    Some(body) => body.place_and_fold(h.end, packet),
-                    None => break,
-                },
-                ScanShape::Fold => {
-                    let (el, mut p, mut acc) = (el(), h.end, 0u64);
-                    for node in [sl.event_common_context, el.context, el.payload]
-                        .into_iter()
-                        .flatten()
-                    {
-                        match dec.fold(layout, node, content, &mut p) {
-                            Ok(v) => acc = acc.wrapping_add(v),
-                            Err(_) => break 'events,
-                        }
-                    }
-                    (acc, p)
-                }
+                _ => None,
+            };
+            let Some((fold, after)) =
+                one.or_else(|| fold_other(layout, sl, table, class, dec, content, packet, h.end))
+            else {
+                break;
             };
             if after > content_bits || (check_regression && h.clock < last) {
                 break;
             }
             sink.event((sc_idx, class.ev_idx), h.clock, fold);
-            (start, id, ev_idx) = (pos, this_id, class.ev_idx);
+            start = pos;
             last = h.clock;
             clock = h.clock;
             pos = after;
@@ -137,12 +125,52 @@ impl StreamReader {
         self.last_cycles = Some(last);
         self.cycles = last;
         self.events_read += n;
+        let id = header
+            .decode(content, start, 0)
+            .and_then(|h| h.id)
+            .unwrap_or(table.default_id);
         self.event_id = id;
-        self.ev_idx = ev_idx;
+        if let Some(class) = table.class(id) {
+            self.ev_idx = class.ev_idx;
+        }
         self.event_offset = (start / 8) as usize;
         self.event_bit = start;
         self.ev_slots.clear();
         self.ev_at = [None; 4];
         self.lazy_header.take();
+    }
+}
+
+/// Folds the body at bit `at` of a class [`ScanShape::One`]'s word loop does not fold (or
+/// not there): out of line, so that the scan loop keeps its registers for that common case.
+/// None where the general path must read the event.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn fold_other(
+    layout: &Layout,
+    sl: &StreamLayout,
+    table: &ScanTable,
+    class: &ScanClass,
+    dec: &mut Decoder,
+    content: &[u8],
+    packet: &[u8],
+    at: u64,
+) -> Option<(u64, u64)> {
+    let el = sl.events.at(class.ev_idx);
+    match class.shape {
+        ScanShape::One { .. } | ScanShape::Fixed => {
+            Some(el.fixed_body.as_ref()?.place_and_fold(at, packet))
+        }
+        ScanShape::Steps { entry } => table.fold_steps(entry, dec.regs_mut(), content, at),
+        ScanShape::Fold => {
+            let (mut p, mut acc) = (at, 0u64);
+            for node in [sl.event_common_context, el.context, el.payload]
+                .into_iter()
+                .flatten()
+            {
+                acc = acc.wrapping_add(dec.fold(layout, node, content, &mut p).ok()?);
+            }
+            Some((acc, p))
+        }
     }
 }
