@@ -47,7 +47,14 @@ pub const METADATA: Metadata = Metadata {
 struct CpuStat {
     busy: i64,
     since: Option<i64>,
+    /// The thread switched in last and its position in `CpuTop::threads`: the thread the next
+    /// switch on this CPU usually switches out, found then without a hash lookup.
+    running: Option<(i32, u32)>,
 }
+
+/// CPU ids below this are kept in a vector indexed by id; others (rare: ids come from the
+/// trace) in an ordered map after them.
+const DENSE_CPUS: u32 = 4096;
 
 #[derive(Debug, Default)]
 struct TidStat {
@@ -73,8 +80,12 @@ pub struct CpuTop {
     /// Rows of the per-thread table (0: all).
     pub limit: usize,
     start: Option<i64>,
-    cpus: BTreeMap<u32, CpuStat>,
-    tids: IntMap<i32, TidStat>,
+    /// Indexed by CPU id (below [`DENSE_CPUS`]; None: not seen).
+    cpus: Vec<Option<CpuStat>>,
+    far_cpus: BTreeMap<u32, CpuStat>,
+    /// Per thread: its position in `threads`.
+    tids: IntMap<i32, u32>,
+    threads: Vec<(i32, TidStat)>,
 }
 
 impl CpuTop {
@@ -83,14 +94,25 @@ impl CpuTop {
             common,
             limit,
             start: None,
-            cpus: BTreeMap::new(),
+            cpus: Vec::new(),
+            far_cpus: BTreeMap::new(),
             tids: IntMap::default(),
+            threads: Vec::new(),
         }
+    }
+
+    /// The position in `threads` of thread `tid`'s statistics, made by `make` if new.
+    fn thread_at(&mut self, tid: i32, make: impl FnOnce() -> TidStat) -> u32 {
+        let threads = &mut self.threads;
+        *self.tids.entry(tid).or_insert_with(|| {
+            threads.push((tid, make()));
+            threads.len() as u32 - 1
+        })
     }
 
     /// CPU time (ns) of each thread, idle excluded, over the analysed range.
     pub fn busy_ns(&self) -> HashMap<i32, i64> {
-        self.tids.iter().map(|(t, s)| (*t, s.busy)).collect()
+        self.threads.iter().map(|(t, s)| (*t, s.busy)).collect()
     }
 }
 
@@ -121,66 +143,85 @@ impl Analysis for CpuTop {
                 if !self.common.cpu_ok(cpu) {
                     return;
                 }
-                let c = self.cpus.entry(cpu).or_insert_with(|| CpuStat {
+                let new = || CpuStat {
                     // The task running before the CPU's first switch ran since the start
                     // (lttng-analyses credits it even when it is the idle task).
                     since: (prev_tid != 0 || self.common.lttng_analyses_quirks).then_some(start),
                     ..Default::default()
-                });
+                };
+                let c = if cpu < DENSE_CPUS {
+                    let i = cpu as usize;
+                    if self.cpus.len() <= i {
+                        self.cpus.resize_with(i + 1, || None);
+                    }
+                    self.cpus[i].get_or_insert_with(new)
+                } else {
+                    self.far_cpus.entry(cpu).or_insert_with(new)
+                };
                 if let Some(s) = c.since {
                     c.busy += ts - s;
                 }
                 c.since = (next_tid != 0).then_some(ts);
+                let ran = c.running.take();
 
-                match self.tids.get_mut(&prev_tid) {
-                    Some(p) => {
+                let prev_at = match ran {
+                    Some((t, at)) if t == prev_tid => Some(at),
+                    _ => self.tids.get(&prev_tid).copied(),
+                };
+                match prev_at {
+                    Some(at) => {
+                        let p = &mut self.threads[at as usize].1;
                         if let Some(s) = p.since.take() {
                             p.busy += ts - s;
                         }
                     }
                     // First seen switching out: it ran since the start.
                     None if self.common.thread_ok(state, prev_tid) => {
-                        self.tids.insert(
-                            prev_tid,
-                            TidStat {
-                                comm: comm_of(state, prev_tid),
-                                busy: ts - start,
-                                ..Default::default()
-                            },
-                        );
+                        self.thread_at(prev_tid, || TidStat {
+                            comm: comm_of(state, prev_tid),
+                            busy: ts - start,
+                            ..Default::default()
+                        });
                     }
                     None => {}
                 }
                 if !self.common.thread_ok(state, next_tid) {
                     return;
                 }
-                let nx = self.tids.entry(next_tid).or_insert_with(|| TidStat {
+                let at = self.thread_at(next_tid, || TidStat {
                     comm: comm_of(state, next_tid),
                     prios: next_prio_known.into_iter().collect(),
                     ..Default::default()
                 });
-                nx.since = Some(ts);
+                self.threads[at as usize].1.since = Some(ts);
+                // The CPU was found above; found again (no borrow is kept across the
+                // thread lookups) only to note who runs.
+                let c = if cpu < DENSE_CPUS {
+                    self.cpus[cpu as usize].as_mut()
+                } else {
+                    self.far_cpus.get_mut(&cpu)
+                };
+                if let Some(c) = c {
+                    c.running = Some((next_tid, at));
+                }
             }
             Notification::PrioChanged { tid, prio, .. } => {
-                if let Some(t) = self.tids.get_mut(&tid) {
-                    t.prios.push(prio);
+                if let Some(&at) = self.tids.get(&tid) {
+                    self.threads[at as usize].1.prios.push(prio);
                 }
             }
             Notification::Migrate { tid, .. } => {
                 if !self.tids.contains_key(&tid) && self.common.thread_ok(state, tid) {
                     let comm = comm_of(state, tid);
                     let prios = state.thread(tid).and_then(|t| t.prio).into_iter().collect();
-                    self.tids.insert(
-                        tid,
-                        TidStat {
-                            comm,
-                            prios,
-                            ..Default::default()
-                        },
-                    );
+                    self.thread_at(tid, || TidStat {
+                        comm,
+                        prios,
+                        ..Default::default()
+                    });
                 }
-                if let Some(t) = self.tids.get_mut(&tid) {
-                    t.migrations += 1;
+                if let Some(&at) = self.tids.get(&tid) {
+                    self.threads[at as usize].1.migrations += 1;
                 }
             }
             _ => {}
@@ -194,7 +235,7 @@ impl Analysis for CpuTop {
         let dur = (end - start) as f64;
         let ratio = |busy: i64| if dur > 0.0 { busy as f64 / dur } else { 0.0 };
         let mut per_tid: Vec<(i32, f64, &TidStat)> = self
-            .tids
+            .threads
             .iter_mut()
             .map(|(tid, s)| {
                 if let Some(b) = s.since.take() {
@@ -227,13 +268,19 @@ impl Analysis for CpuTop {
         }
         let mut t2 = Table::new("per-cpu", start, end);
         let mut sum = 0.0;
-        for (cpu, c) in self.cpus.iter_mut() {
+        let dense = self
+            .cpus
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i as u32, c.as_mut()?)));
+        let far = self.far_cpus.iter_mut().map(|(i, c)| (*i, c));
+        for (cpu, c) in dense.chain(far) {
             if let Some(b) = c.since.take() {
                 c.busy += end - b;
             }
             let r = ratio(c.busy);
             sum += r;
-            t2.rows.push(vec![cell::cpu(*cpu), cell::ratio(r)]);
+            t2.rows.push(vec![cell::cpu(cpu), cell::ratio(r)]);
         }
         let ncpus = state
             .known_cpus()

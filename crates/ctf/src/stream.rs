@@ -1024,4 +1024,17 @@ impl<'a> Event<'a> {
             (self.r.packet_off + self.r.event_offset) as u64,
         )
     }
+
+    /// The payload's slots without a field view: the packet's bytes (where positions and
+    /// string offsets point) and the slots from the payload's own on (its descendants follow
+    /// it). For readers that compiled their own reads of a payload class, checking the first
+    /// slot's node and count, rather than walking views.
+    #[inline]
+    pub fn payload_slots(&self) -> Option<(&'a [u8], &'a [Slot])> {
+        let slots = self.r.ev_slots.get(self.r.ev_at[EV_PAYLOAD]?..)?;
+        // `packet_data`, written out: this is read once per event.
+        let map = self.r.map.as_deref()?;
+        let end = (self.r.packet_off + self.r.packet_len).min(map.len());
+        Some((map.get(self.r.packet_off..end)?, slots))
+    }
 }

@@ -14,7 +14,7 @@ pub mod threads;
 
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
-pub use payload::{Payload, WordPlan};
+pub use payload::{Payload, SlotPlan, WordPlan};
 pub use state::{
     Cpu, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
 };

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use ctf::Event;
 
-use crate::payload::WordPlan;
+use crate::payload::{SlotPlan, WordPlan};
 
 /// What a kernel event means, independent of the tracer version that named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -376,6 +376,8 @@ pub struct Class {
     pub fields: Fields,
     /// The fields as word reads, when the payload has a fixed layout that allows them.
     pub words: Option<WordPlan>,
+    /// The fields as slot reads, when the payload has no fixed layout but allows them.
+    pub slots: Option<SlotPlan>,
 }
 
 const UNRESOLVED: u32 = u32::MAX;
@@ -467,11 +469,17 @@ impl Resolver {
         } else {
             WordPlan::of(ev, &fields)
         };
+        let slots = if words.is_some() || r.kind == Kind::Other || self.generic {
+            None
+        } else {
+            SlotPlan::of(ev, &fields)
+        };
         let i = self.classes.len();
         self.classes.push(Class {
             resolved: r,
             fields,
             words,
+            slots,
         });
         if self.tables.len() <= t {
             self.tables.resize_with(t + 1, Vec::new);

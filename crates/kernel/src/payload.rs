@@ -130,6 +130,9 @@ enum Word {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WordPlan {
     words: [Word; F::ALL.len()],
+    /// The class's payload structure: an event whose payload slot is of another node was not
+    /// decoded by its fixed plan.
+    node: ctf::layout::NodeId,
     /// Bytes from the payload start that the reads touch (an integer's 8-byte load included).
     need: usize,
 }
@@ -149,15 +152,17 @@ impl WordPlan {
             words[f as usize] = w;
             need = need.max(end);
         }
-        Some(WordPlan { words, need })
+        Some(WordPlan { words, node, need })
     }
 
     /// The payload of `ev` read by this plan: None when it is not where word reads apply (a
     /// start that is not on a byte, too close to the end of the packet for a word load).
     #[inline(always)]
     pub(crate) fn payload<'a, 'p>(&'p self, ev: &Event<'a>) -> Option<Words<'a, 'p>> {
-        let (data, base, _) = ev.payload()?.fixed_struct()?;
-        if !base.is_multiple_of(8) {
+        let (data, slots) = ev.payload_slots()?;
+        let s = slots.first()?;
+        let base = s.val;
+        if s.node != self.node || !base.is_multiple_of(8) {
             return None;
         }
         let start = usize::try_from(base / 8).ok()?;
@@ -249,6 +254,116 @@ impl<'a> Read<'a> for Words<'a, '_> {
 
     /// Arrays and sequences have no fixed layout: a field of a fixed-layout payload is never
     /// one.
+    fn ints(&self, _f: F) -> Vec<i64> {
+        Vec::new()
+    }
+}
+
+/// How one field of a payload decoded member by member is read from its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotRead {
+    /// The class has no such member.
+    Absent,
+    /// An integer: the slot's value (signed ones sign-extended by the decoder).
+    Int(u16),
+    /// A string: the slot's byte offset and length in the packet.
+    Text(u16),
+}
+
+/// The [`F`] fields of a payload without a fixed layout (it holds a null-terminated string:
+/// `irq_handler_entry`, `openat` entries, network events) read straight from its member
+/// slots, for classes whose members take one slot each and whose fields are integers or
+/// strings: what [`Payload`] reads through field views, without finding each member again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotPlan {
+    reads: [SlotRead; F::ALL.len()],
+    /// The class's payload structure.
+    node: ctf::layout::NodeId,
+    /// Its member count: the slot count of its descendants when each member takes one.
+    members: u32,
+}
+
+impl SlotPlan {
+    /// The plan of the class of `ev`, whose field positions are `fields`; None when its payload
+    /// has a fixed layout (see [`WordPlan`]), a member that is not a scalar or a field that is
+    /// neither an integer nor a string.
+    pub fn of(ev: &Event<'_>, fields: &Fields) -> Option<SlotPlan> {
+        use ctf::layout::NodeKind;
+        let tl = &ev.trace().layout;
+        let node = ev.class_layout().payload?;
+        let n = tl.nodes.get(node as usize)?;
+        if n.plan.is_some() || !matches!(n.kind, NodeKind::Struct { .. }) {
+            return None;
+        }
+        let members = tl.members_of(node);
+        let mut reads = [SlotRead::Absent; F::ALL.len()];
+        for &f in F::ALL {
+            let Some(i) = fields.get(f) else { continue };
+            let m = members.get(i)?;
+            let i = u16::try_from(i).ok()?;
+            reads[f as usize] = match tl.nodes.get(m.node as usize)?.kind {
+                NodeKind::Int { .. } | NodeKind::VarInt { .. } => SlotRead::Int(i),
+                NodeKind::CString | NodeKind::SizedString { .. } => SlotRead::Text(i),
+                _ => return None,
+            };
+        }
+        Some(SlotPlan {
+            reads,
+            node,
+            members: u32::try_from(members.len()).ok()?,
+        })
+    }
+
+    /// The payload of `ev` read by this plan: None when its members were not decoded one slot
+    /// each (a compound member holding more).
+    #[inline]
+    pub(crate) fn payload<'a, 'p>(&'p self, ev: &Event<'a>) -> Option<Slots<'a, 'p>> {
+        let (data, slots) = ev.payload_slots()?;
+        let (head, rest) = slots.split_first()?;
+        // A compound slot's `aux` counts its descendants' slots.
+        if head.node != self.node || head.aux != self.members {
+            return None;
+        }
+        Some(Slots {
+            data,
+            slots: rest.get(..self.members as usize)?,
+            plan: self,
+        })
+    }
+}
+
+/// A payload's member slots, the packet bytes their strings point into, and the plan.
+#[derive(Clone, Copy)]
+pub(crate) struct Slots<'a, 'p> {
+    data: &'a [u8],
+    slots: &'a [ctf::decode::Slot],
+    plan: &'p SlotPlan,
+}
+
+impl<'a> Read<'a> for Slots<'a, '_> {
+    #[inline]
+    fn int(&self, f: F) -> Option<i64> {
+        match self.plan.reads[f as usize] {
+            // What `FieldView::as_i64` gives: the raw bits, sign-extended when signed.
+            SlotRead::Int(i) => Some(self.slots.get(i as usize)?.val as i64),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn raw_bytes(&self, f: F) -> Option<&'a [u8]> {
+        match self.plan.reads[f as usize] {
+            SlotRead::Text(i) => {
+                let s = self.slots.get(i as usize)?;
+                let at = s.val as usize;
+                // As the field views read a string slot: empty when out of the packet.
+                Some(self.data.get(at..at + s.aux as usize).unwrap_or(&[]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Arrays and sequences are not read by slot plans: a plan's fields are never ones.
     fn ints(&self, _f: F) -> Vec<i64> {
         Vec::new()
     }

@@ -670,7 +670,25 @@ impl State {
         ev: &Event<'_>,
         out: &mut Vec<Notification>,
     ) {
-        match class.words.as_ref().and_then(|w| w.payload(ev)) {
+        if let Some(p) = class.words.as_ref().and_then(|w| w.payload(ev)) {
+            self.apply(class, ts, cpu, p, out)
+        } else {
+            self.apply_unfixed(class, ts, cpu, ev, out)
+        }
+    }
+
+    /// [`State::handle`] for an event whose payload is not read by words: by its slots when
+    /// the class allows, else through the field views.
+    #[inline(never)]
+    fn apply_unfixed(
+        &mut self,
+        class: &Class,
+        ts: i64,
+        cpu: u32,
+        ev: &Event<'_>,
+        out: &mut Vec<Notification>,
+    ) {
+        match class.slots.as_ref().and_then(|s| s.payload(ev)) {
             Some(p) => self.apply(class, ts, cpu, p, out),
             None => self.apply(class, ts, cpu, Payload::new(ev, &class.fields), out),
         }

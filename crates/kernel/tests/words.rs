@@ -483,9 +483,9 @@ fn digest(s: &State) -> String {
     out
 }
 
-/// Runs the word-reading and the generic model over `paths`; asserts they agree and returns
-/// how many classes had a word plan.
-fn agree(paths: &[PathBuf], quirks: bool) -> usize {
+/// Runs the word- and slot-reading and the generic model over `paths`; asserts they agree and
+/// returns how many classes had a word plan and how many a slot plan.
+fn agree(paths: &[PathBuf], quirks: bool) -> (usize, usize) {
     let opts = StateOptions {
         lttng_analyses_quirks: quirks,
     };
@@ -497,17 +497,19 @@ fn agree(paths: &[PathBuf], quirks: bool) -> usize {
     };
     let (fast, fast_notes) = run(Model::new(opts));
     let (slow, slow_notes) = run(Model::generic(opts));
-    assert!(slow.resolver.classes().iter().all(|c| c.words.is_none()));
+    assert!(slow
+        .resolver
+        .classes()
+        .iter()
+        .all(|c| c.words.is_none() && c.slots.is_none()));
     assert_eq!(fast_notes.len(), slow_notes.len(), "{paths:?}");
     for (i, (a, b)) in fast_notes.iter().zip(&slow_notes).enumerate() {
         assert_eq!(a, b, "{paths:?}: notification {i}");
     }
     assert_eq!(digest(&fast.state), digest(&slow.state), "{paths:?}");
-    fast.resolver
-        .classes()
-        .iter()
-        .filter(|c| c.words.is_some())
-        .count()
+    let count =
+        |has: fn(&kernel::Class) -> bool| fast.resolver.classes().iter().filter(|c| has(c)).count();
+    (count(|c| c.words.is_some()), count(|c| c.slots.is_some()))
 }
 
 #[test]
@@ -536,8 +538,11 @@ fn random_events_in_every_layout() {
                         .filter(|(_, s)| s.new != Some("sched_stat_runtime"))
                         .count();
                     for quirks in [false, true] {
-                        let compiled = agree(std::slice::from_ref(&dir), quirks);
-                        eprintln!("{l:?}: {compiled} word plans of {fixed}");
+                        let (compiled, slotted) = agree(std::slice::from_ref(&dir), quirks);
+                        eprintln!("{l:?}: {compiled} word plans of {fixed}, {slotted} slot plans");
+                        // The classes with a string: irq_handler_entry, the open* entries,
+                        // the network events, sched_process_exec…
+                        assert!(slotted >= 3, "{l:?}: {slotted} slot plans");
                         if packed {
                             assert!(compiled >= fixed / 2, "{l:?}: {compiled} word plans");
                         } else {
@@ -561,7 +566,11 @@ fn generated_kernel_mix() {
         ..Default::default()
     };
     scenario::kernel_mix::generate(&dir, &p).unwrap();
-    assert!(agree(&[dir], false) > 10);
+    let (words, slots) = agree(&[dir], false);
+    assert!(
+        words > 10 && slots >= 2,
+        "{words} word plans, {slots} slot plans"
+    );
 }
 
 #[test]
