@@ -58,21 +58,14 @@ struct TidCalls {
     /// The command name at the thread's first system call.
     comm: String,
     total: u64,
-    /// Indexed by system call name index (names are interned, so the indexes are few and
-    /// dense): one array access per call rather than a hash lookup. Count 0: never called.
-    calls: Vec<CallStats>,
+    calls: IntMap<u32, CallStats>,
 }
 
 /// The syscallstats analysis.
 #[derive(Debug)]
 pub struct SyscallStats {
     common: Common,
-    /// Per thread: its position in `threads`.
-    tids: IntMap<i32, u32>,
-    threads: Vec<(i32, TidCalls)>,
-    /// The thread of the last call and its position: a thread often makes several calls in a
-    /// row, found then without a hash lookup.
-    last: Option<(i32, u32)>,
+    tids: IntMap<i32, TidCalls>,
 }
 
 /// The class of a return value counted apart: 0 for every success (`ret >= 0`), else the
@@ -98,8 +91,6 @@ impl SyscallStats {
         SyscallStats {
             common,
             tids: IntMap::default(),
-            threads: Vec::new(),
-            last: None,
         }
     }
 }
@@ -124,34 +115,15 @@ impl Analysis for SyscallStats {
         if !self.common.thread_ok(state, tid) {
             return;
         }
-        let at = match self.last {
-            Some((t, at)) if t == tid => at,
-            _ => {
-                let threads = &mut self.threads;
-                let at = *self.tids.entry(tid).or_insert_with(|| {
-                    threads.push((
-                        tid,
-                        TidCalls {
-                            comm: state
-                                .thread(tid)
-                                .map(|t| t.comm.clone())
-                                .unwrap_or_default(),
-                            ..Default::default()
-                        },
-                    ));
-                    threads.len() as u32 - 1
-                });
-                self.last = Some((tid, at));
-                at
-            }
-        };
-        let t = &mut self.threads[at as usize].1;
+        let t = self.tids.entry(tid).or_insert_with(|| TidCalls {
+            comm: state
+                .thread(tid)
+                .map(|t| t.comm.clone())
+                .unwrap_or_default(),
+            ..Default::default()
+        });
         t.total += 1;
-        let i = name as usize;
-        if t.calls.len() <= i {
-            t.calls.resize_with(i + 1, CallStats::default);
-        }
-        let c = &mut t.calls[i];
+        let c = t.calls.entry(name).or_default();
         c.stats.add(exit_ts - entry_ts);
         let k = ret_key(ret);
         match c.rets.iter_mut().find(|(n, _)| *n == k) {
@@ -162,10 +134,10 @@ impl Analysis for SyscallStats {
 
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table> {
         let state = &model.state;
-        if self.threads.is_empty() {
+        if self.tids.is_empty() {
             return Vec::new();
         }
-        let mut tids: Vec<(&i32, &TidCalls)> = self.threads.iter().map(|(t, c)| (t, c)).collect();
+        let mut tids: Vec<(&i32, &TidCalls)> = self.tids.iter().collect();
         tids.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
         let mut out = Vec::new();
         let mut total = Table::new("total", range.begin, range.end);
@@ -181,9 +153,7 @@ impl Analysis for SyscallStats {
             let mut calls: Vec<(&str, &CallStats)> = tc
                 .calls
                 .iter()
-                .enumerate()
-                .filter(|(_, c)| c.stats.count > 0)
-                .map(|(n, c)| (model.resolver.syscalls.name(n as u32), c))
+                .map(|(n, c)| (model.resolver.syscalls.name(*n), c))
                 .collect();
             calls.sort_by(|a, b| b.1.stats.count.cmp(&a.1.stats.count).then(a.0.cmp(b.0)));
             for (name, c) in calls {
