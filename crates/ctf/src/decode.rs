@@ -234,12 +234,7 @@ impl Decoder {
                 ranges,
                 elem,
             } => {
-                let sel = self.regs[*sel_reg as usize];
-                let present = if ranges.is_empty() {
-                    sel != 0
-                } else {
-                    ranges.iter().any(|r| r.contains(sel))
-                };
+                let present = self.optional_present(*sel_reg, ranges);
                 let at = out.len();
                 out.push(Slot {
                     node,
@@ -361,12 +356,7 @@ impl Decoder {
                 ranges,
                 elem,
             } => {
-                let sel = self.regs[*sel_reg as usize];
-                let present = if ranges.is_empty() {
-                    sel != 0
-                } else {
-                    ranges.iter().any(|r| r.contains(sel))
-                };
+                let present = self.optional_present(*sel_reg, ranges);
                 if present {
                     self.fold(layout, *elem, data, pos)?
                 } else {
@@ -569,6 +559,18 @@ impl Decoder {
         }
         if let Some(role) = n.role {
             self.set_special(role, raw);
+        }
+    }
+
+    /// Whether an optional field whose selector is in register `sel_reg` is there: a non-zero
+    /// boolean selector, or an integer one within `ranges`.
+    #[inline]
+    fn optional_present(&self, sel_reg: u16, ranges: &[IntRange]) -> bool {
+        let sel = self.regs[sel_reg as usize];
+        if ranges.is_empty() {
+            sel != 0
+        } else {
+            ranges.iter().any(|r| r.contains(sel))
         }
     }
 

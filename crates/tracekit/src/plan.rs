@@ -378,8 +378,7 @@ impl ClassPlan {
                     Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
                     Op::Signed => {
                         let x = ((word() << st.left) as i64) >> st.right;
-                        b[at] = b'-';
-                        u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+                        i64_at(b, at, x)
                     }
                     Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
                     Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
@@ -587,8 +586,7 @@ fn write_slots(
             Op::Unsigned => u64_at(b, at, s.val),
             Op::Signed => {
                 let x = s.val as i64;
-                b[at] = b'-';
-                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+                i64_at(b, at, x)
             }
             Op::Hex => hex_at(b, at, s.val),
             // A longer string than planned for fits when the room left over allows it (the
@@ -951,8 +949,7 @@ impl Tree {
             TFmt::Unsigned => u64_at(b, at, raw),
             TFmt::Signed => {
                 let x = raw as i64;
-                b[at] = b'-';
-                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+                i64_at(b, at, x)
             }
             TFmt::Hex => hex_at(b, at, raw),
             TFmt::Enum(e, int) => {
@@ -1178,10 +1175,7 @@ impl TreeWriter<'_> {
         let at = self.at;
         self.at = match (fmt, value) {
             (TFmt::Unsigned, &FieldValue::UInt { value, .. }) => u64_at(self.b, at, value),
-            (TFmt::Signed, &FieldValue::SInt { value, .. }) => {
-                self.b[at] = b'-';
-                u64_at(self.b, at + (value < 0) as usize, value.unsigned_abs())
-            }
+            (TFmt::Signed, &FieldValue::SInt { value, .. }) => i64_at(self.b, at, value),
             (TFmt::Hex, &FieldValue::UInt { value, .. }) => hex_at(self.b, at, value),
             (TFmt::Str, &FieldValue::Str(s)) => {
                 self.reserve(2 + (4 * s.len()).max(16));
@@ -1498,8 +1492,7 @@ impl Tree {
             IntFmt::Unsigned => u64_at(b, at, raw),
             IntFmt::Signed => {
                 let x = raw as i64;
-                b[at] = b'-';
-                u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
+                i64_at(b, at, x)
             }
             IntFmt::Hex => hex_at(b, at, raw),
         };
@@ -1604,6 +1597,13 @@ pub(crate) fn put_value(b: &mut Vec<u8>, value: &FieldValue<'_>) {
         FieldValue::Str(s) => put_str(b, s),
         _ => write_scalar(b, value),
     }
+}
+
+/// Writes `x` in decimal, with its sign, at `at` (room for 20 bytes).
+#[inline(always)]
+fn i64_at(b: &mut [u8], at: usize, x: i64) -> usize {
+    b[at] = b'-';
+    u64_at(b, at + (x < 0) as usize, x.unsigned_abs())
 }
 
 /// Writes `x` (below 10^8, at least 1) without leading zeros at `at` (room for 8 bytes).
