@@ -109,21 +109,22 @@ impl Tally<'_> {
             self.sc = sc;
         }
         if sc == self.sc {
-            if self.row.len() <= ec {
-                self.row.resize(ec + 1, 0);
-            }
-            self.row[ec] += 1;
+            bump(&mut self.row, ec);
             return;
         }
         if self.by_class.len() <= sc {
             self.by_class.resize(sc + 1, Vec::new());
         }
-        let row = &mut self.by_class[sc];
-        if row.len() <= ec {
-            row.resize(ec + 1, 0);
-        }
-        row[ec] += 1;
+        bump(&mut self.by_class[sc], ec);
     }
+}
+
+/// Adds one to `row[i]`, growing the row as needed.
+fn bump(row: &mut Vec<u64>, i: usize) {
+    if row.len() <= i {
+        row.resize(i + 1, 0);
+    }
+    row[i] += 1;
 }
 
 /// Counts one stream.
@@ -161,18 +162,9 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
     }
     progress.add(t.ticks);
     std::hint::black_box(t.checksum);
-    if t.sc != usize::MAX {
-        if t.by_class.len() <= t.sc {
-            t.by_class.resize(t.sc + 1, Vec::new());
-        }
-        let row = &mut t.by_class[t.sc];
-        if row.len() < t.row.len() {
-            row.resize(t.row.len(), 0);
-        }
-        row.iter_mut().zip(&t.row).for_each(|(a, b)| *a += b);
-    }
     let layout = &r.trace().layout;
-    for (sc, row) in t.by_class.iter().enumerate() {
+    let own = (t.sc != usize::MAX).then_some((t.sc, &t.row));
+    for (sc, row) in own.into_iter().chain(t.by_class.iter().enumerate()) {
         for (ec, n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
             let name = &layout.streams.at(sc).events.at(ec).name;
             *c.classes.entry(name.to_string()).or_default() += n;
