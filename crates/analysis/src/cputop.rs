@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -123,6 +123,7 @@ impl Analysis for CpuTop {
             NoteKind::PrioChanged,
             NoteKind::Migrate,
         ])
+        .reading(&[Facet::Threads])
     }
 
     fn start(&mut self, ts: i64) {

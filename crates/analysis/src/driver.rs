@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ctf::merge::TimeMap;
-use ctf::{Merger, Message, Trace};
+use ctf::{Merger, Message, SkipRule, Trace};
 use kernel::{Interest, Model, Notification, State, StateOptions};
 
 use crate::lami::Table;
@@ -29,6 +29,9 @@ pub struct Common {
     pub lttng_analyses_quirks: bool,
     /// Clock transformations putting every trace on one time line (`--sync`).
     pub time_map: Option<SharedTimeMap>,
+    /// Read every event, even those no analysis of the pass needs (which are otherwise left
+    /// out of the read: see [`RangeEvents::for_interest`]); the results are the same.
+    pub read_every_event: bool,
 }
 
 /// A [`TimeMap`] shared by the options of an analysis.
@@ -245,10 +248,27 @@ pub struct RangeEvents {
     lo: i64,
     hi: i64,
     done: bool,
+    /// The readers leave out the events the consumer does not need.
+    skipping: bool,
+    /// When skipping: the last event given out in the range, its place in the merge order
+    /// ([`Merger::current_order`]) and its time.
+    last: Option<((i64, usize, u64), i64)>,
 }
 
 impl RangeEvents {
     pub fn new(traces: &[Arc<Trace>], common: &Common) -> Self {
+        Self::build(traces, common, None)
+    }
+
+    /// As [`Self::new`], without the events a kernel model consumer with `interest` does not
+    /// need (see [`kernel::needs`]): the events given out, their order, the range's first
+    /// event and its last time ([`Self::last_time`]) are those a full read gives. Reads every
+    /// event with `--sync`'s time map.
+    pub fn for_interest(traces: &[Arc<Trace>], common: &Common, interest: Interest) -> Self {
+        Self::build(traces, common, Some(interest))
+    }
+
+    fn build(traces: &[Arc<Trace>], common: &Common, interest: Option<Interest>) -> Self {
         let (mut lo, mut hi) = (
             common.begin.unwrap_or(i64::MIN),
             common.end.unwrap_or(i64::MAX),
@@ -260,15 +280,38 @@ impl RangeEvents {
             }
         }
         let mut merger = Merger::new(traces);
+        let mut skipping = false;
         if let Some(m) = &common.time_map {
             merger = merger.with_time_map(m.0.clone());
+        } else if let Some(interest) = interest.filter(|i| *i != Interest::ALL) {
+            merger = merger.with_skip(|t| SkipRule {
+                wanted: Arc::new(kernel::needs::wanted_classes(t, interest)),
+                lo,
+                hi,
+            });
+            skipping = true;
         }
         RangeEvents {
             merger,
             lo,
             hi,
             done: false,
+            skipping,
+            last: None,
         }
+    }
+
+    /// The time of the last event in the range a full read would have given out (so far),
+    /// whether or not it was left out.
+    pub fn last_time(&self) -> Option<i64> {
+        if !self.skipping {
+            return None;
+        }
+        [self.last, self.merger.last_left_out()]
+            .into_iter()
+            .flatten()
+            .max_by_key(|(order, _)| *order)
+            .map(|(_, t)| t)
     }
 
     /// The next event in the range and its time (ns); None past the range or at the end.
@@ -298,6 +341,9 @@ impl RangeEvents {
             }
             break ts;
         };
+        if self.skipping {
+            self.last = self.merger.current_order().map(|o| (o, ts));
+        }
         self.merger.event().map(|ev| (ev, ts))
     }
 
@@ -354,8 +400,19 @@ pub fn run_refresh(
     let mut model = Model::new(StateOptions {
         lttng_analyses_quirks: common.lttng_analyses_quirks,
     });
-    let mut events = RangeEvents::new(traces, common);
     let refresh = refresh.filter(|r| *r > 0);
+    // Without refresh periods the analyses are known before the read, and so are the events
+    // they need; a refresh period ends at any event, so all are read then.
+    let mut upfront = refresh.is_none().then(&mut *make);
+    let mut events = match &upfront {
+        Some(analyses) if !common.read_every_event => {
+            let interest = analyses
+                .iter()
+                .fold(Interest::NONE, |all, a| all.union(a.interest()));
+            RangeEvents::for_interest(traces, common, interest)
+        }
+        _ => RangeEvents::new(traces, common),
+    };
     let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
     let mut interests: Vec<Interest> = Vec::new();
     let mut notes = Vec::with_capacity(8);
@@ -374,7 +431,7 @@ pub fn run_refresh(
             }
             period_begin = ts;
             cut = refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
-            analyses = make();
+            analyses = upfront.take().unwrap_or_else(&mut *make);
             interests = analyses.iter().map(|a| a.interest()).collect();
             model.state.set_interest(
                 interests
@@ -411,6 +468,7 @@ pub fn run_refresh(
         return Err(events.nothing_read(traces));
     };
     let errors = events.errors(traces);
+    let last = events.last_time().unwrap_or(last);
     finish_period(&mut analyses, &model, period_begin, last, report);
     Ok(Analysed {
         range: Range {

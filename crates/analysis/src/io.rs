@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kernel::{Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -241,6 +241,7 @@ pub fn disk_name(state: &State, dev: u64) -> String {
 impl Analysis for IoLatency {
     fn interest(&self) -> Interest {
         Interest::of(&[NoteKind::SyscallDone, NoteKind::BlockDone])
+            .reading(&[Facet::Threads, Facet::Disks])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {

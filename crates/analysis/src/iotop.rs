@@ -4,7 +4,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use kernel::{FdOp, IntMap, Interest, IoDone, Model, NoteKind, Notification, OpenFile, State};
+use kernel::{
+    Facet, FdOp, IntMap, Interest, IoDone, Model, NoteKind, Notification, OpenFile, State,
+};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::io::{disk_name, Category};
@@ -262,7 +264,12 @@ fn logged(op: FdOp) -> bool {
 
 impl Analysis for IoTop {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::Io, NoteKind::BlockDone, NoteKind::Net])
+        Interest::of(&[NoteKind::Io, NoteKind::BlockDone, NoteKind::Net]).reading(&[
+            Facet::Threads,
+            Facet::Fds,
+            Facet::Disks,
+            Facet::Netifs,
+        ])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {

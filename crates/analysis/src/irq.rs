@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kernel::{Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
@@ -177,7 +177,7 @@ impl Irq {
 
 impl Analysis for Irq {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::HardIrqDone, NoteKind::SoftIrqDone])
+        Interest::of(&[NoteKind::HardIrqDone, NoteKind::SoftIrqDone]).reading(&[Facet::IrqNames])
     }
 
     fn notify(&mut self, _state: &State, n: &Notification) {

@@ -1,6 +1,6 @@
 //! `memtop`: pages allocated and freed per thread.
 
-use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -77,7 +77,7 @@ impl MemTop {
 
 impl Analysis for MemTop {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::Page])
+        Interest::of(&[NoteKind::Page]).reading(&[Facet::Threads])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use kernel::{Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Column, Metadata, Table, TableClass};
@@ -228,7 +228,7 @@ fn record_row(state: &State, r: &SchedRecord) -> Vec<Cell> {
 
 impl Analysis for Sched {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::SchedSwitch])
+        Interest::of(&[NoteKind::SchedSwitch]).reading(&[Facet::Threads])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {

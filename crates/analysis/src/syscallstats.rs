@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use kernel::{IntMap, Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -97,7 +97,7 @@ impl SyscallStats {
 
 impl Analysis for SyscallStats {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::SyscallDone])
+        Interest::of(&[NoteKind::SyscallDone]).reading(&[Facet::Threads])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {

@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::stream::{Event, Message, StreamReader};
+use crate::stream::{Event, Message, SkipRule, StreamReader};
 use crate::trace::Trace;
 
 /// Maps a trace's timestamps (ns from its clock origin) to the merged time line.
@@ -20,9 +20,15 @@ pub struct Merger {
     /// (time, reader) of every reader with a pending message.
     queue: Queue,
     /// The reader of the current message ([`NO_READER`] before the first and after the
-    /// last) and the message's merged time.
+    /// last), the message's merged time and its key (the same unless skipping).
     current: usize,
     current_time: i64,
+    current_key: i64,
+    /// Readers leave out unwanted events ([`Merger::with_skip`]): keys are their running
+    /// maximum times.
+    skip: bool,
+    /// Each queued reader's next message time (its key unless skipping).
+    times: Vec<i64>,
     started: bool,
     time_map: Option<Arc<dyn TimeMap>>,
     /// Each queued reader's next message (events carry nothing: the reader holds them).
@@ -40,6 +46,9 @@ impl Merger {
             queue: Queue::Few(Vec::new(), 0),
             current: NO_READER,
             current_time: i64::MIN,
+            current_key: i64::MIN,
+            skip: false,
+            times: Vec::new(),
             started: false,
             time_map: None,
             pending_msgs: Vec::new(),
@@ -50,6 +59,22 @@ impl Merger {
     /// Applies a clock transformation to every timestamp before ordering.
     pub fn with_time_map(mut self, map: Arc<dyn TimeMap>) -> Self {
         self.time_map = Some(map);
+        self
+    }
+
+    /// Lets each reader leave out the events `rule` (given each reader's trace) allows, as
+    /// [`crate::stream::SkipRule`] describes: the messages given out come in the order a full
+    /// merge gives them. Ignored with a time map (the rules' windows are on each trace's own
+    /// time line). To be called before the first [`Merger::next`].
+    pub fn with_skip(mut self, rule: impl Fn(&Trace) -> SkipRule) -> Self {
+        if self.time_map.is_some() || self.started {
+            return self;
+        }
+        for r in &mut self.readers {
+            let rule = rule(r.trace());
+            r.set_skip(Some(&rule));
+        }
+        self.skip = true;
         self
     }
 
@@ -66,27 +91,34 @@ impl Merger {
         }
     }
 
-    /// Reads the next message of reader `i` into its pending slot and returns its merged
-    /// time; errors met on the way are kept. None when the reader is done.
+    /// Reads the next message of reader `i` into its pending slot, its merged time into
+    /// `times`, and returns its key; errors met on the way are kept. None when the reader is
+    /// done.
     #[inline]
     fn fetch(&mut self, i: usize) -> Option<i64> {
-        loop {
+        let t = loop {
             match self.readers[i].next() {
                 None => return None,
                 // Events apart: storing a known variant, not moving the message, is 0.5 % of
                 // an analysis' instructions (measured).
                 Some(Ok(Message::Event)) => {
                     self.pending_msgs[i] = Message::Event;
-                    return Some(self.time_of(i, &Message::Event));
+                    break self.time_of(i, &Message::Event);
                 }
                 Some(Ok(msg)) => {
                     let t = self.time_of(i, &msg);
                     self.pending_msgs[i] = msg;
-                    return Some(t);
+                    break t;
                 }
                 Some(Err(e)) => self.errors.push(e),
             }
-        }
+        };
+        self.times[i] = t;
+        Some(if self.skip {
+            self.readers[i].merge_key()
+        } else {
+            t
+        })
     }
 
     /// Moves to the next message in time order.
@@ -95,6 +127,7 @@ impl Merger {
         if !self.started {
             self.started = true;
             self.pending_msgs = vec![Message::Event; self.readers.len()];
+            self.times = vec![i64::MIN; self.readers.len()];
             let mut keys = Vec::with_capacity(self.readers.len());
             for i in 0..self.readers.len() {
                 if let Some(t) = self.fetch(i) {
@@ -109,9 +142,10 @@ impl Merger {
             self.queue.replace_first(key);
         }
         match self.queue.first() {
-            Some((t, i)) => {
+            Some((key, i)) => {
                 self.current = i;
-                self.current_time = t;
+                self.current_time = self.times[i];
+                self.current_key = key;
                 Some(&self.pending_msgs[i])
             }
             None => {
@@ -132,6 +166,27 @@ impl Merger {
     /// The time of the current message on the merged time line.
     pub fn current_time(&self) -> Option<i64> {
         (self.current != NO_READER && self.current_time != i64::MIN).then_some(self.current_time)
+    }
+
+    /// Where the current message stands in the merge order: (key, reader position,
+    /// [`StreamReader::events_read`] of its reader). With [`Merger::with_skip`], compare with
+    /// [`Merger::last_left_out`].
+    pub fn current_order(&self) -> Option<(i64, usize, u64)> {
+        let r = self.readers.get(self.current)?;
+        Some((self.current_key, self.current, r.events_read))
+    }
+
+    /// The last event the readers left out (at or after their rules' `lo`), in merge order:
+    /// (its place as [`Merger::current_order`] gives it, its time in ns).
+    pub fn last_left_out(&self) -> Option<((i64, usize, u64), i64)> {
+        self.readers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (key, seq, t) = r.last_left_out()?;
+                Some(((key, i, seq), t))
+            })
+            .max_by_key(|(order, _)| *order)
     }
 
     /// The stream reader that produced the current message.

@@ -14,7 +14,9 @@ use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
 use crate::trace::{map_file, Trace};
 
 mod scan;
+mod skip;
 pub use scan::ScanSink;
+pub use skip::SkipRule;
 
 /// Granularity of giving read pages back (a multiple of the page size).
 const RELEASE_CHUNK: usize = 8 << 20;
@@ -180,6 +182,8 @@ pub struct StreamReader {
     pub warnings: Vec<String>,
     /// Events decoded so far.
     pub events_read: u64,
+    /// Set when the reader leaves out events ([`Self::set_skip`]).
+    skipping: Option<Box<skip::Skipping>>,
 }
 
 const EV_HEADER: usize = 0;
@@ -229,6 +233,7 @@ impl StreamReader {
             done: false,
             warnings: Vec::new(),
             events_read: 0,
+            skipping: None,
         }
     }
 
@@ -499,8 +504,18 @@ impl StreamReader {
 
     /// Advances to the next message. After `Some(Ok(Message::Event))`, [`Self::event`] reads it.
     /// Errors name the file and byte offset; reading goes on after them with what is readable.
+    /// With a [`SkipRule`] ([`Self::set_skip`]), only the messages it keeps.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Message>> {
+        if self.skipping.is_some() {
+            return self.next_kept();
+        }
+        self.next_message()
+    }
+
+    /// The next message, whatever a skip rule says.
+    #[inline(always)]
+    fn next_message(&mut self) -> Option<Result<Message>> {
         // The common case first: another event in the current packet.
         if self.in_packet && self.pos < self.content_bits && self.pending.is_empty() {
             if let Ok(()) = self.decode_event() {

@@ -8,6 +8,7 @@
 
 pub mod hash;
 pub mod model;
+pub mod needs;
 pub mod payload;
 pub mod state;
 pub mod threads;
@@ -16,7 +17,7 @@ pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
 pub use payload::{Payload, SlotPlan, WordPlan};
 pub use state::{
-    Cpu, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
+    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
 };
 pub use threads::Threads;
 

@@ -252,23 +252,52 @@ impl NoteKind {
     ];
 }
 
-/// A set of [`NoteKind`]s: the notifications some consumers want. The state machine skips
-/// making the others (its own state is kept the same).
+/// A set of [`NoteKind`]s and [`Facet`]s: the notifications some consumers want and the parts
+/// of the state they read. The state machine skips making the other notifications (its own
+/// state is kept the same); a reader may leave out the events none of them needs (see
+/// [`crate::needs`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interest(u16);
+pub struct Interest(u32);
+
+/// Parts of the [`State`] a consumer reads, besides what notifications carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Facet {
+    /// Threads (command name, pid, priority), the thread running on each CPU, the CPUs.
+    Threads = 16,
+    /// Processes' descriptor tables and the open files.
+    Fds,
+    /// Disks: names, partitions, pending requests.
+    Disks,
+    /// Network interface names.
+    Netifs,
+    /// IRQ handler names.
+    IrqNames,
+}
 
 impl Interest {
-    /// Every notification.
-    pub const ALL: Interest = Interest(u16::MAX);
+    /// Every notification and facet.
+    pub const ALL: Interest = Interest(u32::MAX);
     /// No notification.
     pub const NONE: Interest = Interest(0);
 
     /// The set of `kinds`.
     pub const fn of(kinds: &[NoteKind]) -> Interest {
-        let mut bits = 0u16;
+        let mut bits = 0u32;
         let mut i = 0;
         while i < kinds.len() {
-            bits |= 1 << kinds[i] as u16;
+            bits |= 1 << kinds[i] as u32;
+            i += 1;
+        }
+        Interest(bits)
+    }
+
+    /// This set, reading `facets` too.
+    pub const fn reading(self, facets: &[Facet]) -> Interest {
+        let mut bits = self.0;
+        let mut i = 0;
+        while i < facets.len() {
+            bits |= 1 << facets[i] as u32;
             i += 1;
         }
         Interest(bits)
@@ -282,7 +311,13 @@ impl Interest {
     /// Whether notifications of kind `k` are in the set.
     #[inline(always)]
     pub const fn has(self, k: NoteKind) -> bool {
-        self.0 & (1 << k as u16) != 0
+        self.0 & (1 << k as u32) != 0
+    }
+
+    /// Whether facet `f` is read.
+    #[inline(always)]
+    pub const fn reads(self, f: Facet) -> bool {
+        self.0 & (1 << f as u32) != 0
     }
 }
 

@@ -1,0 +1,324 @@
+//! Leaving out the events a consumer does not want, without changing what it sees of the
+//! others.
+//!
+//! A time-ordered consumer (an analysis) that wants a few event classes still pays, per
+//! unwanted event, for merging it with the other streams and handing it over. A reader with a
+//! [`SkipRule`] reads such events (so errors, warnings and counters stay those of a full read)
+//! but does not give them out, so they never reach the merger.
+//!
+//! What the consumer sees must stay what a full read would show it, and three things depend on
+//! the events left out:
+//! - **Order.** The merger takes the stream whose next message has the smallest time. A
+//!   stream whose time goes backwards (a regression) makes that order depend on every event
+//!   of the stream, so the merger orders skipping readers by their running maximum time (the
+//!   *key*, [`StreamReader::merge_key`]) instead. Both orders are the same on full streams: an
+//!   event below its stream's running maximum comes right after the one before it in both
+//!   (that one was the smallest, and this one is smaller still, or equal with the same stream
+//!   index). With keys every stream is sorted, so merging what is left of the streams gives
+//!   the full merge's order with the left-out events taken away.
+//! - **The window's ends.** A consumer reading `[lo, hi]` stops at the first event past `hi`
+//!   and starts at the first at or after `lo`. Events whose key is past `hi` are all given
+//!   out, so the consumer still meets the one it stops at; the first event of each class at or
+//!   after `lo` is given out, so the consumer still meets the first event at or after `lo`.
+//! - **The last event's time.** The consumer's range ends at the last event it read: the reader
+//!   remembers the last event it left out at or after `lo` ([`StreamReader::last_left_out`]),
+//!   which the consumer compares with the last one it took, in merge order.
+//!
+//! Giving out the first event of every class at or after `lo` also keeps what a consumer learns
+//! from an event's mere presence (the CPUs a stream's events were seen on).
+
+use std::sync::Arc;
+
+use super::{Message, StreamReader};
+use crate::bits::align_up;
+use crate::error::Result;
+use crate::fast::{HeaderValues, ScanShape};
+
+/// Which events a [`StreamReader`] may leave out (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct SkipRule {
+    /// Per stream class position, per event class position ([`crate::Event::class_index`]):
+    /// whether the consumer wants the class's events. Classes outside the table are wanted.
+    pub wanted: Arc<Vec<Vec<bool>>>,
+    /// The consumer's time window (ns from the stream's clock origin): it reads nothing before
+    /// `lo` and stops at the first event after `hi`.
+    pub lo: i64,
+    pub hi: i64,
+}
+
+/// A reader's skipping state.
+#[derive(Debug)]
+pub(super) struct Skipping {
+    /// Per stream class and event class position: [`WANTED`] and [`SEEN`] bits.
+    classes: Vec<Vec<u8>>,
+    lo: i64,
+    hi: i64,
+    /// The largest message time so far (ns; `i64::MIN` for none): the merge key.
+    key: i64,
+    /// The last event left out at or after `lo`: (its key, `events_read` after it, its time).
+    last_left: Option<(i64, u64, i64)>,
+    /// How many of the next messages to read without trying [`StreamReader::skip_run`] first:
+    /// where nearly every event is wanted, a run that leaves nothing out costs more than the
+    /// general read.
+    direct: u32,
+}
+
+/// Messages read directly after a run of [`StreamReader::skip_run`] that left nothing out.
+const DIRECT_AFTER_EMPTY_RUN: u32 = 3;
+
+/// Where [`StreamReader::skip_run`] stopped.
+enum Run {
+    /// Before an event [`StreamReader::next_message`] reads.
+    Stopped,
+    /// After an event it gave out, which [`StreamReader::event`] reads.
+    Kept,
+    /// Before an event to give out whose header it read, with a body the general path reads.
+    General(HeaderValues),
+}
+
+/// The consumer wants the class.
+const WANTED: u8 = 1;
+/// An event of the class at or after `lo` was given out.
+const SEEN: u8 = 2;
+
+impl Skipping {
+    pub(super) fn new(rule: &SkipRule) -> Skipping {
+        Skipping {
+            classes: rule
+                .wanted
+                .iter()
+                .map(|row| row.iter().map(|&w| if w { WANTED } else { 0 }).collect())
+                .collect(),
+            lo: rule.lo,
+            hi: rule.hi,
+            key: i64::MIN,
+            last_left: None,
+            direct: 0,
+        }
+    }
+}
+
+impl StreamReader {
+    /// Leaves out the events `rule` allows (see the module documentation); None gives out
+    /// every event again. For a merger's readers: [`crate::Merger::with_skip`] sets it.
+    pub fn set_skip(&mut self, rule: Option<&SkipRule>) {
+        self.skipping = rule.map(|r| Box::new(Skipping::new(r)));
+    }
+
+    /// The key the merger orders this reader's current message by when skipping: the largest
+    /// time (ns) of every message read so far, this one included. `i64::MIN` before any.
+    pub fn merge_key(&self) -> i64 {
+        self.skipping.as_ref().map_or(i64::MIN, |s| s.key)
+    }
+
+    /// The last event left out at or after the rule's `lo`: (its merge key, [`Self::events_read`]
+    /// just after it, its time in ns).
+    pub fn last_left_out(&self) -> Option<(i64, u64, i64)> {
+        self.skipping.as_ref().and_then(|s| s.last_left)
+    }
+
+    /// [`Self::next`] for a skipping reader: the next message it gives out.
+    #[inline(never)]
+    pub(super) fn next_kept(&mut self) -> Option<Result<Message>> {
+        loop {
+            let s = self.skipping.as_deref_mut().expect("a skipping reader");
+            let run = if s.direct > 0 {
+                s.direct -= 1;
+                Run::Stopped
+            } else if self.in_packet && self.pending.is_empty() && self.pos < self.content_bits {
+                self.skip_run()
+            } else {
+                Run::Stopped
+            };
+            match run {
+                Run::Kept => return Some(Ok(Message::Event)),
+                // What `next_message` does with an event it cannot read by the fixed path, but
+                // with the header already read (an error is left to `next_message` to report).
+                Run::General(h) if self.decode_event_general(Some(h)).is_ok() => {
+                    self.events_read += 1;
+                }
+                _ => match self.next_message()? {
+                    Ok(Message::Event) => {}
+                    other => {
+                        if let (Ok(m), Some(s)) = (&other, self.skipping.as_deref_mut()) {
+                            s.key = s.key.max(m.time_ns().unwrap_or(i64::MIN));
+                        }
+                        return Some(other);
+                    }
+                },
+            }
+            if self.keeps_event() {
+                return Some(Ok(Message::Event));
+            }
+        }
+    }
+
+    /// Whether the event just read is given out; notes it in the skipping state.
+    #[inline(always)]
+    fn keeps_event(&mut self) -> bool {
+        let Some(t) = self.event_time_ns() else {
+            return true;
+        };
+        let (sc, ev, events_read) = (self.sc_idx, self.ev_idx, self.events_read);
+        let s = self.skipping.as_deref_mut().expect("a skipping reader");
+        s.key = s.key.max(t);
+        if s.key > s.hi {
+            return true;
+        }
+        let Some(class) = s.classes.get_mut(sc).and_then(|row| row.get_mut(ev)) else {
+            return true;
+        };
+        if *class & WANTED != 0 {
+            return true;
+        }
+        if t >= s.lo {
+            if *class & SEEN == 0 {
+                *class |= SEEN;
+                return true;
+            }
+            s.last_left = Some((s.key, events_read, t));
+        }
+        // Events are left out here again: back to runs.
+        s.direct = 0;
+        false
+    }
+
+    /// Passes over the events of the current packet that are left out, as long as they take
+    /// the straight-line path: a compiled header, a body whose end the stream class's
+    /// [`crate::fast::ScanTable`] finds, inside the content, a clock that does not go
+    /// backwards for the first time. Stops before any other event, leaving it to
+    /// [`Self::next_message`], which decides its fate (and reports what is wrong with it) —
+    /// unless it is one to give out with a fixed-layout body: read here then, as
+    /// [`Self::next_message`] would.
+    #[inline(never)]
+    fn skip_run(&mut self) -> Run {
+        // Borrowed field by field: the loop reads the layout while it writes the event's slots.
+        let StreamReader {
+            trace,
+            map,
+            skipping,
+            dec,
+            ev_slots,
+            ev_at,
+            lazy_header,
+            ..
+        } = self;
+        let sl = trace.layout.streams.at(self.sc_idx);
+        let (Some(header), Some(table), Some(map), Some(s)) = (
+            &sl.compiled_header,
+            &sl.scan,
+            map.as_deref(),
+            skipping.as_deref_mut(),
+        ) else {
+            return Run::Stopped;
+        };
+        let Some(classes) = s.classes.get_mut(self.sc_idx) else {
+            return Run::Stopped;
+        };
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        let content_bits = self.content_bits;
+        let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
+        let ns = |cycles: u64| -> Option<i64> {
+            let ns = match ghz {
+                Some(off) => off + cycles as i128,
+                None => clock_class?.cycles_to_ns(cycles),
+            };
+            Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+        };
+        let check_regression = !self.warned_regression;
+        let mut last = self.last_cycles.unwrap_or(0);
+        let (mut pos, mut clock, mut key) = (self.pos, dec.clock, s.key);
+        let (mut n, mut last_left) = (0u64, s.last_left);
+        let mut stop = Run::Stopped;
+        while pos < content_bits {
+            let Some(h) = header.decode(content, pos, clock) else {
+                break;
+            };
+            let id = h.id.unwrap_or(table.default_id);
+            let Some(class) = table.class(id) else {
+                break;
+            };
+            if check_regression && h.clock < last {
+                break;
+            }
+            let Some(t) = ns(h.clock) else {
+                break;
+            };
+            let state = classes.get(class.ev_idx).copied().unwrap_or(WANTED);
+            let k = key.max(t);
+            if state & WANTED != 0 || k > s.hi || (t >= s.lo && state & SEEN == 0) {
+                let Some(body) = &sl.events.at(class.ev_idx).fixed_body else {
+                    stop = Run::General(h);
+                    break;
+                };
+                let mut at = [None; 4];
+                ev_slots.clear();
+                let after = body.place(h.end, ev_slots, &mut at);
+                if after > content_bits {
+                    break;
+                }
+                if t >= s.lo {
+                    if let Some(c) = classes.get_mut(class.ev_idx) {
+                        *c |= SEEN;
+                    }
+                }
+                *ev_at = at;
+                if lazy_header.get().is_some() {
+                    lazy_header.take();
+                }
+                self.event_offset = (pos / 8) as usize;
+                self.event_bit = pos;
+                self.event_id = id;
+                self.ev_idx = class.ev_idx;
+                n += 1;
+                key = k;
+                last = h.clock;
+                clock = h.clock;
+                pos = after;
+                stop = Run::Kept;
+                break;
+            }
+            let after = match class.shape {
+                ScanShape::One {
+                    align, size_bits, ..
+                } => Some(align_up(h.end, align) + size_bits),
+                ScanShape::Fixed => sl.events.at(class.ev_idx).fixed_body.as_ref().map(|b| {
+                    b.scopes
+                        .iter()
+                        .fold(h.end, |p, sc| align_up(p, sc.align) + sc.size_bits)
+                }),
+                ScanShape::Steps { entry } => table
+                    .fold_steps(entry, dec.regs_mut(), content, h.end)
+                    .map(|(_, after)| after),
+                ScanShape::Fold => None,
+            };
+            let Some(after) = after.filter(|a| *a <= content_bits) else {
+                break;
+            };
+            n += 1;
+            key = k;
+            if t >= s.lo {
+                last_left = Some((k, self.events_read + n, t));
+            }
+            last = h.clock;
+            clock = h.clock;
+            pos = after;
+        }
+        if n <= u64::from(matches!(stop, Run::Kept)) {
+            // Nothing left out before the event given out (or the stop).
+            s.direct = DIRECT_AFTER_EMPTY_RUN;
+            if n == 0 {
+                return stop;
+            }
+        }
+        s.key = key;
+        s.last_left = last_left;
+        dec.clock = clock;
+        self.pos = pos;
+        self.last_cycles = Some(last);
+        self.cycles = last;
+        self.events_read += n;
+        stop
+    }
+}
