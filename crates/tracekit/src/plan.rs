@@ -1624,6 +1624,17 @@ fn eight_digits_at(b: &mut [u8], at: usize, x: u32) -> usize {
     at + 8
 }
 
+/// The two decimal digits of each number below 100, as little-endian ASCII pairs.
+static PAIRS: [u16; 100] = {
+    let mut t = [0u16; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = (b'0' + (i / 10) as u8) as u16 | ((b'0' + (i % 10) as u8) as u16) << 8;
+        i += 1;
+    }
+    t
+};
+
 /// Writes `v` in decimal at `at` (room for 20 bytes); returns where it ends.
 #[inline(always)]
 pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
@@ -1631,6 +1642,22 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
     if v < 10 {
         b[at] = b'0' + v as u8;
         return at + 1;
+    }
+    // Two to four digits (fds, ids, sizes) are most of the rest: a table look-up per pair
+    // costs less than the eight-digit conversion.
+    if v < 10_000 {
+        let v = v as usize;
+        let (hi, lo) = (v / 100, v % 100);
+        let w = (PAIRS[hi] as u32 | (PAIRS[lo] as u32) << 16).to_le_bytes();
+        if v < 100 {
+            b[at..at + 2].copy_from_slice(&w[2..]);
+            return at + 2;
+        }
+        // Three digits: the high pair's leading zero dropped.
+        let skip = (hi < 10) as usize;
+        let w = u32::from_le_bytes(w) >> (8 * skip);
+        b[at..at + 4].copy_from_slice(&w.to_le_bytes());
+        return at + 4 - skip;
     }
     if v < E8 {
         return head_digits_at(b, at, v as u32);
