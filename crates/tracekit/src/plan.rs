@@ -121,8 +121,11 @@ struct ScopeSteps {
     /// The structure's size, to tell a short read at the data's end from a truncated event.
     size_bits: u64,
     /// The structure has no fixed layout (it holds strings) and its members are scalars: the
-    /// values are the decoder's member slots ([`FieldView::member_slots`]), not word reads.
+    /// values are the decoder's member slots (as [`FieldView::member_slots`] gives them), not
+    /// word reads.
     slots: bool,
+    /// The structure's layout node, which the event's slot of the scope must be of.
+    node: NodeId,
 }
 
 /// Longest string a [`Op::Str`] value writes in place (longer ones are written the general
@@ -351,26 +354,33 @@ impl ClassPlan {
         let mut padded = Vec::new();
         let mut k = 0;
         for sc in &d.scopes {
-            let v = &scope_view(ev, sc.which)?;
+            let steps = d.steps.get(k..k + sc.values)?;
+            k += sc.values;
+            // The scope's slot (and its members' after it) straight from the event: no view
+            // is made unless a value is written the general way.
+            let (data, slots) = scope_slots(ev, sc.which)?;
+            let head = *slots.first()?;
+            // The node fixes the structure's plan (or its members), hence the steps'.
+            if head.node != sc.node {
+                return None;
+            }
             if sc.slots {
-                let steps = d.steps.get(k..k + sc.values)?;
-                at = write_slots(b, at, v, steps, scratch, limit)?;
-                k += sc.values;
+                // A compound's `aux` counts its descendants' slots: one per member here.
+                if head.aux as usize != sc.values {
+                    return None;
+                }
+                let members = slots.get(1..1 + sc.values)?;
+                at = write_slots(b, at, ev, sc.which, members, data, steps, scratch, limit)?;
                 continue;
             }
-            let (data, base, plan) = v.fixed_struct()?;
-            if plan.reads.len() != sc.values || plan.size_bits != sc.size_bits {
+            if !head.val.is_multiple_of(8) {
                 return None;
             }
-            if !base.is_multiple_of(8) {
-                return None;
-            }
-            let start = usize::try_from(base / 8).ok()?;
+            let start = usize::try_from(head.val / 8).ok()?;
             let s = match data.get(start..start.saturating_add(sc.need)) {
                 Some(s) => s,
                 None => pad(&mut padded, data, start, sc)?,
             };
-            let steps = d.steps.get(k..k + sc.values)?;
             for (i, st) in steps.iter().enumerate() {
                 let p = st.byte as usize;
                 let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
@@ -382,12 +392,11 @@ impl ClassPlan {
                     }
                     Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
                     Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                    Op::Str | Op::General => general_at(b, at, v, i, scratch, limit)?,
+                    Op::Str | Op::General => general_at(b, at, ev, sc.which, i, scratch, limit)?,
                 };
                 b[at..at + STEP_LIT].copy_from_slice(&st.lit);
                 at += st.lit_len as usize;
             }
-            k += sc.values;
         }
         (k == d.steps.len()).then_some(at)
     }
@@ -489,6 +498,7 @@ impl Direct {
                     need: 0,
                     size_bits: 0,
                     slots: true,
+                    node: *node,
                 });
                 cur.extend_from_slice(b" }");
                 continue;
@@ -520,6 +530,7 @@ impl Direct {
                 need,
                 size_bits: plan.size_bits,
                 slots: false,
+                node: *node,
             });
             cur.extend_from_slice(b" }");
         }
@@ -565,21 +576,22 @@ fn push_member_lit(cur: &mut Vec<u8>, lits: &mut Vec<Lit>, k: usize, name: &str)
     cur.clear();
 }
 
-/// Writes the values of structure `v`, decoded member by member, from its member slots along
-/// `steps` (one per member) at `at`; None when `v` does not have the planned shape or a string
-/// is longer than planned for.
+/// Writes the values of scope `which` of `ev`, a structure decoded member by member, from its
+/// member slots `slots` (one per member, strings pointing into `data`) along `steps` at `at`;
+/// None when a value does not fit the plan.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn write_slots(
     b: &mut [u8],
     mut at: usize,
-    v: &FieldView<'_>,
+    ev: &Event<'_>,
+    which: usize,
+    slots: &[Slot],
+    data: &[u8],
     steps: &[Step],
     scratch: &mut Vec<u8>,
     limit: usize,
 ) -> Option<usize> {
-    let (slots, data) = v.member_slots()?;
-    if slots.len() != steps.len() {
-        return None;
-    }
     for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
         at = match st.op {
             // Slots hold integers' raw bits, signed ones sign-extended.
@@ -595,12 +607,23 @@ fn write_slots(
                 let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
                 str_at(b, at, raw)
             }
-            _ => general_at(b, at, v, i, scratch, limit)?,
+            _ => general_at(b, at, ev, which, i, scratch, limit)?,
         };
         b[at..at + STEP_LIT].copy_from_slice(&st.lit);
         at += st.lit_len as usize;
     }
     Some(at)
+}
+
+/// The bytes of `ev`'s scope `which` and the slots from the scope's own on (its descendants
+/// follow it).
+#[inline(always)]
+fn scope_slots<'a>(ev: &Event<'a>, which: usize) -> Option<(&'a [u8], &'a [Slot])> {
+    if which == 2 {
+        return ev.payload_slots();
+    }
+    let (slots, idx, data) = scope_view(ev, which)?.slot_list()?;
+    Some((data, slots.get(idx..)?))
 }
 
 /// Scope `which` of `ev`: 0 the common context, 1 the specific context, 2 the payload.
@@ -631,19 +654,21 @@ fn pad<'p>(
     Some(&padded[..sc.need])
 }
 
-/// Writes member `i` of structure `v` through [`FieldValue`] (formatted in `scratch`) at `at`;
-/// None when it is missing or would leave less than the planned room before `limit`.
+/// Writes member `i` of scope `which` of `ev` through [`FieldValue`] (formatted in `scratch`)
+/// at `at`; None when it is missing or would leave less than the planned room before `limit`.
 #[cold]
+#[inline(never)]
 fn general_at(
     b: &mut [u8],
     at: usize,
-    v: &FieldView<'_>,
+    ev: &Event<'_>,
+    which: usize,
     i: usize,
     scratch: &mut Vec<u8>,
     limit: usize,
 ) -> Option<usize> {
     scratch.clear();
-    put_value(scratch, &v.member_at(i)?.value());
+    put_value(scratch, &scope_view(ev, which)?.member_at(i)?.value());
     // The room was planned without general values: the rest must still fit after this one.
     if limit + scratch.len() > b.len() {
         return None;
@@ -1887,6 +1912,7 @@ mod tests {
             need: 12,
             size_bits: 40,
             slots: false,
+            node: 0,
         };
         let data = [9u8, 1, 2, 3, 4, 5, 6];
         let mut padded = Vec::new();
