@@ -57,9 +57,13 @@ impl Lit {
     /// returns where it ends.
     #[inline(always)]
     pub fn put_at(&self, b: &mut [u8], at: usize) -> usize {
-        for (i, blk) in self.padded.chunks_exact(LIT_BLOCK).enumerate() {
-            let at = at + LIT_BLOCK * i;
-            b[at..at + LIT_BLOCK].copy_from_slice(blk);
+        // One bounds check for the whole literal, not one per block.
+        let dst = &mut b[at..at + self.padded.len()];
+        for (d, blk) in dst
+            .chunks_exact_mut(LIT_BLOCK)
+            .zip(self.padded.chunks_exact(LIT_BLOCK))
+        {
+            d.copy_from_slice(blk);
         }
         at + self.len
     }
@@ -325,7 +329,8 @@ impl ClassPlan {
     /// values of its fixed-layout scopes straight from their plans; `b` has the room
     /// [`Self::lead_room`] gave (for this event's packet) from `at`. Returns where the line
     /// ends, or None when the event is not laid out as planned (or an [`Op::General`] value
-    /// does not fit), to be written the general way. `scratch` holds general values.
+    /// does not fit), to be written the general way. `scratch` holds general values, `padded`
+    /// a copy of a structure that ends too close to the data's end for whole-word reads.
     ///
     /// Kept out of line: inlined into the worker's loop, its values live in spilled
     /// registers.
@@ -336,6 +341,7 @@ impl ClassPlan {
         at: usize,
         ev: &Event<'_>,
         scratch: &mut Vec<u8>,
+        padded: &mut Vec<u8>,
     ) -> Option<usize> {
         let Form::Direct(d) = &self.form else {
             return None;
@@ -350,8 +356,6 @@ impl ClassPlan {
         }
         let limit = at + lead.room() + d.body_max;
         let mut at = lead.put_at(b, at);
-        // A copy of a structure that ends too close to the data's end for whole-word reads.
-        let mut padded = Vec::new();
         let mut k = 0;
         for sc in &d.scopes {
             let steps = d.steps.get(k..k + sc.values)?;
@@ -379,7 +383,7 @@ impl ClassPlan {
             let start = usize::try_from(head.val / 8).ok()?;
             let s = match data.get(start..start.saturating_add(sc.need)) {
                 Some(s) => s,
-                None => pad(&mut padded, data, start, sc)?,
+                None => pad(padded, data, start, sc)?,
             };
             for (i, st) in steps.iter().enumerate() {
                 let p = st.byte as usize;
@@ -1823,27 +1827,28 @@ fn swar_plain_len16(blk: &[u8; 16]) -> Option<usize> {
 
 /// Writes a quoted string value, up to its first NUL, at `at` (room for 2 + max(16, 4 ×
 /// length) bytes).
-#[inline]
+#[inline(always)]
 fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
-    b[at] = b'"';
-    let at = at + 1;
-    let end = if let Ok(blk) = <&[u8; 16]>::try_from(raw) {
-        // The usual `char comm[16]`: checked at once, copied as one block, then cut at its
-        // NUL.
-        match plain_len16(blk) {
-            Some(len) => {
-                b[at..at + 16].copy_from_slice(blk);
-                at + len
-            }
-            None => {
-                let len = blk.iter().position(|&c| c == 0).unwrap_or(16);
-                escape_at(b, at, &blk[..len])
-            }
+    // The usual `char comm[16]` without escapes: checked at once, copied as one block, then
+    // cut at its NUL; inlined where values are written, the rest out of line.
+    if let Ok(blk) = <&[u8; 16]>::try_from(raw) {
+        if let Some(len) = plain_len16(blk) {
+            let w: &mut [u8; 18] = (&mut b[at..at + 18]).try_into().expect("18 bytes");
+            w[0] = b'"';
+            w[1..17].copy_from_slice(blk);
+            w[1 + len] = b'"';
+            return at + len + 2;
         }
-    } else {
-        let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
-        escape_at(b, at, s)
-    };
+    }
+    str_other_at(b, at, raw)
+}
+
+/// [`str_at`] for texts other than plain 16-byte ones.
+#[inline(never)]
+fn str_other_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
+    b[at] = b'"';
+    let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
+    let end = escape_at(b, at + 1, s);
     b[end] = b'"';
     end + 1
 }

@@ -115,6 +115,8 @@ pub struct TextPrinter {
     line: Vec<u8>,
     /// A value a direct plan writes through [`ctf::field::FieldValue`].
     scratch: Vec<u8>,
+    /// A structure a direct plan reads from a padded copy.
+    padded: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
@@ -229,6 +231,7 @@ impl TextPrinter {
             buf: Vec::with_capacity(512),
             line: Vec::with_capacity(512),
             scratch: Vec::new(),
+            padded: Vec::new(),
             labels: Vec::new(),
             packet_text: Vec::new(),
             stack: Vec::new(),
@@ -274,7 +277,7 @@ impl TextPrinter {
                 if stamp > 0 {
                     b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
                 }
-                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch) {
+                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded) {
                     out.commit(end);
                     return;
                 }
