@@ -786,6 +786,16 @@ enum TFmt {
     General,
 }
 
+impl TFmt {
+    /// Whether [`Tree::int_at`] writes values of this format.
+    fn is_int(self) -> bool {
+        matches!(
+            self,
+            TFmt::Unsigned | TFmt::Signed | TFmt::Hex | TFmt::Enum(..)
+        )
+    }
+}
+
 #[derive(Clone, Copy)]
 enum IntFmt {
     Unsigned,
@@ -1335,23 +1345,44 @@ impl TreeWriter<'_> {
                     };
                     let id = tree.ids[elem as usize];
                     let read = int_read(&sc.layout.nodes.get(id as usize)?.kind);
-                    for k in 0..s.aux {
-                        self.reserve(tree.room);
-                        self.at = index_at(self.b, self.at, k);
-                        let pos = s.val + k as u64 * stride;
-                        if let Some((size, signed, little)) = read {
-                            let raw = read_uint(sc.data, pos, size, little).unwrap_or(0);
-                            let x = if signed {
-                                sign_extend(raw, size) as u64
-                            } else {
-                                raw
-                            };
-                            if self.int_raw(fmt, x) {
-                                continue;
-                            }
+                    // Whole bytes (addresses, small byte arrays) are the data's own bytes.
+                    let bytes = match read {
+                        Some((8, signed, _))
+                            if stride == 8 && s.val.is_multiple_of(8) && fmt.is_int() =>
+                        {
+                            usize::try_from(s.val / 8)
+                                .ok()
+                                .and_then(|at| sc.data.get(at..)?.get(..s.aux as usize))
+                                .map(|b| (b, signed))
                         }
-                        let f = sc.view.scalar_at(id, pos)?;
-                        self.scalar(fmt, &f.value())?;
+                        _ => None,
+                    };
+                    if let Some((bytes, signed)) = bytes {
+                        for (k, &x) in bytes.iter().enumerate() {
+                            self.reserve(tree.room);
+                            self.at = index_at(self.b, self.at, k as u32);
+                            let x = if signed { x as i8 as u64 } else { x as u64 };
+                            self.int_raw(fmt, x);
+                        }
+                    } else {
+                        for k in 0..s.aux {
+                            self.reserve(tree.room);
+                            self.at = index_at(self.b, self.at, k);
+                            let pos = s.val + k as u64 * stride;
+                            if let Some((size, signed, little)) = read {
+                                let raw = read_uint(sc.data, pos, size, little).unwrap_or(0);
+                                let x = if signed {
+                                    sign_extend(raw, size) as u64
+                                } else {
+                                    raw
+                                };
+                                if self.int_raw(fmt, x) {
+                                    continue;
+                                }
+                            }
+                            let f = sc.view.scalar_at(id, pos)?;
+                            self.scalar(fmt, &f.value())?;
+                        }
                     }
                     i + 1
                 } else {

@@ -277,7 +277,8 @@ impl TextPrinter {
                 if stamp > 0 {
                     b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
                 }
-                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded) {
+                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded)
+                {
                     out.commit(end);
                     return;
                 }
