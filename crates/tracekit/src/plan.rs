@@ -347,13 +347,8 @@ impl ClassPlan {
             return None;
         };
         let (_, lead) = self.lead.as_ref()?;
-        // Scopes the class lacks must be missing from the event too; those it has are looked
-        // at once each, below (a view is a few words to build: not made twice).
-        for (which, &has) in self.scopes.iter().enumerate() {
-            if !has && scope_view(ev, which).is_some() {
-                return None;
-            }
-        }
+        // The scopes the class has are looked at below; those it lacks need no look: the
+        // reader decodes an event's scopes from its class's nodes, so it has none of them.
         let limit = at + lead.room() + d.body_max;
         let mut at = lead.put_at(b, at);
         let mut k = 0;
