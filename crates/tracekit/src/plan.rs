@@ -1700,14 +1700,14 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
     }
     // Two to four digits (fds, ids, sizes) are most of the rest: a table look-up per pair
     // costs less than the eight-digit conversion.
+    if v < 100 {
+        b[at..at + 2].copy_from_slice(&PAIRS[v as usize].to_le_bytes());
+        return at + 2;
+    }
     if v < 10_000 {
         let v = v as usize;
         let (hi, lo) = (v / 100, v % 100);
         let w = (PAIRS[hi] as u32 | (PAIRS[lo] as u32) << 16).to_le_bytes();
-        if v < 100 {
-            b[at..at + 2].copy_from_slice(&w[2..]);
-            return at + 2;
-        }
         // Three digits: the high pair's leading zero dropped.
         let skip = (hi < 10) as usize;
         let w = u32::from_le_bytes(w) >> (8 * skip);
