@@ -111,6 +111,8 @@ struct Direct {
     /// Bytes the values and their literals take at most (an upper bound of what
     /// [`ClassPlan::write_direct`] writes after the lead, [`Op::General`] values apart).
     body_max: usize,
+    /// The only scope is the payload, of fixed layout.
+    payload_only: bool,
 }
 
 /// The values of one scope of a [`Direct`] plan.
@@ -351,6 +353,19 @@ impl ClassPlan {
         // reader decodes an event's scopes from its class's nodes, so it has none of them.
         let limit = at + lead.room() + d.body_max;
         let mut at = lead.put_at(b, at);
+        let mut w = Writer {
+            b,
+            ev,
+            scratch,
+            padded,
+            limit,
+        };
+        // The usual kernel event: only a payload, of fixed layout. Written without the loop
+        // over scopes and its choice of scope, which cost as much as a value.
+        if d.payload_only {
+            let (data, slots) = ev.payload_slots()?;
+            return w.fixed_scope(at, &d.scopes[0], &d.steps, data, *slots.first()?);
+        }
         let mut k = 0;
         for sc in &d.scopes {
             let steps = d.steps.get(k..k + sc.values)?;
@@ -359,43 +374,17 @@ impl ClassPlan {
             // is made unless a value is written the general way.
             let (data, slots) = scope_slots(ev, sc.which)?;
             let head = *slots.first()?;
-            // The node fixes the structure's plan (or its members), hence the steps'.
-            if head.node != sc.node {
-                return None;
-            }
             if sc.slots {
-                // A compound's `aux` counts its descendants' slots: one per member here.
-                if head.aux as usize != sc.values {
+                // The node fixes the structure's members, hence the steps'; a compound's
+                // `aux` counts its descendants' slots: one per member here.
+                if head.node != sc.node || head.aux as usize != sc.values {
                     return None;
                 }
                 let members = slots.get(1..1 + sc.values)?;
-                at = write_slots(b, at, ev, sc.which, members, data, steps, scratch, limit)?;
+                at = w.slots(at, sc.which, members, data, steps)?;
                 continue;
             }
-            if !head.val.is_multiple_of(8) {
-                return None;
-            }
-            let start = usize::try_from(head.val / 8).ok()?;
-            let s = match data.get(start..start.saturating_add(sc.need)) {
-                Some(s) => s,
-                None => pad(padded, data, start, sc)?,
-            };
-            for (i, st) in steps.iter().enumerate() {
-                let p = st.byte as usize;
-                let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
-                at = match st.op {
-                    Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
-                    Op::Signed => {
-                        let x = ((word() << st.left) as i64) >> st.right;
-                        i64_at(b, at, x)
-                    }
-                    Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
-                    Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                    Op::Str | Op::General => general_at(b, at, ev, sc.which, i, scratch, limit)?,
-                };
-                b[at..at + STEP_LIT].copy_from_slice(&st.lit);
-                at += st.lit_len as usize;
-            }
+            at = w.fixed_scope(at, sc, steps, data, head)?;
         }
         (k == d.steps.len()).then_some(at)
     }
@@ -554,12 +543,14 @@ impl Direct {
                 })
             })
             .collect::<Option<Vec<Step>>>()?;
+        let payload_only = matches!(&scopes[..], [sc] if sc.which == 2 && !sc.slots);
         Some((
             first,
             Direct {
                 steps,
                 scopes,
                 body_max,
+                payload_only,
             },
         ))
     }
@@ -575,43 +566,98 @@ fn push_member_lit(cur: &mut Vec<u8>, lits: &mut Vec<Lit>, k: usize, name: &str)
     cur.clear();
 }
 
-/// Writes the values of scope `which` of `ev`, a structure decoded member by member, from its
-/// member slots `slots` (one per member, strings pointing into `data`) along `steps` at `at`;
-/// None when a value does not fit the plan.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn write_slots(
-    b: &mut [u8],
-    mut at: usize,
-    ev: &Event<'_>,
-    which: usize,
-    slots: &[Slot],
-    data: &[u8],
-    steps: &[Step],
-    scratch: &mut Vec<u8>,
+/// What writing the values of a [`Direct`] plan needs besides the plan: the text (with the
+/// room the plan asked for), the event, buffers for general values and padded structures,
+/// and where the planned room ends.
+struct Writer<'w, 'e> {
+    b: &'w mut [u8],
+    ev: &'w Event<'e>,
+    scratch: &'w mut Vec<u8>,
+    padded: &'w mut Vec<u8>,
     limit: usize,
-) -> Option<usize> {
-    for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
-        at = match st.op {
-            // Slots hold integers' raw bits, signed ones sign-extended.
-            Op::Unsigned => u64_at(b, at, s.val),
-            Op::Signed => {
-                let x = s.val as i64;
-                i64_at(b, at, x)
-            }
-            Op::Hex => hex_at(b, at, s.val),
-            // A longer string than planned for fits when the room left over allows it (the
-            // values after it still have theirs).
-            Op::Str if s.aux as usize <= STR_MAX || limit + 2 + 4 * s.aux as usize <= b.len() => {
-                let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
-                str_at(b, at, raw)
-            }
-            _ => general_at(b, at, ev, which, i, scratch, limit)?,
+}
+
+impl Writer<'_, '_> {
+    /// Writes the values of fixed-layout scope `sc` along `steps` (its own) at `at`, the
+    /// scope's slot `head` pointing into `data`; None when the slot is not the planned
+    /// structure's or a value does not fit the plan.
+    #[inline(always)]
+    fn fixed_scope(
+        &mut self,
+        mut at: usize,
+        sc: &ScopeSteps,
+        steps: &[Step],
+        data: &[u8],
+        head: Slot,
+    ) -> Option<usize> {
+        // The node fixes the structure's plan, hence the steps'.
+        if head.node != sc.node || !head.val.is_multiple_of(8) {
+            return None;
+        }
+        let start = usize::try_from(head.val / 8).ok()?;
+        let s = match data.get(start..start.saturating_add(sc.need)) {
+            Some(s) => s,
+            None => pad(self.padded, data, start, sc)?,
         };
-        b[at..at + STEP_LIT].copy_from_slice(&st.lit);
-        at += st.lit_len as usize;
+        let b = &mut *self.b;
+        for (i, st) in steps.iter().enumerate() {
+            let p = st.byte as usize;
+            let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
+            at = match st.op {
+                Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
+                Op::Signed => {
+                    let x = ((word() << st.left) as i64) >> st.right;
+                    i64_at(b, at, x)
+                }
+                Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
+                Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
+                Op::Str | Op::General => {
+                    general_at(b, at, self.ev, sc.which, i, self.scratch, self.limit)?
+                }
+            };
+            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+            at += st.lit_len as usize;
+        }
+        Some(at)
     }
-    Some(at)
+
+    /// Writes the values of scope `which`, a structure decoded member by member, from its
+    /// member slots `slots` (one per member, strings pointing into `data`) along `steps` at
+    /// `at`; None when a value does not fit the plan.
+    fn slots(
+        &mut self,
+        mut at: usize,
+        which: usize,
+        slots: &[Slot],
+        data: &[u8],
+        steps: &[Step],
+    ) -> Option<usize> {
+        let b = &mut *self.b;
+        let limit = self.limit;
+        for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
+            at = match st.op {
+                // Slots hold integers' raw bits, signed ones sign-extended.
+                Op::Unsigned => u64_at(b, at, s.val),
+                Op::Signed => {
+                    let x = s.val as i64;
+                    i64_at(b, at, x)
+                }
+                Op::Hex => hex_at(b, at, s.val),
+                // A longer string than planned for fits when the room left over allows it
+                // (the values after it still have theirs).
+                Op::Str
+                    if s.aux as usize <= STR_MAX || limit + 2 + 4 * s.aux as usize <= b.len() =>
+                {
+                    let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
+                    str_at(b, at, raw)
+                }
+                _ => general_at(b, at, self.ev, which, i, self.scratch, limit)?,
+            };
+            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+            at += st.lit_len as usize;
+        }
+        Some(at)
+    }
 }
 
 /// The bytes of `ev`'s scope `which` and the slots from the scope's own on (its descendants
