@@ -150,6 +150,9 @@ struct Step {
     op: Op,
     /// Offset of the loaded word (or of a text's first byte) from the structure's first byte.
     byte: u32,
+    /// The member's index in its structure, for values written the general way (kept here
+    /// rather than counted along the loop).
+    member: u32,
     left: u8,
     right: u8,
     lit_len: u8,
@@ -476,7 +479,7 @@ impl Direct {
                         return None;
                     }
                     let op = Op::of_slot(kind);
-                    steps.push((op, 0, 0, 0));
+                    steps.push((op, 0, k, 0, 0));
                     body_max += op.max_len() + STEP_LIT;
                     push_member_lit(&mut cur, &mut lits, k, &m.name);
                 }
@@ -508,7 +511,7 @@ impl Direct {
                 need = need.max(byte as usize + op.span());
                 // Shifts for the ops that read a word (`low + size <= 64` for those).
                 let left = 64u32.saturating_sub(low + bits.size);
-                steps.push((op, byte, left, 64 - bits.size));
+                steps.push((op, byte, k, left, 64 - bits.size));
                 body_max += op.max_len() + STEP_LIT;
                 push_member_lit(&mut cur, &mut lits, k, &m.name);
             }
@@ -529,13 +532,14 @@ impl Direct {
         let steps = steps
             .into_iter()
             .zip(lits)
-            .map(|((op, byte, left, right), lit)| {
+            .map(|((op, byte, member, left, right), lit)| {
                 let bytes = lit.bytes();
                 let mut inline = [0u8; STEP_LIT];
                 inline.get_mut(..bytes.len())?.copy_from_slice(bytes);
                 Some(Step {
                     op,
                     byte,
+                    member: u32::try_from(member).ok()?,
                     left: left as u8,
                     right: right as u8,
                     lit_len: bytes.len() as u8,
@@ -600,7 +604,7 @@ impl Writer<'_, '_> {
             None => pad(self.padded, data, start, sc)?,
         };
         let b = &mut *self.b;
-        for (i, st) in steps.iter().enumerate() {
+        for st in steps {
             let p = st.byte as usize;
             let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
             at = match st.op {
@@ -611,9 +615,15 @@ impl Writer<'_, '_> {
                 }
                 Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
                 Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                Op::Str | Op::General => {
-                    general_at(b, at, self.ev, sc.which, i, self.scratch, self.limit)?
-                }
+                Op::Str | Op::General => general_at(
+                    b,
+                    at,
+                    self.ev,
+                    sc.which,
+                    st.member as usize,
+                    self.scratch,
+                    self.limit,
+                )?,
             };
             b[at..at + STEP_LIT].copy_from_slice(&st.lit);
             at += st.lit_len as usize;
@@ -634,7 +644,7 @@ impl Writer<'_, '_> {
     ) -> Option<usize> {
         let b = &mut *self.b;
         let limit = self.limit;
-        for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
+        for (st, s) in steps.iter().zip(slots) {
             at = match st.op {
                 // Slots hold integers' raw bits, signed ones sign-extended.
                 Op::Unsigned => u64_at(b, at, s.val),
@@ -651,7 +661,15 @@ impl Writer<'_, '_> {
                     let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
                     str_at(b, at, raw)
                 }
-                _ => general_at(b, at, self.ev, which, i, self.scratch, limit)?,
+                _ => general_at(
+                    b,
+                    at,
+                    self.ev,
+                    which,
+                    st.member as usize,
+                    self.scratch,
+                    limit,
+                )?,
             };
             b[at..at + STEP_LIT].copy_from_slice(&st.lit);
             at += st.lit_len as usize;
