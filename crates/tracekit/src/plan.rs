@@ -27,8 +27,9 @@ use ctf::FieldView;
 use crate::text::{write_enum_open, write_escaped, write_scalar};
 use crate::timefmt::{eight_digits, ASCII_ZEROS};
 
-/// A literal stored padded to whole [`LIT_BLOCK`]-byte blocks, copied block by block:
-/// fixed-size copies compile to a few moves where a variable-length copy is a `memcpy` call.
+/// A literal stored padded to whole [`LIT_BLOCK`]-byte blocks, two at least, copied as one
+/// fixed-size block of two (then the rest, if any): fixed-size copies compile to a few moves
+/// where a variable-length copy is a `memcpy` call.
 pub struct Lit {
     padded: Box<[u8]>,
     len: usize,
@@ -37,7 +38,8 @@ pub struct Lit {
 impl Lit {
     pub fn new(bytes: &[u8]) -> Lit {
         let mut padded = bytes.to_vec();
-        padded.resize(bytes.len().div_ceil(LIT_BLOCK) * LIT_BLOCK, 0);
+        let blocks = bytes.len().div_ceil(LIT_BLOCK).max(2);
+        padded.resize(blocks * LIT_BLOCK, 0);
         Lit {
             padded: padded.into_boxed_slice(),
             len: bytes.len(),
@@ -57,17 +59,19 @@ impl Lit {
     /// returns where it ends.
     #[inline(always)]
     pub fn put_at(&self, b: &mut [u8], at: usize) -> usize {
-        for (i, blk) in self.padded.chunks_exact(LIT_BLOCK).enumerate() {
-            let at = at + LIT_BLOCK * i;
-            b[at..at + LIT_BLOCK].copy_from_slice(blk);
+        let dst = &mut b[at..at + self.padded.len()];
+        let (first, rest) = dst.split_at_mut(2 * LIT_BLOCK);
+        first.copy_from_slice(&self.padded[..2 * LIT_BLOCK]);
+        if !rest.is_empty() {
+            rest.copy_from_slice(&self.padded[2 * LIT_BLOCK..]);
         }
         at + self.len
     }
 }
 
-/// Bytes a [`Lit`] copies at a time: two vector moves. A line's lead (label, name, packet
-/// context, first member name) is typically 50 to 90 bytes, two or three blocks of this size,
-/// where 16-byte blocks loop twice as often for little less padding.
+/// Bytes a [`Lit`] is padded to a multiple of: two vector moves. A line's lead (label, name,
+/// packet context, first member name) is typically 50 to 90 bytes, mostly within the two
+/// blocks copied at once.
 const LIT_BLOCK: usize = 32;
 
 /// The compiled text of one event class.
@@ -107,6 +111,8 @@ struct Direct {
     /// Bytes the values and their literals take at most (an upper bound of what
     /// [`ClassPlan::write_direct`] writes after the lead, [`Op::General`] values apart).
     body_max: usize,
+    /// The only scope is the payload, of fixed layout.
+    payload_only: bool,
 }
 
 /// The values of one scope of a [`Direct`] plan.
@@ -121,8 +127,11 @@ struct ScopeSteps {
     /// The structure's size, to tell a short read at the data's end from a truncated event.
     size_bits: u64,
     /// The structure has no fixed layout (it holds strings) and its members are scalars: the
-    /// values are the decoder's member slots ([`FieldView::member_slots`]), not word reads.
+    /// values are the decoder's member slots (as [`FieldView::member_slots`] gives them), not
+    /// word reads.
     slots: bool,
+    /// The structure's layout node, which the event's slot of the scope must be of.
+    node: NodeId,
 }
 
 /// Longest string a [`Op::Str`] value writes in place (longer ones are written the general
@@ -141,6 +150,9 @@ struct Step {
     op: Op,
     /// Offset of the loaded word (or of a text's first byte) from the structure's first byte.
     byte: u32,
+    /// The member's index in its structure, for values written the general way (kept here
+    /// rather than counted along the loop).
+    member: u32,
     left: u8,
     right: u8,
     lit_len: u8,
@@ -322,7 +334,8 @@ impl ClassPlan {
     /// values of its fixed-layout scopes straight from their plans; `b` has the room
     /// [`Self::lead_room`] gave (for this event's packet) from `at`. Returns where the line
     /// ends, or None when the event is not laid out as planned (or an [`Op::General`] value
-    /// does not fit), to be written the general way. `scratch` holds general values.
+    /// does not fit), to be written the general way. `scratch` holds general values, `padded`
+    /// a copy of a structure that ends too close to the data's end for whole-word reads.
     ///
     /// Kept out of line: inlined into the worker's loop, its values live in spilled
     /// registers.
@@ -333,61 +346,48 @@ impl ClassPlan {
         at: usize,
         ev: &Event<'_>,
         scratch: &mut Vec<u8>,
+        padded: &mut Vec<u8>,
     ) -> Option<usize> {
         let Form::Direct(d) = &self.form else {
             return None;
         };
         let (_, lead) = self.lead.as_ref()?;
-        // Scopes the class lacks must be missing from the event too; those it has are looked
-        // at once each, below (a view is a few words to build: not made twice).
-        for (which, &has) in self.scopes.iter().enumerate() {
-            if !has && scope_view(ev, which).is_some() {
-                return None;
-            }
-        }
+        // The scopes the class has are looked at below; those it lacks need no look: the
+        // reader decodes an event's scopes from its class's nodes, so it has none of them.
         let limit = at + lead.room() + d.body_max;
         let mut at = lead.put_at(b, at);
-        // A copy of a structure that ends too close to the data's end for whole-word reads.
-        let mut padded = Vec::new();
+        let mut w = Writer {
+            b,
+            ev,
+            scratch,
+            padded,
+            limit,
+        };
+        // The usual kernel event: only a payload, of fixed layout. Written without the loop
+        // over scopes and its choice of scope, which cost as much as a value.
+        if d.payload_only {
+            let (data, slots) = ev.payload_slots()?;
+            return w.fixed_scope(at, &d.scopes[0], &d.steps, data, *slots.first()?);
+        }
         let mut k = 0;
         for sc in &d.scopes {
-            let v = &scope_view(ev, sc.which)?;
+            let steps = d.steps.get(k..k + sc.values)?;
+            k += sc.values;
+            // The scope's slot (and its members' after it) straight from the event: no view
+            // is made unless a value is written the general way.
+            let (data, slots) = scope_slots(ev, sc.which)?;
+            let head = *slots.first()?;
             if sc.slots {
-                let steps = d.steps.get(k..k + sc.values)?;
-                at = write_slots(b, at, v, steps, scratch, limit)?;
-                k += sc.values;
+                // The node fixes the structure's members, hence the steps'; a compound's
+                // `aux` counts its descendants' slots: one per member here.
+                if head.node != sc.node || head.aux as usize != sc.values {
+                    return None;
+                }
+                let members = slots.get(1..1 + sc.values)?;
+                at = w.slots(at, sc.which, members, data, steps)?;
                 continue;
             }
-            let (data, base, plan) = v.fixed_struct()?;
-            if plan.reads.len() != sc.values || plan.size_bits != sc.size_bits {
-                return None;
-            }
-            if !base.is_multiple_of(8) {
-                return None;
-            }
-            let start = usize::try_from(base / 8).ok()?;
-            let s = match data.get(start..start.saturating_add(sc.need)) {
-                Some(s) => s,
-                None => pad(&mut padded, data, start, sc)?,
-            };
-            let steps = d.steps.get(k..k + sc.values)?;
-            for (i, st) in steps.iter().enumerate() {
-                let p = st.byte as usize;
-                let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
-                at = match st.op {
-                    Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
-                    Op::Signed => {
-                        let x = ((word() << st.left) as i64) >> st.right;
-                        i64_at(b, at, x)
-                    }
-                    Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
-                    Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                    Op::Str | Op::General => general_at(b, at, v, i, scratch, limit)?,
-                };
-                b[at..at + STEP_LIT].copy_from_slice(&st.lit);
-                at += st.lit_len as usize;
-            }
-            k += sc.values;
+            at = w.fixed_scope(at, sc, steps, data, head)?;
         }
         (k == d.steps.len()).then_some(at)
     }
@@ -479,7 +479,7 @@ impl Direct {
                         return None;
                     }
                     let op = Op::of_slot(kind);
-                    steps.push((op, 0, 0, 0));
+                    steps.push((op, 0, k, 0, 0));
                     body_max += op.max_len() + STEP_LIT;
                     push_member_lit(&mut cur, &mut lits, k, &m.name);
                 }
@@ -489,6 +489,7 @@ impl Direct {
                     need: 0,
                     size_bits: 0,
                     slots: true,
+                    node: *node,
                 });
                 cur.extend_from_slice(b" }");
                 continue;
@@ -510,7 +511,7 @@ impl Direct {
                 need = need.max(byte as usize + op.span());
                 // Shifts for the ops that read a word (`low + size <= 64` for those).
                 let left = 64u32.saturating_sub(low + bits.size);
-                steps.push((op, byte, left, 64 - bits.size));
+                steps.push((op, byte, k, left, 64 - bits.size));
                 body_max += op.max_len() + STEP_LIT;
                 push_member_lit(&mut cur, &mut lits, k, &m.name);
             }
@@ -520,6 +521,7 @@ impl Direct {
                 need,
                 size_bits: plan.size_bits,
                 slots: false,
+                node: *node,
             });
             cur.extend_from_slice(b" }");
         }
@@ -530,13 +532,14 @@ impl Direct {
         let steps = steps
             .into_iter()
             .zip(lits)
-            .map(|((op, byte, left, right), lit)| {
+            .map(|((op, byte, member, left, right), lit)| {
                 let bytes = lit.bytes();
                 let mut inline = [0u8; STEP_LIT];
                 inline.get_mut(..bytes.len())?.copy_from_slice(bytes);
                 Some(Step {
                     op,
                     byte,
+                    member: u32::try_from(member).ok()?,
                     left: left as u8,
                     right: right as u8,
                     lit_len: bytes.len() as u8,
@@ -544,12 +547,14 @@ impl Direct {
                 })
             })
             .collect::<Option<Vec<Step>>>()?;
+        let payload_only = matches!(&scopes[..], [sc] if sc.which == 2 && !sc.slots);
         Some((
             first,
             Direct {
                 steps,
                 scopes,
                 body_max,
+                payload_only,
             },
         ))
     }
@@ -565,42 +570,123 @@ fn push_member_lit(cur: &mut Vec<u8>, lits: &mut Vec<Lit>, k: usize, name: &str)
     cur.clear();
 }
 
-/// Writes the values of structure `v`, decoded member by member, from its member slots along
-/// `steps` (one per member) at `at`; None when `v` does not have the planned shape or a string
-/// is longer than planned for.
-fn write_slots(
-    b: &mut [u8],
-    mut at: usize,
-    v: &FieldView<'_>,
-    steps: &[Step],
-    scratch: &mut Vec<u8>,
+/// What writing the values of a [`Direct`] plan needs besides the plan: the text (with the
+/// room the plan asked for), the event, buffers for general values and padded structures,
+/// and where the planned room ends.
+struct Writer<'w, 'e> {
+    b: &'w mut [u8],
+    ev: &'w Event<'e>,
+    scratch: &'w mut Vec<u8>,
+    padded: &'w mut Vec<u8>,
     limit: usize,
-) -> Option<usize> {
-    let (slots, data) = v.member_slots()?;
-    if slots.len() != steps.len() {
-        return None;
-    }
-    for (i, (st, s)) in steps.iter().zip(slots).enumerate() {
-        at = match st.op {
-            // Slots hold integers' raw bits, signed ones sign-extended.
-            Op::Unsigned => u64_at(b, at, s.val),
-            Op::Signed => {
-                let x = s.val as i64;
-                i64_at(b, at, x)
-            }
-            Op::Hex => hex_at(b, at, s.val),
-            // A longer string than planned for fits when the room left over allows it (the
-            // values after it still have theirs).
-            Op::Str if s.aux as usize <= STR_MAX || limit + 2 + 4 * s.aux as usize <= b.len() => {
-                let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
-                str_at(b, at, raw)
-            }
-            _ => general_at(b, at, v, i, scratch, limit)?,
+}
+
+impl Writer<'_, '_> {
+    /// Writes the values of fixed-layout scope `sc` along `steps` (its own) at `at`, the
+    /// scope's slot `head` pointing into `data`; None when the slot is not the planned
+    /// structure's or a value does not fit the plan.
+    #[inline(always)]
+    fn fixed_scope(
+        &mut self,
+        mut at: usize,
+        sc: &ScopeSteps,
+        steps: &[Step],
+        data: &[u8],
+        head: Slot,
+    ) -> Option<usize> {
+        // The node fixes the structure's plan, hence the steps'.
+        if head.node != sc.node || !head.val.is_multiple_of(8) {
+            return None;
+        }
+        let start = usize::try_from(head.val / 8).ok()?;
+        let s = match data.get(start..start.saturating_add(sc.need)) {
+            Some(s) => s,
+            None => pad(self.padded, data, start, sc)?,
         };
-        b[at..at + STEP_LIT].copy_from_slice(&st.lit);
-        at += st.lit_len as usize;
+        let b = &mut *self.b;
+        for st in steps {
+            let p = st.byte as usize;
+            let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
+            at = match st.op {
+                Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
+                Op::Signed => {
+                    let x = ((word() << st.left) as i64) >> st.right;
+                    i64_at(b, at, x)
+                }
+                Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
+                Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
+                Op::Str | Op::General => general_at(
+                    b,
+                    at,
+                    self.ev,
+                    sc.which,
+                    st.member as usize,
+                    self.scratch,
+                    self.limit,
+                )?,
+            };
+            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+            at += st.lit_len as usize;
+        }
+        Some(at)
     }
-    Some(at)
+
+    /// Writes the values of scope `which`, a structure decoded member by member, from its
+    /// member slots `slots` (one per member, strings pointing into `data`) along `steps` at
+    /// `at`; None when a value does not fit the plan.
+    fn slots(
+        &mut self,
+        mut at: usize,
+        which: usize,
+        slots: &[Slot],
+        data: &[u8],
+        steps: &[Step],
+    ) -> Option<usize> {
+        let b = &mut *self.b;
+        let limit = self.limit;
+        for (st, s) in steps.iter().zip(slots) {
+            at = match st.op {
+                // Slots hold integers' raw bits, signed ones sign-extended.
+                Op::Unsigned => u64_at(b, at, s.val),
+                Op::Signed => {
+                    let x = s.val as i64;
+                    i64_at(b, at, x)
+                }
+                Op::Hex => hex_at(b, at, s.val),
+                // A longer string than planned for fits when the room left over allows it
+                // (the values after it still have theirs).
+                Op::Str
+                    if s.aux as usize <= STR_MAX || limit + 2 + 4 * s.aux as usize <= b.len() =>
+                {
+                    let raw = data.get(s.val as usize..)?.get(..s.aux as usize)?;
+                    str_at(b, at, raw)
+                }
+                _ => general_at(
+                    b,
+                    at,
+                    self.ev,
+                    which,
+                    st.member as usize,
+                    self.scratch,
+                    limit,
+                )?,
+            };
+            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+            at += st.lit_len as usize;
+        }
+        Some(at)
+    }
+}
+
+/// The bytes of `ev`'s scope `which` and the slots from the scope's own on (its descendants
+/// follow it).
+#[inline(always)]
+fn scope_slots<'a>(ev: &Event<'a>, which: usize) -> Option<(&'a [u8], &'a [Slot])> {
+    if which == 2 {
+        return ev.payload_slots();
+    }
+    let (slots, idx, data) = scope_view(ev, which)?.slot_list()?;
+    Some((data, slots.get(idx..)?))
 }
 
 /// Scope `which` of `ev`: 0 the common context, 1 the specific context, 2 the payload.
@@ -631,19 +717,21 @@ fn pad<'p>(
     Some(&padded[..sc.need])
 }
 
-/// Writes member `i` of structure `v` through [`FieldValue`] (formatted in `scratch`) at `at`;
-/// None when it is missing or would leave less than the planned room before `limit`.
+/// Writes member `i` of scope `which` of `ev` through [`FieldValue`] (formatted in `scratch`)
+/// at `at`; None when it is missing or would leave less than the planned room before `limit`.
 #[cold]
+#[inline(never)]
 fn general_at(
     b: &mut [u8],
     at: usize,
-    v: &FieldView<'_>,
+    ev: &Event<'_>,
+    which: usize,
     i: usize,
     scratch: &mut Vec<u8>,
     limit: usize,
 ) -> Option<usize> {
     scratch.clear();
-    put_value(scratch, &v.member_at(i)?.value());
+    put_value(scratch, &scope_view(ev, which)?.member_at(i)?.value());
     // The room was planned without general values: the rest must still fit after this one.
     if limit + scratch.len() > b.len() {
         return None;
@@ -755,6 +843,16 @@ enum TFmt {
     Enum(u32, IntFmt),
     /// Anything else: through [`put_value`].
     General,
+}
+
+impl TFmt {
+    /// Whether [`Tree::int_at`] writes values of this format.
+    fn is_int(self) -> bool {
+        matches!(
+            self,
+            TFmt::Unsigned | TFmt::Signed | TFmt::Hex | TFmt::Enum(..)
+        )
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1306,23 +1404,44 @@ impl TreeWriter<'_> {
                     };
                     let id = tree.ids[elem as usize];
                     let read = int_read(&sc.layout.nodes.get(id as usize)?.kind);
-                    for k in 0..s.aux {
-                        self.reserve(tree.room);
-                        self.at = index_at(self.b, self.at, k);
-                        let pos = s.val + k as u64 * stride;
-                        if let Some((size, signed, little)) = read {
-                            let raw = read_uint(sc.data, pos, size, little).unwrap_or(0);
-                            let x = if signed {
-                                sign_extend(raw, size) as u64
-                            } else {
-                                raw
-                            };
-                            if self.int_raw(fmt, x) {
-                                continue;
-                            }
+                    // Whole bytes (addresses, small byte arrays) are the data's own bytes.
+                    let bytes = match read {
+                        Some((8, signed, _))
+                            if stride == 8 && s.val.is_multiple_of(8) && fmt.is_int() =>
+                        {
+                            usize::try_from(s.val / 8)
+                                .ok()
+                                .and_then(|at| sc.data.get(at..)?.get(..s.aux as usize))
+                                .map(|b| (b, signed))
                         }
-                        let f = sc.view.scalar_at(id, pos)?;
-                        self.scalar(fmt, &f.value())?;
+                        _ => None,
+                    };
+                    if let Some((bytes, signed)) = bytes {
+                        for (k, &x) in bytes.iter().enumerate() {
+                            self.reserve(tree.room);
+                            self.at = index_at(self.b, self.at, k as u32);
+                            let x = if signed { x as i8 as u64 } else { x as u64 };
+                            self.int_raw(fmt, x);
+                        }
+                    } else {
+                        for k in 0..s.aux {
+                            self.reserve(tree.room);
+                            self.at = index_at(self.b, self.at, k);
+                            let pos = s.val + k as u64 * stride;
+                            if let Some((size, signed, little)) = read {
+                                let raw = read_uint(sc.data, pos, size, little).unwrap_or(0);
+                                let x = if signed {
+                                    sign_extend(raw, size) as u64
+                                } else {
+                                    raw
+                                };
+                                if self.int_raw(fmt, x) {
+                                    continue;
+                                }
+                            }
+                            let f = sc.view.scalar_at(id, pos)?;
+                            self.scalar(fmt, &f.value())?;
+                        }
                     }
                     i + 1
                 } else {
@@ -1624,6 +1743,17 @@ fn eight_digits_at(b: &mut [u8], at: usize, x: u32) -> usize {
     at + 8
 }
 
+/// The two decimal digits of each number below 100, as little-endian ASCII pairs.
+static PAIRS: [u16; 100] = {
+    let mut t = [0u16; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = (b'0' + (i / 10) as u8) as u16 | ((b'0' + (i % 10) as u8) as u16) << 8;
+        i += 1;
+    }
+    t
+};
+
 /// Writes `v` in decimal at `at` (room for 20 bytes); returns where it ends.
 #[inline(always)]
 pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
@@ -1631,6 +1761,22 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
     if v < 10 {
         b[at] = b'0' + v as u8;
         return at + 1;
+    }
+    // Two to four digits (fds, ids, sizes) are most of the rest: a table look-up per pair
+    // costs less than the eight-digit conversion.
+    if v < 100 {
+        b[at..at + 2].copy_from_slice(&PAIRS[v as usize].to_le_bytes());
+        return at + 2;
+    }
+    if v < 10_000 {
+        let v = v as usize;
+        let (hi, lo) = (v / 100, v % 100);
+        let w = (PAIRS[hi] as u32 | (PAIRS[lo] as u32) << 16).to_le_bytes();
+        // Three digits: the high pair's leading zero dropped.
+        let skip = (hi < 10) as usize;
+        let w = u32::from_le_bytes(w) >> (8 * skip);
+        b[at..at + 4].copy_from_slice(&w.to_le_bytes());
+        return at + 4 - skip;
     }
     if v < E8 {
         return head_digits_at(b, at, v as u32);
@@ -1771,27 +1917,28 @@ fn swar_plain_len16(blk: &[u8; 16]) -> Option<usize> {
 
 /// Writes a quoted string value, up to its first NUL, at `at` (room for 2 + max(16, 4 ×
 /// length) bytes).
-#[inline]
+#[inline(always)]
 fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
-    b[at] = b'"';
-    let at = at + 1;
-    let end = if let Ok(blk) = <&[u8; 16]>::try_from(raw) {
-        // The usual `char comm[16]`: checked at once, copied as one block, then cut at its
-        // NUL.
-        match plain_len16(blk) {
-            Some(len) => {
-                b[at..at + 16].copy_from_slice(blk);
-                at + len
-            }
-            None => {
-                let len = blk.iter().position(|&c| c == 0).unwrap_or(16);
-                escape_at(b, at, &blk[..len])
-            }
+    // The usual `char comm[16]` without escapes: checked at once, copied as one block, then
+    // cut at its NUL; inlined where values are written, the rest out of line.
+    if let Ok(blk) = <&[u8; 16]>::try_from(raw) {
+        if let Some(len) = plain_len16(blk) {
+            let w: &mut [u8; 18] = (&mut b[at..at + 18]).try_into().expect("18 bytes");
+            w[0] = b'"';
+            w[1..17].copy_from_slice(blk);
+            w[1 + len] = b'"';
+            return at + len + 2;
         }
-    } else {
-        let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
-        escape_at(b, at, s)
-    };
+    }
+    str_other_at(b, at, raw)
+}
+
+/// [`str_at`] for texts other than plain 16-byte ones.
+#[inline(never)]
+fn str_other_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
+    b[at] = b'"';
+    let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
+    let end = escape_at(b, at + 1, s);
     b[end] = b'"';
     end + 1
 }
@@ -1860,6 +2007,7 @@ mod tests {
             need: 12,
             size_bits: 40,
             slots: false,
+            node: 0,
         };
         let data = [9u8, 1, 2, 3, 4, 5, 6];
         let mut padded = Vec::new();
@@ -1990,13 +2138,19 @@ mod tests {
 
     #[test]
     fn literals() {
-        let mut s = [b'.'; 64];
+        let mut s = [b'.'; 256];
         let lit = Lit::new(b"0123456789abcdefXYZ");
-        assert_eq!(lit.room(), 32);
+        assert_eq!(lit.room(), 64);
+        assert_eq!(Lit::new(&[b'x'; 65]).room(), 96);
         let end = lit.put_at(&mut s, 3);
         assert_eq!(&s[..end], b"...0123456789abcdefXYZ");
         let end = Lit::new(b"").put_at(&mut s, end);
         let end = Lit::new(b"!").put_at(&mut s, end);
+        assert_eq!(&s[..end], b"...0123456789abcdefXYZ!");
+        // Past the two blocks copied at once.
+        let long: Vec<u8> = (0..70u8).map(|i| b'a' + i % 26).collect();
+        let end2 = Lit::new(&long).put_at(&mut s, end);
+        assert_eq!(&s[end..end2], &long[..]);
         assert_eq!(&s[..end], b"...0123456789abcdefXYZ!");
     }
 }

@@ -115,13 +115,21 @@ pub struct TextPrinter {
     line: Vec<u8>,
     /// A value a direct plan writes through [`ctf::field::FieldValue`].
     scratch: Vec<u8>,
+    /// A structure a direct plan reads from a padded copy.
+    padded: Vec<u8>,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
     packet_text: Vec<Vec<Option<PacketText>>>,
     stack: Vec<(usize, Frame)>,
-    /// Per trace, stream class and event class: the class's print plan, once built.
+    /// Per trace, stream class and event class: the class's print plan, once built. The row of
+    /// the last event's trace and stream class is `row` instead (its place here left empty):
+    /// a printer mostly sees one stream, whose plans are then one index away.
     plans: Vec<Vec<Vec<PlanState>>>,
+    /// The trace and stream class of [`Self::row`].
+    row_key: (usize, usize),
+    /// Per event class of trace and stream class [`Self::row_key`]: its plan state.
+    row: Vec<PlanState>,
 }
 
 /// Whether an event class has a print plan.
@@ -155,28 +163,20 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
     }
 }
 
-/// The plan state of `ev`'s class in `plans` (per trace, stream class and event class), made
-/// on its first event (`labels`: the per-trace prefixes, made as needed).
+/// The plan state of `ev`'s class in `row` (its trace's and stream class's row), made on its
+/// first event (`labels`: the per-trace prefixes, made as needed).
 #[cold]
 fn plan_state<'p>(
-    plans: &'p mut Vec<Vec<Vec<PlanState>>>,
+    row: &'p mut Vec<PlanState>,
     labels: &mut Vec<Option<Vec<u8>>>,
     ev: &Event<'_>,
 ) -> &'p mut PlanState {
     let ti = ev.trace().index;
-    let (sc, ec) = ev.class_index();
-    if plans.len() <= ti {
-        plans.resize_with(ti + 1, Vec::new);
+    let (_, ec) = ev.class_index();
+    if row.len() <= ec {
+        row.resize_with(ec + 1, || PlanState::Unknown);
     }
-    let per_class = &mut plans[ti];
-    if per_class.len() <= sc {
-        per_class.resize_with(sc + 1, Vec::new);
-    }
-    let per_class = &mut per_class[sc];
-    if per_class.len() <= ec {
-        per_class.resize_with(ec + 1, || PlanState::Unknown);
-    }
-    let state = &mut per_class[ec];
+    let state = &mut row[ec];
     if let PlanState::Unknown = state {
         if labels.len() <= ti {
             labels.resize(ti + 1, None);
@@ -188,6 +188,30 @@ fn plan_state<'p>(
         };
     }
     state
+}
+
+/// Puts `row` back in its place `key` of `plans` and takes out the row of `to` instead.
+#[cold]
+fn switch_row(
+    plans: &mut Vec<Vec<Vec<PlanState>>>,
+    row: &mut Vec<PlanState>,
+    key: &mut (usize, usize),
+    to: (usize, usize),
+) {
+    *place(plans, *key) = std::mem::take(row);
+    *row = std::mem::take(place(plans, to));
+    *key = to;
+}
+
+/// The row of trace and stream class `(ti, sc)` in `plans`, made as needed.
+fn place(plans: &mut Vec<Vec<Vec<PlanState>>>, (ti, sc): (usize, usize)) -> &mut Vec<PlanState> {
+    if plans.len() <= ti {
+        plans.resize_with(ti + 1, Vec::new);
+    }
+    if plans[ti].len() <= sc {
+        plans[ti].resize_with(sc + 1, Vec::new);
+    }
+    &mut plans[ti][sc]
 }
 
 /// The rendered packet context of `ev`'s packet, cached per trace and stream.
@@ -229,17 +253,24 @@ impl TextPrinter {
             buf: Vec::with_capacity(512),
             line: Vec::with_capacity(512),
             scratch: Vec::new(),
+            padded: Vec::new(),
             labels: Vec::new(),
             packet_text: Vec::new(),
             stack: Vec::new(),
             plans: Vec::new(),
+            row_key: (0, 0),
+            row: Vec::new(),
         }
     }
 
     /// The plan state of `ev`'s class, made on its first event.
     #[cfg(test)]
     fn plan_state(&mut self, ev: &Event<'_>) -> &mut PlanState {
-        plan_state(&mut self.plans, &mut self.labels, ev)
+        let key = (ev.trace().index, ev.class_index().0);
+        if key != self.row_key {
+            switch_row(&mut self.plans, &mut self.row, &mut self.row_key, key);
+        }
+        plan_state(&mut self.row, &mut self.labels, ev)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -250,15 +281,13 @@ impl TextPrinter {
         let stamp = if time == i64::MIN { 0 } else { STAMP_LEN };
         let ti = ev.trace().index;
         let (sc, ec) = ev.class_index();
+        if (ti, sc) != self.row_key {
+            switch_row(&mut self.plans, &mut self.row, &mut self.row_key, (ti, sc));
+        }
         // One look-up per event; the class's first event makes the plan, then looks again.
-        let state = match self
-            .plans
-            .get_mut(ti)
-            .and_then(|p| p.get_mut(sc))
-            .and_then(|p| p.get_mut(ec))
-        {
+        let state = match self.row.get_mut(ec) {
             Some(s) if !matches!(s, PlanState::Unknown) => s,
-            _ => plan_state(&mut self.plans, &mut self.labels, ev),
+            _ => plan_state(&mut self.row, &mut self.labels, ev),
         };
         let plan = match state {
             PlanState::Some(p) => Some(p),
@@ -274,7 +303,8 @@ impl TextPrinter {
                 if stamp > 0 {
                     b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
                 }
-                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch) {
+                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded)
+                {
                     out.commit(end);
                     return;
                 }
