@@ -461,15 +461,26 @@ impl LttngHeader {
     }
 
     /// [`TagCases::decode_id`] for this header.
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn decode_id(self, data: &[u8], pos: u64, clock: u64) -> Option<(u64, u64, u64)> {
+        match self {
+            LttngHeader::Compact => Self::decode::<false>(data, pos, clock),
+            LttngHeader::Large => Self::decode::<true>(data, pos, clock),
+        }
+    }
+
+    /// [`Self::decode_id`] of the large header (`LARGE`) or the compact one, its sizes
+    /// constants of the scan loop.
+    #[inline(always)]
+    pub(crate) fn decode<const LARGE: bool>(
+        data: &[u8],
+        pos: u64,
+        clock: u64,
+    ) -> Option<(u64, u64, u64)> {
         let base = (pos + 7) & !7;
         let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
         let lo = u64::from_le_bytes(w[..8].try_into().unwrap_or_default());
-        let (tag_bits, ts_bits) = match self {
-            LttngHeader::Compact => (5, 27),
-            LttngHeader::Large => (16, 32),
-        };
+        let (tag_bits, ts_bits) = if LARGE { (16, 32) } else { (5, 27) };
         let ext = (1u64 << tag_bits) - 1;
         let tag = lo & ext;
         if tag < ext {
@@ -767,19 +778,23 @@ impl FixedBody {
 /// sign-extends).
 #[derive(Debug, Clone, Copy)]
 struct IntWord {
-    byte: u32,
-    shift: u32,
     mask: u64,
     sign: u64,
+    byte: u8,
+    shift: u8,
 }
+
+/// Bytes a [`OneBody`]'s reads may touch: the largest byte offset of an [`IntWord`] and
+/// its 8 bytes, so that reads in a window of this size need no bounds check.
+const WINDOW: usize = 255 + 8;
 
 impl IntWord {
     /// The same read as `w`, a [`WordHow::Little`] or [`WordHow::LittleSigned`] one.
     fn of(w: &WordRead) -> IntWord {
         // `(word << left) >> right` keeps `64 - right` bits from bit `right - left`.
         IntWord {
-            byte: w.byte,
-            shift: u32::from(w.right - w.left),
+            byte: w.byte as u8,
+            shift: w.right - w.left,
             mask: u64::MAX >> w.right,
             sign: match w.how {
                 WordHow::LittleSigned => 1 << (63 - w.right),
@@ -825,8 +840,6 @@ pub(crate) struct OneBody {
     /// The scope's alignment minus one, and its complement.
     align_add: u64,
     align_keep: u64,
-    /// Bytes from the scope's start its reads may touch.
-    span: u64,
     size_bits: u64,
     ints: Box<[IntWord]>,
     /// Byte offset and length of each text, folded as [`WordHow::Text`] reads are.
@@ -838,10 +851,9 @@ pub(crate) struct OneBody {
 impl Default for OneBody {
     fn default() -> OneBody {
         OneBody {
-            align_add: 0,
+            // Placed 2^60 bytes on, past any data: never folds.
+            align_add: 1 << 63,
             align_keep: !0,
-            // No data holds that many bytes.
-            span: u64::MAX,
             size_bits: 0,
             ints: Box::default(),
             texts: Box::default(),
@@ -851,8 +863,16 @@ impl Default for OneBody {
 }
 
 impl OneBody {
-    fn of(b: &FixedBody) -> OneBody {
-        let sc = &b.scopes[0];
+    /// The body of `b`, when it has one scope whose reads are all word reads within
+    /// [`WINDOW`] bytes of its start.
+    fn of(b: &FixedBody) -> Option<OneBody> {
+        let sc = b.scopes.first()?;
+        if b.scopes.len() != 1
+            || b.words.iter().any(|w| w.how == WordHow::Plan)
+            || sc.span_bytes > WINDOW as u64
+        {
+            return None;
+        }
         let (mut ints, mut texts, mut words) = (Vec::new(), Vec::new(), Vec::new());
         for w in b.words.iter() {
             match w.how {
@@ -862,31 +882,33 @@ impl OneBody {
             }
         }
         let align = u64::from(sc.align.max(1));
-        OneBody {
+        Some(OneBody {
             align_add: align - 1,
             align_keep: !(align - 1),
-            span: sc.span_bytes,
             size_bits: sc.size_bits,
             ints: ints.into_boxed_slice(),
             texts: texts.into_boxed_slice(),
             words: words.into_boxed_slice(),
-        }
+        })
     }
 
     /// Folds the scope placed after bit `at` of `data` as [`FixedBody::fold_scope`] does,
-    /// and gives the position after it; None when it does not start on a byte or is too
-    /// near the end of the data for word reads (and for the classes of other shapes).
+    /// and gives the position after it; None when it does not start on a byte or when
+    /// fewer than [`WINDOW`] bytes are left from there (and for the classes of other
+    /// shapes).
     #[inline(always)]
     pub(crate) fn fold(&self, data: &[u8], at: u64) -> Option<(u64, u64)> {
         let base = (at + self.align_add) & self.align_keep;
-        let start = (base / 8) as usize;
-        if !base.is_multiple_of(8) || (data.len() as u64).checked_sub(start as u64)? < self.span {
+        if !base.is_multiple_of(8) {
             return None;
         }
+        let start = (base / 8) as usize;
+        let win = data.get(start..)?.first_chunk::<WINDOW>()?;
         let mut acc = 0u64;
         for w in self.ints.iter() {
-            let at = start + w.byte as usize;
-            let b: [u8; 8] = data[at..at + 8].try_into().unwrap_or_default();
+            // In the window whatever the byte offset: no bounds check.
+            let at = usize::from(w.byte);
+            let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
             let v = ((u64::from_le_bytes(b) >> w.shift) & w.mask) ^ w.sign;
             acc = acc.wrapping_add(v.wrapping_sub(w.sign));
         }
@@ -948,14 +970,11 @@ impl ScanTable {
             let class = sl.events.index_of(id).and_then(|ev_idx| {
                 let el = sl.events.at(ev_idx);
                 let mut one = OneBody::default();
-                let shape = match &el.fixed_body {
+                let shape = match el.fixed_body.as_ref().map(|b| (b, OneBody::of(b))) {
                     // Plan reads name their read by its index in the body: those bodies
                     // fold as bodies.
-                    Some(b)
-                        if b.scopes.len() == 1
-                            && b.words.iter().all(|w| w.how != WordHow::Plan) =>
-                    {
-                        one = OneBody::of(b);
+                    Some((_, Some(b))) => {
+                        one = b;
                         ScanShape::One
                     }
                     Some(_) => ScanShape::Fixed,
@@ -1925,13 +1944,13 @@ mod fold_tests {
         /// bytes its word reads need, for both byte orders.
         #[test]
         fn one_body_agrees_with_member_reads(
-            data in proptest::collection::vec(any::<u8>(), 0..64),
-            at in 0u64..160,
+            data in proptest::collection::vec(any::<u8>(), 0..WINDOW + 64),
+            at in 0u64..800,
             big in any::<bool>(),
         ) {
             let b = body(if big { "be" } else { "le" }, ONE_MEMBERS);
             prop_assert!(b.scopes.len() == 1 && b.words.iter().all(|w| w.how != WordHow::Plan));
-            let one = OneBody::of(&b);
+            let one = OneBody::of(&b).expect("a one-scope body");
             let s = &b.scopes[0];
             let base = align_up(at, s.align);
             let by_member = b
@@ -1941,7 +1960,7 @@ mod fold_tests {
             match one.fold(&data, at) {
                 Some(got) => prop_assert_eq!(got, (by_member, base + s.size_bits)),
                 None => prop_assert!(
-                    !base.is_multiple_of(8) || (data.len() as u64) < base / 8 + s.span_bytes
+                    !base.is_multiple_of(8) || data.len() < (base / 8) as usize + WINDOW
                 ),
             }
         }

@@ -11,7 +11,7 @@
 use super::{Message, StreamReader};
 use crate::decode::Decoder;
 use crate::error::Result;
-use crate::fast::{ScanClass, ScanShape, ScanTable};
+use crate::fast::{LttngHeader, ScanClass, ScanShape, ScanTable};
 use crate::layout::{Layout, StreamLayout};
 
 /// Receives the events [`StreamReader::scan`] reads.
@@ -82,8 +82,14 @@ impl StreamReader {
         let at = (self.pos, dec.clock, last);
         // One loop per way of decoding the header, so that the choice is not made per event.
         let r = match (header.lttng(), header.tag_cases()) {
-            (Some(kind), _) => p.run(dec, sink, at, |d, pos, clock| {
-                match kind.decode_id(d, pos, clock) {
+            (Some(LttngHeader::Compact), _) => p.run(dec, sink, at, |d, pos, clock| {
+                match LttngHeader::decode::<false>(d, pos, clock) {
+                    Some(h) => Some(h),
+                    None => header.decode_id(d, pos, clock, none_id),
+                }
+            }),
+            (Some(LttngHeader::Large), _) => p.run(dec, sink, at, |d, pos, clock| {
+                match LttngHeader::decode::<true>(d, pos, clock) {
                     Some(h) => Some(h),
                     None => header.decode_id(d, pos, clock, none_id),
                 }
@@ -151,6 +157,9 @@ impl Packet<'_> {
         decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
     ) -> Option<(u64, u64, u64, u64)> {
         let table = self.table;
+        // The first regression stops the loop: none when it was reported already.
+        let keep = if self.check_regression { u64::MAX } else { 0 };
+        last &= keep;
         // Where the last event read starts: its id and class are found again from there
         // at the end rather than kept through the loop.
         let (mut start, mut n) = (pos, 0u64);
@@ -166,12 +175,12 @@ impl Packet<'_> {
             let Some((fold, after)) = one.or_else(|| self.fold_other(class, dec, h_end)) else {
                 break;
             };
-            if after > self.content_bits || (self.check_regression && now < last) {
+            if after > self.content_bits || now < last {
                 break;
             }
             sink.event((self.sc_idx, class.ev_idx), now, fold);
             start = pos;
-            last = now;
+            last = now & keep;
             clock = now;
             pos = after;
             n += 1;
