@@ -617,10 +617,13 @@ impl WordRead {
             return plan;
         }
         let signed = r.kind == ReadKind::SInt;
+        // A whole byte reads the same in either byte order: as little-endian, the cheaper
+        // (and the scan's integer lists take those).
+        let little = r.bits.little || (bit == 0 && size == 8);
         // Little-endian fields start `bit` bits into the word's low end, big-endian ones
         // `bit` bits into its high end.
-        let left = if r.bits.little { 64 - bit - size } else { bit };
-        let how = match (r.bits.little, signed) {
+        let left = if little { 64 - bit - size } else { bit };
+        let how = match (little, signed) {
             (true, false) => WordHow::Little,
             (true, true) => WordHow::LittleSigned,
             (false, false) => WordHow::Big,
@@ -812,8 +815,11 @@ pub struct ScanTable {
     /// or a class left to the general path. Held here, not by index: one load less per
     /// event.
     by_id: Box<[Option<ScanClass>]>,
-    /// Word reads of the runs of [`Self::steps`].
+    /// Word reads of the fields [`Step::Store`] stores.
     words: Box<[WordRead]>,
+    /// The little-endian integers of the runs of [`Self::steps`], and their other reads.
+    ints: Box<[IntWord]>,
+    others: Box<[WordRead]>,
     /// The bodies of [`ScanShape::Steps`] classes, each ending with [`Step::End`].
     steps: Box<[Step]>,
     variants: Box<[VariantSteps]>,
@@ -955,6 +961,8 @@ impl ScanTable {
             layout,
             steps: Vec::new(),
             words: Vec::new(),
+            ints: Vec::new(),
+            others: Vec::new(),
             variants: Vec::new(),
             reads: Vec::new(),
             run: None,
@@ -997,6 +1005,8 @@ impl ScanTable {
         t.by_id = by_id.into_boxed_slice();
         t.words = c.words.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
+        t.ints = c.ints.into_boxed_slice();
+        t.others = c.others.into_boxed_slice();
         t.variants = c.variants.into_boxed_slice();
         t.reads = c.reads.into_boxed_slice();
         Some(t)
@@ -1015,15 +1025,16 @@ impl ScanTable {
 /// of a recursive walk.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Align to `align`, then fold `count` word reads from [`ScanTable::words`]`[first..]`
-    /// (constant offsets from there: fixed-size scalars whose alignment divides `align`),
-    /// `span` bytes of which must be in the data; the run takes `size_bits`.
+    /// Align to `align`, then fold the word reads [`ScanTable::ints`]`[ints.0..ints.1]`
+    /// and [`ScanTable::others`]`[others.0..others.1]` (constant offsets from there:
+    /// fixed-size scalars whose alignment divides `align`), `span` bytes of which must be
+    /// in the data; the run takes `size_bits`.
     Run {
         align: u32,
-        first: u32,
-        count: u32,
         span: u32,
         size_bits: u64,
+        ints: (u32, u32),
+        others: (u32, u32),
     },
     /// Store the integer of word `word`, read from the last run's start, into register
     /// `reg` (sign-extended when `signed`), as the general decoder does for length and tag
@@ -1048,10 +1059,10 @@ enum Step {
         align: u32,
         len: Len,
         elem_align: u32,
-        first: u32,
-        count: u32,
         span: u32,
         size_bits: u64,
+        ints: (u32, u32),
+        others: (u32, u32),
     },
     /// Align to `align`, then go on at the option the tag in `tag_reg` selects:
     /// [`ScanTable::variants`]`[at]`.
@@ -1085,6 +1096,8 @@ struct StepCompiler<'a> {
     layout: &'a Layout,
     steps: Vec<Step>,
     words: Vec<WordRead>,
+    ints: Vec<IntWord>,
+    others: Vec<WordRead>,
     variants: Vec<VariantSteps>,
     reads: Vec<PlanRead>,
     run: Option<OpenRun>,
@@ -1101,6 +1114,7 @@ impl StepCompiler<'_> {
             self.words.len(),
             self.variants.len(),
             self.reads.len(),
+            (self.ints.len(), self.others.len()),
         );
         self.run = None;
         self.pending = 1;
@@ -1117,6 +1131,8 @@ impl StepCompiler<'_> {
         self.words.truncate(mark.1);
         self.variants.truncate(mark.2);
         self.reads.truncate(mark.3);
+        self.ints.truncate(mark.4 .0);
+        self.others.truncate(mark.4 .1);
         ScanShape::Fold
     }
 
@@ -1138,20 +1154,35 @@ impl StepCompiler<'_> {
         std::mem::replace(&mut self.pending, 1).max(a)
     }
 
+    /// The reads of a run from word `first` on, as ranges of [`ScanTable::ints`] (its
+    /// little-endian integers) and [`ScanTable::others`] (the rest).
+    fn split(&mut self, first: u32) -> ((u32, u32), (u32, u32)) {
+        let (i0, o0) = (self.ints.len() as u32, self.others.len() as u32);
+        for w in &self.words[first as usize..] {
+            match w.how {
+                WordHow::Little | WordHow::LittleSigned if w.byte <= u8::MAX as u32 => {
+                    self.ints.push(IntWord::of(w))
+                }
+                _ => self.others.push(*w),
+            }
+        }
+        ((i0, self.ints.len() as u32), (o0, self.others.len() as u32))
+    }
+
     fn close(&mut self) {
         if let Some(r) = self.run.take() {
-            let count = self.words.len() as u32 - r.first;
             let span = self.words[r.first as usize..]
                 .iter()
                 .map(WordRead::span)
                 .max()
                 .unwrap_or(0);
+            let (ints, others) = self.split(r.first);
             self.steps.push(Step::Run {
                 align: r.align,
-                first: r.first,
-                count,
                 span: u32::try_from(span).unwrap_or(u32::MAX),
                 size_bits: r.end,
+                ints,
+                others,
             });
             self.steps.extend(r.stores);
         }
@@ -1331,15 +1362,16 @@ impl StepCompiler<'_> {
                     .map(WordRead::span)
                     .max()
                     .unwrap_or(0);
+                let (ints, others) = self.split(r.first);
                 self.steps.push(Step::Structs {
                     align,
                     len: *len,
                     // The run's alignment is the element's, or its first field's if larger.
                     elem_align: r.align,
-                    first: r.first,
-                    count: self.words.len() as u32 - r.first,
                     span: u32::try_from(span).ok()?,
                     size_bits: r.end,
+                    ints,
+                    others,
                 });
             }
             NodeKind::VarInt { .. } | NodeKind::Optional { .. } => return None,
@@ -1384,6 +1416,29 @@ fn word_start(data: &[u8], base: u64, span: u32) -> Option<usize> {
 }
 
 impl ScanTable {
+    /// Folds the reads of a run at byte `start` of `data`, which holds the run's span.
+    #[inline(always)]
+    fn fold_run(
+        &self,
+        ints: (u32, u32),
+        others: (u32, u32),
+        data: &[u8],
+        start: usize,
+    ) -> Option<u64> {
+        let mut acc = 0u64;
+        for w in self.ints.get(ints.0 as usize..ints.1 as usize)? {
+            let at = start + usize::from(w.byte);
+            let b: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
+            let v = ((u64::from_le_bytes(b) >> w.shift) & w.mask) ^ w.sign;
+            acc = acc.wrapping_add(v.wrapping_sub(w.sign));
+        }
+        if others.1 > others.0 {
+            let words = self.others.get(others.0 as usize..others.1 as usize)?;
+            acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+        }
+        Some(acc)
+    }
+
     /// Folds the body of a [`ScanShape::Steps`] class from step `entry`, at bit `pos` of
     /// `data` (the packet's content), storing length and tag fields in `regs`: what
     /// [`crate::decode::Decoder::fold`] gives for its scopes, and the position after them.
@@ -1408,15 +1463,14 @@ impl ScanTable {
             match *self.steps.get(pc)? {
                 Step::Run {
                     align,
-                    first,
-                    count,
                     span,
                     size_bits,
+                    ints,
+                    others,
                 } => {
                     let base = align_up(pos, align);
                     let start = word_start(data, base, span)?;
-                    let words = self.words.get(first as usize..(first + count) as usize)?;
-                    acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+                    acc = acc.wrapping_add(self.fold_run(ints, others, data, start)?);
                     run_start = start;
                     pos = base + size_bits;
                 }
@@ -1472,18 +1526,17 @@ impl ScanTable {
                     align,
                     len,
                     elem_align,
-                    first,
-                    count: reads,
                     span,
                     size_bits,
+                    ints,
+                    others,
                 } => {
                     let n = count(len, regs)?;
-                    let words = self.words.get(first as usize..(first + reads) as usize)?;
                     pos = align_up(pos, align);
                     for _ in 0..n {
                         let base = align_up(pos, elem_align);
                         let start = word_start(data, base, span)?;
-                        acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+                        acc = acc.wrapping_add(self.fold_run(ints, others, data, start)?);
                         pos = base + size_bits;
                     }
                 }
