@@ -50,7 +50,7 @@ pub struct HeaderOption {
 /// bits: per tag value, where its option's id and timestamp are. [`FastHeader::decode`] is then
 /// one bounds check, one table load and a few shifts.
 #[derive(Debug, Clone)]
-struct TagCases {
+pub(crate) struct TagCases {
     /// The header's alignment minus one (a multiple of 8 minus one).
     align_mask: u64,
     tag_shift: u32,
@@ -109,13 +109,13 @@ impl TagCases {
             };
             let mut c = TagCase {
                 end: u32::try_from(o.end).ok().filter(|e| *e > 0)?,
-                id: if h.tag_is_id {
-                    IdFrom::Tag
-                } else {
-                    IdFrom::None
-                },
+                id: IdFrom::None,
                 ..Default::default()
             };
+            if h.tag_is_id {
+                // Read like an id field, from the tag's place: no branch between the two.
+                (c.id, c.id_shift, c.id_mask) = (IdFrom::Tag, tag_shift, tag_mask);
+            }
             if let Some(r) = &o.id {
                 (c.id_byte, c.id_shift, c.id_mask) = case_read(r)?;
                 c.id = IdFrom::Read;
@@ -157,6 +157,34 @@ impl TagCases {
             end: base + c.end as u64,
         })
     }
+
+    /// [`Self::decode`] for the scan: the id resolved (`none_id` when the option has
+    /// none), then the clock and the header's end.
+    #[inline(always)]
+    pub(crate) fn decode_id(
+        &self,
+        data: &[u8],
+        pos: u64,
+        clock: u64,
+        none_id: u64,
+    ) -> Option<(u64, u64, u64)> {
+        let base = (pos + self.align_mask) & !self.align_mask;
+        let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
+        let load = |b: u8| {
+            let b = usize::from(b).min(8);
+            u64::from_le_bytes(w[b..b + 8].try_into().unwrap_or_default())
+        };
+        let tag = (load(0) >> self.tag_shift) & self.tag_mask;
+        let c = self.cases.get(tag as usize).filter(|c| c.end > 0)?;
+        let raw = (load(c.ts_byte) >> c.ts_shift) & c.ts_mask;
+        let read = (load(c.id_byte) >> c.id_shift) & c.id_mask;
+        let id = if c.id == IdFrom::None { none_id } else { read };
+        Some((
+            id,
+            update_clock_masked(clock, raw, c.ts_mask),
+            base + c.end as u64,
+        ))
+    }
 }
 
 /// A compiled LTTng-style event header.
@@ -175,6 +203,8 @@ pub struct FastHeader {
     max_bits: u64,
     /// The same header as a table of tag values, when it has that shape.
     cases: Option<TagCases>,
+    /// Which of LTTng's headers it is, if one.
+    lttng: Option<LttngHeader>,
 }
 
 /// Where a decoded header leaves the event.
@@ -302,8 +332,10 @@ impl FastHeader {
             options,
             max_bits,
             cases: None,
+            lttng: None,
         };
         h.cases = TagCases::compile(&h);
+        h.lttng = LttngHeader::of(&h);
         Some(h)
     }
 
@@ -333,6 +365,32 @@ impl FastHeader {
         }
     }
 
+    /// Which of LTTng's headers this is, if one.
+    #[inline(always)]
+    pub(crate) fn lttng(&self) -> Option<LttngHeader> {
+        self.lttng
+    }
+
+    /// The table form of the header, when it has one.
+    #[inline(always)]
+    pub(crate) fn tag_cases(&self) -> Option<&TagCases> {
+        self.cases.as_ref()
+    }
+
+    /// [`TagCases::decode_id`] for any header: out of line, for headers without a table
+    /// and for the end of the data.
+    #[inline(never)]
+    pub(crate) fn decode_id(
+        &self,
+        data: &[u8],
+        pos: u64,
+        clock: u64,
+        none_id: u64,
+    ) -> Option<(u64, u64, u64)> {
+        let h = self.decode(data, pos, clock)?;
+        Some((h.id.unwrap_or(none_id), h.clock, h.end))
+    }
+
     /// [`Self::decode`] field by field, at the end of the data or for other headers.
     #[inline]
     fn decode_by_bits(&self, data: &[u8], base: u64, clock: u64) -> Option<HeaderValues> {
@@ -355,6 +413,92 @@ impl FastHeader {
             clock,
             end: base + o.end,
         })
+    }
+}
+
+/// LTTng's two event headers (a 5-bit or 16-bit tag that is the id, its largest value
+/// selecting an extended option with a 32-bit id and a 64-bit timestamp), recognised so
+/// that the scan decodes them with constant shifts and no table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LttngHeader {
+    /// 5-bit id, 27-bit timestamp.
+    Compact,
+    /// 16-bit id, 32-bit timestamp.
+    Large,
+}
+
+impl LttngHeader {
+    /// The kind of `h`, when it decodes exactly as one of them (little-endian).
+    fn of(h: &FastHeader) -> Option<LttngHeader> {
+        let t = &h.tag;
+        if h.align != 8 || !h.tag_is_id || t.bits.off != 0 || !t.bits.little || t.signed {
+            return None;
+        }
+        let (kind, tag_bits, ts_bits) = match t.bits.size {
+            5 => (LttngHeader::Compact, 5, 27),
+            16 => (LttngHeader::Large, 16, 32),
+            _ => return None,
+        };
+        let ext = (1u64 << tag_bits) - 1;
+        let (c, e) = (h.option_of(0)?, h.option_of(ext)?);
+        if !(0..ext).all(|tag| h.option_of(tag) == Some(c)) {
+            return None;
+        }
+        let (oc, oe) = (h.options.get(c as usize)?, h.options.get(e as usize)?);
+        let at = |r: &Option<IntRead>, off: u64, size: u32| {
+            r.is_some_and(|r| r.bits.off == off && r.bits.size == size && r.bits.little)
+        };
+        // The compact option's timestamp packs after the tag; the extended option's fields
+        // are byte-aligned.
+        let id_at = align_up(tag_bits, 8);
+        let ok = oc.id.is_none()
+            && at(&oc.timestamp, tag_bits, ts_bits)
+            && oc.end == tag_bits + ts_bits as u64
+            && at(&oe.id, id_at, 32)
+            && at(&oe.timestamp, id_at + 32, 64)
+            && oe.end == id_at + 96;
+        ok.then_some(kind)
+    }
+
+    /// [`TagCases::decode_id`] for this header.
+    #[cfg(test)]
+    pub(crate) fn decode_id(self, data: &[u8], pos: u64, clock: u64) -> Option<(u64, u64, u64)> {
+        match self {
+            LttngHeader::Compact => Self::decode::<false>(data, pos, clock),
+            LttngHeader::Large => Self::decode::<true>(data, pos, clock),
+        }
+    }
+
+    /// [`Self::decode_id`] of the large header (`LARGE`) or the compact one, its sizes
+    /// constants of the scan loop.
+    #[inline(always)]
+    pub(crate) fn decode<const LARGE: bool>(
+        data: &[u8],
+        pos: u64,
+        clock: u64,
+    ) -> Option<(u64, u64, u64)> {
+        let base = (pos + 7) & !7;
+        let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
+        let lo = u64::from_le_bytes(w[..8].try_into().unwrap_or_default());
+        let (tag_bits, ts_bits) = if LARGE { (16, 32) } else { (5, 27) };
+        let ext = (1u64 << tag_bits) - 1;
+        let tag = lo & ext;
+        if tag < ext {
+            let mask = (1u64 << ts_bits) - 1;
+            let raw = (lo >> tag_bits) & mask;
+            return Some((
+                tag,
+                update_clock_masked(clock, raw, mask),
+                base + tag_bits + ts_bits,
+            ));
+        }
+        let id_byte = align_up(tag_bits, 8) as usize / 8;
+        let ts: [u8; 8] = w[id_byte + 4..id_byte + 12].try_into().unwrap_or_default();
+        Some((
+            (lo >> (id_byte * 8)) & 0xffff_ffff,
+            u64::from_le_bytes(ts),
+            base + id_byte as u64 * 8 + 96,
+        ))
     }
 }
 
@@ -473,10 +617,13 @@ impl WordRead {
             return plan;
         }
         let signed = r.kind == ReadKind::SInt;
+        // A whole byte reads the same in either byte order: as little-endian, the cheaper
+        // (and the scan's integer lists take those).
+        let little = r.bits.little || (bit == 0 && size == 8);
         // Little-endian fields start `bit` bits into the word's low end, big-endian ones
         // `bit` bits into its high end.
-        let left = if r.bits.little { 64 - bit - size } else { bit };
-        let how = match (r.bits.little, signed) {
+        let left = if little { 64 - bit - size } else { bit };
+        let how = match (little, signed) {
             (true, false) => WordHow::Little,
             (true, true) => WordHow::LittleSigned,
             (false, false) => WordHow::Big,
@@ -628,6 +775,38 @@ impl FixedBody {
     }
 }
 
+/// A little-endian integer of a one-scope fixed body: `(((word >> shift) & mask) ^ sign) -
+/// sign` of the 8 bytes at `byte` is what the [`WordRead`] gives, without a dispatch on
+/// its kind (`sign`, the value's top bit for signed integers and 0 for unsigned ones,
+/// sign-extends).
+#[derive(Debug, Clone, Copy)]
+struct IntWord {
+    mask: u64,
+    sign: u64,
+    byte: u8,
+    shift: u8,
+}
+
+/// Bytes a [`OneBody`]'s reads may touch: the largest byte offset of an [`IntWord`] and
+/// its 8 bytes, so that reads in a window of this size need no bounds check.
+const WINDOW: usize = 255 + 8;
+
+impl IntWord {
+    /// The same read as `w`, a [`WordHow::Little`] or [`WordHow::LittleSigned`] one.
+    fn of(w: &WordRead) -> IntWord {
+        // `(word << left) >> right` keeps `64 - right` bits from bit `right - left`.
+        IntWord {
+            byte: w.byte as u8,
+            shift: w.right - w.left,
+            mask: u64::MAX >> w.right,
+            sign: match w.how {
+                WordHow::LittleSigned => 1 << (63 - w.right),
+                _ => 0,
+            },
+        }
+    }
+}
+
 /// What [`crate::StreamReader::scan`] reads the events of a stream class with: the class of
 /// an id in one table load, and how to fold its body without making slots.
 #[derive(Debug, Clone, Default)]
@@ -636,8 +815,11 @@ pub struct ScanTable {
     /// or a class left to the general path. Held here, not by index: one load less per
     /// event.
     by_id: Box<[Option<ScanClass>]>,
-    /// Word reads of the one-scope fixed bodies and of the runs of [`Self::steps`].
+    /// Word reads of the fields [`Step::Store`] stores.
     words: Box<[WordRead]>,
+    /// The little-endian integers of the runs of [`Self::steps`], and their other reads.
+    ints: Box<[IntWord]>,
+    others: Box<[WordRead]>,
     /// The bodies of [`ScanShape::Steps`] classes, each ending with [`Step::End`].
     steps: Box<[Step]>,
     variants: Box<[VariantSteps]>,
@@ -648,24 +830,110 @@ pub struct ScanTable {
 }
 
 /// One event class in a [`ScanTable`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct ScanClass {
     /// Position of the class in its stream class.
     pub ev_idx: usize,
     pub shape: ScanShape,
+    /// The body of a [`ScanShape::One`] class; for the others, one that never folds.
+    pub one: OneBody,
+}
+
+/// A fixed body of one scope as the scan folds it: its little-endian integers, its texts
+/// and its other reads, each a loop without a dispatch on the kind of read.
+#[derive(Debug, Clone)]
+pub(crate) struct OneBody {
+    /// The scope's alignment minus one, and its complement.
+    align_add: u64,
+    align_keep: u64,
+    size_bits: u64,
+    ints: Box<[IntWord]>,
+    /// Byte offset and length of each text, folded as [`WordHow::Text`] reads are.
+    texts: Box<[(u32, u32)]>,
+    /// The other reads (big-endian integers).
+    words: Box<[WordRead]>,
+}
+
+impl Default for OneBody {
+    fn default() -> OneBody {
+        OneBody {
+            // Placed 2^60 bytes on, past any data: never folds.
+            align_add: 1 << 63,
+            align_keep: !0,
+            size_bits: 0,
+            ints: Box::default(),
+            texts: Box::default(),
+            words: Box::default(),
+        }
+    }
+}
+
+impl OneBody {
+    /// The body of `b`, when it has one scope whose reads are all word reads within
+    /// [`WINDOW`] bytes of its start.
+    fn of(b: &FixedBody) -> Option<OneBody> {
+        let sc = b.scopes.first()?;
+        if b.scopes.len() != 1
+            || b.words.iter().any(|w| w.how == WordHow::Plan)
+            || sc.span_bytes > WINDOW as u64
+        {
+            return None;
+        }
+        let (mut ints, mut texts, mut words) = (Vec::new(), Vec::new(), Vec::new());
+        for w in b.words.iter() {
+            match w.how {
+                WordHow::Little | WordHow::LittleSigned => ints.push(IntWord::of(w)),
+                WordHow::Text(n) => texts.push((w.byte, n)),
+                _ => words.push(*w),
+            }
+        }
+        let align = u64::from(sc.align.max(1));
+        Some(OneBody {
+            align_add: align - 1,
+            align_keep: !(align - 1),
+            size_bits: sc.size_bits,
+            ints: ints.into_boxed_slice(),
+            texts: texts.into_boxed_slice(),
+            words: words.into_boxed_slice(),
+        })
+    }
+
+    /// Folds the scope placed after bit `at` of `data` as [`FixedBody::fold_scope`] does,
+    /// and gives the position after it; None when it does not start on a byte or when
+    /// fewer than [`WINDOW`] bytes are left from there (and for the classes of other
+    /// shapes).
+    #[inline(always)]
+    pub(crate) fn fold(&self, data: &[u8], at: u64) -> Option<(u64, u64)> {
+        let base = (at + self.align_add) & self.align_keep;
+        if !base.is_multiple_of(8) {
+            return None;
+        }
+        let start = (base / 8) as usize;
+        let win = data.get(start..)?.first_chunk::<WINDOW>()?;
+        let mut acc = 0u64;
+        for w in self.ints.iter() {
+            // In the window whatever the byte offset: no bounds check.
+            let at = usize::from(w.byte);
+            let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
+            let v = ((u64::from_le_bytes(b) >> w.shift) & w.mask) ^ w.sign;
+            acc = acc.wrapping_add(v.wrapping_sub(w.sign));
+        }
+        for (byte, len) in self.texts.iter() {
+            acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
+        }
+        if !self.words.is_empty() {
+            // No plan reads in these bodies.
+            acc = acc.wrapping_add(fold_words(&self.words, data, start, |_| 0));
+        }
+        Some((acc, base + self.size_bits))
+    }
 }
 
 /// How [`crate::StreamReader::scan`] folds a body.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ScanShape {
-    /// A fixed body of one scope (LTTng's: a payload), its reads in [`ScanTable::words`].
-    One {
-        align: u32,
-        size_bits: u64,
-        first: u32,
-        reads: u32,
-        span_bytes: u64,
-    },
+    /// A fixed body of one scope (LTTng's: a payload): [`ScanClass::one`].
+    One,
     /// Another fixed body (no scope, or several): [`FixedBody::place_and_fold`].
     Fixed,
     /// A body compiled into steps from [`ScanTable::steps`]`[entry]`:
@@ -693,6 +961,8 @@ impl ScanTable {
             layout,
             steps: Vec::new(),
             words: Vec::new(),
+            ints: Vec::new(),
+            others: Vec::new(),
             variants: Vec::new(),
             reads: Vec::new(),
             run: None,
@@ -707,23 +977,13 @@ impl ScanTable {
         for id in 0..max_id.map_or(0, |m| m + 1) {
             let class = sl.events.index_of(id).and_then(|ev_idx| {
                 let el = sl.events.at(ev_idx);
-                let shape = match &el.fixed_body {
+                let mut one = OneBody::default();
+                let shape = match el.fixed_body.as_ref().map(|b| (b, OneBody::of(b))) {
                     // Plan reads name their read by its index in the body: those bodies
                     // fold as bodies.
-                    Some(b)
-                        if b.scopes.len() == 1
-                            && b.words.iter().all(|w| w.how != WordHow::Plan) =>
-                    {
-                        let sc = &b.scopes[0];
-                        let first = c.words.len() as u32;
-                        c.words.extend_from_slice(&b.words);
-                        ScanShape::One {
-                            align: sc.align,
-                            size_bits: sc.size_bits,
-                            first,
-                            reads: sc.reads,
-                            span_bytes: sc.span_bytes,
-                        }
+                    Some((_, Some(b))) => {
+                        one = b;
+                        ScanShape::One
                     }
                     Some(_) => ScanShape::Fixed,
                     None => {
@@ -738,42 +998,18 @@ impl ScanTable {
                         c.steps_of(&scopes)
                     }
                 };
-                Some(ScanClass { ev_idx, shape })
+                Some(ScanClass { ev_idx, shape, one })
             });
             by_id.push(class);
         }
         t.by_id = by_id.into_boxed_slice();
         t.words = c.words.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
+        t.ints = c.ints.into_boxed_slice();
+        t.others = c.others.into_boxed_slice();
         t.variants = c.variants.into_boxed_slice();
         t.reads = c.reads.into_boxed_slice();
         Some(t)
-    }
-
-    /// Folds a [`ScanShape::One`] body's scope at bit `base` of `data`, as
-    /// [`FixedBody::fold_scope`] does; None when it is not byte-aligned or too near the end
-    /// of the data for word reads.
-    #[inline(always)]
-    pub(crate) fn fold_one(
-        &self,
-        first: u32,
-        reads: u32,
-        span_bytes: u64,
-        data: &[u8],
-        base: u64,
-    ) -> Option<u64> {
-        let words = self
-            .words
-            .get(first as usize..first as usize + reads as usize)?;
-        let start = (base / 8) as usize;
-        let whole = data
-            .get(start..)
-            .is_some_and(|b| b.len() as u64 >= span_bytes);
-        if !base.is_multiple_of(8) || !whole {
-            return None;
-        }
-        // No plan reads in these bodies.
-        Some(fold_words(words, data, start, |_| 0))
     }
 
     /// The class of event class id `id`, None when the scan leaves it to the general path.
@@ -789,15 +1025,16 @@ impl ScanTable {
 /// of a recursive walk.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Align to `align`, then fold `count` word reads from [`ScanTable::words`]`[first..]`
-    /// (constant offsets from there: fixed-size scalars whose alignment divides `align`),
-    /// `span` bytes of which must be in the data; the run takes `size_bits`.
+    /// Align to `align`, then fold the word reads [`ScanTable::ints`]`[ints.0..ints.1]`
+    /// and [`ScanTable::others`]`[others.0..others.1]` (constant offsets from there:
+    /// fixed-size scalars whose alignment divides `align`), `span` bytes of which must be
+    /// in the data; the run takes `size_bits`.
     Run {
         align: u32,
-        first: u32,
-        count: u32,
         span: u32,
         size_bits: u64,
+        ints: (u32, u32),
+        others: (u32, u32),
     },
     /// Store the integer of word `word`, read from the last run's start, into register
     /// `reg` (sign-extended when `signed`), as the general decoder does for length and tag
@@ -822,10 +1059,10 @@ enum Step {
         align: u32,
         len: Len,
         elem_align: u32,
-        first: u32,
-        count: u32,
         span: u32,
         size_bits: u64,
+        ints: (u32, u32),
+        others: (u32, u32),
     },
     /// Align to `align`, then go on at the option the tag in `tag_reg` selects:
     /// [`ScanTable::variants`]`[at]`.
@@ -859,6 +1096,8 @@ struct StepCompiler<'a> {
     layout: &'a Layout,
     steps: Vec<Step>,
     words: Vec<WordRead>,
+    ints: Vec<IntWord>,
+    others: Vec<WordRead>,
     variants: Vec<VariantSteps>,
     reads: Vec<PlanRead>,
     run: Option<OpenRun>,
@@ -875,6 +1114,7 @@ impl StepCompiler<'_> {
             self.words.len(),
             self.variants.len(),
             self.reads.len(),
+            (self.ints.len(), self.others.len()),
         );
         self.run = None;
         self.pending = 1;
@@ -891,6 +1131,8 @@ impl StepCompiler<'_> {
         self.words.truncate(mark.1);
         self.variants.truncate(mark.2);
         self.reads.truncate(mark.3);
+        self.ints.truncate(mark.4 .0);
+        self.others.truncate(mark.4 .1);
         ScanShape::Fold
     }
 
@@ -912,20 +1154,35 @@ impl StepCompiler<'_> {
         std::mem::replace(&mut self.pending, 1).max(a)
     }
 
+    /// The reads of a run from word `first` on, as ranges of [`ScanTable::ints`] (its
+    /// little-endian integers) and [`ScanTable::others`] (the rest).
+    fn split(&mut self, first: u32) -> ((u32, u32), (u32, u32)) {
+        let (i0, o0) = (self.ints.len() as u32, self.others.len() as u32);
+        for w in &self.words[first as usize..] {
+            match w.how {
+                WordHow::Little | WordHow::LittleSigned if w.byte <= u8::MAX as u32 => {
+                    self.ints.push(IntWord::of(w))
+                }
+                _ => self.others.push(*w),
+            }
+        }
+        ((i0, self.ints.len() as u32), (o0, self.others.len() as u32))
+    }
+
     fn close(&mut self) {
         if let Some(r) = self.run.take() {
-            let count = self.words.len() as u32 - r.first;
             let span = self.words[r.first as usize..]
                 .iter()
                 .map(WordRead::span)
                 .max()
                 .unwrap_or(0);
+            let (ints, others) = self.split(r.first);
             self.steps.push(Step::Run {
                 align: r.align,
-                first: r.first,
-                count,
                 span: u32::try_from(span).unwrap_or(u32::MAX),
                 size_bits: r.end,
+                ints,
+                others,
             });
             self.steps.extend(r.stores);
         }
@@ -1105,15 +1362,16 @@ impl StepCompiler<'_> {
                     .map(WordRead::span)
                     .max()
                     .unwrap_or(0);
+                let (ints, others) = self.split(r.first);
                 self.steps.push(Step::Structs {
                     align,
                     len: *len,
                     // The run's alignment is the element's, or its first field's if larger.
                     elem_align: r.align,
-                    first: r.first,
-                    count: self.words.len() as u32 - r.first,
                     span: u32::try_from(span).ok()?,
                     size_bits: r.end,
+                    ints,
+                    others,
                 });
             }
             NodeKind::VarInt { .. } | NodeKind::Optional { .. } => return None,
@@ -1158,6 +1416,29 @@ fn word_start(data: &[u8], base: u64, span: u32) -> Option<usize> {
 }
 
 impl ScanTable {
+    /// Folds the reads of a run at byte `start` of `data`, which holds the run's span.
+    #[inline(always)]
+    fn fold_run(
+        &self,
+        ints: (u32, u32),
+        others: (u32, u32),
+        data: &[u8],
+        start: usize,
+    ) -> Option<u64> {
+        let mut acc = 0u64;
+        for w in self.ints.get(ints.0 as usize..ints.1 as usize)? {
+            let at = start + usize::from(w.byte);
+            let b: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
+            let v = ((u64::from_le_bytes(b) >> w.shift) & w.mask) ^ w.sign;
+            acc = acc.wrapping_add(v.wrapping_sub(w.sign));
+        }
+        if others.1 > others.0 {
+            let words = self.others.get(others.0 as usize..others.1 as usize)?;
+            acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+        }
+        Some(acc)
+    }
+
     /// Folds the body of a [`ScanShape::Steps`] class from step `entry`, at bit `pos` of
     /// `data` (the packet's content), storing length and tag fields in `regs`: what
     /// [`crate::decode::Decoder::fold`] gives for its scopes, and the position after them.
@@ -1182,15 +1463,14 @@ impl ScanTable {
             match *self.steps.get(pc)? {
                 Step::Run {
                     align,
-                    first,
-                    count,
                     span,
                     size_bits,
+                    ints,
+                    others,
                 } => {
                     let base = align_up(pos, align);
                     let start = word_start(data, base, span)?;
-                    let words = self.words.get(first as usize..(first + count) as usize)?;
-                    acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+                    acc = acc.wrapping_add(self.fold_run(ints, others, data, start)?);
                     run_start = start;
                     pos = base + size_bits;
                 }
@@ -1246,18 +1526,17 @@ impl ScanTable {
                     align,
                     len,
                     elem_align,
-                    first,
-                    count: reads,
                     span,
                     size_bits,
+                    ints,
+                    others,
                 } => {
                     let n = count(len, regs)?;
-                    let words = self.words.get(first as usize..(first + reads) as usize)?;
                     pos = align_up(pos, align);
                     for _ in 0..n {
                         let base = align_up(pos, elem_align);
                         let start = word_start(data, base, span)?;
-                        acc = acc.wrapping_add(fold_words(words, data, start, |_| 0));
+                        acc = acc.wrapping_add(self.fold_run(ints, others, data, start)?);
                         pos = base + size_bits;
                     }
                 }
@@ -1511,6 +1790,19 @@ mod fold_tests {
          floating_point { exp_dig = 8; mant_dig = 24; align = 32; } f; \
          integer { size = 32; align = 8; signed = true; byte_order = be; } g;";
 
+    /// Members a one-scope body folds without plan reads: integers of both signs, sizes
+    /// and byte orders, packed or not, and a text.
+    const ONE_MEMBERS: &str = "integer { size = 3; align = 1; signed = true; } a; \
+         integer { size = 13; align = 1; signed = false; } b; \
+         integer { size = 8; align = 8; signed = true; } c; \
+         integer { size = 64; align = 8; signed = false; } d; \
+         integer { size = 64; align = 8; signed = true; } e; \
+         integer { size = 8; align = 8; encoding = UTF8; } s[5]; \
+         integer { size = 32; align = 8; signed = true; byte_order = be; } g; \
+         integer { size = 16; align = 8; byte_order = le; } h; \
+         integer { size = 7; align = 1; signed = true; } i; \
+         integer { size = 57; align = 1; } j;";
+
     /// A trace class whose stream has the given event header (`tag` an enum of the given
     /// integer named `name`, selecting options `compact` and `extended`).
     fn header(
@@ -1525,6 +1817,29 @@ mod fold_tests {
              stream {{ id = 0; event.header := struct {{ \
                enum : integer {{ {tag} }} {{ compact = 0 ... 30, extended = 31 }} {name}; \
                variant <{name}> {{ struct {{ {compact} }} compact; struct {{ {extended} }} extended; }} v; \
+             }} align(8); }};\n\
+             event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
+        );
+        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
+        let layout = Layout::compile(&class).expect("layout");
+        layout
+            .streams
+            .at(0)
+            .compiled_header
+            .clone()
+            .expect("a compiled header")
+    }
+
+    /// LTTng's large header, in the given byte order, its compact option's timestamp of
+    /// `ts_bits` bits.
+    fn large_header(byte_order: &str, ts_bits: u32) -> FastHeader {
+        let tsdl = format!(
+            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
+             clock {{ name = c; freq = 1000000000; }};\n\
+             stream {{ id = 0; event.header := struct {{ \
+               enum : integer {{ size = 16; align = 8; }} {{ compact = 0 ... 65534, extended = 65535 }} id; \
+               variant <id> {{ struct {{ integer {{ size = {ts_bits}; align = 8; map = clock.c.value; }} timestamp; }} compact; \
+                 struct {{ {EXT} }} extended; }} v; \
              }} align(8); }};\n\
              event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
         );
@@ -1644,6 +1959,63 @@ mod fold_tests {
             prop_assert_eq!(h.cases.is_some(), shape != 1);
             let by_bits = h.decode_by_bits(&data, align_up(pos, h.align), clock);
             prop_assert_eq!(h.decode(&data, pos, clock), by_bits);
+        }
+
+        /// LTTng's compact and large headers are recognised, and decoded with constant
+        /// shifts as the field-by-field reads do; headers that differ from them in any way
+        /// (byte order, a tag that is not the id, another timestamp size) are not.
+        #[test]
+        fn lttng_headers_agree_with_field_reads(
+            data in proptest::collection::vec(any::<u8>(), 0..40),
+            pos in 0u64..80,
+            clock in any::<u64>(),
+            shape in 0usize..6,
+        ) {
+            use LttngHeader::*;
+            let (h, kind) = match shape {
+                0 => (header("le", ("size = 5; align = 1;", "id"), TS27, EXT), Some(Compact)),
+                1 => (large_header("le", 32), Some(Large)),
+                2 => (header("be", ("size = 5; align = 1;", "id"), TS27, EXT), None),
+                3 => (header("le", ("size = 5; align = 1;", "sel"), TS27, EXT), None),
+                4 => (large_header("le", 24), None),
+                _ => (large_header("be", 32), None),
+            };
+            prop_assert_eq!(h.lttng(), kind);
+            if let Some(kind) = kind {
+                let base = align_up(pos, 8);
+                let want = h
+                    .decode_by_bits(&data, base, clock)
+                    .map(|v| (v.id.expect("an id"), v.clock, v.end));
+                match kind.decode_id(&data, pos, clock) {
+                    Some(got) => prop_assert_eq!(Some(got), want),
+                    None => prop_assert!((data.len() as u64) < base / 8 + 16),
+                }
+            }
+        }
+
+        /// A one-scope body folds as its members read one by one, wherever it has the
+        /// bytes its word reads need, for both byte orders.
+        #[test]
+        fn one_body_agrees_with_member_reads(
+            data in proptest::collection::vec(any::<u8>(), 0..WINDOW + 64),
+            at in 0u64..800,
+            big in any::<bool>(),
+        ) {
+            let b = body(if big { "be" } else { "le" }, ONE_MEMBERS);
+            prop_assert!(b.scopes.len() == 1 && b.words.iter().all(|w| w.how != WordHow::Plan));
+            let one = OneBody::of(&b).expect("a one-scope body");
+            let s = &b.scopes[0];
+            let base = align_up(at, s.align);
+            let by_member = b
+                .reads
+                .iter()
+                .fold(0u64, |acc, r| acc.wrapping_add(r.fold(&data, base)));
+            match one.fold(&data, at) {
+                Some(got) => prop_assert_eq!(got, (by_member, base + s.size_bits)),
+                None => prop_assert!(
+                    !base.is_multiple_of(8) || data.len() < (base / 8) as usize + WINDOW
+                ),
+            }
         }
 
         #[test]

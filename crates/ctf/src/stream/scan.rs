@@ -9,10 +9,9 @@
 //! therefore still decides every message, warning and error.
 
 use super::{Message, StreamReader};
-use crate::bits::align_up;
 use crate::decode::Decoder;
 use crate::error::Result;
-use crate::fast::{ScanClass, ScanShape, ScanTable};
+use crate::fast::{LttngHeader, ScanClass, ScanShape, ScanTable};
 use crate::layout::{Layout, StreamLayout};
 
 /// Receives the events [`StreamReader::scan`] reads.
@@ -66,69 +65,58 @@ impl StreamReader {
         let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
         let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
         let pend = (self.packet_off + self.packet_len).min(map.len());
-        let packet = &map[self.packet_off.min(pend)..pend];
-        let content_bits = self.content_bits;
-        let sc_idx = self.sc_idx;
-        let dec = &mut self.dec;
+        let p = Packet {
+            layout,
+            sl,
+            table,
+            content,
+            packet: &map[self.packet_off.min(pend)..pend],
+            content_bits: self.content_bits,
+            sc_idx: self.sc_idx,
+            check_regression: !self.warned_regression,
+        };
         // Without a previous event, no clock value is below it: 0 stands for none.
-        let check_regression = !self.warned_regression;
-        let mut last = self.last_cycles.unwrap_or(0);
-        let (mut pos, mut clock) = (self.pos, dec.clock);
-        // Where the last event read starts: its id and class are found again from there
-        // at the end rather than kept through the loop.
-        let (mut start, mut n) = (pos, 0u64);
-        while pos < content_bits {
-            let Some(h) = header.decode(content, pos, clock) else {
-                break;
-            };
-            let this_id = h.id.unwrap_or(table.default_id);
-            let Some(class) = table.class(this_id) else {
-                break;
-            };
-            let one = match class.shape {
-                ScanShape::One {
-                    align,
-                    size_bits,
-                    first,
-                    reads,
-                    span_bytes,
-                } => {
-                    let base = align_up(h.end, align);
-                    table
-                        .fold_one(first, reads, span_bytes, packet, base)
-                        .map(|fold| (fold, base + size_bits))
+        let last = self.last_cycles.unwrap_or(0);
+        let none_id = table.default_id;
+        let dec = &mut self.dec;
+        let at = (self.pos, dec.clock, last);
+        // One loop per way of decoding the header, so that the choice is not made per event.
+        let r = match (header.lttng(), header.tag_cases()) {
+            (Some(LttngHeader::Compact), _) => p.run(dec, sink, at, |d, pos, clock| {
+                match LttngHeader::decode::<false>(d, pos, clock) {
+                    Some(h) => Some(h),
+                    None => header.decode_id(d, pos, clock, none_id),
                 }
-                _ => None,
-            };
-            let Some((fold, after)) =
-                one.or_else(|| fold_other(layout, sl, table, class, dec, content, packet, h.end))
-            else {
-                break;
-            };
-            if after > content_bits || (check_regression && h.clock < last) {
-                break;
-            }
-            sink.event((sc_idx, class.ev_idx), h.clock, fold);
-            start = pos;
-            last = h.clock;
-            clock = h.clock;
-            pos = after;
-            n += 1;
-        }
-        if n == 0 {
+            }),
+            (Some(LttngHeader::Large), _) => p.run(dec, sink, at, |d, pos, clock| {
+                match LttngHeader::decode::<true>(d, pos, clock) {
+                    Some(h) => Some(h),
+                    None => header.decode_id(d, pos, clock, none_id),
+                }
+            }),
+            (None, Some(cases)) => p.run(dec, sink, at, |d, pos, clock| {
+                match cases.decode_id(d, pos, clock, none_id) {
+                    Some(h) => Some(h),
+                    None => header.decode_id(d, pos, clock, none_id),
+                }
+            }),
+            (None, None) => p.run(dec, sink, at, |d, pos, clock| {
+                header.decode_id(d, pos, clock, none_id)
+            }),
+        };
+        let Some((pos, last, start, n)) = r else {
             return;
-        }
+        };
         sink.pause();
         // The reader's state as `next` would have left it after the last of these events.
         self.pos = pos;
-        self.dec.clock = clock;
+        self.dec.clock = last;
         self.last_cycles = Some(last);
         self.cycles = last;
         self.events_read += n;
         let id = header
-            .decode(content, start, 0)
-            .and_then(|h| h.id)
-            .unwrap_or(table.default_id);
+            .decode_id(content, start, 0, none_id)
+            .map_or(none_id, |h| h.0);
         self.event_id = id;
         if let Some(class) = table.class(id) {
             self.ev_idx = class.ev_idx;
@@ -141,36 +129,87 @@ impl StreamReader {
     }
 }
 
-/// Folds the body at bit `at` of a class [`ScanShape::One`]'s word loop does not fold (or
-/// not there): out of line, so that the scan loop keeps its registers for that common case.
-/// None where the general path must read the event.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn fold_other(
-    layout: &Layout,
-    sl: &StreamLayout,
-    table: &ScanTable,
-    class: &ScanClass,
-    dec: &mut Decoder,
-    content: &[u8],
-    packet: &[u8],
-    at: u64,
-) -> Option<(u64, u64)> {
-    let el = sl.events.at(class.ev_idx);
-    match class.shape {
-        ScanShape::One { .. } | ScanShape::Fixed => {
-            Some(el.fixed_body.as_ref()?.place_and_fold(at, packet))
-        }
-        ScanShape::Steps { entry } => table.fold_steps(entry, dec.regs_mut(), content, at),
-        ScanShape::Fold => {
-            let (mut p, mut acc) = (at, 0u64);
-            for node in [sl.event_common_context, el.context, el.payload]
-                .into_iter()
-                .flatten()
-            {
-                acc = acc.wrapping_add(dec.fold(layout, node, content, &mut p).ok()?);
+/// What the scan of one packet reads from.
+struct Packet<'a> {
+    layout: &'a Layout,
+    sl: &'a StreamLayout,
+    table: &'a ScanTable,
+    /// The packet's content, which the general path decodes from.
+    content: &'a [u8],
+    /// The whole packet, which `Event::fold_fields` folds from.
+    packet: &'a [u8],
+    content_bits: u64,
+    sc_idx: usize,
+    check_regression: bool,
+}
+
+impl Packet<'_> {
+    /// The scan loop from `(pos, clock, last)` (the clock before the header at `pos`, the
+    /// last event's clock value), `decode` giving a header's id, clock and end. Returns the
+    /// position after the last event read, its clock value, its start and the number of
+    /// events read; None when it read none.
+    #[inline(always)]
+    fn run(
+        &self,
+        dec: &mut Decoder,
+        sink: &mut impl ScanSink,
+        (mut pos, mut clock, mut last): (u64, u64, u64),
+        decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
+    ) -> Option<(u64, u64, u64, u64)> {
+        let table = self.table;
+        // The first regression stops the loop: none when it was reported already.
+        let keep = if self.check_regression { u64::MAX } else { 0 };
+        last &= keep;
+        // Where the last event read starts: its id and class are found again from there
+        // at the end rather than kept through the loop.
+        let (mut start, mut n) = (pos, 0u64);
+        while pos < self.content_bits {
+            let Some((id, now, h_end)) = decode(self.content, pos, clock) else {
+                break;
+            };
+            let Some(class) = table.class(id) else {
+                break;
+            };
+            // Classes of other shapes have a body that never folds.
+            let one = class.one.fold(self.packet, h_end);
+            let Some((fold, after)) = one.or_else(|| self.fold_other(class, dec, h_end)) else {
+                break;
+            };
+            if after > self.content_bits || now < last {
+                break;
             }
-            Some((acc, p))
+            sink.event((self.sc_idx, class.ev_idx), now, fold);
+            start = pos;
+            last = now & keep;
+            clock = now;
+            pos = after;
+            n += 1;
+        }
+        (n > 0).then_some((pos, clock, start, n))
+    }
+
+    /// Folds the body at bit `at` of a class [`ScanShape::One`]'s word loop does not fold
+    /// (or not there): out of line, so that the scan loop keeps its registers for that
+    /// common case. None where the general path must read the event.
+    #[inline(never)]
+    fn fold_other(&self, class: &ScanClass, dec: &mut Decoder, at: u64) -> Option<(u64, u64)> {
+        let (layout, sl, content) = (self.layout, self.sl, self.content);
+        let el = sl.events.at(class.ev_idx);
+        match class.shape {
+            ScanShape::One | ScanShape::Fixed => {
+                Some(el.fixed_body.as_ref()?.place_and_fold(at, self.packet))
+            }
+            ScanShape::Steps { entry } => self.table.fold_steps(entry, dec.regs_mut(), content, at),
+            ScanShape::Fold => {
+                let (mut p, mut acc) = (at, 0u64);
+                for node in [sl.event_common_context, el.context, el.payload]
+                    .into_iter()
+                    .flatten()
+                {
+                    acc = acc.wrapping_add(dec.fold(layout, node, content, &mut p).ok()?);
+                }
+                Some((acc, p))
+            }
         }
     }
 }
