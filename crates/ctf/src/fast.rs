@@ -898,6 +898,12 @@ impl OneBody {
         })
     }
 
+    /// The position after the scope placed after bit `at` (for a [`ScanShape::One`] class).
+    #[inline(always)]
+    pub(crate) fn end(&self, at: u64) -> u64 {
+        ((at + self.align_add) & self.align_keep) + self.size_bits
+    }
+
     /// Folds the scope placed after bit `at` of `data` as [`FixedBody::fold_scope`] does,
     /// and gives the position after it; None when it does not start on a byte or when
     /// fewer than [`WINDOW`] bytes are left from there (and for the classes of other

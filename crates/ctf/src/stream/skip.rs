@@ -280,9 +280,7 @@ impl StreamReader {
                 break;
             }
             let after = match class.shape {
-                ScanShape::One {
-                    align, size_bits, ..
-                } => Some(align_up(h.end, align) + size_bits),
+                ScanShape::One => Some(class.one.end(h.end)),
                 ScanShape::Fixed => sl.events.at(class.ev_idx).fixed_body.as_ref().map(|b| {
                     b.scopes
                         .iter()
