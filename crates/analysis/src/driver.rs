@@ -284,8 +284,17 @@ impl RangeEvents {
         if let Some(m) = &common.time_map {
             merger = merger.with_time_map(m.0.clone());
         } else if let Some(interest) = interest.filter(|i| *i != Interest::ALL) {
+            // One table per trace, shared by its streams' readers.
+            let wanted: Vec<_> = traces
+                .iter()
+                .map(|t| Arc::new(kernel::needs::wanted_classes(t, interest)))
+                .collect();
             merger = merger.with_skip(|t| SkipRule {
-                wanted: Arc::new(kernel::needs::wanted_classes(t, interest)),
+                wanted: traces
+                    .iter()
+                    .position(|x| std::ptr::eq(&**x, t))
+                    .map(|i| wanted[i].clone())
+                    .unwrap_or_else(|| Arc::new(kernel::needs::wanted_classes(t, interest))),
                 lo,
                 hi,
             });
