@@ -265,10 +265,30 @@ impl RangeEvents {
     /// event and its last time ([`Self::last_time`]) are those a full read gives. Reads every
     /// event with `--sync`'s time map.
     pub fn for_interest(traces: &[Arc<Trace>], common: &Common, interest: Interest) -> Self {
-        Self::build(traces, common, Some(interest))
+        if interest == Interest::ALL {
+            return Self::new(traces, common);
+        }
+        Self::with_wanted(traces, common, |t| {
+            kernel::needs::wanted_classes(t, interest)
+        })
     }
 
-    fn build(traces: &[Arc<Trace>], common: &Common, interest: Option<Interest>) -> Self {
+    /// As [`Self::new`], without the events of the classes `wanted` says (per stream class
+    /// position, per event class position of a trace) no consumer needs; see
+    /// [`Self::for_interest`].
+    pub fn with_wanted(
+        traces: &[Arc<Trace>],
+        common: &Common,
+        wanted: impl Fn(&Trace) -> Vec<Vec<bool>>,
+    ) -> Self {
+        Self::build(traces, common, Some(&wanted))
+    }
+
+    fn build(
+        traces: &[Arc<Trace>],
+        common: &Common,
+        wanted: Option<&dyn Fn(&Trace) -> Vec<Vec<bool>>>,
+    ) -> Self {
         let (mut lo, mut hi) = (
             common.begin.unwrap_or(i64::MIN),
             common.end.unwrap_or(i64::MAX),
@@ -283,18 +303,15 @@ impl RangeEvents {
         let mut skipping = false;
         if let Some(m) = &common.time_map {
             merger = merger.with_time_map(m.0.clone());
-        } else if let Some(interest) = interest.filter(|i| *i != Interest::ALL) {
+        } else if let Some(wanted_of) = wanted {
             // One table per trace, shared by its streams' readers.
-            let wanted: Vec<_> = traces
-                .iter()
-                .map(|t| Arc::new(kernel::needs::wanted_classes(t, interest)))
-                .collect();
+            let tables: Vec<_> = traces.iter().map(|t| Arc::new(wanted_of(t))).collect();
             merger = merger.with_skip(|t| SkipRule {
                 wanted: traces
                     .iter()
                     .position(|x| std::ptr::eq(&**x, t))
-                    .map(|i| wanted[i].clone())
-                    .unwrap_or_else(|| Arc::new(kernel::needs::wanted_classes(t, interest))),
+                    .map(|i| tables[i].clone())
+                    .unwrap_or_else(|| Arc::new(wanted_of(t))),
                 lo,
                 hi,
             });

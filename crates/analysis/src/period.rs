@@ -483,6 +483,14 @@ impl Engine {
             .collect()
     }
 
+    /// Whether an event named `name` can begin or end a period: when no expression can be true
+    /// for that name, such events change nothing and a pass may leave them out of the read.
+    pub fn wants_name(&self, name: &str) -> bool {
+        self.for_name(name)
+            .iter()
+            .any(|(b, e)| !b.is_never() || !e.is_never())
+    }
+
     /// Every event value the expressions refer to: [`EventFields::get_what`]'s ids index it.
     pub fn whats(&self) -> &[What] {
         &self.whats
@@ -964,7 +972,23 @@ fn pass(
     mut engine: Engine,
     mut reducer: Option<Reducer>,
 ) -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
-    let mut events = RangeEvents::new(traces, common);
+    // With `--cpu`, the range ends at the last event of those CPUs, which the events left out
+    // of the read do not tell.
+    let mut events = if common.cpus.is_none() && !common.read_every_event {
+        RangeEvents::with_wanted(traces, common, |t| {
+            let streams = &t.layout.streams;
+            (0..streams.len())
+                .map(|sc| {
+                    let events = &streams.at(sc).events;
+                    (0..events.len())
+                        .map(|ev| engine.wants_name(&events.at(ev).name))
+                        .collect()
+                })
+                .collect()
+        })
+    } else {
+        RangeEvents::new(traces, common)
+    };
     let mut first: Option<i64> = None;
     let mut last = 0;
     let mut cpu_cache: kernel::IntMap<(usize, usize), Option<u32>> = Default::default();
@@ -1009,6 +1033,7 @@ fn pass(
     let Some(first) = first else {
         return Err(events.nothing_read(traces).into());
     };
+    let last = events.last_time().unwrap_or(last);
     let errors = events.errors(traces);
     Ok(Some((engine, first, last, errors, reducer)))
 }

@@ -635,6 +635,12 @@ impl CExpr {
 }
 
 impl CExpr {
+    /// Whether the expression is a constant that is false (as [`Self::with_consts`] leaves
+    /// what the constants decide).
+    pub fn is_never(&self) -> bool {
+        matches!(self, CExpr::Lit(_)) && !self.eval(&Resolved(Vec::new()))
+    }
+
     /// The expression with the references `konst` knows replaced by their values, and what
     /// that decides computed: a comparison of constants, a `!` of one, an `&&` whose left side
     /// is false, an `||` whose left side is true become the literal 0 or 1 (what `value` gives

@@ -5,7 +5,45 @@
 
 use std::sync::Arc;
 
+use analysis::period::{PeriodCmd, PeriodOptions};
 use analysis::{Analysis, Common, Options};
+
+const SWITCH: &str = r#"switch : $evt.$name == "sched_switch" && $evt.next_tid != 0 : $evt.$name == "sched_switch" && $evt.prev_tid == $begin.$evt.next_tid && $evt.cpu_id == $begin.$evt.cpu_id"#;
+const READ: &str = r#"read(switch) : $evt.$name == "syscall_entry_read" : $evt.$name == "syscall_exit_read" && $evt.cpu_id == $begin.$evt.cpu_id"#;
+const IRQ: &str =
+    r#"irq : $evt.$name =* "irq_handler_*" && $evt.irq >= 0 : $evt.$name == "irq_handler_exit""#;
+
+/// The period family: every report of a few definitions (nested ones, a glob on the name),
+/// with and without running statistics.
+fn periods(traces: &[Arc<ctf::Trace>], common: &Common) -> String {
+    let mut out = String::new();
+    for defs in [&[SWITCH][..], &[SWITCH, READ], &[IRQ]] {
+        for reports in [vec![], vec![PeriodCmd::Stats, PeriodCmd::Top]] {
+            let opts = PeriodOptions {
+                periods: defs.iter().map(|d| d.to_string()).collect(),
+                limit: 10,
+                reports,
+                ..Default::default()
+            };
+            match analysis::period::run(traces, common, &opts) {
+                Ok(r) => {
+                    for c in [
+                        PeriodCmd::Log,
+                        PeriodCmd::Stats,
+                        PeriodCmd::Top,
+                        PeriodCmd::Freq,
+                    ] {
+                        if opts.reports.is_empty() || opts.reports.contains(&c) {
+                            out.push_str(&format!("{:?} {:?}\n", r.range, r.tables(c)));
+                        }
+                    }
+                }
+                Err(e) => out.push_str(&format!("{e}\n")),
+            }
+        }
+    }
+    out
+}
 
 /// The range and the tables of each analysis, as text.
 fn run(traces: &[Arc<ctf::Trace>], common: &Common, names: &[&str]) -> Option<String> {
@@ -97,6 +135,11 @@ fn compare(traces: &[Arc<ctf::Trace>], what: &str, alone: usize) -> usize {
             run(traces, &common, &names),
             run(traces, &every, &names),
             "{what}: all together, {common:?}"
+        );
+        assert_eq!(
+            periods(traces, &common),
+            periods(traces, &every),
+            "{what}: periods, {common:?}"
         );
     }
     compared
