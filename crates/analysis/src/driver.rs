@@ -240,6 +240,10 @@ pub fn intersection_on(
     any.then_some((b, e))
 }
 
+/// Per stream class position, per event class position of a trace: whether a consumer
+/// needs the class's events.
+type WantedClasses<'a> = dyn Fn(&Trace) -> Vec<Vec<bool>> + 'a;
+
 /// The merged events of some traces within the analysed range (`--begin`/`--end` and, unless
 /// `--no-intersection`, the range every readable stream covers), on the time line of
 /// `--sync`'s time map when there is one: the read loop every analysis pass shares.
@@ -287,7 +291,7 @@ impl RangeEvents {
     fn build(
         traces: &[Arc<Trace>],
         common: &Common,
-        wanted: Option<&dyn Fn(&Trace) -> Vec<Vec<bool>>>,
+        wanted: Option<&WantedClasses<'_>>,
     ) -> Self {
         let (mut lo, mut hi) = (
             common.begin.unwrap_or(i64::MIN),
