@@ -32,7 +32,7 @@ use std::sync::Arc;
 use super::{Message, StreamReader};
 use crate::bits::align_up;
 use crate::error::Result;
-use crate::fast::{HeaderValues, ScanShape};
+use crate::fast::{HeaderValues, LttngHeader, ScanShape};
 
 /// Which events a [`StreamReader`] may leave out (see the module documentation).
 #[derive(Debug, Clone)]
@@ -61,10 +61,18 @@ pub(super) struct Skipping {
     /// where nearly every event is wanted, a run that leaves nothing out costs more than the
     /// general read.
     direct: u32,
+    /// `[lo, hi]` in cycles of the clock of a stream class (its position, first and last
+    /// cycle values in the window).
+    cycles_window: Option<(usize, u64, u64)>,
 }
 
 /// Messages read directly after a run of [`StreamReader::skip_run`] that left nothing out.
 const DIRECT_AFTER_EMPTY_RUN: u32 = 3;
+
+/// Kinds of event header [`StreamReader::skip_run_with`] is specialised for.
+const COMPACT: u8 = 0;
+const LARGE: u8 = 1;
+const OTHER: u8 = 2;
 
 /// Where [`StreamReader::skip_run`] stopped.
 enum Run {
@@ -94,6 +102,7 @@ impl Skipping {
             key: i64::MIN,
             last_left: None,
             direct: 0,
+            cycles_window: None,
         }
     }
 }
@@ -192,6 +201,18 @@ impl StreamReader {
     /// [`Self::next_message`] would.
     #[inline(never)]
     fn skip_run(&mut self) -> Run {
+        let sl = self.trace.layout.streams.at(self.sc_idx);
+        // One loop per way of decoding the header, as the scan does.
+        match sl.compiled_header.as_ref().and_then(|h| h.lttng()) {
+            Some(LttngHeader::Compact) => self.skip_run_with::<COMPACT>(),
+            Some(LttngHeader::Large) => self.skip_run_with::<LARGE>(),
+            None => self.skip_run_with::<OTHER>(),
+        }
+    }
+
+    /// [`Self::skip_run`] for headers of kind `KIND` ([`COMPACT`], [`LARGE`], [`OTHER`]).
+    #[inline(always)]
+    fn skip_run_with<const KIND: u8>(&mut self) -> Run {
         // Borrowed field by field: the loop reads the layout while it writes the event's slots.
         let StreamReader {
             trace,
@@ -204,7 +225,7 @@ impl StreamReader {
             ..
         } = self;
         let sl = trace.layout.streams.at(self.sc_idx);
-        let (Some(header), Some(table), Some(map), Some(s)) = (
+        let (Some(compiled), Some(table), Some(map), Some(s)) = (
             &sl.compiled_header,
             &sl.scan,
             map.as_deref(),
@@ -212,12 +233,17 @@ impl StreamReader {
         ) else {
             return Run::Stopped;
         };
-        let Some(classes) = s.classes.get_mut(self.sc_idx) else {
-            return Run::Stopped;
+        let header = |d: &[u8], pos: u64, clock: u64, none: u64| {
+            let fast = match KIND {
+                COMPACT => LttngHeader::decode::<false>(d, pos, clock),
+                LARGE => LttngHeader::decode::<true>(d, pos, clock),
+                _ => None,
+            };
+            fast.or_else(|| compiled.decode_id(d, pos, clock, none))
         };
-        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
-        let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
-        let content_bits = self.content_bits;
+        if s.key > s.hi {
+            return Run::Stopped;
+        }
         let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
         let ns = |cycles: u64| -> Option<i64> {
             let ns = match ghz {
@@ -226,39 +252,61 @@ impl StreamReader {
             };
             Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
         };
+        // The window in cycles of this stream class's clock: no conversion per event.
+        let (c_lo, c_hi) = match s.cycles_window {
+            Some((sc, lo, hi)) if sc == self.sc_idx => (lo, hi),
+            _ => {
+                let Some((lo, hi)) = cycle_window(&ns, s.lo, s.hi) else {
+                    return Run::Stopped;
+                };
+                s.cycles_window = Some((self.sc_idx, lo, hi));
+                (lo, hi)
+            }
+        };
+        let Some(classes) = s.classes.get_mut(self.sc_idx) else {
+            return Run::Stopped;
+        };
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        let content_bits = self.content_bits;
         let check_regression = !self.warned_regression;
         let mut last = self.last_cycles.unwrap_or(0);
-        let (mut pos, mut clock, mut key) = (self.pos, dec.clock, s.key);
-        let (mut n, mut last_left) = (0u64, s.last_left);
+        let (mut pos, mut clock) = (self.pos, dec.clock);
+        // The largest clock value of the run (its events' keys follow from it).
+        let mut top = 0u64;
+        // The last event left out at or after `lo`: (`top` then, events read, its clock).
+        let mut left: Option<(u64, u64, u64)> = None;
+        let mut n = 0u64;
         let mut stop = Run::Stopped;
         while pos < content_bits {
-            let Some(h) = header.decode(content, pos, clock) else {
+            let Some((id, ev_clock, h_end)) = header(content, pos, clock, table.default_id) else {
                 break;
             };
-            let id = h.id.unwrap_or(table.default_id);
             let Some(class) = table.class(id) else {
                 break;
             };
-            if check_regression && h.clock < last {
+            if check_regression && ev_clock < last {
                 break;
             }
-            let Some(t) = ns(h.clock) else {
-                break;
-            };
             let state = classes.get(class.ev_idx).copied().unwrap_or(WANTED);
-            let k = key.max(t);
-            if state & WANTED != 0 || k > s.hi || (t >= s.lo && state & SEEN == 0) {
+            let t = top.max(ev_clock);
+            let in_window = ev_clock >= c_lo;
+            if state & WANTED != 0 || t > c_hi || (in_window && state & SEEN == 0) {
                 let Some(body) = &sl.events.at(class.ev_idx).fixed_body else {
-                    stop = Run::General(h);
+                    stop = Run::General(HeaderValues {
+                        id: Some(id),
+                        clock: ev_clock,
+                        end: h_end,
+                    });
                     break;
                 };
                 let mut at = [None; 4];
                 ev_slots.clear();
-                let after = body.place(h.end, ev_slots, &mut at);
+                let after = body.place(h_end, ev_slots, &mut at);
                 if after > content_bits {
                     break;
                 }
-                if t >= s.lo {
+                if in_window {
                     if let Some(c) = classes.get_mut(class.ev_idx) {
                         *c |= SEEN;
                     }
@@ -272,22 +320,22 @@ impl StreamReader {
                 self.event_id = id;
                 self.ev_idx = class.ev_idx;
                 n += 1;
-                key = k;
-                last = h.clock;
-                clock = h.clock;
+                top = t;
+                last = ev_clock;
+                clock = ev_clock;
                 pos = after;
                 stop = Run::Kept;
                 break;
             }
             let after = match class.shape {
-                ScanShape::One => Some(class.one.end(h.end)),
+                ScanShape::One => Some(class.one.end(h_end)),
                 ScanShape::Fixed => sl.events.at(class.ev_idx).fixed_body.as_ref().map(|b| {
                     b.scopes
                         .iter()
-                        .fold(h.end, |p, sc| align_up(p, sc.align) + sc.size_bits)
+                        .fold(h_end, |p, sc| align_up(p, sc.align) + sc.size_bits)
                 }),
                 ScanShape::Steps { entry } => table
-                    .fold_steps(entry, dec.regs_mut(), content, h.end)
+                    .fold_steps(entry, dec.regs_mut(), content, h_end)
                     .map(|(_, after)| after),
                 ScanShape::Fold => None,
             };
@@ -295,12 +343,12 @@ impl StreamReader {
                 break;
             };
             n += 1;
-            key = k;
-            if t >= s.lo {
-                last_left = Some((k, self.events_read + n, t));
+            top = t;
+            if in_window {
+                left = Some((t, n, ev_clock));
             }
-            last = h.clock;
-            clock = h.clock;
+            last = ev_clock;
+            clock = ev_clock;
             pos = after;
         }
         if n <= u64::from(matches!(stop, Run::Kept)) {
@@ -310,8 +358,11 @@ impl StreamReader {
                 return stop;
             }
         }
-        s.key = key;
-        s.last_left = last_left;
+        let key_at = |c: u64| ns(c).map_or(s.key, |k| s.key.max(k));
+        if let Some((top_then, seq, c)) = left {
+            s.last_left = Some((key_at(top_then), self.events_read + seq, ns(c).unwrap_or(0)));
+        }
+        s.key = key_at(top);
         dec.clock = clock;
         self.pos = pos;
         self.last_cycles = Some(last);
@@ -319,4 +370,33 @@ impl StreamReader {
         self.events_read += n;
         stop
     }
+}
+
+/// The cycle values of a clock (`ns` converting them, monotonic) whose times fall in
+/// `[lo, hi]`: (the smallest at or after `lo`, the largest at or before `hi`). None when
+/// there are none at either end (the caller then converts every time).
+fn cycle_window(ns: &impl Fn(u64) -> Option<i64>, lo: i64, hi: i64) -> Option<(u64, u64)> {
+    // The smallest cycle value whose time passes `pred`, which holds from some value on.
+    let first = |pred: &dyn Fn(i64) -> bool| -> Option<u64> {
+        if !pred(ns(u64::MAX)?) {
+            return None;
+        }
+        let (mut a, mut b) = (0u64, u64::MAX);
+        while a < b {
+            let m = a + (b - a) / 2;
+            if pred(ns(m)?) {
+                b = m;
+            } else {
+                a = m + 1;
+            }
+        }
+        Some(a)
+    };
+    let c_lo = first(&|t| t >= lo)?;
+    let c_hi = match first(&|t| t > hi) {
+        Some(0) => return None,
+        Some(c) => c - 1,
+        None => u64::MAX,
+    };
+    Some((c_lo, c_hi))
 }
