@@ -288,11 +288,7 @@ impl RangeEvents {
         Self::build(traces, common, Some(&wanted))
     }
 
-    fn build(
-        traces: &[Arc<Trace>],
-        common: &Common,
-        wanted: Option<&WantedClasses<'_>>,
-    ) -> Self {
+    fn build(traces: &[Arc<Trace>], common: &Common, wanted: Option<&WantedClasses<'_>>) -> Self {
         let (mut lo, mut hi) = (
             common.begin.unwrap_or(i64::MIN),
             common.end.unwrap_or(i64::MAX),

@@ -400,3 +400,36 @@ fn cycle_window(ns: &impl Fn(u64) -> Option<i64>, lo: i64, hi: i64) -> Option<(u
     };
     Some((c_lo, c_hi))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cycle_window;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The window in cycles holds exactly the cycle values whose times are in the window,
+        /// for clocks slower and faster than 1 GHz and windows near both ends.
+        #[test]
+        fn cycle_window_is_exact(
+            freq in 1u64..5_000_000_000,
+            offset in -1_000_000_000i64..1_000_000_000,
+            lo in -2_000_000i64..2_000_000,
+            len in 0i64..3_000_000,
+        ) {
+            let ns = move |c: u64| -> Option<i64> {
+                let v = offset as i128 + (c as i128 * 1_000_000_000) / freq as i128;
+                Some(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+            };
+            let hi = lo + len;
+            match cycle_window(&ns, lo, hi) {
+                Some((c_lo, c_hi)) => {
+                    prop_assert!(ns(c_lo).unwrap() >= lo);
+                    prop_assert!(c_lo == 0 || ns(c_lo - 1).unwrap() < lo);
+                    prop_assert!(ns(c_hi).unwrap() <= hi);
+                    prop_assert!(c_hi == u64::MAX || ns(c_hi + 1).unwrap() > hi);
+                }
+                None => prop_assert!(ns(0).unwrap() > hi || ns(u64::MAX).unwrap() < lo),
+            }
+        }
+    }
+}
