@@ -57,17 +57,10 @@ pub(super) struct Skipping {
     key: i64,
     /// The last event left out at or after `lo`: (its key, `events_read` after it, its time).
     last_left: Option<(i64, u64, i64)>,
-    /// How many of the next messages to read without trying [`StreamReader::skip_run`] first:
-    /// where nearly every event is wanted, a run that leaves nothing out costs more than the
-    /// general read.
-    direct: u32,
     /// `[lo, hi]` in cycles of the clock of a stream class (its position, first and last
     /// cycle values in the window).
     cycles_window: Option<(usize, u64, u64)>,
 }
-
-/// Messages read directly after a run of [`StreamReader::skip_run`] that left nothing out.
-const DIRECT_AFTER_EMPTY_RUN: u32 = 3;
 
 /// Kinds of event header [`StreamReader::skip_run_with`] is specialised for.
 const COMPACT: u8 = 0;
@@ -101,7 +94,6 @@ impl Skipping {
             hi: rule.hi,
             key: i64::MIN,
             last_left: None,
-            direct: 0,
             cycles_window: None,
         }
     }
@@ -130,11 +122,7 @@ impl StreamReader {
     #[inline(never)]
     pub(super) fn next_kept(&mut self) -> Option<Result<Message>> {
         loop {
-            let s = self.skipping.as_deref_mut().expect("a skipping reader");
-            let run = if s.direct > 0 {
-                s.direct -= 1;
-                Run::Stopped
-            } else if self.in_packet && self.pending.is_empty() && self.pos < self.content_bits {
+            let run = if self.in_packet && self.pending.is_empty() && self.pos < self.content_bits {
                 self.skip_run()
             } else {
                 Run::Stopped
@@ -187,8 +175,6 @@ impl StreamReader {
             }
             s.last_left = Some((s.key, events_read, t));
         }
-        // Events are left out here again: back to runs.
-        s.direct = 0;
         false
     }
 
@@ -351,12 +337,8 @@ impl StreamReader {
             clock = ev_clock;
             pos = after;
         }
-        if n <= u64::from(matches!(stop, Run::Kept)) {
-            // Nothing left out before the event given out (or the stop).
-            s.direct = DIRECT_AFTER_EMPTY_RUN;
-            if n == 0 {
-                return stop;
-            }
+        if n == 0 {
+            return stop;
         }
         let key_at = |c: u64| ns(c).map_or(s.key, |k| s.key.max(k));
         if let Some((top_then, seq, c)) = left {
