@@ -199,7 +199,12 @@ impl Packet<'_> {
             ScanShape::One | ScanShape::Fixed => {
                 Some(el.fixed_body.as_ref()?.place_and_fold(at, self.packet))
             }
-            ScanShape::Steps { entry } => self.table.fold_steps(entry, dec.regs_mut(), content, at),
+            ScanShape::Steps { entry } => match &class.text {
+                Some(t) => t
+                    .fold(content, at)
+                    .or_else(|| self.table.fold_steps(entry, dec.regs_mut(), content, at)),
+                None => self.table.fold_steps(entry, dec.regs_mut(), content, at),
+            },
             ScanShape::Fold => {
                 let (mut p, mut acc) = (at, 0u64);
                 for node in [sl.event_common_context, el.context, el.payload]
