@@ -775,16 +775,16 @@ impl FixedBody {
     }
 }
 
-/// A little-endian integer of a one-scope fixed body: `(((word >> shift) & mask) ^ sign) -
-/// sign` of the 8 bytes at `byte` is what the [`WordRead`] gives, without a dispatch on
-/// its kind (`sign`, the value's top bit for signed integers and 0 for unsigned ones,
-/// sign-extends).
+/// An integer of a one-scope fixed body or of a run: `((word << left) as i64 >> right) &
+/// keep` of the 8 bytes at `byte` is what the [`WordRead`] gives, without a dispatch on
+/// its kind (`keep`, all ones for signed integers, cuts the sign extension off unsigned
+/// ones). 16 bytes: a list of them is indexed by a shift, not a multiplication.
 #[derive(Debug, Clone, Copy)]
 struct IntWord {
-    mask: u64,
-    sign: u64,
+    keep: u64,
     byte: u8,
-    shift: u8,
+    left: u8,
+    right: u8,
 }
 
 /// Bytes a [`OneBody`]'s reads may touch: the largest byte offset of an [`IntWord`] and
@@ -795,33 +795,32 @@ impl IntWord {
     /// The integer cut out of `word` (the 8 bytes from `byte`, in the field's byte order).
     #[inline(always)]
     fn value(&self, word: u64) -> u64 {
-        (((word >> self.shift) & self.mask) ^ self.sign).wrapping_sub(self.sign)
+        ((((word << self.left) as i64) >> self.right) as u64) & self.keep
     }
 
     /// The [`WordRead`] of a big-endian integer read (`w` made by [`Self::of`] from it).
+    /// A 64-bit one keeps all its bits either way, and reads the same either way.
     fn big_word(&self) -> WordRead {
-        let right = self.mask.leading_zeros() as u8;
         WordRead {
             byte: u32::from(self.byte),
-            left: right - self.shift,
-            right,
-            how: match self.sign {
-                0 => WordHow::Big,
-                _ => WordHow::BigSigned,
+            left: self.left,
+            right: self.right,
+            how: match self.keep {
+                u64::MAX => WordHow::BigSigned,
+                _ => WordHow::Big,
             },
         }
     }
 
     /// The same read as `w`, an integer one (a big-endian one of the byte-swapped word).
     fn of(w: &WordRead) -> IntWord {
-        // `(word << left) >> right` keeps `64 - right` bits from bit `right - left`.
         IntWord {
             byte: w.byte as u8,
-            shift: w.right - w.left,
-            mask: u64::MAX >> w.right,
-            sign: match w.how {
-                WordHow::LittleSigned | WordHow::BigSigned => 1 << (63 - w.right),
-                _ => 0,
+            left: w.left,
+            right: w.right,
+            keep: match w.how {
+                WordHow::LittleSigned | WordHow::BigSigned => u64::MAX,
+                _ => u64::MAX >> w.right,
             },
         }
     }
@@ -1056,8 +1055,7 @@ impl OneBody {
             // In the window whatever the byte offset: no bounds check.
             let at = usize::from(w.byte);
             let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
-            let v = ((u64::from_le_bytes(b) >> w.shift) & w.mask) ^ w.sign;
-            acc = acc.wrapping_add(v.wrapping_sub(w.sign));
+            acc = acc.wrapping_add(w.value(u64::from_le_bytes(b)));
         }
         for (byte, len) in self.texts.iter() {
             acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
