@@ -834,11 +834,8 @@ pub struct ScanTable {
     /// or a class left to the general path. Held here, not by index: one load less per
     /// event.
     by_id: Box<[Option<ScanClass>]>,
-    /// Word reads of the fields [`Step::Store`] stores.
-    words: Box<[WordRead]>,
-    /// The little-endian integers of the runs of [`Self::steps`], and their other reads.
-    ints: Box<[IntWord]>,
-    others: Box<[WordRead]>,
+    /// The reads of the runs of [`Self::steps`].
+    runs: Box<[RunReads]>,
     /// The bodies of [`ScanShape::Steps`] classes, each ending with [`Step::End`].
     steps: Box<[Step]>,
     variants: Box<[VariantSteps]>,
@@ -883,16 +880,11 @@ impl TextBody {
                 align,
                 span,
                 size_bits,
-                ints,
-                others,
-            } => OneBody::of_run(
-                align,
-                span,
-                size_bits,
-                c.ints.get(ints.0 as usize..ints.1 as usize)?,
-                c.ints.get(ints.1 as usize..ints.2 as usize)?,
-                c.others.get(others.0 as usize..others.1 as usize)?,
-            ),
+                reads,
+            } => {
+                let r = c.runs.get(reads as usize)?;
+                OneBody::of_run(align, span, size_bits, &r.le, &r.be, &r.others)
+            }
             _ => None,
         };
         let mut i = 0;
@@ -1100,8 +1092,7 @@ impl ScanTable {
             layout,
             steps: Vec::new(),
             words: Vec::new(),
-            ints: Vec::new(),
-            others: Vec::new(),
+            runs: Vec::new(),
             variants: Vec::new(),
             reads: Vec::new(),
             run: None,
@@ -1151,10 +1142,8 @@ impl ScanTable {
             by_id.push(class);
         }
         t.by_id = by_id.into_boxed_slice();
-        t.words = c.words.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
-        t.ints = c.ints.into_boxed_slice();
-        t.others = c.others.into_boxed_slice();
+        t.runs = c.runs.into_boxed_slice();
         t.variants = c.variants.into_boxed_slice();
         t.reads = c.reads.into_boxed_slice();
         Some(t)
@@ -1173,21 +1162,26 @@ impl ScanTable {
 /// of a recursive walk.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Align to `align`, then fold the word reads [`ScanTable::ints`]`[ints.0..ints.1]`
-    /// and [`ScanTable::others`]`[others.0..others.1]` (constant offsets from there:
+    /// Align to `align`, then fold the word reads [`ScanTable::runs`]`[reads]` (constant
+    /// offsets from there:
     /// fixed-size scalars whose alignment divides `align`), `span` bytes of which must be
     /// in the data; the run takes `size_bits`.
     Run {
         align: u32,
         span: u32,
         size_bits: u64,
-        ints: Ints,
-        others: (u32, u32),
+        reads: u32,
     },
-    /// Store the integer of word `word`, read from the last run's start, into register
-    /// `reg` (sign-extended when `signed`), as the general decoder does for length and tag
-    /// fields.
-    Store { word: u32, reg: u16, signed: bool },
+    /// Store the integer `int` cuts out of the 8 bytes at `byte` from the last run's start
+    /// (byte-swapped first when `big`) into register `reg` (sign-extended when `signed`), as
+    /// the general decoder does for length and tag fields.
+    Store {
+        byte: u32,
+        int: IntWord,
+        big: bool,
+        reg: u16,
+        signed: bool,
+    },
     /// A null-terminated string: folded as its byte offset xor its length.
     CString { align: u32 },
     /// A string or BLOB of length `len`: folded as its byte offset xor its length.
@@ -1209,8 +1203,7 @@ enum Step {
         elem_align: u32,
         span: u32,
         size_bits: u64,
-        ints: Ints,
-        others: (u32, u32),
+        reads: u32,
     },
     /// Align to `align`, then go on at the option the tag in `tag_reg` selects:
     /// [`ScanTable::variants`]`[at]`.
@@ -1222,10 +1215,6 @@ enum Step {
     /// The body's end.
     End,
 }
-
-/// The integers of a run in [`ScanTable::ints`]: the little-endian ones from `.0` to `.1`,
-/// then the big-endian ones up to `.2` (read byte-swapped, the same way otherwise).
-type Ints = (u32, u32, u32);
 
 /// The options of a [`Step::Variant`]: tag ranges as the general decoder searches them, and
 /// where each option's steps start.
@@ -1248,8 +1237,7 @@ struct StepCompiler<'a> {
     layout: &'a Layout,
     steps: Vec<Step>,
     words: Vec<WordRead>,
-    ints: Vec<IntWord>,
-    others: Vec<WordRead>,
+    runs: Vec<RunReads>,
     variants: Vec<VariantSteps>,
     reads: Vec<PlanRead>,
     run: Option<OpenRun>,
@@ -1266,7 +1254,7 @@ impl StepCompiler<'_> {
             self.words.len(),
             self.variants.len(),
             self.reads.len(),
-            (self.ints.len(), self.others.len()),
+            self.runs.len(),
         );
         self.run = None;
         self.pending = 1;
@@ -1283,8 +1271,7 @@ impl StepCompiler<'_> {
         self.words.truncate(mark.1);
         self.variants.truncate(mark.2);
         self.reads.truncate(mark.3);
-        self.ints.truncate(mark.4 .0);
-        self.others.truncate(mark.4 .1);
+        self.runs.truncate(mark.4);
         ScanShape::Fold
     }
 
@@ -1306,28 +1293,26 @@ impl StepCompiler<'_> {
         std::mem::replace(&mut self.pending, 1).max(a)
     }
 
-    /// The reads of a run from word `first` on, as ranges of [`ScanTable::ints`] (its
-    /// little-endian integers) and [`ScanTable::others`] (the rest).
-    fn split(&mut self, first: u32) -> (Ints, (u32, u32)) {
-        let (i0, o0) = (self.ints.len() as u32, self.others.len() as u32);
-        let mut big = Vec::new();
+    /// The reads of a run from word `first` on, as an index in [`ScanTable::runs`].
+    fn split(&mut self, first: u32) -> u32 {
+        let (mut le, mut be, mut others) = (Vec::new(), Vec::new(), Vec::new());
         for w in &self.words[first as usize..] {
             match w.how {
                 WordHow::Little | WordHow::LittleSigned if w.byte <= u8::MAX as u32 => {
-                    self.ints.push(IntWord::of(w))
+                    le.push(IntWord::of(w))
                 }
                 WordHow::Big | WordHow::BigSigned if w.byte <= u8::MAX as u32 => {
-                    big.push(IntWord::of(w))
+                    be.push(IntWord::of(w))
                 }
-                _ => self.others.push(*w),
+                _ => others.push(*w),
             }
         }
-        let i1 = self.ints.len() as u32;
-        self.ints.extend(big);
-        (
-            (i0, i1, self.ints.len() as u32),
-            (o0, self.others.len() as u32),
-        )
+        self.runs.push(RunReads {
+            le: le.into_boxed_slice(),
+            be: be.into_boxed_slice(),
+            others: others.into_boxed_slice(),
+        });
+        self.runs.len() as u32 - 1
     }
 
     fn close(&mut self) {
@@ -1337,13 +1322,12 @@ impl StepCompiler<'_> {
                 .map(WordRead::span)
                 .max()
                 .unwrap_or(0);
-            let (ints, others) = self.split(r.first);
+            let reads = self.split(r.first);
             self.steps.push(Step::Run {
                 align: r.align,
                 span: u32::try_from(span).unwrap_or(u32::MAX),
                 size_bits: r.end,
-                ints,
-                others,
+                reads,
             });
             self.steps.extend(r.stores);
         }
@@ -1407,8 +1391,16 @@ impl StepCompiler<'_> {
                 let w = self.word(&n.kind, off, *size as u64)?;
                 if n.store != NO_REG {
                     let signed = *signed;
+                    let word = self.words[w as usize];
+                    let big = match word.how {
+                        WordHow::Little | WordHow::LittleSigned => false,
+                        WordHow::Big | WordHow::BigSigned => true,
+                        _ => return None,
+                    };
                     let store = Step::Store {
-                        word: w,
+                        byte: word.byte,
+                        int: IntWord::of(&word),
+                        big,
                         reg: n.store,
                         signed,
                     };
@@ -1523,7 +1515,7 @@ impl StepCompiler<'_> {
                     .map(WordRead::span)
                     .max()
                     .unwrap_or(0);
-                let (ints, others) = self.split(r.first);
+                let reads = self.split(r.first);
                 self.steps.push(Step::Structs {
                     align,
                     len: *len,
@@ -1531,8 +1523,7 @@ impl StepCompiler<'_> {
                     elem_align: r.align,
                     span: u32::try_from(span).ok()?,
                     size_bits: r.end,
-                    ints,
-                    others,
+                    reads,
                 });
             }
             NodeKind::VarInt { .. } | NodeKind::Optional { .. } => return None,
@@ -1569,19 +1560,20 @@ fn nul_at(s: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// The reads of a [`Step::Run`] or of a [`Step::Structs`] element.
-#[derive(Clone, Copy)]
-struct RunReads<'a> {
-    le: &'a [IntWord],
-    be: &'a [IntWord],
-    others: &'a [WordRead],
+/// The reads of a [`Step::Run`] or of a [`Step::Structs`] element: its little-endian and
+/// big-endian integers (the latter read byte-swapped) and its other reads.
+#[derive(Debug, Clone)]
+struct RunReads {
+    le: Box<[IntWord]>,
+    be: Box<[IntWord]>,
+    others: Box<[WordRead]>,
 }
 
-impl RunReads<'_> {
+impl RunReads {
     /// Folds the reads at byte `start` of `data`, which holds the run's span: from a
     /// [`WINDOW`] without a bounds check per read where the data holds one.
     #[inline(always)]
-    fn fold(self, data: &[u8], start: usize) -> Option<u64> {
+    fn fold(&self, data: &[u8], start: usize) -> Option<u64> {
         let mut acc = 0u64;
         let rest = data.get(start..)?;
         if let Some(win) = rest.first_chunk::<WINDOW>() {
@@ -1590,10 +1582,10 @@ impl RunReads<'_> {
                 let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
                 u64::from_le_bytes(b)
             };
-            for w in self.le {
+            for w in self.le.iter() {
                 acc = acc.wrapping_add(w.value(load(w)));
             }
-            for w in self.be {
+            for w in self.be.iter() {
                 acc = acc.wrapping_add(w.value(load(w).swap_bytes()));
             }
         } else {
@@ -1602,15 +1594,15 @@ impl RunReads<'_> {
                 let b: [u8; 8] = rest.get(at..at + 8)?.try_into().ok()?;
                 Some(u64::from_le_bytes(b))
             };
-            for w in self.le {
+            for w in self.le.iter() {
                 acc = acc.wrapping_add(w.value(load(w)?));
             }
-            for w in self.be {
+            for w in self.be.iter() {
                 acc = acc.wrapping_add(w.value(load(w)?.swap_bytes()));
             }
         }
         if !self.others.is_empty() {
-            acc = acc.wrapping_add(fold_words(self.others, data, start, |_| 0));
+            acc = acc.wrapping_add(fold_words(&self.others, data, start, |_| 0));
         }
         Some(acc)
     }
@@ -1624,16 +1616,6 @@ fn word_start(data: &[u8], base: u64, span: u32) -> Option<usize> {
 }
 
 impl ScanTable {
-    /// The reads of a run: its little-endian and big-endian integers, and its other reads.
-    #[inline(always)]
-    fn run_reads(&self, ints: Ints, others: (u32, u32)) -> Option<RunReads<'_>> {
-        Some(RunReads {
-            le: self.ints.get(ints.0 as usize..ints.1 as usize)?,
-            be: self.ints.get(ints.1 as usize..ints.2 as usize)?,
-            others: self.others.get(others.0 as usize..others.1 as usize)?,
-        })
-    }
-
     /// Folds the body of a [`ScanShape::Steps`] class from step `entry`, at bit `pos` of
     /// `data` (the packet's content), storing length and tag fields in `regs`: what
     /// [`crate::decode::Decoder::fold`] gives for its scopes, and the position after them.
@@ -1660,20 +1642,25 @@ impl ScanTable {
                     align,
                     span,
                     size_bits,
-                    ints,
-                    others,
+                    reads,
                 } => {
                     let base = align_up(pos, align);
                     let start = word_start(data, base, span)?;
-                    acc = acc.wrapping_add(self.run_reads(ints, others)?.fold(data, start)?);
+                    acc = acc.wrapping_add(self.runs.get(reads as usize)?.fold(data, start)?);
                     run_start = start;
                     pos = base + size_bits;
                 }
-                Step::Store { word, reg, signed } => {
-                    let w = self.words.get(word as usize)?;
-                    let at = run_start + w.byte as usize;
+                Step::Store {
+                    byte,
+                    int,
+                    big,
+                    reg,
+                    signed,
+                } => {
+                    let at = run_start + byte as usize;
                     let b: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
-                    let v = w.int_of(u64::from_le_bytes(b))?;
+                    let w = u64::from_le_bytes(b);
+                    let v = int.value(if big { w.swap_bytes() } else { w });
                     *regs.get_mut(reg as usize)? =
                         if signed { v as i64 as i128 } else { v as i128 };
                 }
@@ -1723,12 +1710,11 @@ impl ScanTable {
                     elem_align,
                     span,
                     size_bits,
-                    ints,
-                    others,
+                    reads,
                 } => {
                     let n = count(len, regs)?;
                     pos = align_up(pos, align);
-                    let reads = self.run_reads(ints, others)?;
+                    let reads = self.runs.get(reads as usize)?;
                     for _ in 0..n {
                         let base = align_up(pos, elem_align);
                         let start = word_start(data, base, span)?;
@@ -2070,7 +2056,7 @@ mod fold_tests {
     }
 
     /// Strings, sequences of scalars and of structures, short static arrays, a variant with
-    /// an empty option, bit fields: every kind of step.
+    /// an empty option, bit fields, a length of more than a byte: every kind of step.
     const STEPS: &str = "integer { size = 8; align = 8; } n; string s; \
          integer { size = 16; align = 8; signed = true; } a; \
          struct { integer { size = 32; align = 8; } x; integer { size = 4; align = 1; } y; \
@@ -2082,7 +2068,7 @@ mod fold_tests {
            integer { size = 8; align = 8; } C[3]; } v; \
          integer { size = 8; align = 8; encoding = UTF8; } name[5]; \
          integer { size = 8; align = 8; } addr[4]; integer { size = 3; align = 1; } bits; \
-         integer { size = 8; align = 8; } m; integer { size = 8; align = 8; } seq[m];";
+         integer { size = 16; align = 8; } m; integer { size = 8; align = 8; } seq[m];";
 
     /// The step lists fold what the general fold does, at the same end, wherever they
     /// succeed; and they do succeed on most data the general fold reads.
