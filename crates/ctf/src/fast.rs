@@ -1145,8 +1145,45 @@ impl ScanTable {
         t.steps = c.steps.into_boxed_slice();
         t.runs = c.runs.into_boxed_slice();
         t.variants = c.variants.into_boxed_slice();
+        t.resolve_jumps();
         t.reads = c.reads.into_boxed_slice();
         Some(t)
+    }
+
+    /// Points jumps to jumps (the end of an option that ends an option) at the last one's
+    /// target, and fills the variants' tag tables: fewer steps per event.
+    fn resolve_jumps(&mut self) {
+        let steps = &self.steps;
+        // Jumps only go forward: this ends.
+        let past = |mut pc: u32| {
+            while let Some(Step::Jump { to }) = steps.get(pc as usize) {
+                pc = *to;
+            }
+            pc
+        };
+        let resolved: Vec<Step> = steps
+            .iter()
+            .map(|s| match *s {
+                Step::Jump { to } => Step::Jump { to: past(to) },
+                other => other,
+            })
+            .collect();
+        for v in self.variants.iter_mut() {
+            let top = v
+                .ranges
+                .iter()
+                .map(|(r, _)| r.upper.clamp(-1, DENSE_TAGS - 1))
+                .max()
+                .unwrap_or(-1);
+            v.dense = (0..=top)
+                .map(|tag| {
+                    let opt = v.ranges.iter().find(|(r, _)| r.contains(tag));
+                    opt.and_then(|(_, o)| v.starts.get(*o as usize))
+                        .map_or(u32::MAX, |pc| past(*pc))
+                })
+                .collect();
+        }
+        self.steps = resolved.into_boxed_slice();
     }
 
     /// The class of event class id `id`, None when the scan leaves it to the general path.
@@ -1222,7 +1259,14 @@ enum Step {
 struct VariantSteps {
     ranges: Arc<[(IntRange, u32)]>,
     starts: Box<[u32]>,
+    /// Per tag value below [`DENSE_TAGS`], the step its option starts at (past jumps), or
+    /// `u32::MAX` for none: one load instead of a search of the ranges.
+    dense: Box<[u32]>,
 }
+
+/// Tag values a [`VariantSteps`] looks up in a table (enumerations of LTTng's events use a
+/// few small values).
+const DENSE_TAGS: i128 = 256;
 
 /// A run of word reads being built: its alignment and the bit position after its last field.
 struct OpenRun {
@@ -1451,6 +1495,7 @@ impl StepCompiler<'_> {
                 self.variants.push(VariantSteps {
                     ranges: ranges.clone(),
                     starts: Box::default(),
+                    dense: Box::default(),
                 });
                 let (mut starts, mut jumps) = (Vec::new(), Vec::new());
                 for m in layout.members_of(node) {
@@ -1726,8 +1771,14 @@ impl ScanTable {
                     pos = align_up(pos, align);
                     let v = self.variants.get(at as usize)?;
                     let tag = *regs.get(tag_reg as usize)?;
-                    let opt = v.ranges.iter().find(|(r, _)| r.contains(tag))?.1;
-                    pc = *v.starts.get(opt as usize)? as usize;
+                    let dense = usize::try_from(tag).ok().and_then(|t| v.dense.get(t));
+                    pc = match dense {
+                        Some(&to) if to != u32::MAX => to as usize,
+                        _ => {
+                            let opt = v.ranges.iter().find(|(r, _)| r.contains(tag))?.1;
+                            *v.starts.get(opt as usize)? as usize
+                        }
+                    };
                     continue;
                 }
                 Step::Align { align } => pos = align_up(pos, align),
