@@ -946,6 +946,8 @@ pub(crate) struct OneBody {
     texts: Box<[(u32, u32)]>,
     /// The other reads (big-endian integers).
     words: Box<[WordRead]>,
+    /// Whether `texts` or `words` has any: one test for the bodies (most) without.
+    more: bool,
 }
 
 impl Default for OneBody {
@@ -958,6 +960,7 @@ impl Default for OneBody {
             ints: Box::default(),
             texts: Box::default(),
             words: Box::default(),
+            more: false,
         }
     }
 }
@@ -987,6 +990,7 @@ impl OneBody {
             align_keep: !(align - 1),
             size_bits: sc.size_bits,
             ints: ints.into_boxed_slice(),
+            more: !texts.is_empty() || !words.is_empty(),
             texts: texts.into_boxed_slice(),
             words: words.into_boxed_slice(),
         })
@@ -1019,6 +1023,7 @@ impl OneBody {
             align_keep: !(align - 1),
             size_bits,
             ints: ints.into(),
+            more: !texts.is_empty() || !words.is_empty(),
             texts: texts.into_boxed_slice(),
             words: words.into_boxed_slice(),
         })
@@ -1049,10 +1054,10 @@ impl OneBody {
             let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
             acc = acc.wrapping_add(w.value(u64::from_le_bytes(b)));
         }
-        for (byte, len) in self.texts.iter() {
-            acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
-        }
-        if !self.words.is_empty() {
+        if self.more {
+            for (byte, len) in self.texts.iter() {
+                acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
+            }
             // No plan reads in these bodies.
             acc = acc.wrapping_add(fold_words(&self.words, data, start, |_| 0));
         }
