@@ -41,16 +41,27 @@ fn by_next(mut r: StreamReader) -> Read {
     (out, r.warnings.clone(), r.events_read)
 }
 
-struct Collect(Vec<Item>);
+/// The items, and the events not yet counted by [`ScanSink::ran`].
+struct Collect(Vec<Item>, u64);
 
 impl ScanSink for Collect {
     fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64) {
         self.0.push(Item::Event(class, cycles, fold));
+        self.1 += 1;
+    }
+
+    fn ran(&mut self, n: u64) {
+        assert_eq!(n, self.1, "ran counts the events since the last call");
+        self.1 = 0;
+    }
+
+    fn pause(&mut self) {
+        assert_eq!(self.1, 0, "events before a pause not counted by ran");
     }
 }
 
 fn by_scan(mut r: StreamReader) -> Read {
-    let mut sink = Collect(Vec::new());
+    let mut sink = Collect(Vec::new(), 0);
     while let Some(m) = r.scan(&mut sink) {
         sink.0.push(match m {
             Ok(Message::Event) => panic!("scan yielded an event message"),
@@ -59,6 +70,7 @@ fn by_scan(mut r: StreamReader) -> Read {
         });
         assert!(sink.0.len() < 10_000_000, "reader does not end");
     }
+    assert_eq!(sink.1, 0, "events at the end not counted by ran");
     (sink.0, r.warnings.clone(), r.events_read)
 }
 

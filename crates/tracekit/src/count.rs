@@ -91,7 +91,10 @@ impl ctf::ScanSink for Tally<'_> {
         } else {
             self.grow(sc, ec);
         }
-        self.ticks += 1;
+    }
+
+    fn ran(&mut self, n: u64) {
+        self.ticks += n;
     }
 
     fn pause(&mut self) {
@@ -153,6 +156,7 @@ fn count_stream(mut r: ctf::StreamReader, progress: &Progress) -> Counts {
                 c.begin_ns = ev.time_ns();
                 let fold = ev.fold_fields();
                 ctf::ScanSink::event(&mut t, ev.class_index(), ev.cycles(), fold);
+                ctf::ScanSink::ran(&mut t, 1);
                 ctf::ScanSink::pause(&mut t);
             }
             Some(Ok(Message::DiscardedEvents { count, .. })) => c.discarded += count,

@@ -20,6 +20,10 @@ pub trait ScanSink {
     /// cycles, and [`crate::Event::fold_fields`] of it.
     fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64);
 
+    /// The last `n` events handed to [`Self::event`] are all those since the previous call:
+    /// made before each [`Self::pause`], so that a count of events costs nothing per event.
+    fn ran(&mut self, _n: u64) {}
+
     /// A run of events ended (at a packet's end or before an event read the general way):
     /// a place for work not worth doing per event.
     fn pause(&mut self) {}
@@ -39,6 +43,7 @@ impl StreamReader {
                 Ok(Message::Event) => {
                     let fold = self.event().fold_fields();
                     sink.event((self.sc_idx, self.ev_idx), self.cycles, fold);
+                    sink.ran(1);
                     sink.pause();
                 }
                 other => return Some(other),
@@ -107,6 +112,7 @@ impl StreamReader {
         let Some((pos, last, start, n)) = r else {
             return;
         };
+        sink.ran(n);
         sink.pause();
         // The reader's state as `next` would have left it after the last of these events.
         self.pos = pos;
@@ -199,7 +205,12 @@ impl Packet<'_> {
             ScanShape::One | ScanShape::Fixed => {
                 Some(el.fixed_body.as_ref()?.place_and_fold(at, self.packet))
             }
-            ScanShape::Steps { entry } => self.table.fold_steps(entry, dec.regs_mut(), content, at),
+            ScanShape::Steps { entry } => match &class.text {
+                Some(t) => t
+                    .fold(content, at)
+                    .or_else(|| self.table.fold_steps(entry, dec.regs_mut(), content, at)),
+                None => self.table.fold_steps(entry, dec.regs_mut(), content, at),
+            },
             ScanShape::Fold => {
                 let (mut p, mut acc) = (at, 0u64);
                 for node in [sl.event_common_context, el.context, el.payload]
