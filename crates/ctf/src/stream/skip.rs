@@ -320,8 +320,11 @@ impl StreamReader {
                         .iter()
                         .fold(h_end, |p, sc| align_up(p, sc.align) + sc.size_bits)
                 }),
-                ScanShape::Steps { entry } => table
-                    .fold_steps(entry, dec.regs_mut(), content, h_end)
+                ScanShape::Steps { entry } => class
+                    .text
+                    .as_ref()
+                    .and_then(|t| t.fold(content, h_end))
+                    .or_else(|| table.fold_steps(entry, dec.regs_mut(), content, h_end))
                     .map(|(_, after)| after),
                 ScanShape::Fold => None,
             };
