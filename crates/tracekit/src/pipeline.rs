@@ -219,9 +219,7 @@ pub fn print_parallel<W: Write>(
     mut bounds: impl FnMut(Option<i64>) -> Result<Option<(i64, i64)>, String>,
     progress: &Progress,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
-    let mut last_ns: Option<i64> = None;
-    let mut outcome = Outcome::default();
-    std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
+    std::thread::scope(|scope| -> Result<Outcome, Box<dyn std::error::Error>> {
         let mut cursors = Vec::with_capacity(readers.len());
         for r in readers {
             let (tx, rx) = sync_channel(2);
@@ -248,6 +246,10 @@ pub fn print_parallel<W: Write>(
         let first = heads.iter().map(|h| h.0).min().filter(|t| *t != i64::MIN);
         let bounds = bounds(first)?;
         let mut buf: Vec<u8> = Vec::with_capacity(OUT_BYTES + (64 << 10));
+        // The merge's own state, not the caller's: kept in registers rather than stored to
+        // memory at each event.
+        let mut last_ns: Option<i64> = None;
+        let mut outcome = Outcome::default();
         let stderr = io::stderr();
         let done = |e: io::Error| -> Result<(), Box<dyn std::error::Error>> {
             if e.kind() == io::ErrorKind::BrokenPipe {
@@ -305,7 +307,7 @@ pub fn print_parallel<W: Write>(
                         }
                         if buf.len() >= OUT_BYTES {
                             if let Err(e) = out.write_all(&buf) {
-                                return done(e);
+                                return done(e).map(|()| outcome);
                             }
                             buf.clear();
                         }
@@ -316,7 +318,7 @@ pub fn print_parallel<W: Write>(
                         }
                         // Keep stdout and stderr in the order Babeltrace gives them.
                         if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
-                            return done(e);
+                            return done(e).map(|()| outcome);
                         }
                         buf.clear();
                         stderr.lock().write_all(text)?;
@@ -332,11 +334,10 @@ pub fn print_parallel<W: Write>(
             }
         }
         if let Err(e) = out.write_all(&buf) {
-            return done(e);
+            return done(e).map(|()| outcome);
         }
         // Dropping the receivers stops workers that are still producing.
         drop(cursors);
-        Ok(())
-    })?;
-    Ok(outcome)
+        Ok(outcome)
+    })
 }
