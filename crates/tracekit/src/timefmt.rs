@@ -14,17 +14,21 @@ pub struct TimeFormatter {
     /// The stamp of the second that [`Self::stamp`] last wrote, and that second's first ns:
     /// within it, a stamp only needs its fraction.
     stamp_second: Option<(i64, [u8; STAMP_LEN])>,
-    /// The last stamp, and its time in blocks of 10 µs ([`NO_BLOCK`] when the next stamp
-    /// must be made whole): a stamp in the same block differs only in its last four digits.
+    /// The last stamp, and its time in blocks of [`BLOCK_NS`] ([`NO_BLOCK`] when the next
+    /// stamp must be made whole): a stamp in the same block differs only in its last five
+    /// digits.
     last: [u8; STAMP_LEN],
     last_block: u64,
 }
 
-/// A block of 10 µs no stamp falls in.
+/// The time a stamp's last five digits span: the events of a stream are mostly less than
+/// 10 µs apart, and nearly all of them less than 100 µs.
+const BLOCK_NS: u64 = 100_000;
+/// A block no stamp falls in.
 const NO_BLOCK: u64 = u64::MAX;
 /// Times from this one on are stamped whole: their block, as that of a time cast from a
 /// negative one, could be that of a time far away.
-const BLOCK_LIMIT: i64 = i64::MAX / 10_000 * 10_000;
+const BLOCK_LIMIT: i64 = i64::MAX / BLOCK_NS as i64 * BLOCK_NS as i64;
 
 impl TimeFormatter {
     pub fn new(gmt: bool) -> Self {
@@ -85,13 +89,14 @@ impl TimeFormatter {
     /// event, and it overwrites the placeholder ([`short_delta`], [`write_delta`]).
     #[inline]
     pub fn stamp(&mut self, ns: i64) -> &[u8; STAMP_LEN] {
-        // The events of a stream are mostly less than 10 µs apart: after the first stamp of a
-        // block of 10 µs, only the last four digits change. A negative time's block, of the
-        // time as unsigned, is above any the last stamp may be in.
-        let block = ns as u64 / 10_000;
+        // After the first stamp of a block, only the last five digits change. A negative
+        // time's block, of the time as unsigned, is above any the last stamp may be in.
+        let block = ns as u64 / BLOCK_NS;
         if block == self.last_block {
-            let lo = (ns as u64 - block * 10_000) as usize;
+            let lo = (ns as u64 - block * BLOCK_NS) as usize;
+            let (hi, lo) = (lo / 10_000, lo % 10_000);
             let w = PAIRS[lo / 100] as u32 | (PAIRS[lo % 100] as u32) << 16;
+            self.last[14] = b'0' + hi as u8;
             self.last[15..19].copy_from_slice(&w.to_le_bytes());
         } else {
             self.new_stamp_block(ns);
@@ -110,7 +115,7 @@ impl TimeFormatter {
         nine_digits(&mut a[10..19], ns.wrapping_sub(start) as u32);
         self.last = a;
         self.last_block = if (0..BLOCK_LIMIT).contains(&ns) {
-            ns as u64 / 10_000
+            ns as u64 / BLOCK_NS
         } else {
             NO_BLOCK
         };
@@ -385,7 +390,7 @@ mod tests {
         }
     }
 
-    /// Stamps from one formatter, made from the last one's where they share its 10 µs block,
+    /// Stamps from one formatter, made from the last one's where they share its block,
     /// agree with stamps made whole by a fresh one, on both sides of block, second and sign
     /// boundaries, and of the last blocks before `i64::MAX`.
     #[test]
@@ -396,9 +401,12 @@ mod tests {
         for k in 0..60 {
             times.push(t + k * 1_001);
         }
-        for base in [-20_003, BLOCK_LIMIT - 20_003, i64::MIN, i64::MIN + 5_000] {
+        for k in 0..60 {
+            times.push(t + k * 9_001);
+        }
+        for base in [-200_003, BLOCK_LIMIT - 200_003, i64::MIN, i64::MIN + 50_000] {
             for k in 0..12 {
-                times.push(base + k * 3_333);
+                times.push(base + k * 33_333);
             }
         }
         times.extend([
@@ -410,6 +418,7 @@ mod tests {
             10_000,
             3,
         ]);
+        times.extend([99_999, 100_000, 100_001, 99_999, 123_456_789, 123_499_999]);
         for ns in times {
             let got = *f.stamp(ns);
             let want = *TimeFormatter::new(true).stamp(ns);
