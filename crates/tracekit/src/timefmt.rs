@@ -404,7 +404,7 @@ mod tests {
         for k in 0..60 {
             times.push(t + k * 9_001);
         }
-        for base in [-200_003, BLOCK_LIMIT - 200_003, i64::MIN, i64::MIN + 50_000] {
+        for base in [-200_003, BLOCK_LIMIT - 300_003, i64::MIN, i64::MIN + 50_000] {
             for k in 0..12 {
                 times.push(base + k * 33_333);
             }
