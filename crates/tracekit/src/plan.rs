@@ -1744,7 +1744,7 @@ fn eight_digits_at(b: &mut [u8], at: usize, x: u32) -> usize {
 }
 
 /// The two decimal digits of each number below 100, as little-endian ASCII pairs.
-static PAIRS: [u16; 100] = {
+pub(crate) static PAIRS: [u16; 100] = {
     let mut t = [0u16; 100];
     let mut i = 0;
     while i < 100 {

@@ -301,7 +301,7 @@ impl TextPrinter {
             if p.is_direct() {
                 let b = out.room(stamp + lead);
                 if stamp > 0 {
-                    b[..STAMP_LEN].copy_from_slice(&self.times.stamp(time));
+                    b[..STAMP_LEN].copy_from_slice(self.times.stamp(time));
                 }
                 if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded)
                 {
@@ -312,7 +312,7 @@ impl TextPrinter {
                 let (times, scratch) = (&mut self.times, &mut self.scratch);
                 let written = out.write_with(stamp + lead, |b, at| {
                     if stamp > 0 {
-                        b[at..at + STAMP_LEN].copy_from_slice(&times.stamp(time));
+                        b[at..at + STAMP_LEN].copy_from_slice(times.stamp(time));
                     }
                     p.write_tree(b, at + stamp, ev, scratch)
                 });
@@ -324,7 +324,7 @@ impl TextPrinter {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         if stamp > 0 {
-            line.extend_from_slice(&self.times.stamp(time));
+            line.extend_from_slice(self.times.stamp(time));
         }
         self.event_tail(&mut line, ev);
         out.extend(&line);

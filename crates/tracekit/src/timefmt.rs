@@ -3,6 +3,8 @@
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
+use crate::plan::PAIRS;
+
 /// Renders ns-since-epoch timestamps as `HH:MM:SS.nnnnnnnnn` in UTC or the local time zone
 /// (the `TZ` variable, as Babeltrace).
 pub struct TimeFormatter {
@@ -12,7 +14,21 @@ pub struct TimeFormatter {
     /// The stamp of the second that [`Self::stamp`] last wrote, and that second's first ns:
     /// within it, a stamp only needs its fraction.
     stamp_second: Option<(i64, [u8; STAMP_LEN])>,
+    /// The last stamp, and its time in blocks of [`BLOCK_NS`] ([`NO_BLOCK`] when the next
+    /// stamp must be made whole): a stamp in the same block differs only in its last five
+    /// digits.
+    last: [u8; STAMP_LEN],
+    last_block: u64,
 }
+
+/// The time a stamp's last five digits span: the events of a stream are mostly less than
+/// 10 µs apart, and nearly all of them less than 100 µs.
+const BLOCK_NS: u64 = 100_000;
+/// A block no stamp falls in.
+const NO_BLOCK: u64 = u64::MAX;
+/// Times from this one on are stamped whole: their block, as that of a time cast from a
+/// negative one, could be that of a time far away.
+const BLOCK_LIMIT: i64 = i64::MAX / BLOCK_NS as i64 * BLOCK_NS as i64;
 
 impl TimeFormatter {
     pub fn new(gmt: bool) -> Self {
@@ -31,6 +47,8 @@ impl TimeFormatter {
             cached_sec: None,
             cached_hms: *b"00:00:00",
             stamp_second: None,
+            last: [0; STAMP_LEN],
+            last_block: NO_BLOCK,
         }
     }
 
@@ -70,15 +88,37 @@ impl TimeFormatter {
     /// placeholder. Workers stamp their own events; only the merging thread knows the previous
     /// event, and it overwrites the placeholder ([`short_delta`], [`write_delta`]).
     #[inline]
-    pub fn stamp(&mut self, ns: i64) -> [u8; STAMP_LEN] {
+    pub fn stamp(&mut self, ns: i64) -> &[u8; STAMP_LEN] {
+        // After the first stamp of a block, only the last five digits change. A negative
+        // time's block, of the time as unsigned, is above any the last stamp may be in.
+        let block = ns as u64 / BLOCK_NS;
+        if block == self.last_block {
+            let lo = (ns as u64 - block * BLOCK_NS) as usize;
+            let (hi, lo) = (lo / 10_000, lo % 10_000);
+            let w = PAIRS[lo / 100] as u32 | (PAIRS[lo % 100] as u32) << 16;
+            self.last[14] = b'0' + hi as u8;
+            self.last[15..19].copy_from_slice(&w.to_le_bytes());
+        } else {
+            self.new_stamp_block(ns);
+        }
+        &self.last
+    }
+
+    #[inline(never)]
+    fn new_stamp_block(&mut self, ns: i64) {
         let (start, mut a) = match self.stamp_second {
             Some((start, a)) if ns.wrapping_sub(start) as u64 <= 999_999_999 && ns >= start => {
                 (start, a)
             }
             _ => self.new_stamp_second(ns),
         };
-        nine_digits(&mut a[10..19], (ns - start) as u32);
-        a
+        nine_digits(&mut a[10..19], ns.wrapping_sub(start) as u32);
+        self.last = a;
+        self.last_block = if (0..BLOCK_LIMIT).contains(&ns) {
+            ns as u64 / BLOCK_NS
+        } else {
+            NO_BLOCK
+        };
     }
 
     #[cold]
@@ -86,8 +126,10 @@ impl TimeFormatter {
         let sec = ns.div_euclid(1_000_000_000);
         let mut a = *b"[HH:MM:SS.nnnnnnnnn] (+?.?????????) ";
         a[1..9].copy_from_slice(self.hms(sec));
-        let start = sec * 1_000_000_000;
-        self.stamp_second = Some((start, a));
+        // The first second of the time line starts before `i64::MIN`: not kept, as its
+        // wrapped start would take in times at the other end.
+        let start = sec.wrapping_mul(1_000_000_000);
+        self.stamp_second = sec.checked_mul(1_000_000_000).map(|s| (s, a));
         (start, a)
     }
 }
@@ -106,6 +148,13 @@ pub const DELTA_LEN: usize = 14;
 pub fn short_delta(d: i64) -> Option<[u8; DELTA_LEN]> {
     // Merged events of a busy trace are mostly less than 0.1 s apart: eight digits after a
     // constant `+0.0`, with no sign to choose and no division by 10^9 or 10^8.
+    if (d as u64) < 10_000 {
+        // Most are even below 10 µs: four digits, two pairs from the table.
+        let mut a = *b"+0.00000nnnn) ";
+        let w = PAIRS[d as usize / 100] as u32 | (PAIRS[d as usize % 100] as u32) << 16;
+        a[8..12].copy_from_slice(&w.to_le_bytes());
+        return Some(a);
+    }
     if (d as u64) < 100_000_000 {
         let mut a = *b"+0.0nnnnnnnn) ";
         a[4..12].copy_from_slice(&(eight_digits(d as u32) + ASCII_ZEROS).to_le_bytes());
@@ -306,7 +355,20 @@ mod tests {
     /// of its fast path (0.1 s) and of its range (10 s), both signs.
     #[test]
     fn short_deltas_agree_with_general_ones() {
-        let mut ds = vec![0, 1, 9, 10, 12_345, 99_999_999, 100_000_000, 100_000_001];
+        let mut ds = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            9_999,
+            10_000,
+            12_345,
+            99_999_999,
+            100_000_000,
+        ];
+        ds.push(100_000_001);
         ds.extend([999_999_999, 1_000_000_000, 9_999_999_999, 10_000_000_000]);
         ds.extend([i64::MAX, i64::MIN + 1, i64::MIN]);
         let mut x: i64 = 1;
@@ -325,6 +387,45 @@ mod tests {
                 Some(s) => assert_eq!(s.as_slice(), &general[..], "delta {d}"),
                 None => assert!(d.unsigned_abs() >= 10_000_000_000, "delta {d}"),
             }
+        }
+    }
+
+    /// Stamps from one formatter, made from the last one's where they share its block,
+    /// agree with stamps made whole by a fresh one, on both sides of block, second and sign
+    /// boundaries, and of the last blocks before `i64::MAX`.
+    #[test]
+    fn stamps_agree_with_whole_ones() {
+        let mut f = TimeFormatter::new(true);
+        let t = 1_460_000_000_999_979_998;
+        let mut times = Vec::new();
+        for k in 0..60 {
+            times.push(t + k * 1_001);
+        }
+        for k in 0..60 {
+            times.push(t + k * 9_001);
+        }
+        for base in [-200_003, BLOCK_LIMIT - 300_003, i64::MIN, i64::MIN + 50_000] {
+            for k in 0..12 {
+                times.push(base + k * 33_333);
+            }
+        }
+        times.extend([
+            i64::MAX,
+            i64::MIN + 4_000,
+            i64::MAX - 1,
+            5,
+            9_999,
+            10_000,
+            3,
+        ]);
+        times.extend([99_999, 100_000, 100_001, 99_999, 123_456_789, 123_499_999]);
+        for ns in times {
+            let got = *f.stamp(ns);
+            let want = *TimeFormatter::new(true).stamp(ns);
+            assert_eq!(got, want, "time {ns}");
+            let mut whole = Vec::new();
+            TimeFormatter::new(true).write_time(&mut whole, ns);
+            assert_eq!(&got[1..19], &whole[..], "time {ns}");
         }
     }
 
