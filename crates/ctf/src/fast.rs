@@ -2041,21 +2041,12 @@ mod fold_tests {
          integer { size = 7; align = 1; signed = true; } i; \
          integer { size = 57; align = 1; } j;";
 
-    /// A trace class whose stream has the given event header (`tag` an enum of the given
-    /// integer named `name`, selecting options `compact` and `extended`).
-    fn header(
-        byte_order: &str,
-        (tag, name): (&str, &str),
-        compact: &str,
-        extended: &str,
-    ) -> FastHeader {
+    /// The compiled event header of a stream whose header structure has these `fields`.
+    fn compiled_header(byte_order: &str, fields: &str) -> FastHeader {
         let tsdl = format!(
             "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
              clock {{ name = c; freq = 1000000000; }};\n\
-             stream {{ id = 0; event.header := struct {{ \
-               enum : integer {{ {tag} }} {{ compact = 0 ... 30, extended = 31 }} {name}; \
-               variant <{name}> {{ struct {{ {compact} }} compact; struct {{ {extended} }} extended; }} v; \
-             }} align(8); }};\n\
+             stream {{ id = 0; event.header := struct {{ {fields} }} align(8); }};\n\
              event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
         );
         let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
@@ -2068,27 +2059,36 @@ mod fold_tests {
             .expect("a compiled header")
     }
 
+    /// A trace class whose stream has the given event header (`tag` an enum of the given
+    /// integer named `name`, selecting options `compact` and `extended`).
+    fn header(
+        byte_order: &str,
+        (tag, name): (&str, &str),
+        compact: &str,
+        extended: &str,
+    ) -> FastHeader {
+        compiled_header(
+            byte_order,
+            &format!(
+                "enum : integer {{ {tag} }} {{ compact = 0 ... 30, extended = 31 }} {name}; \
+                 variant <{name}> {{ struct {{ {compact} }} compact; \
+                 struct {{ {extended} }} extended; }} v;"
+            ),
+        )
+    }
+
     /// LTTng's large header, in the given byte order, its compact option's timestamp of
     /// `ts_bits` bits.
     fn large_header(byte_order: &str, ts_bits: u32) -> FastHeader {
-        let tsdl = format!(
-            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
-             clock {{ name = c; freq = 1000000000; }};\n\
-             stream {{ id = 0; event.header := struct {{ \
-               enum : integer {{ size = 16; align = 8; }} {{ compact = 0 ... 65534, extended = 65535 }} id; \
-               variant <id> {{ struct {{ integer {{ size = {ts_bits}; align = 8; map = clock.c.value; }} timestamp; }} compact; \
-                 struct {{ {EXT} }} extended; }} v; \
-             }} align(8); }};\n\
-             event {{ id = 0; name = \"e\"; stream_id = 0; }};\n"
-        );
-        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
-        let layout = Layout::compile(&class).expect("layout");
-        layout
-            .streams
-            .at(0)
-            .compiled_header
-            .clone()
-            .expect("a compiled header")
+        compiled_header(
+            byte_order,
+            &format!(
+                "enum : integer {{ size = 16; align = 8; }} \
+                 {{ compact = 0 ... 65534, extended = 65535 }} id; \
+                 variant <id> {{ struct {{ integer {{ size = {ts_bits}; align = 8; \
+                 map = clock.c.value; }} timestamp; }} compact; struct {{ {EXT} }} extended; }} v;"
+            ),
+        )
     }
 
     const TS27: &str = "integer { size = 27; align = 1; map = clock.c.value; } timestamp;";
