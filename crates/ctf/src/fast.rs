@@ -2041,6 +2041,16 @@ mod fold_tests {
          integer { size = 7; align = 1; signed = true; } i; \
          integer { size = 57; align = 1; } j;";
 
+    /// A small xorshift generator of test data from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// The compiled event header of a stream whose header structure has these `fields`.
     fn compiled_header(byte_order: &str, fields: &str) -> FastHeader {
         let tsdl = format!(
@@ -2141,13 +2151,7 @@ mod fold_tests {
             let payload = sl.events.at(0).payload.expect("a payload");
             // A small xorshift generator: bytes from a few values (zeros end strings, small
             // lengths keep sequences in the data).
-            let mut seed = 0x2545_f491_4f6c_dd1du64;
-            let mut next = move || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
+            let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
             let (mut same, mut general) = (0, 0);
             for i in 0..20_000 {
                 // Every other body with room for whole windows after it: the runs' reads
@@ -2208,13 +2212,7 @@ mod fold_tests {
                 )
             });
             let payload = sl.events.at(0).payload.expect("a payload");
-            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-            let mut next = move || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
+            let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
             let (mut same, mut general) = (0, 0);
             for _ in 0..20_000 {
                 let len = (next() % 600) as usize;
