@@ -137,24 +137,11 @@ impl TagCases {
     /// option has the tag): the field-by-field decoding then decides.
     #[inline(always)]
     fn decode(&self, data: &[u8], pos: u64, clock: u64) -> Option<HeaderValues> {
-        let base = (pos + self.align_mask) & !self.align_mask;
-        let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
-        let load = |b: u8| {
-            let b = usize::from(b).min(8);
-            u64::from_le_bytes(w[b..b + 8].try_into().unwrap_or_default())
-        };
-        let tag = (load(0) >> self.tag_shift) & self.tag_mask;
-        let c = self.cases.get(tag as usize).filter(|c| c.end > 0)?;
-        let raw = (load(c.ts_byte) >> c.ts_shift) & c.ts_mask;
-        let id = match c.id {
-            IdFrom::Tag => Some(tag),
-            IdFrom::Read => Some((load(c.id_byte) >> c.id_shift) & c.id_mask),
-            IdFrom::None => None,
-        };
+        let (from, id, clock, end) = self.decode_case(data, pos, clock)?;
         Some(HeaderValues {
-            id,
-            clock: update_clock_masked(clock, raw, c.ts_mask),
-            end: base + c.end as u64,
+            id: (from != IdFrom::None).then_some(id),
+            clock,
+            end,
         })
     }
 
@@ -168,6 +155,14 @@ impl TagCases {
         clock: u64,
         none_id: u64,
     ) -> Option<(u64, u64, u64)> {
+        let (from, id, clock, end) = self.decode_case(data, pos, clock)?;
+        Some((if from == IdFrom::None { none_id } else { id }, clock, end))
+    }
+
+    /// Where the id comes from, the id as read (the tag itself is read like an id field),
+    /// the new clock and the header's end.
+    #[inline(always)]
+    fn decode_case(&self, data: &[u8], pos: u64, clock: u64) -> Option<(IdFrom, u64, u64, u64)> {
         let base = (pos + self.align_mask) & !self.align_mask;
         let w = data.get((base / 8) as usize..)?.first_chunk::<16>()?;
         let load = |b: u8| {
@@ -177,9 +172,9 @@ impl TagCases {
         let tag = (load(0) >> self.tag_shift) & self.tag_mask;
         let c = self.cases.get(tag as usize).filter(|c| c.end > 0)?;
         let raw = (load(c.ts_byte) >> c.ts_shift) & c.ts_mask;
-        let read = (load(c.id_byte) >> c.id_shift) & c.id_mask;
-        let id = if c.id == IdFrom::None { none_id } else { read };
+        let id = (load(c.id_byte) >> c.id_shift) & c.id_mask;
         Some((
+            c.id,
             id,
             update_clock_masked(clock, raw, c.ts_mask),
             base + c.end as u64,
