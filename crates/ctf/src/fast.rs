@@ -2036,6 +2036,26 @@ mod fold_tests {
          integer { size = 7; align = 1; signed = true; } i; \
          integer { size = 57; align = 1; } j;";
 
+    /// What the general fold gives: (value, end).
+    type FoldResult = Result<(u64, u64), crate::decode::DecodeError>;
+
+    /// A payload folded at `pos` of `data` by the general fold and by the step list from
+    /// `entry`: (value, end) each.
+    fn general_and_steps(
+        layout: &Layout,
+        payload: NodeId,
+        table: &ScanTable,
+        entry: u32,
+        data: &[u8],
+        pos: u64,
+    ) -> (FoldResult, Option<(u64, u64)>) {
+        let mut dec = crate::decode::Decoder::new(layout);
+        let mut p = pos;
+        let by_fold = dec.fold(layout, payload, data, &mut p).map(|v| (v, p));
+        let mut regs = vec![0i128; layout.registers];
+        (by_fold, table.fold_steps(entry, &mut regs, data, pos))
+    }
+
     /// A small xorshift generator of test data from `seed`.
     fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         move || {
@@ -2156,11 +2176,8 @@ mod fold_tests {
                     .map(|_| [0, 1, 2, 3, 0x41, 0x80, 0xff, 0][(next() % 8) as usize])
                     .collect();
                 let pos = next() % 24;
-                let mut dec = crate::decode::Decoder::new(&layout);
-                let mut p = pos;
-                let by_fold = dec.fold(&layout, payload, &data, &mut p).map(|v| (v, p));
-                let mut regs = vec![0i128; layout.registers];
-                let by_steps = table.fold_steps(entry, &mut regs, &data, pos);
+                let (by_fold, by_steps) =
+                    general_and_steps(&layout, payload, table, entry, &data, pos);
                 general += by_fold.is_ok() as u32;
                 if let Some(v) = by_steps {
                     assert_eq!(Ok(v), by_fold, "{byte_order} at {pos} of {data:?}");
@@ -2224,11 +2241,8 @@ mod fold_tests {
                     })
                     .collect();
                 let pos = next() % 40;
-                let mut dec = crate::decode::Decoder::new(&layout);
-                let mut p = pos;
-                let by_fold = dec.fold(&layout, payload, &data, &mut p).map(|v| (v, p));
-                let mut regs = vec![0i128; layout.registers];
-                let by_steps = table.fold_steps(entry, &mut regs, &data, pos);
+                let (by_fold, by_steps) =
+                    general_and_steps(&layout, payload, table, entry, &data, pos);
                 general += by_fold.is_ok() as u32;
                 if let Some(v) = text.fold(&data, pos) {
                     assert_eq!(Ok(v), by_fold, "{byte_order} {fields} at {pos} of {data:?}");
