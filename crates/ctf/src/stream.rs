@@ -132,6 +132,21 @@ impl std::ops::Deref for StreamData {
     }
 }
 
+/// A clock value in ns from the clock origin, clamped to i64: one addition for a 1 GHz clock
+/// (`ghz_offset_ns`, its offset in ns), else `clock`'s conversion; None without a clock.
+#[inline]
+fn clock_ns(
+    ghz_offset_ns: Option<i128>,
+    clock: Option<&crate::ir::ClockClass>,
+    cycles: u64,
+) -> Option<i64> {
+    let ns = match ghz_offset_ns {
+        Some(off) => off + cycles as i128,
+        None => clock?.cycles_to_ns(cycles),
+    };
+    Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
 /// Sequential reader of one data stream (all its files, in order).
 pub struct StreamReader {
     trace: Arc<Trace>,
@@ -282,16 +297,7 @@ impl StreamReader {
 
     #[inline]
     fn ns(&self, cycles: u64) -> Option<i64> {
-        if let Some(off) = self.ghz_offset_ns {
-            let ns = off + cycles as i128;
-            return Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
-        }
-        let clock = self.clock.as_ref()?;
-        Some(
-            clock
-                .cycles_to_ns(cycles)
-                .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-        )
+        clock_ns(self.ghz_offset_ns, self.clock.as_ref(), cycles)
     }
 
     /// Moves to the next packet with content. Ok(false) at the end of the stream.

@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use super::{Message, StreamReader};
+use super::{clock_ns, Message, StreamReader};
 use crate::bits::align_up;
 use crate::error::Result;
 use crate::fast::{HeaderValues, LttngHeader, ScanShape};
@@ -231,13 +231,7 @@ impl StreamReader {
             return Run::Stopped;
         }
         let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
-        let ns = |cycles: u64| -> Option<i64> {
-            let ns = match ghz {
-                Some(off) => off + cycles as i128,
-                None => clock_class?.cycles_to_ns(cycles),
-            };
-            Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
-        };
+        let ns = |cycles: u64| clock_ns(ghz, clock_class, cycles);
         // The window in cycles of this stream class's clock: no conversion per event.
         let (c_lo, c_hi) = match s.cycles_window {
             Some((sc, lo, hi)) if sc == self.sc_idx => (lo, hi),
