@@ -6,6 +6,7 @@ use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::stats::top_rows;
 
 pub const METADATA: Metadata = Metadata {
     title: "Top CPU usage",
@@ -247,10 +248,9 @@ impl Analysis for CpuTop {
             .filter(|(tid, _)| *tid != 0)
             .map(|(tid, s)| (tid, ratio(s.busy), &*s))
             .collect();
-        per_tid.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        if self.limit > 0 {
-            per_tid.truncate(self.limit);
-        }
+        top_rows(&mut per_tid, self.limit, |a, b| {
+            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+        });
         let mut t1 = Table::new("per-process", start, end);
         for (tid, r, s) in per_tid {
             let comm = &s.comm;

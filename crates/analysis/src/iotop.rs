@@ -11,6 +11,7 @@ use kernel::{
 use crate::driver::{Analysis, Common, Range};
 use crate::io::{disk_name, Category};
 use crate::lami::{cell, Cell, Table};
+use crate::stats::top_rows;
 
 /// Output of the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -434,10 +435,12 @@ impl IoTop {
                 }
             };
             let mut v: Vec<(i32, Usage)> = tids.iter().map(|t| (*t, get(t))).collect();
-            v.sort_by_key(|(t, u)| (std::cmp::Reverse(u.total), *t));
+            top_rows(&mut v, self.limit, |x, y| {
+                y.1.total.cmp(&x.1.total).then(x.0.cmp(&y.0))
+            });
             let mut t = Table::new("per-process-top", b, e);
             t.title = Some(format!("Per-process top I/O operations [{title}]"));
-            for (tid, u) in v.into_iter().take(limit) {
+            for (tid, u) in v {
                 t.rows.push(vec![
                     proc_cell(tid),
                     cell::size(u.total as i64),
@@ -457,10 +460,10 @@ impl IoTop {
                 .map(|(n, f)| (n, f, if write { f.write } else { f.read }))
                 .filter(|x| x.2 > 0)
                 .collect();
-            v.sort_by(|x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)));
+            top_rows(&mut v, self.limit, |x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)));
             let mut t = Table::new("per-file-top", b, e);
             t.title = Some(format!("Per-file top I/O operations [{title}]"));
-            for (name, f, n) in v.into_iter().take(limit) {
+            for (name, f, n) in v {
                 let mut owners = String::new();
                 let mut list = f.owners.clone();
                 list.sort_by_key(|(fd, pid)| (*pid, *fd));
@@ -485,10 +488,10 @@ impl IoTop {
                 .map(|(t, x)| (*t, if write { x.1 } else { x.0 }))
                 .filter(|x| x.1 > 0)
                 .collect();
-            v.sort_by_key(|(t, n)| (std::cmp::Reverse(*n), *t));
+            top_rows(&mut v, self.limit, |x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
             let mut t = Table::new("per-process-top-block", b, e);
             t.title = Some(format!("Per-process top block I/O operations [{title}]"));
-            for (tid, n) in v.into_iter().take(limit) {
+            for (tid, n) in v {
                 t.rows.push(vec![proc_cell(tid), cell::size(n as i64)]);
             }
             if !t.rows.is_empty() {

@@ -4,6 +4,7 @@ use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
+use crate::stats::top_rows;
 
 pub const METADATA: Metadata = Metadata {
     title: "Top memory usage",
@@ -123,10 +124,7 @@ impl Analysis for MemTop {
                 .map(|(tid, t)| (*tid, t, if alloc { t.allocd } else { t.freed }))
                 .filter(|x| x.2 > 0)
                 .collect();
-            v.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-            if self.limit > 0 {
-                v.truncate(self.limit);
-            }
+            top_rows(&mut v, self.limit, |a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
             if v.is_empty() {
                 continue;
             }

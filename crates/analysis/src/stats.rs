@@ -180,9 +180,53 @@ pub fn freq_bounds(
     }
 }
 
+/// Keeps the first `limit` items of `v` in `order` (all of them for 0), sorted. `order` must
+/// be total (ties broken by a unique key), so that the rows do not depend on the method: only
+/// the rows shown are sorted, the others just set apart (a table of thousands of threads
+/// shows ten by default).
+pub fn top_rows<T>(
+    v: &mut Vec<T>,
+    limit: usize,
+    mut order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) {
+    if limit > 0 && limit < v.len() {
+        v.select_nth_unstable_by(limit, &mut order);
+        v.truncate(limit);
+    }
+    v.sort_unstable_by(order);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `top_rows` gives the rows a full sort then a cut gives, for every limit, on vectors
+    /// with many ties in the first key.
+    #[test]
+    fn top_rows_is_sort_then_cut() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in [0usize, 1, 2, 7, 50, 301] {
+            let v: Vec<(u64, usize)> = (0..len)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 5, i)
+                })
+                .collect();
+            let order = |a: &(u64, usize), b: &(u64, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+            for limit in [0, 1, 3, len.saturating_sub(1), len, len + 4] {
+                let mut want = v.clone();
+                want.sort_by(order);
+                if limit > 0 {
+                    want.truncate(limit);
+                }
+                let mut got = v.clone();
+                top_rows(&mut got, limit, order);
+                assert_eq!(got, want, "len {len} limit {limit}");
+            }
+        }
+    }
 
     #[test]
     fn stdev_matches_definition() {

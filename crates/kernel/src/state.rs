@@ -458,7 +458,14 @@ fn set_comm(comm: &mut String, raw: &[u8]) {
         return;
     }
     let bytes = raw.split(|&b| b == 0).next().unwrap_or(raw);
-    if !text_is(comm, bytes) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        // The common case, and a frequent one: the idle threads of all CPUs share tid 0 and
+        // switch between names ("swapper/0", "swapper/1", ...) all the time.
+        if comm != text {
+            comm.clear();
+            comm.push_str(text);
+        }
+    } else if !text_is(comm, bytes) {
         comm.clear();
         comm.push_str(&String::from_utf8_lossy(bytes));
     }

@@ -370,6 +370,8 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // The process ends right after: freeing every cell one by one (~150 k of them for a large
     // trace's syscallstats, ~3 % of the run) would be wasted work.
     std::mem::forget(mi_tables);
+    // Likewise the traces' layouts (one per event class: thousands for a kernel trace).
+    std::mem::forget(traces);
     // The results cover every readable event; what could not be read is said, and the exit
     // status says the input was damaged.
     for e in &read_errors {
