@@ -700,6 +700,15 @@ impl FixedBody {
         })
     }
 
+    /// The position after the body placed at bit `pos`: what [`Self::place`] returns,
+    /// without recording the scopes.
+    #[inline]
+    pub(crate) fn end(&self, pos: u64) -> u64 {
+        self.scopes
+            .iter()
+            .fold(pos, |p, s| align_up(p, s.align) + s.size_bits)
+    }
+
     /// Places the scopes from bit `pos` (after the header): one slot each, recorded as the
     /// event's scope `which` in `at`. Returns the position after the body.
     #[inline(always)]

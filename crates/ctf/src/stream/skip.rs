@@ -30,7 +30,6 @@
 use std::sync::Arc;
 
 use super::{clock_ns, Message, StreamReader};
-use crate::bits::align_up;
 use crate::error::Result;
 use crate::fast::{HeaderValues, LttngHeader, ScanShape};
 
@@ -309,11 +308,12 @@ impl StreamReader {
             }
             let after = match class.shape {
                 ScanShape::One => Some(class.one.end(h_end)),
-                ScanShape::Fixed => sl.events.at(class.ev_idx).fixed_body.as_ref().map(|b| {
-                    b.scopes
-                        .iter()
-                        .fold(h_end, |p, sc| align_up(p, sc.align) + sc.size_bits)
-                }),
+                ScanShape::Fixed => sl
+                    .events
+                    .at(class.ev_idx)
+                    .fixed_body
+                    .as_ref()
+                    .map(|b| b.end(h_end)),
                 ScanShape::Steps { entry } => class
                     .text
                     .as_ref()
