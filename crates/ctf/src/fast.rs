@@ -920,14 +920,9 @@ impl TextBody {
         if let Some(h) = &self.head {
             (acc, pos) = h.fold(data, pos)?;
         }
-        let base = (pos + self.str_add) & self.str_keep;
-        if !base.is_multiple_of(8) {
-            return None;
-        }
-        let start = usize::try_from(base / 8).ok()?;
-        let len = nul_at(data.get(start..)?)?;
-        acc = acc.wrapping_add(start as u64 ^ len.min(u32::MAX as usize) as u64);
-        pos = base + (len as u64 + 1) * 8;
+        let (f, end) = fold_cstring(data, (pos + self.str_add) & self.str_keep)?;
+        acc = acc.wrapping_add(f);
+        pos = end;
         if let Some(t) = &self.tail {
             let (f, end) = t.fold(data, pos)?;
             acc = acc.wrapping_add(f);
@@ -974,30 +969,16 @@ impl OneBody {
     /// [`WINDOW`] bytes of its start.
     fn of(b: &FixedBody) -> Option<OneBody> {
         let sc = b.scopes.first()?;
-        if b.scopes.len() != 1
-            || b.words.iter().any(|w| w.how == WordHow::Plan)
-            || sc.span_bytes > WINDOW as u64
-        {
+        if b.scopes.len() != 1 {
             return None;
         }
-        let (mut ints, mut texts, mut words) = (Vec::new(), Vec::new(), Vec::new());
-        for w in b.words.iter() {
-            match w.how {
-                WordHow::Little | WordHow::LittleSigned => ints.push(IntWord::of(w)),
-                WordHow::Text(n) => texts.push((w.byte, n)),
-                _ => words.push(*w),
-            }
-        }
-        let align = u64::from(sc.align.max(1));
-        Some(OneBody {
-            align_add: align - 1,
-            align_keep: !(align - 1),
-            size_bits: sc.size_bits,
-            ints: ints.into_boxed_slice(),
-            more: !texts.is_empty() || !words.is_empty(),
-            texts: texts.into_boxed_slice(),
-            words: words.into_boxed_slice(),
-        })
+        let (ints, others): (Vec<WordRead>, Vec<WordRead>) = b
+            .words
+            .iter()
+            .partition(|w| matches!(w.how, WordHow::Little | WordHow::LittleSigned));
+        let ints: Vec<IntWord> = ints.iter().map(IntWord::of).collect();
+        let span = u32::try_from(sc.span_bytes).unwrap_or(u32::MAX);
+        OneBody::of_run(sc.align, span, sc.size_bits, &ints, &[], &others)
     }
 
     /// The run of a [`Step::Run`] as a body, when its reads are all within [`WINDOW`] bytes
@@ -1662,6 +1643,19 @@ impl RunReads {
     }
 }
 
+/// Folds the null-terminated string at bit `base` of `data` (its byte offset xor its
+/// length) and gives the position after its NUL; None when `base` is not on a byte or the
+/// string does not end in `data`.
+#[inline(always)]
+fn fold_cstring(data: &[u8], base: u64) -> Option<(u64, u64)> {
+    let start = word_start(data, base, 0)?;
+    let len = nul_at(&data[start..])?;
+    Some((
+        start as u64 ^ len.min(u32::MAX as usize) as u64,
+        base + (len as u64 + 1) * 8,
+    ))
+}
+
 /// Byte `base / 8` when `base` is on a byte and `span` bytes from there are in `data`.
 #[inline(always)]
 fn word_start(data: &[u8], base: u64, span: u32) -> Option<usize> {
@@ -1719,11 +1713,9 @@ impl ScanTable {
                         if signed { v as i64 as i128 } else { v as i128 };
                 }
                 Step::CString { align } => {
-                    let base = align_up(pos, align);
-                    let start = word_start(data, base, 0)?;
-                    let len = nul_at(&data[start..])?;
-                    acc = acc.wrapping_add(start as u64 ^ len.min(u32::MAX as usize) as u64);
-                    pos = base + (len as u64 + 1) * 8;
+                    let (f, end) = fold_cstring(data, align_up(pos, align))?;
+                    acc = acc.wrapping_add(f);
+                    pos = end;
                 }
                 Step::Sized { align, len } => {
                     let base = align_up(pos, align);
