@@ -458,13 +458,12 @@ fn set_comm(comm: &mut String, raw: &[u8]) {
         return;
     }
     let bytes = raw.split(|&b| b == 0).next().unwrap_or(raw);
+    // Here `bytes` differs from `comm` (the test above): valid UTF-8 is the new name as it is.
+    // The common case, and a frequent one: the idle threads of all CPUs share tid 0 and
+    // switch between names ("swapper/0", "swapper/1", ...) all the time.
     if let Ok(text) = std::str::from_utf8(bytes) {
-        // The common case, and a frequent one: the idle threads of all CPUs share tid 0 and
-        // switch between names ("swapper/0", "swapper/1", ...) all the time.
-        if comm != text {
-            comm.clear();
-            comm.push_str(text);
-        }
+        comm.clear();
+        comm.push_str(text);
     } else if !text_is(comm, bytes) {
         comm.clear();
         comm.push_str(&String::from_utf8_lossy(bytes));

@@ -1743,8 +1743,14 @@ fn eight_digits_at(b: &mut [u8], at: usize, x: u32) -> usize {
     at + 8
 }
 
+/// The four decimal digits of `x` (below 10,000) as a little-endian ASCII word.
+#[inline(always)]
+pub(crate) fn four_digits(x: usize) -> u32 {
+    PAIRS[x / 100] as u32 | (PAIRS[x % 100] as u32) << 16
+}
+
 /// The two decimal digits of each number below 100, as little-endian ASCII pairs.
-pub(crate) static PAIRS: [u16; 100] = {
+static PAIRS: [u16; 100] = {
     let mut t = [0u16; 100];
     let mut i = 0;
     while i < 100 {
@@ -1769,12 +1775,9 @@ pub fn u64_at(b: &mut [u8], at: usize, v: u64) -> usize {
         return at + 2;
     }
     if v < 10_000 {
-        let v = v as usize;
-        let (hi, lo) = (v / 100, v % 100);
-        let w = (PAIRS[hi] as u32 | (PAIRS[lo] as u32) << 16).to_le_bytes();
         // Three digits: the high pair's leading zero dropped.
-        let skip = (hi < 10) as usize;
-        let w = u32::from_le_bytes(w) >> (8 * skip);
+        let skip = (v < 1_000) as usize;
+        let w = four_digits(v as usize) >> (8 * skip);
         b[at..at + 4].copy_from_slice(&w.to_le_bytes());
         return at + 4 - skip;
     }
