@@ -902,27 +902,23 @@ fn mi_table(j: &serde_json::Value, class: &str, who: &str) -> Vec<Vec<serde_json
         .1
 }
 
-#[test]
-fn analyses_agree_with_lttng_analyses() {
-    if !enabled("analyses_agree_with_lttng_analyses") {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    // lttng-analyses wants the trace under a path component ending in `kernel`.
-    let out = tmp.path().join("run").join("kernel");
-    let rec = record_under_load(&out, &["-q", "--duration", "2"]);
+/// LAMI documents by analysis name.
+type Lami<'a> = BTreeMap<&'a str, serde_json::Value>;
+
+/// Records under load into `out` and runs `analyses` there with tracekit (checked) and, when
+/// it is installed, with lttng-analyses: both tools' LAMI documents by analysis.
+fn record_and_analyse<'a>(out: &Path, analyses: &[&'a str]) -> (Lami<'a>, Option<Lami<'a>>) {
+    let rec = record_under_load(out, &["-q", "--duration", "2"]);
     assert!(
         rec.status.success(),
         "tracekit record failed: {}",
         String::from_utf8_lossy(&rec.stderr)
     );
-    let analyses = ["cputop", "syscallstats", "irqstats", "schedtop"];
     let mut ours = BTreeMap::new();
-    for a in analyses {
+    for &a in analyses {
         let o = tracekit()
             .args(["analyze", a, "--mi"])
-            .arg(&out)
+            .arg(out)
             .output()
             .unwrap();
         assert!(
@@ -946,12 +942,12 @@ fn analyses_agree_with_lttng_analyses() {
              skipped (CI installs lttng-analyses)",
             missing.join(", ")
         );
-        return;
+        return (ours, None);
     }
     let mut theirs = BTreeMap::new();
-    for a in analyses {
+    for &a in analyses {
         let o = Command::new(format!("lttng-{a}-mi"))
-            .arg(&out)
+            .arg(out)
             .output()
             .unwrap();
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
@@ -968,6 +964,49 @@ fn analyses_agree_with_lttng_analyses() {
         );
         theirs.insert(a, j);
     }
+    (ours, Some(theirs))
+}
+
+#[test]
+fn analyses_agree_with_lttng_analyses() {
+    if !enabled("analyses_agree_with_lttng_analyses") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let analyses = ["cputop", "syscallstats", "irqstats", "schedtop"];
+    let mut attempt = 0;
+    let (ours, theirs) = loop {
+        attempt += 1;
+        // lttng-analyses wants the trace under a path component ending in `kernel`.
+        let out = tmp.path().join(format!("run{attempt}")).join("kernel");
+        let (ours, Some(theirs)) = record_and_analyse(&out, &analyses) else {
+            return;
+        };
+        // lttng-analyses has once reported nothing at all (`{"results":[]}`, lttng-irqstats-mi,
+        // in a CI run; not reproduced here in three runs) for a live recording on which it ran
+        // without an error: there is then nothing to compare. Record once more, as for its
+        // failures in `record_with_duration_is_readable_everywhere`; twice in a row fails.
+        let empty: Vec<&str> = analyses
+            .iter()
+            .copied()
+            .filter(|a| mi_tables(&theirs[a]).is_empty())
+            .collect();
+        if empty.is_empty() {
+            break (ours, theirs);
+        }
+        let what = format!(
+            "lttng-analyses gave no tables for {empty:?} on {}; tracekit gave {}",
+            out.display(),
+            empty
+                .iter()
+                .map(|a| format!("{a}: {}", ours[a]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        assert!(attempt < 2, "on two recordings in a row: {what}");
+        eprintln!("{what}\nrecording once more");
+    };
 
     // cputop: per-thread usage of lttng-analyses's top threads, within 0.1 %.
     let usage = |rows: &[Vec<serde_json::Value>]| -> BTreeMap<i64, f64> {
