@@ -845,6 +845,11 @@ pub struct ScanTable {
     variants: Box<[VariantSteps]>,
     /// Element reads of [`Step::Scalars`].
     reads: Box<[PlanRead]>,
+    /// Per id below the length of `by_id`: the size in bits of the body of a
+    /// [`ScanShape::One`] class aligned on at most a byte, `u64::MAX` for any other id. For
+    /// those classes a body after a header ending on a byte ends that many bits on: one
+    /// load finds where the next event starts.
+    one_sizes: Box<[u64]>,
     /// The id of events whose header has none.
     pub(crate) default_id: u64,
 }
@@ -1131,6 +1136,15 @@ impl ScanTable {
             });
             by_id.push(class);
         }
+        t.one_sizes = by_id
+            .iter()
+            .map(|c| match c {
+                Some(c) if matches!(c.shape, ScanShape::One) && c.one.align_add < 8 => {
+                    c.one.size_bits
+                }
+                _ => u64::MAX,
+            })
+            .collect();
         t.by_id = by_id.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
         t.runs = c.runs.into_boxed_slice();
@@ -1174,6 +1188,23 @@ impl ScanTable {
                 .collect();
         }
         self.steps = resolved.into_boxed_slice();
+    }
+
+    /// The number of ids the table holds: [`Self::class`] is None from there on.
+    pub(crate) fn ids(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// The body size of id `id`'s class when it is a [`ScanShape::One`] class aligned on
+    /// at most a byte (its body then starts right after a header ending on a byte), else
+    /// `u64::MAX`.
+    #[inline(always)]
+    pub(crate) fn one_size(&self, id: u64) -> u64 {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.one_sizes.get(i))
+            .copied()
+            .unwrap_or(u64::MAX)
     }
 
     /// The class of event class id `id`, None when the scan leaves it to the general path.

@@ -24,5 +24,5 @@ pub mod writer;
 pub use error::{Error, MetadataError, Result};
 pub use field::{FieldValue, FieldView};
 pub use merge::Merger;
-pub use stream::{Event, Message, ScanSink, SkipRule, StreamReader};
+pub use stream::{Event, Message, ScanCounts, ScanSink, SkipRule, StreamReader};
 pub use trace::{open_all, Trace};

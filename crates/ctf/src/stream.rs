@@ -15,7 +15,7 @@ use crate::trace::{map_file, Trace};
 
 mod scan;
 mod skip;
-pub use scan::ScanSink;
+pub use scan::{ScanCounts, ScanSink};
 pub use skip::SkipRule;
 
 /// Granularity of giving read pages back (a multiple of the page size).
@@ -156,6 +156,8 @@ pub struct StreamReader {
     /// Bytes of the current file whose pages were given back to the kernel.
     released: usize,
     dec: Decoder,
+    /// Buffers of [`StreamReader::scan`] for counting sinks.
+    groups: scan::Groups,
     /// Byte offset of the current packet in the current file.
     packet_off: usize,
     /// Packet length in bytes as declared.
@@ -240,6 +242,7 @@ impl StreamReader {
             cycles: 0,
             last_cycles: None,
             warned_regression: false,
+            groups: Default::default(),
             warned_uuid: false,
             prev_discarded: 0,
             prev_seq: None,

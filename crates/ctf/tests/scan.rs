@@ -5,11 +5,12 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::*;
 use ctf::writer::EventHeaderKind;
-use ctf::{Message, ScanSink, StreamReader, Trace};
+use ctf::{Message, ScanCounts, ScanSink, StreamReader, Trace};
 use proptest::prelude::*;
 use scenario::kernel_mix::{generate, KernelMixParams};
 
@@ -74,12 +75,110 @@ fn by_scan(mut r: StreamReader) -> Read {
     (sink.0, r.warnings.clone(), r.events_read)
 }
 
-/// Reads every stream of `trace` both ways and compares; returns the events read.
+/// What a counting sink keeps of the events between two other items: events per class,
+/// the wrapping sum of their folds, their largest clock value.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Tally {
+    counts: BTreeMap<(usize, usize), u64>,
+    checksum: u64,
+    max_cycles: u64,
+}
+
+/// A read as a counting sink sees it: per run of events, its tally, then the item that
+/// ended it (None for the end of the stream); warnings; the reader's event count.
+type Counted = (Vec<(Tally, Option<Item>)>, Vec<String>, u64);
+
+/// The counting view of a read event by event.
+fn counted(read: &Read) -> Counted {
+    let (mut runs, mut t) = (Vec::new(), Tally::default());
+    for item in &read.0 {
+        match item {
+            Item::Event(class, cycles, fold) => {
+                *t.counts.entry(*class).or_default() += 1;
+                t.checksum = t.checksum.wrapping_add(*fold);
+                t.max_cycles = t.max_cycles.max(*cycles);
+            }
+            other => runs.push((std::mem::take(&mut t), Some(other.clone()))),
+        }
+    }
+    runs.push((t, None));
+    (runs, read.1.clone(), read.2)
+}
+
+/// A sink that lends counters for its stream's class ([`ScanSink::counts`]), as
+/// `tracekit count` does; events of other classes and those read by `next` come through
+/// [`ScanSink::event`].
+#[derive(Default)]
+struct Counting {
+    sc: Option<usize>,
+    row: Vec<u64>,
+    t: Tally,
+}
+
+impl Counting {
+    /// The tally since the last call.
+    fn take(&mut self) -> Tally {
+        let sc = self.sc.unwrap_or(0);
+        for (ec, n) in self.row.iter_mut().enumerate() {
+            if *n > 0 {
+                *self.t.counts.entry((sc, ec)).or_default() += std::mem::take(n);
+            }
+        }
+        std::mem::take(&mut self.t)
+    }
+}
+
+impl ScanSink for Counting {
+    fn event(&mut self, class: (usize, usize), cycles: u64, fold: u64) {
+        *self.t.counts.entry(class).or_default() += 1;
+        self.t.checksum = self.t.checksum.wrapping_add(fold);
+        self.t.max_cycles = self.t.max_cycles.max(cycles);
+    }
+
+    fn counts(&mut self, sc: usize, classes: usize) -> Option<ScanCounts<'_>> {
+        if *self.sc.get_or_insert(sc) != sc {
+            return None;
+        }
+        if self.row.len() < classes {
+            self.row.resize(classes, 0);
+        }
+        Some(ScanCounts {
+            counts: &mut self.row,
+            checksum: &mut self.t.checksum,
+            max_cycles: &mut self.t.max_cycles,
+        })
+    }
+}
+
+fn by_counting_scan(mut r: StreamReader) -> Counted {
+    let (mut sink, mut runs) = (Counting::default(), Vec::new());
+    while let Some(m) = r.scan(&mut sink) {
+        let item = match m {
+            Ok(Message::Event) => panic!("scan yielded an event message"),
+            Ok(m) => Item::Msg(m),
+            Err(e) => Item::Err(e.to_string()),
+        };
+        runs.push((sink.take(), Some(item)));
+        assert!(runs.len() < 10_000_000, "reader does not end");
+    }
+    runs.push((sink.take(), None));
+    (runs, r.warnings.clone(), r.events_read)
+}
+
+/// Reads every stream of `trace` event by event, by a scan and by a counting scan, and
+/// compares; returns the events read.
 fn compare(trace: &Arc<Trace>) -> usize {
     let mut events = 0;
-    for (a, b) in trace.readers().into_iter().zip(trace.readers()) {
-        let (a, b) = (by_next(a), by_scan(b));
-        assert_same(&a, &b, &trace.path.display().to_string());
+    for r in trace.readers() {
+        let i = r.stream_index();
+        let reader = || {
+            let mut all = trace.readers();
+            all.swap_remove(all.iter().position(|r| r.stream_index() == i).unwrap())
+        };
+        let (a, b, c) = (by_next(r), by_scan(reader()), by_counting_scan(reader()));
+        let what = trace.path.display().to_string();
+        assert_same(&a, &b, &what);
+        assert_eq!(counted(&a), c, "{what}: counting scan");
         events += a.0.iter().filter(|i| matches!(i, Item::Event(..))).count();
     }
     events
@@ -191,7 +290,9 @@ fn in_memory() -> Arc<Trace> {
 
 fn compare_bytes(trace: &Arc<Trace>, bytes: Vec<u8>) -> Result<(), TestCaseError> {
     let a = by_next(StreamReader::from_bytes(trace.clone(), 0, bytes.clone()));
-    let b = by_scan(StreamReader::from_bytes(trace.clone(), 0, bytes));
+    let b = by_scan(StreamReader::from_bytes(trace.clone(), 0, bytes.clone()));
+    let c = by_counting_scan(StreamReader::from_bytes(trace.clone(), 0, bytes));
+    prop_assert_eq!(counted(&a), c);
     prop_assert_eq!(a, b);
     Ok(())
 }
@@ -254,5 +355,48 @@ proptest! {
             bytes.truncate(cut.index(bytes.len()));
         }
         compare_bytes(&in_memory(), bytes)?;
+    }
+}
+
+/// A small generated kernel trace (compact headers, payloads of fixed integers aligned on
+/// bytes: the classes whose bodies a counting scan folds class by class) and the bytes of
+/// its first stream.
+fn generated_stream() -> &'static (Arc<Trace>, Vec<u8>) {
+    static TRACE: std::sync::OnceLock<(Arc<Trace>, Vec<u8>)> = std::sync::OnceLock::new();
+    TRACE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let params = KernelMixParams {
+            events: 3_000,
+            cpus: 1,
+            ..Default::default()
+        };
+        let trace_dir = dir.path().join("kernel");
+        generate(&trace_dir, &params).unwrap();
+        let trace = Arc::new(Trace::open(&trace_dir).unwrap());
+        let bytes = std::fs::read(&trace.streams[0].files[0]).unwrap();
+        (trace, bytes)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A generated kernel stream damaged: bytes overwritten (ids, timestamps, sizes), or
+    /// cut short.
+    #[test]
+    fn damaged_kernel_streams_scan_as_next(
+        damage in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in proptest::option::weighted(0.3, any::<prop::sample::Index>()),
+    ) {
+        let (trace, bytes) = generated_stream();
+        let mut bytes = bytes.clone();
+        for (at, b) in damage {
+            let i = at.index(bytes.len());
+            bytes[i] = b;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        compare_bytes(trace, bytes)?;
     }
 }

@@ -103,6 +103,23 @@ impl ctf::ScanSink for Tally<'_> {
             self.ticks = 0;
         }
     }
+
+    fn counts(&mut self, sc: usize, classes: usize) -> Option<ctf::ScanCounts<'_>> {
+        if self.sc == usize::MAX {
+            self.sc = sc;
+        }
+        if sc != self.sc {
+            return None;
+        }
+        if self.row.len() < classes {
+            self.row.resize(classes, 0);
+        }
+        Some(ctf::ScanCounts {
+            counts: &mut self.row,
+            checksum: &mut self.checksum,
+            max_cycles: &mut self.max_cycles,
+        })
+    }
 }
 
 impl Tally<'_> {

@@ -6,7 +6,9 @@
 //! that keeps its state in locals and folds each body straight from the header's end; the
 //! moment anything is unusual (a packet boundary, a class without a fixed body, data too
 //! short, a first timestamp regression, an error) it leaves the event to `next`, which
-//! therefore still decides every message, warning and error.
+//! therefore still decides every message, warning and error. A sink that only counts
+//! events per class ([`ScanSink::counts`]) lends its counters: the scan then reads headers
+//! in order and folds bodies class by class ([`Packet::run_grouped`]).
 
 use super::{Message, StreamReader};
 use crate::decode::Decoder;
@@ -27,6 +29,24 @@ pub trait ScanSink {
     /// A run of events ended (at a packet's end or before an event read the general way):
     /// a place for work not worth doing per event.
     fn pause(&mut self) {}
+
+    /// The counters of stream class `sc` (`counts` at least `classes` long, indexed by class
+    /// position), when this sink does with each event exactly what a counting sink's
+    /// [`Self::event`] does: `counts[class.1] += 1`, `checksum += fold` (wrapping),
+    /// `max_cycles = max(max_cycles, cycles)`. The scan then updates them itself, in an
+    /// order of its choosing, instead of calling [`Self::event`]. None (the default) for
+    /// any other sink.
+    fn counts(&mut self, _sc: usize, _classes: usize) -> Option<ScanCounts<'_>> {
+        None
+    }
+}
+
+/// What [`ScanSink::counts`] lends the scan.
+#[derive(Debug)]
+pub struct ScanCounts<'a> {
+    pub counts: &'a mut [u64],
+    pub checksum: &'a mut u64,
+    pub max_cycles: &'a mut u64,
 }
 
 impl StreamReader {
@@ -85,33 +105,40 @@ impl StreamReader {
         let none_id = table.default_id;
         let dec = &mut self.dec;
         let at = (self.pos, dec.clock, last);
+        let mut runner = Runner {
+            packet: &p,
+            dec,
+            sink,
+            groups: &mut self.groups,
+        };
         // One loop per way of decoding the header, so that the choice is not made per event.
         let r = match (header.lttng(), header.tag_cases()) {
-            (Some(LttngHeader::Compact), _) => p.run(dec, sink, at, |d, pos, clock| {
+            (Some(LttngHeader::Compact), _) => runner.run(at, |d, pos, clock| {
                 match LttngHeader::decode::<false>(d, pos, clock) {
                     Some(h) => Some(h),
                     None => header.decode_id(d, pos, clock, none_id),
                 }
             }),
-            (Some(LttngHeader::Large), _) => p.run(dec, sink, at, |d, pos, clock| {
+            (Some(LttngHeader::Large), _) => runner.run(at, |d, pos, clock| {
                 match LttngHeader::decode::<true>(d, pos, clock) {
                     Some(h) => Some(h),
                     None => header.decode_id(d, pos, clock, none_id),
                 }
             }),
-            (None, Some(cases)) => p.run(dec, sink, at, |d, pos, clock| {
+            (None, Some(cases)) => runner.run(at, |d, pos, clock| {
                 match cases.decode_id(d, pos, clock, none_id) {
                     Some(h) => Some(h),
                     None => header.decode_id(d, pos, clock, none_id),
                 }
             }),
-            (None, None) => p.run(dec, sink, at, |d, pos, clock| {
-                header.decode_id(d, pos, clock, none_id)
-            }),
+            (None, None) => {
+                runner.run(at, |d, pos, clock| header.decode_id(d, pos, clock, none_id))
+            }
         };
         let Some((pos, last, start, n)) = r else {
             return;
         };
+        let sink = runner.sink;
         sink.ran(n);
         sink.pause();
         // The reader's state as `next` would have left it after the last of these events.
@@ -132,6 +159,41 @@ impl StreamReader {
         self.ev_slots.clear();
         self.ev_at = [None; 4];
         self.lazy_header.take();
+    }
+}
+
+/// Per class id, the header ends of the events of one packet whose bodies a counting scan
+/// folds class by class ([`Packet::run_grouped`]), and the ids that have any.
+#[derive(Debug, Default)]
+pub(crate) struct Groups {
+    by_id: Vec<Vec<u64>>,
+    touched: Vec<usize>,
+}
+
+/// Runs the scan of a packet the sink's way: grouped for a counting sink, event by event
+/// otherwise.
+struct Runner<'r, 'a, S> {
+    packet: &'r Packet<'a>,
+    dec: &'r mut Decoder,
+    sink: &'r mut S,
+    groups: &'r mut Groups,
+}
+
+impl<S: ScanSink> Runner<'_, '_, S> {
+    #[inline(always)]
+    fn run(
+        &mut self,
+        at: (u64, u64, u64),
+        decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
+    ) -> Option<(u64, u64, u64, u64)> {
+        let p = self.packet;
+        match self.sink.counts(p.sc_idx, p.sl.events.len()) {
+            Some(c) if p.check_regression => {
+                p.run_grouped::<true>(self.dec, c, self.groups, at, decode)
+            }
+            Some(c) => p.run_grouped::<false>(self.dec, c, self.groups, at, decode),
+            None => p.run(self.dec, self.sink, at, decode),
+        }
     }
 }
 
@@ -191,6 +253,100 @@ impl Packet<'_> {
             pos = after;
             n += 1;
         }
+        (n > 0).then_some((pos, clock, start, n))
+    }
+
+    /// [`Self::run`] for a counting sink. The events are read in order, but for those of
+    /// [`ScanShape::One`] classes aligned on at most a byte (most of LTTng's) only the
+    /// header: one table load gives the body's size, so that each event's start waits on
+    /// two loads (its header, its size), not on a walk through its class. Their bodies are
+    /// then folded class by class, each class's loop running the same way many times
+    /// instead of branching on the class of every event. The fold is a wrapping sum: its
+    /// order does not matter. `CHECK`: whether a first clock regression stops the loop
+    /// ([`Self::check_regression`]); the clock then never goes back, and its largest value
+    /// is the last event's.
+    #[inline(always)]
+    fn run_grouped<const CHECK: bool>(
+        &self,
+        dec: &mut Decoder,
+        c: ScanCounts,
+        groups: &mut Groups,
+        (mut pos, mut clock, mut last): (u64, u64, u64),
+        decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
+    ) -> Option<(u64, u64, u64, u64)> {
+        let table = self.table;
+        let counts = c.counts.get_mut(..self.sl.events.len())?;
+        if !CHECK {
+            last = 0;
+        }
+        let (mut start, mut n, mut sum, mut max) = (pos, 0u64, 0u64, *c.max_cycles);
+        if groups.by_id.len() < table.ids() {
+            groups.by_id.resize_with(table.ids(), Vec::new);
+        }
+        while pos < self.content_bits {
+            let Some((id, now, h_end)) = decode(self.content, pos, clock) else {
+                break;
+            };
+            let size = table.one_size(id);
+            let after = if size != u64::MAX && h_end.is_multiple_of(8) {
+                let after = h_end + size;
+                if after > self.content_bits || now < last {
+                    break;
+                }
+                // `one_size` knows the id: it is below the table's length.
+                let group = &mut groups.by_id[id as usize];
+                if group.is_empty() {
+                    groups.touched.push(id as usize);
+                }
+                group.push(h_end);
+                after
+            } else {
+                let Some(class) = table.class(id) else {
+                    break;
+                };
+                let folded = class.one.fold(self.packet, h_end);
+                let Some((fold, after)) = folded.or_else(|| self.fold_other(class, dec, h_end))
+                else {
+                    break;
+                };
+                if after > self.content_bits || now < last {
+                    break;
+                }
+                sum = sum.wrapping_add(fold);
+                counts[class.ev_idx] += 1;
+                after
+            };
+            if !CHECK {
+                max = max.max(now);
+            }
+            start = pos;
+            if CHECK {
+                last = now;
+            }
+            clock = now;
+            pos = after;
+            n += 1;
+        }
+        if CHECK && n > 0 {
+            max = max.max(clock);
+        }
+        for id in groups.touched.drain(..) {
+            let group = &mut groups.by_id[id];
+            if let Some(class) = table.class(id as u64) {
+                counts[class.ev_idx] += group.len() as u64;
+                for &h_end in group.iter() {
+                    // A body of one fixed scope always folds, the general way near the end.
+                    let fold = class
+                        .one
+                        .fold(self.packet, h_end)
+                        .or_else(|| self.fold_other(class, dec, h_end));
+                    sum = sum.wrapping_add(fold.map_or(0, |f| f.0));
+                }
+            }
+            group.clear();
+        }
+        *c.checksum = c.checksum.wrapping_add(sum);
+        *c.max_cycles = max;
         (n > 0).then_some((pos, clock, start, n))
     }
 
