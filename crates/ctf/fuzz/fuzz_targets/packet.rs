@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use ctf::{Message, ScanSink, StreamReader, Trace};
+use ctf::{Message, ScanCounts, ScanSink, StreamReader, Trace};
 use libfuzzer_sys::fuzz_target;
 
 const METADATA: &str = include_str!("../../tests/common/kernel.tsdl");
@@ -28,6 +28,37 @@ impl ScanSink for Collect {
     }
 }
 
+/// A sink that lends its counters, as `tracekit count` does: per class counts, the
+/// wrapping sum of folds, the largest clock value.
+#[derive(Default)]
+struct Counting {
+    row: Vec<u64>,
+    checksum: u64,
+    max_cycles: u64,
+}
+
+impl ScanSink for Counting {
+    fn event(&mut self, (_, ev): (usize, usize), cycles: u64, fold: u64) {
+        if self.row.len() <= ev {
+            self.row.resize(ev + 1, 0);
+        }
+        self.row[ev] += 1;
+        self.checksum = self.checksum.wrapping_add(fold);
+        self.max_cycles = self.max_cycles.max(cycles);
+    }
+
+    fn counts(&mut self, _sc: usize, classes: usize) -> Option<ScanCounts<'_>> {
+        if self.row.len() < classes {
+            self.row.resize(classes, 0);
+        }
+        Some(ScanCounts {
+            counts: &mut self.row,
+            checksum: &mut self.checksum,
+            max_cycles: &mut self.max_cycles,
+        })
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     // `scan` must yield what `next` and `fold_fields` do.
     let mut by_next = Vec::new();
@@ -36,7 +67,12 @@ fuzz_target!(|data: &[u8]| {
         by_next.push(match m {
             Ok(Message::Event) => {
                 let ev = r.event();
-                format!("{:?} {} {}", ev.class_index(), ev.cycles(), ev.fold_fields())
+                format!(
+                    "{:?} {} {}",
+                    ev.class_index(),
+                    ev.cycles(),
+                    ev.fold_fields()
+                )
             }
             other => format!("{other:?}"),
         });
@@ -48,6 +84,26 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(by_next, by_scan.0);
     assert_eq!(r.warnings, s.warnings);
+
+    // A counting scan must count what `next` reads (one stream class here).
+    let mut expected = Counting::default();
+    let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    while let Some(m) = r.next() {
+        if let Ok(Message::Event) = m {
+            let ev = r.event();
+            expected.event(ev.class_index(), ev.cycles(), ev.fold_fields());
+        }
+    }
+    let mut counting = Counting::default();
+    let mut c = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    while c.scan(&mut counting).is_some() {}
+    let n = expected.row.len().max(counting.row.len());
+    expected.row.resize(n, 0);
+    counting.row.resize(n, 0);
+    assert_eq!(expected.row, counting.row);
+    assert_eq!(expected.checksum, counting.checksum);
+    assert_eq!(expected.max_cycles, counting.max_cycles);
+    assert_eq!(r.warnings, c.warnings);
 
     let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
     // Each `next` consumes at least one packet or event of at least one byte, or ends the
