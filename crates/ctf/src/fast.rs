@@ -1053,6 +1053,68 @@ impl OneBody {
         }
         Some((acc, base + self.size_bits))
     }
+
+    /// The sum of [`Self::fold`]'s folds of the scopes placed after each bit of `ats`;
+    /// `other` folds those it does not. For the usual numbers of integers the loop over
+    /// them is unrolled, their reads held for all the scopes.
+    pub(crate) fn fold_each(&self, data: &[u8], ats: &[u64], other: impl FnMut(u64) -> u64) -> u64 {
+        match self.ints.len() {
+            1 => self.fold_n::<1>(data, ats, other),
+            2 => self.fold_n::<2>(data, ats, other),
+            3 => self.fold_n::<3>(data, ats, other),
+            4 => self.fold_n::<4>(data, ats, other),
+            5 => self.fold_n::<5>(data, ats, other),
+            6 => self.fold_n::<6>(data, ats, other),
+            7 => self.fold_n::<7>(data, ats, other),
+            8 => self.fold_n::<8>(data, ats, other),
+            _ => self.fold_n::<0>(data, ats, other),
+        }
+    }
+
+    /// [`Self::fold_each`] for bodies of `N` integers (0: any number).
+    #[inline(always)]
+    fn fold_n<const N: usize>(
+        &self,
+        data: &[u8],
+        ats: &[u64],
+        mut other: impl FnMut(u64) -> u64,
+    ) -> u64 {
+        let fixed: Option<[IntWord; N]> = self.ints.get(..N).and_then(|w| w.try_into().ok());
+        let mut acc = 0u64;
+        for &at in ats {
+            let base = (at + self.align_add) & self.align_keep;
+            let start = (base / 8) as usize;
+            let win = data.get(start..).and_then(|d| d.first_chunk::<WINDOW>());
+            let Some(win) = win.filter(|_| base.is_multiple_of(8)) else {
+                acc = acc.wrapping_add(other(at));
+                continue;
+            };
+            let read = |w: &IntWord| {
+                let at = usize::from(w.byte);
+                let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
+                w.value(u64::from_le_bytes(b))
+            };
+            match &fixed {
+                Some(ws) if N > 0 => {
+                    for w in ws {
+                        acc = acc.wrapping_add(read(w));
+                    }
+                }
+                _ => {
+                    for w in self.ints.iter() {
+                        acc = acc.wrapping_add(read(w));
+                    }
+                }
+            }
+            if self.more {
+                for (byte, len) in self.texts.iter() {
+                    acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
+                }
+                acc = acc.wrapping_add(fold_words(&self.words, data, start, |_| 0));
+            }
+        }
+        acc
+    }
 }
 
 /// How [`crate::StreamReader::scan`] folds a body.

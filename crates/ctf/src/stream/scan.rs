@@ -334,14 +334,11 @@ impl Packet<'_> {
             let group = &mut groups.by_id[id];
             if let Some(class) = table.class(id as u64) {
                 counts[class.ev_idx] += group.len() as u64;
-                for &h_end in group.iter() {
-                    // A body of one fixed scope always folds, the general way near the end.
-                    let fold = class
-                        .one
-                        .fold(self.packet, h_end)
-                        .or_else(|| self.fold_other(class, dec, h_end));
-                    sum = sum.wrapping_add(fold.map_or(0, |f| f.0));
-                }
+                // A body of one fixed scope always folds, the general way near the end.
+                let fold = class.one.fold_each(self.packet, group, |at| {
+                    self.fold_other(class, dec, at).map_or(0, |f| f.0)
+                });
+                sum = sum.wrapping_add(fold);
             }
             group.clear();
         }
