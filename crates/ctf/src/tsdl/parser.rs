@@ -358,7 +358,9 @@ impl<'a> Parser<'a> {
 
     /// Parses the whole metadata into top-level blocks.
     pub fn parse_all(&mut self) -> R<Vec<Block<'a>>> {
-        let mut blocks = Vec::new();
+        // LTTng event blocks take 40 to 100 tokens: room for the blocks of a large metadata
+        // without regrowing (and copying) the list a dozen times.
+        let mut blocks = Vec::with_capacity(self.toks.len() / 64);
         while self.pos < self.toks.len() {
             if self.eat_punct(P::Semi) {
                 continue;
