@@ -249,6 +249,9 @@ impl<'a> Spans<'a> {
 }
 
 /// Splits TSDL text into tokens, dropping whitespace and comments.
+// Kept out of `tsdl::parse`: inlined there, its loop shares registers with the parser's code
+// and runs slower (callgrind: 11.98 M against 11.90 M instructions for a 311 KB metadata).
+#[inline(never)]
 pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
     let b = text.as_bytes();
     // Typical metadata has a token every 4 to 5 bytes: one allocation instead of a dozen
@@ -266,6 +269,10 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
             NEWLINE => {
                 line += 1;
                 i += 1;
+                // Indentation, read here rather than through the dispatch.
+                while let Some(b' ' | b'\t') = b.get(i) {
+                    i += 1;
+                }
                 continue;
             }
             IDENT => {
