@@ -16,8 +16,8 @@ use crate::ir::TraceClass;
 
 /// Parses depacketized TSDL text into a resolved trace class.
 pub fn parse(text: &str) -> Result<TraceClass, MetadataError> {
-    let toks = lexer::tokenize(text)?;
-    let mut p = parser::Parser::new(toks);
+    let lexed = lexer::tokenize(text)?;
+    let mut p = parser::Parser::new(lexed);
     let blocks = p.parse_all()?;
     resolve::build(blocks)
 }

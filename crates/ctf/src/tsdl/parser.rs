@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::lexer::{unescape, Tok, Token, P};
+use super::lexer::{unescape, Lexed, Span, Tok, Token, P};
 use crate::error::MetadataError;
 use crate::ir::{ByteOrder, DisplayBase, Encoding, EnumMapping, IntRange};
 use rustc_hash::FxBuildHasher;
@@ -150,6 +150,12 @@ struct ScopeMap<'a> {
 pub(crate) struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
+    /// The lexer's repeated braced spans, and the first not yet passed.
+    spans: Vec<Span>,
+    next_span: usize,
+    /// Per span id, the integer its text makes as an attribute list, the line of its `map`
+    /// counted from the `{`: a span read again as an integer is not parsed again.
+    int_memo: Vec<Option<IntT>>,
     scopes: Vec<ScopeMap<'a>>,
     depth: u32,
     budget: usize,
@@ -170,10 +176,13 @@ fn join_words<'a>(words: &[&'a str]) -> Cow<'a, str> {
 }
 
 impl<'a> Parser<'a> {
-    pub fn new(toks: Vec<Token<'a>>) -> Self {
+    pub fn new(lexed: Lexed<'a>) -> Self {
         Parser {
-            toks,
+            toks: lexed.toks,
             pos: 0,
+            spans: lexed.spans,
+            next_span: 0,
+            int_memo: Vec::new(),
             scopes: vec![ScopeMap::default()],
             depth: 0,
             budget: MAX_BUDGET,
@@ -349,7 +358,9 @@ impl<'a> Parser<'a> {
 
     /// Parses the whole metadata into top-level blocks.
     pub fn parse_all(&mut self) -> R<Vec<Block<'a>>> {
-        let mut blocks = Vec::new();
+        // LTTng event blocks take 40 to 100 tokens: room for the blocks of a large metadata
+        // without regrowing (and copying) the list a dozen times.
+        let mut blocks = Vec::with_capacity(self.toks.len() / 64);
         while self.pos < self.toks.len() {
             if self.eat_punct(P::Semi) {
                 continue;
@@ -945,8 +956,50 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// An integer's attribute list after `{`.
+    /// The span opened by the `{` token at `at`, if the lexer found one there. The cursor only
+    /// moves forward: so does the parser.
+    fn span_at(&mut self, at: usize) -> Option<Span> {
+        while let Some(s) = self.spans.get(self.next_span) {
+            if s.at >= at {
+                return (s.at == at).then_some(*s);
+            }
+            self.next_span += 1;
+        }
+        None
+    }
+
+    /// An integer's attribute list after `{`, reused when the same text was read before.
     fn integer(&mut self) -> R<IntT> {
+        let lbrace = self.pos - 1;
+        let Some(span) = self.span_at(lbrace) else {
+            return self.integer_attrs();
+        };
+        let line = self.toks[lbrace].line;
+        if let Some(Some(known)) = self.int_memo.get(span.id as usize) {
+            let mut t = known.clone();
+            if let Some((_, l)) = &mut t.map {
+                *l += line;
+            }
+            self.pos = lbrace + span.len;
+            return Ok(t);
+        }
+        let t = self.integer_attrs()?;
+        // The list ends at the first `}`, the span's: the whole span was read.
+        if self.pos == lbrace + span.len {
+            let id = span.id as usize;
+            if self.int_memo.len() <= id {
+                self.int_memo.resize(id + 1, None);
+            }
+            let mut known = t.clone();
+            if let Some((_, l)) = &mut known.map {
+                *l -= line;
+            }
+            self.int_memo[id] = Some(known);
+        }
+        Ok(t)
+    }
+
+    fn integer_attrs(&mut self) -> R<IntT> {
         let mut size = None;
         let mut align = None;
         let mut t = IntT {

@@ -2,7 +2,9 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rustc_hash::FxBuildHasher;
 
 use super::parser::{bool_val, byte_order, uint_val, Block, Entry, StructT, Val, T};
 use crate::error::MetadataError;
@@ -419,7 +421,9 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
     // Per clock: `absolute` was not given.
     let mut implicit_absolute: Vec<bool> = Vec::new();
     let mut streams: Vec<StreamDecl> = Vec::new();
-    let mut events: Vec<EventDecl> = Vec::new();
+    // Most blocks of a large metadata are events: one allocation, no regrowth copies.
+    let mut events: Vec<EventDecl> =
+        Vec::with_capacity(blocks.iter().filter(|b| b.kind == "event").count());
 
     for b in blocks {
         match b.kind {
@@ -642,6 +646,17 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
         out_streams.insert(id, sc);
     }
 
+    // Event classes with their stream class's position, in text order: each stream's map is
+    // then built at once from its sorted list (inserting thousands of large classes one by one
+    // moves them around).
+    let mut converted: Vec<(usize, u64, EventClass)> = Vec::with_capacity(events.len());
+    let stream_pos: HashMap<u64, usize, FxBuildHasher> = out_streams
+        .keys()
+        .enumerate()
+        .map(|(i, id)| (*id, i))
+        .collect();
+    let mut event_ids: HashSet<(u64, u64), FxBuildHasher> =
+        HashSet::with_capacity_and_hasher(events.len(), FxBuildHasher);
     for ev in &events {
         let sid = match ev.stream_id {
             Some(sid) => sid,
@@ -680,19 +695,20 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
             Some(r) => Some(conv.convert_root(r)?),
             None => None,
         };
-        let Some(sc) = out_streams.get_mut(&sid) else {
+        let Some(&si) = stream_pos.get(&sid) else {
             return Err(err(
                 ev.line,
                 format!("event refers to unknown stream class {sid}"),
             ));
         };
-        if sc.events.contains_key(&id) {
+        if !event_ids.insert((sid, id)) {
             return Err(err(
                 ev.line,
                 format!("duplicate event class id {id} in stream class {sid}"),
             ));
         }
-        sc.events.insert(
+        converted.push((
+            si,
             id,
             EventClass {
                 id,
@@ -702,7 +718,14 @@ pub(crate) fn build(blocks: Vec<Block<'_>>) -> R<TraceClass> {
                 context,
                 payload,
             },
-        );
+        ));
+    }
+    converted.sort_by_key(|e| e.0);
+    let mut converted = converted.into_iter().peekable();
+    for (si, sc) in out_streams.values_mut().enumerate() {
+        sc.events = std::iter::from_fn(|| converted.next_if(|e| e.0 == si))
+            .map(|(_, id, ec)| (id, ec))
+            .collect();
     }
 
     // Roles.

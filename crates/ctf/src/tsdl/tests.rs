@@ -659,6 +659,36 @@ fn syntax_errors_report_lines() {
     }
 }
 
+/// Integer attribute lists read again (the lexer copies their tokens, the parser reuses the
+/// integer) keep their own lines, and a copy's failure is reported where it is.
+#[test]
+fn repeated_integer_lists_keep_their_lines() {
+    let list = "integer { size = 8; /* a\n b */ align = 8;\n map = clock.d.value; }";
+    // The alias is never used: the only unknown-clock error is the field's, on line 8.
+    let text =
+        format!("clock {{ name = c; }};\ntypealias {list} := unused_t;\nevent {{ fields := struct {{\n{list} t; }}; }};");
+    let e = parse(&text).unwrap_err();
+    assert_eq!(e.line, Some(8), "{e}");
+    assert!(e.message.contains("unknown clock `d`"), "{e}");
+    // A copied list followed by a syntax error: the lines after the copy count its newlines.
+    let text = format!(
+        "clock {{ name = d; }};\ntypealias {list} := a_t;\nevent {{ fields := struct {{\n{list} t;\n@ }}; }};"
+    );
+    assert_eq!(parse(&text).unwrap_err().line, Some(9));
+    // The same list where an integer cannot be: the copy is parsed as what it is.
+    let text = format!("typealias {list} := int;\nenum {list};");
+    let e = parse(&text).unwrap_err();
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("found `;`"), "{e}");
+    // Repeated lists give equal integers, each with its own map line.
+    let ok = format!(
+        "clock {{ name = d; }};\nevent {{ fields := struct {{\n{list} a;\n{list} b; }}; }};"
+    );
+    let class = parse(&ok).unwrap();
+    let payload = class.streams[&0].events[&0].payload.as_ref().unwrap();
+    assert_eq!(payload.fields[0].ty, payload.fields[1].ty);
+}
+
 #[test]
 fn deep_nesting_is_an_error_not_a_crash() {
     let mut text = String::from("event { fields := ");
