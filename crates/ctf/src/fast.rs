@@ -796,6 +796,15 @@ struct IntWord {
 const WINDOW: usize = 255 + 8;
 
 impl IntWord {
+    /// The 8 bytes from `byte` of a window, little-endian (in the window whatever the byte:
+    /// no bounds check).
+    #[inline(always)]
+    fn word_in(&self, win: &[u8; WINDOW]) -> u64 {
+        let at = usize::from(self.byte);
+        let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
+        u64::from_le_bytes(b)
+    }
+
     /// The integer cut out of `word` (the 8 bytes from `byte`, in the field's byte order).
     #[inline(always)]
     fn value(&self, word: u64) -> u64 {
@@ -1025,31 +1034,43 @@ impl OneBody {
         ((at + self.align_add) & self.align_keep) + self.size_bits
     }
 
+    /// Where the scope placed after bit `at` starts (bit and byte), and the [`WINDOW`]
+    /// bytes of `data` from there; None when it does not start on a byte or fewer than
+    /// [`WINDOW`] bytes are left.
+    #[inline(always)]
+    fn window<'d>(&self, data: &'d [u8], at: u64) -> Option<(u64, usize, &'d [u8; WINDOW])> {
+        let base = (at + self.align_add) & self.align_keep;
+        if !base.is_multiple_of(8) {
+            return None;
+        }
+        let start = (base / 8) as usize;
+        Some((base, start, data.get(start..)?.first_chunk::<WINDOW>()?))
+    }
+
+    /// The fold of the scope's texts and big-endian integers, the scope at byte `start`.
+    #[inline(always)]
+    fn fold_more(&self, data: &[u8], start: usize) -> u64 {
+        let mut acc = 0u64;
+        for (byte, len) in self.texts.iter() {
+            acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
+        }
+        // No plan reads in these bodies.
+        acc.wrapping_add(fold_words(&self.words, data, start, |_| 0))
+    }
+
     /// Folds the scope placed after bit `at` of `data` as [`FixedBody::fold_scope`] does,
     /// and gives the position after it; None when it does not start on a byte or when
     /// fewer than [`WINDOW`] bytes are left from there (and for the classes of other
     /// shapes).
     #[inline(always)]
     pub(crate) fn fold(&self, data: &[u8], at: u64) -> Option<(u64, u64)> {
-        let base = (at + self.align_add) & self.align_keep;
-        if !base.is_multiple_of(8) {
-            return None;
-        }
-        let start = (base / 8) as usize;
-        let win = data.get(start..)?.first_chunk::<WINDOW>()?;
+        let (base, start, win) = self.window(data, at)?;
         let mut acc = 0u64;
         for w in self.ints.iter() {
-            // In the window whatever the byte offset: no bounds check.
-            let at = usize::from(w.byte);
-            let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
-            acc = acc.wrapping_add(w.value(u64::from_le_bytes(b)));
+            acc = acc.wrapping_add(w.value(w.word_in(win)));
         }
         if self.more {
-            for (byte, len) in self.texts.iter() {
-                acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
-            }
-            // No plan reads in these bodies.
-            acc = acc.wrapping_add(fold_words(&self.words, data, start, |_| 0));
+            acc = acc.wrapping_add(self.fold_more(data, start));
         }
         Some((acc, base + self.size_bits))
     }
@@ -1082,35 +1103,24 @@ impl OneBody {
         let fixed: Option<[IntWord; N]> = self.ints.get(..N).and_then(|w| w.try_into().ok());
         let mut acc = 0u64;
         for &at in ats {
-            let base = (at + self.align_add) & self.align_keep;
-            let start = (base / 8) as usize;
-            let win = data.get(start..).and_then(|d| d.first_chunk::<WINDOW>());
-            let Some(win) = win.filter(|_| base.is_multiple_of(8)) else {
+            let Some((_, start, win)) = self.window(data, at) else {
                 acc = acc.wrapping_add(other(at));
                 continue;
-            };
-            let read = |w: &IntWord| {
-                let at = usize::from(w.byte);
-                let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
-                w.value(u64::from_le_bytes(b))
             };
             match &fixed {
                 Some(ws) if N > 0 => {
                     for w in ws {
-                        acc = acc.wrapping_add(read(w));
+                        acc = acc.wrapping_add(w.value(w.word_in(win)));
                     }
                 }
                 _ => {
                     for w in self.ints.iter() {
-                        acc = acc.wrapping_add(read(w));
+                        acc = acc.wrapping_add(w.value(w.word_in(win)));
                     }
                 }
             }
             if self.more {
-                for (byte, len) in self.texts.iter() {
-                    acc = acc.wrapping_add((start + *byte as usize) as u64 ^ *len as u64);
-                }
-                acc = acc.wrapping_add(fold_words(&self.words, data, start, |_| 0));
+                acc = acc.wrapping_add(self.fold_more(data, start));
             }
         }
         acc
@@ -1705,16 +1715,11 @@ impl RunReads {
         let mut acc = 0u64;
         let rest = data.get(start..)?;
         if let Some(win) = rest.first_chunk::<WINDOW>() {
-            let load = |w: &IntWord| {
-                let at = usize::from(w.byte);
-                let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
-                u64::from_le_bytes(b)
-            };
             for w in self.le.iter() {
-                acc = acc.wrapping_add(w.value(load(w)));
+                acc = acc.wrapping_add(w.value(w.word_in(win)));
             }
             for w in self.be.iter() {
-                acc = acc.wrapping_add(w.value(load(w).swap_bytes()));
+                acc = acc.wrapping_add(w.value(w.word_in(win).swap_bytes()));
             }
         } else {
             let load = |w: &IntWord| -> Option<u64> {

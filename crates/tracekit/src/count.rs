@@ -105,10 +105,7 @@ impl ctf::ScanSink for Tally<'_> {
     }
 
     fn counts(&mut self, sc: usize, classes: usize) -> Option<ctf::ScanCounts<'_>> {
-        if self.sc == usize::MAX {
-            self.sc = sc;
-        }
-        if sc != self.sc {
+        if !self.is_own(sc) {
             return None;
         }
         if self.row.len() < classes {
@@ -123,12 +120,17 @@ impl ctf::ScanSink for Tally<'_> {
 }
 
 impl Tally<'_> {
-    #[cold]
-    fn grow(&mut self, sc: usize, ec: usize) {
+    /// Whether stream class `sc` is the one `row` counts: the first one seen.
+    fn is_own(&mut self, sc: usize) -> bool {
         if self.sc == usize::MAX {
             self.sc = sc;
         }
-        if sc == self.sc {
+        sc == self.sc
+    }
+
+    #[cold]
+    fn grow(&mut self, sc: usize, ec: usize) {
+        if self.is_own(sc) {
             bump(&mut self.row, ec);
             return;
         }

@@ -238,9 +238,7 @@ impl Packet<'_> {
             let Some(class) = table.class(id) else {
                 break;
             };
-            // Classes of other shapes have a body that never folds.
-            let one = class.one.fold(self.packet, h_end);
-            let Some((fold, after)) = one.or_else(|| self.fold_other(class, dec, h_end)) else {
+            let Some((fold, after)) = self.fold_body(class, dec, h_end) else {
                 break;
             };
             if after > self.content_bits || now < last {
@@ -288,6 +286,8 @@ impl Packet<'_> {
                 break;
             };
             let size = table.one_size(id);
+            // The end and clock checks are in both arms: one check after them, with a branch
+            // on what to record, measured 2.5 % slower on one core.
             let after = if size != u64::MAX && h_end.is_multiple_of(8) {
                 let after = h_end + size;
                 if after > self.content_bits || now < last {
@@ -304,9 +304,7 @@ impl Packet<'_> {
                 let Some(class) = table.class(id) else {
                     break;
                 };
-                let folded = class.one.fold(self.packet, h_end);
-                let Some((fold, after)) = folded.or_else(|| self.fold_other(class, dec, h_end))
-                else {
+                let Some((fold, after)) = self.fold_body(class, dec, h_end) else {
                     break;
                 };
                 if after > self.content_bits || now < last {
@@ -345,6 +343,15 @@ impl Packet<'_> {
         *c.checksum = c.checksum.wrapping_add(sum);
         *c.max_cycles = max;
         (n > 0).then_some((pos, clock, start, n))
+    }
+
+    /// Folds the body at bit `at` of `class`: by its [`ScanShape::One`] word loop where that
+    /// applies (classes of other shapes have a body that never folds), out of line
+    /// otherwise. None where the general path must read the event.
+    #[inline(always)]
+    fn fold_body(&self, class: &ScanClass, dec: &mut Decoder, at: u64) -> Option<(u64, u64)> {
+        let one = class.one.fold(self.packet, at);
+        one.or_else(|| self.fold_other(class, dec, at))
     }
 
     /// Folds the body at bit `at` of a class [`ScanShape::One`]'s word loop does not fold
