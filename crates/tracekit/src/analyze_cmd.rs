@@ -257,7 +257,7 @@ fn name_of(n: Name) -> String {
 fn emit(
     f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::output::stdout();
     match f(&mut out).and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
@@ -300,6 +300,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         procnames: a.procname.clone(),
         no_intersection: a.no_intersection,
         lttng_analyses_quirks: a.lttng_analyses_quirks,
+        exit_after: true,
         ..Default::default()
     };
     if a.sync {

@@ -164,7 +164,7 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         None
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::output::stdout();
     let config = Config {
         threshold,
         timeout,

@@ -6,6 +6,7 @@ mod critpath_cmd;
 mod demo;
 mod gen_cmd;
 mod latency_cmd;
+mod output;
 mod period_cmd;
 mod pipeline;
 mod plan;

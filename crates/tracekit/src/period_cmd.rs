@@ -94,7 +94,7 @@ pub fn run(
     if a.mi {
         return Ok(Ok(cmds.iter().flat_map(|c| res.tables(*c)).collect()));
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::output::stdout();
     let mut r = Ok(());
     for c in cmds {
         if headings {
