@@ -20,6 +20,144 @@ pub struct Slot {
     pub val: u64,
 }
 
+/// A step of decoding a structure without a fixed plan ([`Layout::pieces`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Piece {
+    Run(Run),
+    /// An array of fixed-size scalars read on access (a [`Node::stride`] and no role): one
+    /// slot, made here unless something is wrong with it ([`Decoder::decode`] says what).
+    /// The stride is the node's, read as it decodes: it is what readers of the slot go by.
+    Scalars {
+        node: NodeId,
+        align: u32,
+        elem_align: u32,
+        len: Len,
+    },
+    /// A member decoded on its own (strings, variants, nested structures…).
+    Member(NodeId),
+}
+
+/// Consecutive members that are fixed-size scalars at constant offsets from `align_up(pos,
+/// align)`: one bounds check and, from a byte, one word load each instead of a recursive call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run {
+    pub align: u32,
+    /// Its fields: `Layout::run_fields[first..first + count]`.
+    pub first: u32,
+    pub count: u32,
+    pub size_bits: u64,
+    /// Bytes from the start that the word loads and texts touch.
+    pub span: u64,
+}
+
+/// One member of a [`Run`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunField {
+    pub node: NodeId,
+    /// Bit offset from the run's start.
+    pub off: u64,
+    /// Byte offset of the word loaded (or of the text) from the run's start.
+    pub byte: u32,
+    pub how: FieldHow,
+    /// The integer is `((word << left) as i64 >> right) & keep`.
+    pub left: u8,
+    pub right: u8,
+    /// Integers: sign-extended (the register gets the value as signed).
+    pub signed: bool,
+    /// Register the integer is stored into (its only effect), or [`NO_REG`].
+    pub store: u16,
+    pub keep: u64,
+}
+
+/// How a [`RunField`] is read from a byte-aligned run start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FieldHow {
+    /// An integer (whose only effect may be a register store) in the little-endian word at
+    /// `byte`.
+    Little,
+    /// The same, big-endian.
+    Big,
+    /// A text of this many bytes at `byte`: its slot is its place.
+    Text(u32),
+    /// By [`Decoder::scalar_at`] (floats, bit arrays, clock and role fields, wide fields).
+    Scalar,
+}
+
+impl RunField {
+    /// How member `node` at bit `off` of a run is read.
+    pub(crate) fn new(n: &Node, node: NodeId, off: u64) -> RunField {
+        let mut f = RunField {
+            node,
+            off,
+            byte: 0,
+            how: FieldHow::Scalar,
+            left: 0,
+            right: 0,
+            signed: false,
+            store: NO_REG,
+            keep: 0,
+        };
+        let (Ok(byte), bit) = (u32::try_from(off / 8), (off % 8) as u32) else {
+            return f;
+        };
+        // A length or tag field is stored as it is read; the clock and roles are left to
+        // `scalar_at`.
+        if n.clock || n.role.is_some() {
+            return f;
+        }
+        match n.kind {
+            NodeKind::Int {
+                size,
+                signed,
+                little,
+                ..
+            } if bit + size <= 64 => {
+                // A whole byte reads the same in either byte order.
+                let little = little || (bit == 0 && size == 8);
+                f.byte = byte;
+                f.left = (if little { 64 - bit - size } else { bit }) as u8;
+                f.right = (64 - size) as u8;
+                f.keep = if signed {
+                    u64::MAX
+                } else {
+                    u64::MAX >> f.right
+                };
+                f.signed = signed;
+                f.store = n.store;
+                f.how = if little {
+                    FieldHow::Little
+                } else {
+                    FieldHow::Big
+                };
+            }
+            NodeKind::SizedString {
+                len: Len::Static(len),
+            } if bit == 0 && n.store == NO_REG => {
+                if let Ok(len) = u32::try_from(len) {
+                    f.byte = byte;
+                    f.how = FieldHow::Text(len);
+                }
+            }
+            _ => {}
+        }
+        f
+    }
+
+    /// Bytes from the run's start this field's fast read touches.
+    pub(crate) fn span(&self) -> u64 {
+        match self.how {
+            FieldHow::Little | FieldHow::Big => self.byte as u64 + 8,
+            FieldHow::Text(len) => self.byte as u64 + len as u64,
+            FieldHow::Scalar => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn value(&self, word: u64) -> u64 {
+        ((((word << self.left) as i64) >> self.right) as u64) & self.keep
+    }
+}
+
 /// A decoding failure at a bit position of the buffer being decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
@@ -132,24 +270,49 @@ impl Decoder {
                     aux: 0,
                     val: *count as u64,
                 });
-                let mut start = *first;
-                if let Some(pre) = &n.prefix {
-                    // Leading fixed-size scalars: one bounds check, no recursion.
-                    let base = *pos;
-                    if base.saturating_add(pre.size_bits) <= data.len() as u64 * 8 {
-                        let members = &layout.members[*first as usize..];
-                        for (m, off) in members.iter().zip(pre.offsets.iter()) {
-                            let child = &layout.nodes[m.node as usize];
-                            let slot = self.scalar_at(child, m.node, data, base + off);
-                            out.push(slot);
+                if n.plan.is_none() {
+                    let (first_piece, pieces) = n.pieces;
+                    let pieces = &layout.pieces[first_piece as usize..][..pieces as usize];
+                    for p in pieces {
+                        match p {
+                            Piece::Run(r) => self.run(layout, r, data, pos, out)?,
+                            Piece::Scalars {
+                                node,
+                                align,
+                                elem_align,
+                                len,
+                            } => {
+                                let stride = layout.nodes[*node as usize].stride;
+                                let at = align_up(*pos, *align);
+                                let count = match *len {
+                                    Len::Static(n) => Some(n),
+                                    Len::Reg(r) => u64::try_from(self.regs[r as usize]).ok(),
+                                };
+                                let start = align_up(at, *elem_align);
+                                let end = count
+                                    .filter(|&c| c <= MAX_ELEMENTS)
+                                    .map(|c| start.saturating_add(c * stride))
+                                    .filter(|&e| e <= data.len() as u64 * 8);
+                                match (count, end) {
+                                    (Some(c), Some(end)) if stride > 0 => {
+                                        out.push(Slot {
+                                            node: *node,
+                                            aux: c as u32,
+                                            val: start,
+                                        });
+                                        *pos = end;
+                                    }
+                                    _ => self.decode(layout, *node, data, pos, out)?,
+                                }
+                            }
+                            Piece::Member(child) => self.decode(layout, *child, data, pos, out)?,
                         }
-                        *pos = base + pre.size_bits;
-                        start += pre.offsets.len() as u32;
                     }
-                }
-                for m in start..*first + *count {
-                    let child = layout.members[m as usize].node;
-                    self.decode(layout, child, data, pos, out)?;
+                } else {
+                    for m in *first..*first + *count {
+                        let child = layout.members[m as usize].node;
+                        self.decode(layout, child, data, pos, out)?;
+                    }
                 }
                 out[at].aux = (out.len() - at - 1) as u32;
             }
@@ -247,6 +410,80 @@ impl Decoder {
                 out[at].aux = (out.len() - at - 1) as u32;
             }
         }
+        Ok(())
+    }
+
+    /// Decodes the members of run `r` from bit `*pos`, as member by member decoding would.
+    #[inline]
+    fn run(
+        &mut self,
+        layout: &Layout,
+        r: &Run,
+        data: &[u8],
+        pos: &mut u64,
+        out: &mut Vec<Slot>,
+    ) -> Result<(), DecodeError> {
+        let fields = &layout.run_fields[r.first as usize..][..r.count as usize];
+        let base = align_up(*pos, r.align);
+        if base.saturating_add(r.size_bits) > data.len() as u64 * 8 {
+            // Truncated: member by member, for the exact error and the effects before it.
+            for f in fields {
+                self.decode(layout, f.node, data, pos, out)?;
+            }
+            return Ok(());
+        }
+        let start = base / 8;
+        let window = usize::try_from(start)
+            .ok()
+            .filter(|_| base.is_multiple_of(8))
+            .and_then(|s| data.get(s..)?.get(..r.span as usize));
+        out.reserve(fields.len());
+        match window {
+            Some(win) => {
+                for f in fields {
+                    let word = || {
+                        let at = f.byte as usize;
+                        let b: [u8; 8] = win[at..at + 8].try_into().unwrap_or_default();
+                        u64::from_le_bytes(b)
+                    };
+                    let val = match f.how {
+                        FieldHow::Little => f.value(word()),
+                        FieldHow::Big => f.value(word().swap_bytes()),
+                        FieldHow::Text(len) => {
+                            out.push(Slot {
+                                node: f.node,
+                                aux: len,
+                                val: start + f.byte as u64,
+                            });
+                            continue;
+                        }
+                        FieldHow::Scalar => {
+                            out.push(self.scalar_of(layout, f.node, data, base + f.off));
+                            continue;
+                        }
+                    };
+                    if f.store != NO_REG {
+                        self.regs[f.store as usize] = if f.signed {
+                            val as i64 as i128
+                        } else {
+                            val as i128
+                        };
+                    }
+                    out.push(Slot {
+                        node: f.node,
+                        aux: 0,
+                        val,
+                    });
+                }
+            }
+            // Near the end of the data (or off a byte): bit reads.
+            None => {
+                for f in fields {
+                    out.push(self.scalar_of(layout, f.node, data, base + f.off));
+                }
+            }
+        }
+        *pos = base + r.size_bits;
         Ok(())
     }
 
@@ -501,6 +738,13 @@ impl Decoder {
         true
     }
 
+    /// [`Self::scalar_at`] of node `node`, out of line: for the fields of a run that take no
+    /// word read.
+    #[inline(never)]
+    fn scalar_of(&mut self, layout: &Layout, node: NodeId, data: &[u8], pos: u64) -> Slot {
+        self.scalar_at(&layout.nodes[node as usize], node, data, pos)
+    }
+
     /// Decodes a fixed-size scalar known to lie inside `data`, applying its side effects
     /// (clock, register, role).
     #[inline]
@@ -715,6 +959,104 @@ pub(crate) fn lazy_slot_of(n: &Node, node: NodeId, data: &[u8], pos: u64) -> Slo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Members making runs of every kind: packed and big-endian integers, texts, a float, a
+    /// stored length, separated by a sequence, a string and a nested structure.
+    const MEMBERS: &str = "integer { size = 8; align = 8; encoding = UTF8; } s[4]; \
+         integer { size = 3; align = 1; signed = true; } a; \
+         integer { size = 13; align = 1; } b; \
+         integer { size = 32; align = 8; signed = true; byte_order = be; } c; \
+         integer { size = 8; align = 8; } n; \
+         integer { size = 16; align = 16; signed = true; } q[n]; \
+         integer { size = 5; align = 1; } d; \
+         integer { size = 64; align = 8; signed = true; } e; \
+         floating_point { exp_dig = 8; mant_dig = 24; align = 8; } f; \
+         integer { size = 61; align = 1; signed = true; byte_order = be; } g; \
+         integer { size = 8; align = 8; encoding = UTF8; } t[3]; \
+         string u; \
+         integer { size = 7; align = 1; } h; \
+         integer { size = 32; align = 32; } i; \
+         struct { integer { size = 4; align = 1; } x; string y; } v; \
+         integer { size = 9; align = 1; signed = true; } j;";
+
+    /// The payload of the one event class of a trace class with these members.
+    fn payload(byte_order: &str) -> (Layout, NodeId) {
+        let tsdl = format!(
+            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
+             stream {{ id = 0; }};\nevent {{ id = 0; name = \"e\"; stream_id = 0; \
+             fields := struct {{ {MEMBERS} }}; }};\n"
+        );
+        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
+        let layout = Layout::compile(&class).expect("layout");
+        let node = layout
+            .streams
+            .at(0)
+            .events
+            .at(0)
+            .payload
+            .expect("a payload");
+        (layout, node)
+    }
+
+    /// `layout` with every structure decoded member by member.
+    fn one_by_one(layout: &Layout) -> Layout {
+        let mut l = layout.clone();
+        l.pieces.clear();
+        for i in 0..l.nodes.len() {
+            if l.nodes[i].plan.is_some() {
+                continue;
+            }
+            if let NodeKind::Struct { first, count } = l.nodes[i].kind {
+                let at = l.pieces.len() as u32;
+                for m in first..first + count {
+                    let child = l.members[m as usize].node;
+                    l.pieces.push(Piece::Member(child));
+                }
+                l.nodes[i].pieces = (at, count);
+            }
+        }
+        l
+    }
+
+    proptest! {
+        /// Runs decode what member-by-member decoding does: the same slots, position, registers
+        /// and errors, at any start and wherever the data ends.
+        #[test]
+        fn runs_decode_as_members_do(
+            seed in any::<u64>(),
+            big in any::<bool>(),
+            start in 0u64..20,
+            len in 0usize..96,
+            small_n in 0u8..6,
+        ) {
+            let (layout, node) = payload(if big { "be" } else { "le" });
+            let reference = one_by_one(&layout);
+            let mut x = seed | 1;
+            let mut data: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Zeros often enough for the strings to end.
+                    if x % 5 == 0 { 0 } else { x as u8 }
+                })
+                .collect();
+            // A sequence length that fits, wherever the start puts it.
+            for b in data.iter_mut().skip(5).take(3) {
+                *b = small_n;
+            }
+            let run = |l: &Layout| {
+                let mut dec = Decoder::new(l);
+                let (mut pos, mut out) = (start, Vec::new());
+                let r = dec.decode(l, node, &data, &mut pos, &mut out);
+                let slots: Vec<(u32, u32, u64)> =
+                    out.iter().map(|s| (s.node, s.aux, s.val)).collect();
+                (r, pos, slots, dec.regs)
+            };
+            prop_assert_eq!(run(&layout), run(&reference));
+        }
+    }
 
     #[test]
     fn leb128() {

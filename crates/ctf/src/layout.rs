@@ -108,6 +108,9 @@ pub struct Node {
     /// multiple of their alignment: the element size in bits. Such arrays take one slot (start
     /// position and count) and their elements are read on access. 0 otherwise.
     pub stride: u64,
+    /// For a structure without a fixed plan: how the decoder reads its members,
+    /// `Layout::pieces[first..first + count]` as (first, count).
+    pub(crate) pieces: (u32, u32),
 }
 
 /// Constant layout of a structure whose members are all fixed-size scalars.
@@ -136,6 +139,10 @@ pub struct Layout {
     pub registers: usize,
     pub packet_header: Option<NodeId>,
     pub streams: IdMap<StreamLayout>,
+    /// Decoding steps of the structures without a fixed plan (see [`Node`]).
+    pub(crate) pieces: Vec<crate::decode::Piece>,
+    /// The fields of those steps' runs.
+    pub(crate) run_fields: Vec<crate::decode::RunField>,
 }
 
 /// Compiled layouts of one stream class.
@@ -193,6 +200,76 @@ impl EventLayout {
 }
 
 impl Layout {
+    /// Groups the members of structure `node` into [`crate::decode::Piece`]s (appended to
+    /// [`Self::pieces`]): runs of fixed-size scalars wherever their offsets from the run's
+    /// aligned start are constant, so that the decoder reads them without a call each.
+    /// Needs the final `effects` flags.
+    fn compile_pieces(&mut self, node: NodeId) -> (u32, u32) {
+        use crate::decode::{Piece, Run, RunField};
+        let first_piece = self.pieces.len() as u32;
+        // Alignment the position is known to have: the structure's own at its start.
+        let mut known = self.nodes[node as usize].align;
+        let mut run: Option<Run> = None;
+        let close = |run: &mut Option<Run>, pieces: &mut Vec<Piece>| {
+            if let Some(r) = run.take() {
+                pieces.push(Piece::Run(r));
+            }
+        };
+        let NodeKind::Struct { first, count } = self.nodes[node as usize].kind else {
+            return (first_piece, 0);
+        };
+        for m in first..first + count {
+            let child = self.members[m as usize].node;
+            let c = &self.nodes[child as usize];
+            let size = match c.kind {
+                NodeKind::Int { size, .. }
+                | NodeKind::Float { size, .. }
+                | NodeKind::Bits { size, .. } => Some(size as u64),
+                // Always on a byte (strings align to 8 at least).
+                NodeKind::SizedString {
+                    len: Len::Static(len),
+                } if len <= u32::MAX as u64 && c.align >= 8 => Some(len * 8),
+                _ => None,
+            };
+            let Some(size) = size else {
+                close(&mut run, &mut self.pieces);
+                let piece = match c.kind {
+                    NodeKind::Array { elem, len } if c.stride > 0 && c.role.is_none() => {
+                        Piece::Scalars {
+                            node: child,
+                            align: c.align,
+                            elem_align: self.nodes[elem as usize].align,
+                            len,
+                        }
+                    }
+                    _ => Piece::Member(child),
+                };
+                self.pieces.push(piece);
+                known = 1;
+                continue;
+            };
+            if run.as_ref().is_some_and(|r| c.align > r.align) {
+                close(&mut run, &mut self.pieces);
+                known = 1;
+            }
+            let r = run.get_or_insert_with(|| Run {
+                align: c.align.max(known),
+                first: self.run_fields.len() as u32,
+                count: 0,
+                size_bits: 0,
+                span: 0,
+            });
+            let off = crate::bits::align_up(r.size_bits, c.align);
+            let f = RunField::new(c, child, off);
+            r.span = r.span.max(f.span());
+            r.count += 1;
+            r.size_bits = off.saturating_add(size);
+            self.run_fields.push(f);
+        }
+        close(&mut run, &mut self.pieces);
+        (first_piece, self.pieces.len() as u32 - first_piece)
+    }
+
     /// Member `i` of a struct or option `i` of a variant node.
     pub fn members_of(&self, node: NodeId) -> &[Member] {
         match self.nodes[node as usize].kind {
@@ -278,6 +355,13 @@ impl Layout {
                 {
                     layout.nodes[i].stride = size;
                 }
+            }
+        }
+        for i in 0..layout.nodes.len() {
+            if matches!(layout.nodes[i].kind, NodeKind::Struct { .. })
+                && layout.nodes[i].plan.is_none()
+            {
+                layout.nodes[i].pieces = layout.compile_pieces(i as NodeId);
             }
         }
         // Straight-line plans need the final `effects` flags.
@@ -396,6 +480,7 @@ impl<'a> Compiler<'a> {
             plan: None,
             prefix: None,
             stride: 0,
+            pieces: (0, 0),
         });
         (self.layout.nodes.len() - 1) as NodeId
     }
