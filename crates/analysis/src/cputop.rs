@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use compact_str::CompactString;
 use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
+use smallvec::SmallVec;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -60,18 +62,30 @@ const DENSE_CPUS: u32 = 4096;
 #[derive(Debug, Default)]
 struct TidStat {
     /// The command name when the thread was first seen.
-    comm: String,
+    comm: CompactString,
     busy: i64,
     since: Option<i64>,
     migrations: u64,
-    prios: Vec<i32>,
+    /// Priorities seen, in order: usually one or two, so kept inline (a heap vector would be
+    /// one allocation per thread).
+    prios: SmallVec<[i32; 4]>,
 }
 
-fn comm_of(state: &State, tid: i32) -> String {
+fn comm_of(state: &State, tid: i32) -> CompactString {
     state
         .thread(tid)
         .map(|t| t.comm.clone())
         .unwrap_or_default()
+}
+
+/// The priorities of a thread first seen with priority `prio`. A push, not a collect: the
+/// latter goes through `SmallVec`'s generic `extend`, several times the instructions.
+fn prios_of(prio: Option<i32>) -> SmallVec<[i32; 4]> {
+    let mut v = SmallVec::new();
+    if let Some(p) = prio {
+        v.push(p);
+    }
+    v
 }
 
 /// The cputop analysis.
@@ -192,7 +206,7 @@ impl Analysis for CpuTop {
                 }
                 let at = self.thread_at(next_tid, || TidStat {
                     comm: comm_of(state, next_tid),
-                    prios: next_prio_known.into_iter().collect(),
+                    prios: prios_of(next_prio_known),
                     ..Default::default()
                 });
                 self.threads[at as usize].1.since = Some(ts);
@@ -215,7 +229,7 @@ impl Analysis for CpuTop {
             Notification::Migrate { tid, .. } => {
                 if !self.tids.contains_key(&tid) && self.common.thread_ok(state, tid) {
                     let comm = comm_of(state, tid);
-                    let prios = state.thread(tid).and_then(|t| t.prio).into_iter().collect();
+                    let prios = prios_of(state.thread(tid).and_then(|t| t.prio));
                     self.thread_at(tid, || TidStat {
                         comm,
                         prios,

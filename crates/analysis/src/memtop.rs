@@ -1,5 +1,6 @@
 //! `memtop`: pages allocated and freed per thread.
 
+use compact_str::CompactString;
 use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
@@ -49,7 +50,7 @@ pub const METADATA: Metadata = Metadata {
 
 #[derive(Debug, Default)]
 struct TidMem {
-    comm: String,
+    comm: CompactString,
     allocd: u64,
     freed: u64,
 }

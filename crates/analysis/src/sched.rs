@@ -3,6 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use compact_str::CompactString;
 use kernel::{Facet, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
@@ -117,8 +118,8 @@ pub struct SchedRecord {
     pub wakee: i32,
     pub waker: Option<i32>,
     /// Names at the time of the switch.
-    pub wakee_name: String,
-    pub waker_name: String,
+    pub wakee_name: CompactString,
+    pub waker_name: CompactString,
 }
 
 /// The scheduling latency analysis.
@@ -190,7 +191,7 @@ impl Sched {
     }
 }
 
-fn comm(state: &State, tid: i32) -> String {
+fn comm(state: &State, tid: i32) -> CompactString {
     state
         .thread(tid)
         .map(|t| t.comm.clone())

@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
+use compact_str::CompactString;
 use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
+use smallvec::SmallVec;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
@@ -49,14 +51,15 @@ pub const METADATA: Metadata = Metadata {
 #[derive(Debug, Default)]
 struct CallStats {
     stats: Stats,
-    /// Return value counts by [`ret_key`], in order of first appearance.
-    rets: Vec<(i64, u64)>,
+    /// Return value counts by [`ret_key`], in order of first appearance: usually success and
+    /// at most one error, kept inline (a heap vector would be an allocation per thread and call).
+    rets: SmallVec<[(i64, u64); 2]>,
 }
 
 #[derive(Debug, Default)]
 struct TidCalls {
     /// The command name at the thread's first system call.
-    comm: String,
+    comm: CompactString,
     total: u64,
     calls: IntMap<u32, CallStats>,
 }
@@ -146,10 +149,11 @@ impl Analysis for SyscallStats {
             let comm = tc.comm.as_str();
             let pid = th.and_then(|t| t.pid);
             let mut t = Table::new("per-tid", range.begin, range.end);
-            t.title = Some(format!(
-                "System call statistics [{comm} ({}, TID: {tid})]",
-                pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
-            ));
+            // The pid formatted in place: a string of it would be one more allocation per thread.
+            t.title = Some(match pid {
+                Some(pid) => format!("System call statistics [{comm} ({pid}, TID: {tid})]"),
+                None => format!("System call statistics [{comm} (?, TID: {tid})]"),
+            });
             let mut calls: Vec<(&str, &CallStats)> = tc
                 .calls
                 .iter()

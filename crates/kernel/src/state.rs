@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use compact_str::CompactString;
 use ctf::Event;
 
 use crate::hash::{IntMap, IntSet};
@@ -16,8 +17,9 @@ use crate::threads::Threads;
 pub struct Thread {
     pub tid: i32,
     pub pid: Option<i32>,
-    /// The command name, from the events' stored names (see `comm_key`).
-    pub comm: String,
+    /// The command name, from the events' stored names (see `comm_key`). Inline (no heap
+    /// allocation up to 24 bytes): Linux names are at most 15, and analyses copy one per thread.
+    pub comm: CompactString,
     pub prio: Option<i32>,
     /// The system call in progress: (name index, entry time, `cmd` argument if any).
     pub current_syscall: Option<(u32, i64, Option<i64>)>,
@@ -41,9 +43,11 @@ impl Thread {
     fn set_comm(&mut self, raw: &[u8]) {
         match <[u8; 16]>::try_from(raw) {
             Ok(b) => {
-                let key = u128::from_ne_bytes(b);
+                // Little-endian whatever the host: `set_comm_array` finds byte `i` at bits
+                // `8 * i..`.
+                let key = u128::from_le_bytes(b);
                 if self.comm_key != Some(key) {
-                    set_comm(&mut self.comm, raw);
+                    set_comm_array(&mut self.comm, key, &b);
                     self.comm_key = Some(key);
                 }
             }
@@ -448,9 +452,9 @@ fn text_is(s: &str, bytes: &[u8]) -> bool {
 }
 
 /// Sets `comm` to the (lossy UTF-8) text of `raw` up to its first NUL, allocating only when
-/// it changes.
+/// it changes to a name longer than the inline capacity of [`CompactString`].
 #[inline]
-fn set_comm(comm: &mut String, raw: &[u8]) {
+fn set_comm(comm: &mut CompactString, raw: &[u8]) {
     // Names rarely change: `raw` holding `comm` then a NUL (or nothing) is the same name, found
     // without looking for the NUL first (`comm` has none).
     let c = comm.as_bytes();
@@ -460,13 +464,46 @@ fn set_comm(comm: &mut String, raw: &[u8]) {
     let bytes = raw.split(|&b| b == 0).next().unwrap_or(raw);
     // Here `bytes` differs from `comm` (the test above): valid UTF-8 is the new name as it is.
     // The common case, and a frequent one: the idle threads of all CPUs share tid 0 and
-    // switch between names ("swapper/0", "swapper/1", ...) all the time.
-    if let Ok(text) = std::str::from_utf8(bytes) {
+    // switch between names ("swapper/0", "swapper/1", ...) all the time. Names are nearly
+    // always ASCII, checked in a few instructions where `from_utf8` costs a call and a
+    // byte-by-byte scan.
+    let text = if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes).ok()
+    };
+    if let Some(text) = text {
         comm.clear();
         comm.push_str(text);
     } else if !text_is(comm, bytes) {
-        comm.clear();
-        comm.push_str(&String::from_utf8_lossy(bytes));
+        *comm = CompactString::from_utf8_lossy(bytes);
+    }
+}
+
+/// [`set_comm`] for a 16-byte array `b` (`word`: its bytes as a little-endian integer). The
+/// idle threads' names change at nearly every switch (see [`set_comm`]): the NUL and the ASCII
+/// test are then a few word operations instead of byte loops.
+#[inline]
+fn set_comm_array(comm: &mut CompactString, word: u128, b: &[u8; 16]) {
+    const ONES: u128 = u128::MAX / 0xff;
+    const HIGH_BITS: u128 = ONES << 7;
+    // Flags the high bit of each NUL byte; a borrow can wrongly flag only bytes above the
+    // first NUL, so the lowest flag is exact.
+    let nuls = word.wrapping_sub(ONES) & !word & HIGH_BITS;
+    let len = if nuls == 0 {
+        16
+    } else {
+        nuls.trailing_zeros() as usize / 8
+    };
+    let name_bits = u128::MAX.checked_shr(128 - 8 * len as u32).unwrap_or(0);
+    if word & name_bits & HIGH_BITS != 0 {
+        return set_comm(comm, b);
+    }
+    let name = &b[..len];
+    if comm.as_bytes() != name {
+        // SAFETY: the bytes are ASCII (no high bit, tested above), so valid UTF-8.
+        *comm = CompactString::new(unsafe { std::str::from_utf8_unchecked(name) });
     }
 }
 
@@ -1193,6 +1230,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::{set_comm, Thread};
+    use compact_str::CompactString;
 
     #[test]
     fn thread_comm_from_arrays_and_strings() {
@@ -1213,11 +1251,45 @@ mod tests {
         assert_eq!(t.comm, "exactly16bytes!!");
         t.set_comm(b"x\xffy\0\0\0\0\0\0\0\0\0\0\0\0\0");
         assert_eq!(t.comm, "x\u{fffd}y");
+        // Valid UTF-8 beyond ASCII, bytes that are not ASCII after the NUL, no name at all.
+        t.set_comm(b"caf\xc3\xa9\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(t.comm, "caf\u{e9}");
+        t.set_comm(b"kworker/0:1\0\xff\xfe\x80\x01");
+        assert_eq!(t.comm, "kworker/0:1");
+        t.set_comm(b"kworker/0:1H\0\0\0\x01");
+        assert_eq!(t.comm, "kworker/0:1H");
+        t.set_comm(&[0; 16]);
+        assert_eq!(t.comm, "");
+        t.set_comm(b"\x01\x7f\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01");
+        assert_eq!(t.comm.len(), 16);
+        t.set_comm(b"0123456789abcde\xff");
+        assert_eq!(t.comm, "0123456789abcde\u{fffd}");
+    }
+
+    #[test]
+    fn comm_arrays_as_strings() {
+        // The word-wise path agrees with the byte-wise one on arrays mixing NULs, ASCII and
+        // high bytes at every position (a fixed pseudo-random sequence).
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let mut b = [0u8; 16];
+            for v in &mut b {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = [0, 1, b'a', 0x7f, 0x80, 0xc3, 0xa9, 0xff][(x % 8) as usize];
+            }
+            let mut t = Thread::default();
+            t.set_comm(&b);
+            let mut c = CompactString::default();
+            set_comm(&mut c, &b);
+            assert_eq!(t.comm, c, "{b:?}");
+        }
     }
 
     #[test]
     fn comm_from_stored_string_bytes() {
-        let mut c = String::new();
+        let mut c = CompactString::default();
         set_comm(&mut c, b"\0\0\0\0");
         assert_eq!(c, "");
         set_comm(&mut c, b"bash\0\0\0\0");
@@ -1239,5 +1311,14 @@ mod tests {
         let before = c.as_ptr();
         set_comm(&mut c, b"x\xffy\0\0");
         assert_eq!((c.as_str(), c.as_ptr()), ("x\u{fffd}y", before));
+        // Valid non-ASCII UTF-8, and a name too long to be stored inline (a string field).
+        set_comm(&mut c, b"caf\xc3\xa9\0");
+        assert_eq!(c, "caf\u{e9}");
+        set_comm(&mut c, b"a-name-longer-than-twenty-four-bytes\0");
+        assert_eq!(c, "a-name-longer-than-twenty-four-bytes");
+        set_comm(&mut c, b"a-name-longer-than-twenty-four-bytes-\xff\0");
+        assert_eq!(c, "a-name-longer-than-twenty-four-bytes-\u{fffd}");
+        set_comm(&mut c, b"sh\0");
+        assert_eq!(c, "sh");
     }
 }
