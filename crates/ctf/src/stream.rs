@@ -134,7 +134,7 @@ impl std::ops::Deref for StreamData {
 
 /// A clock value in ns from the clock origin, clamped to i64: one addition for a 1 GHz clock
 /// (`ghz_offset_ns`, its offset in ns), else `clock`'s conversion; None without a clock.
-#[inline]
+#[inline(always)]
 fn clock_ns(
     ghz_offset_ns: Option<i128>,
     clock: Option<&crate::ir::ClockClass>,
@@ -515,6 +515,7 @@ impl StreamReader {
     /// Errors name the file and byte offset; reading goes on after them with what is readable.
     /// With a [`SkipRule`] ([`Self::set_skip`]), only the messages it keeps.
     #[allow(clippy::should_implement_trait)]
+    #[inline]
     pub fn next(&mut self) -> Option<Result<Message>> {
         if self.skipping.is_some() {
             return self.next_kept();
@@ -794,6 +795,7 @@ impl StreamReader {
     }
 
     /// Timestamp of the current event, in ns from the clock origin.
+    #[inline]
     pub fn event_time_ns(&self) -> Option<i64> {
         self.ns(self.cycles)
     }

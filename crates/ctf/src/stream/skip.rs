@@ -107,6 +107,7 @@ impl StreamReader {
 
     /// The key the merger orders this reader's current message by when skipping: the largest
     /// time (ns) of every message read so far, this one included. `i64::MIN` before any.
+    #[inline]
     pub fn merge_key(&self) -> i64 {
         self.skipping.as_ref().map_or(i64::MIN, |s| s.key)
     }
@@ -184,7 +185,9 @@ impl StreamReader {
     /// [`Self::next_message`], which decides its fate (and reports what is wrong with it) —
     /// unless it is one to give out with a fixed-layout body: read here then, as
     /// [`Self::next_message`] would.
-    #[inline(never)]
+    ///
+    /// Inlined in [`Self::next_kept`]: it runs once per event given out.
+    #[inline(always)]
     fn skip_run(&mut self) -> Run {
         let sl = self.trace.layout.streams.at(self.sc_idx);
         // One loop per way of decoding the header, as the scan does.
@@ -196,6 +199,9 @@ impl StreamReader {
     }
 
     /// [`Self::skip_run`] for headers of kind `KIND` ([`COMPACT`], [`LARGE`], [`OTHER`]).
+    ///
+    /// Runs once per event given out: what does not depend on the event stays out of the
+    /// loop, and so does the clock conversion, done once on the way out.
     #[inline(always)]
     fn skip_run_with<const KIND: u8>(&mut self) -> Run {
         // Borrowed field by field: the loop reads the layout while it writes the event's slots.
@@ -229,12 +235,12 @@ impl StreamReader {
         if s.key > s.hi {
             return Run::Stopped;
         }
-        let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
-        let ns = |cycles: u64| clock_ns(ghz, clock_class, cycles);
         // The window in cycles of this stream class's clock: no conversion per event.
         let (c_lo, c_hi) = match s.cycles_window {
             Some((sc, lo, hi)) if sc == self.sc_idx => (lo, hi),
             _ => {
+                let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
+                let ns = |cycles: u64| clock_ns(ghz, clock_class, cycles);
                 let Some((lo, hi)) = cycle_window(&ns, s.lo, s.hi) else {
                     return Run::Stopped;
                 };
@@ -279,9 +285,11 @@ impl StreamReader {
                     });
                     break;
                 };
-                let mut at = [None; 4];
+                // Placed straight into the reader: an event it stops before is decoded again
+                // from scratch.
+                *ev_at = [None; 4];
                 ev_slots.clear();
-                let after = body.place(h_end, ev_slots, &mut at);
+                let after = body.place(h_end, ev_slots, ev_at);
                 if after > content_bits {
                     break;
                 }
@@ -290,7 +298,6 @@ impl StreamReader {
                         *c |= SEEN;
                     }
                 }
-                *ev_at = at;
                 if lazy_header.get().is_some() {
                     lazy_header.take();
                 }
@@ -337,11 +344,16 @@ impl StreamReader {
         if n == 0 {
             return stop;
         }
+        let ns = |cycles: u64| clock_ns(self.ghz_offset_ns, self.clock.as_ref(), cycles);
         let key_at = |c: u64| ns(c).map_or(s.key, |k| s.key.max(k));
         if let Some((top_then, seq, c)) = left {
             s.last_left = Some((key_at(top_then), self.events_read + seq, ns(c).unwrap_or(0)));
         }
-        s.key = key_at(top);
+        // Written out rather than through `key_at`: one use inlined where every event given
+        // out passes, instead of a call shared with the rare branch above.
+        if let Some(k) = clock_ns(self.ghz_offset_ns, self.clock.as_ref(), top) {
+            s.key = s.key.max(k);
+        }
         dec.clock = clock;
         self.pos = pos;
         self.last_cycles = Some(last);
