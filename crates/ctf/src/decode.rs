@@ -982,13 +982,7 @@ mod tests {
 
     /// The payload of the one event class of a trace class with these members.
     fn payload(byte_order: &str) -> (Layout, NodeId) {
-        let tsdl = format!(
-            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
-             stream {{ id = 0; }};\nevent {{ id = 0; name = \"e\"; stream_id = 0; \
-             fields := struct {{ {MEMBERS} }}; }};\n"
-        );
-        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
-        let layout = Layout::compile(&class).expect("layout");
+        let layout = crate::layout::one_event_layout(byte_order, MEMBERS);
         let node = layout
             .streams
             .at(0)

@@ -2102,13 +2102,7 @@ mod fold_tests {
 
     /// A trace class whose one event has a fixed payload of the given members.
     fn body(byte_order: &str, members: &str) -> FixedBody {
-        let tsdl = format!(
-            "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
-             stream {{ id = 0; }};\nevent {{ id = 0; name = \"e\"; stream_id = 0; \
-             fields := struct {{ {members} }}; }};\n"
-        );
-        let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
-        let layout = Layout::compile(&class).expect("layout");
+        let layout = crate::layout::one_event_layout(byte_order, members);
         let sl = layout.streams.at(0);
         sl.events.at(0).fixed_body.clone().expect("a fixed body")
     }

@@ -935,3 +935,16 @@ impl<T> IdMap<T> {
         self.items.iter().map(|(id, t)| (*id, t))
     }
 }
+
+/// The layout of a trace class whose one event class has a payload of `members` (TSDL), for
+/// the decoders' tests.
+#[cfg(test)]
+pub(crate) fn one_event_layout(byte_order: &str, members: &str) -> Layout {
+    let tsdl = format!(
+        "/* CTF 1.8 */\ntrace {{ major = 1; minor = 8; byte_order = {byte_order}; }};\n\
+         stream {{ id = 0; }};\nevent {{ id = 0; name = \"e\"; stream_id = 0; \
+         fields := struct {{ {members} }}; }};\n"
+    );
+    let class = crate::metadata::parse(tsdl.as_bytes()).expect("metadata");
+    Layout::compile(&class).expect("layout")
+}
