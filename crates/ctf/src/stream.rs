@@ -201,6 +201,9 @@ pub struct StreamReader {
     pub events_read: u64,
     /// Set when the reader leaves out events ([`Self::set_skip`]).
     skipping: Option<Box<skip::Skipping>>,
+    /// Bumped whenever a packet is opened: what the skipping reader caches of the packet (its
+    /// file, stream class, clock, content) holds while this stays the same.
+    packet_gen: u64,
 }
 
 const EV_HEADER: usize = 0;
@@ -252,6 +255,7 @@ impl StreamReader {
             warnings: Vec::new(),
             events_read: 0,
             skipping: None,
+            packet_gen: 0,
         }
     }
 
@@ -463,6 +467,7 @@ impl StreamReader {
                 self.prev_ts_end = sp.ts_end;
             }
             self.in_packet = true;
+            self.packet_gen = self.packet_gen.wrapping_add(1);
             return Ok(true);
         }
     }

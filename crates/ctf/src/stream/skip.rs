@@ -59,12 +59,36 @@ pub(super) struct Skipping {
     /// `[lo, hi]` in cycles of the clock of a stream class (its position, first and last
     /// cycle values in the window).
     cycles_window: Option<(usize, u64, u64)>,
+    /// What [`StreamReader::skip_run`] needs of the current packet.
+    ready: Ready,
+}
+
+/// What [`StreamReader::skip_run`] reads of the current packet and its stream class before
+/// its loop: worked out when a packet is opened rather than once per event given out, which
+/// is most events for an analysis.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ready {
+    /// The [`StreamReader::packet_gen`] it holds for: the packet, and so the file, the stream
+    /// class and its clock. 0 for none: a reader in a packet has opened one, so counts at
+    /// least 1. The window (`lo`, `hi`) is that of the [`Skipping`] holding it.
+    packet_gen: u64,
+    /// [`COMPACT`], [`LARGE`], [`OTHER`] or [`STOP`].
+    kind: u8,
+    /// The window in cycles of the packet's clock.
+    c_lo: u64,
+    c_hi: u64,
+    /// The packet's content in the mapping (address, length in bytes); empty when the mapping
+    /// lacks it. An address rather than a slice: the mapping is only replaced when a packet is
+    /// opened, which makes `packet_gen` differ.
+    content: (usize, usize),
 }
 
 /// Kinds of event header [`StreamReader::skip_run_with`] is specialised for.
 const COMPACT: u8 = 0;
 const LARGE: u8 = 1;
 const OTHER: u8 = 2;
+/// For [`Ready::kind`]: the packet's events all take the general path.
+const STOP: u8 = 3;
 
 /// Where [`StreamReader::skip_run`] stopped.
 enum Run {
@@ -94,6 +118,7 @@ impl Skipping {
             key: i64::MIN,
             last_left: None,
             cycles_window: None,
+            ready: Ready::default(),
         }
     }
 }
@@ -189,13 +214,67 @@ impl StreamReader {
     /// Inlined in [`Self::next_kept`]: it runs once per event given out.
     #[inline(always)]
     fn skip_run(&mut self) -> Run {
-        let sl = self.trace.layout.streams.at(self.sc_idx);
+        let kind = match self.skipping.as_deref() {
+            Some(s) if s.ready.packet_gen == self.packet_gen => s.ready.kind,
+            Some(_) => self.make_ready(),
+            None => STOP,
+        };
         // One loop per way of decoding the header, as the scan does.
-        match sl.compiled_header.as_ref().and_then(|h| h.lttng()) {
-            Some(LttngHeader::Compact) => self.skip_run_with::<COMPACT>(),
-            Some(LttngHeader::Large) => self.skip_run_with::<LARGE>(),
-            None => self.skip_run_with::<OTHER>(),
+        match kind {
+            COMPACT => self.skip_run_with::<COMPACT>(),
+            LARGE => self.skip_run_with::<LARGE>(),
+            OTHER => self.skip_run_with::<OTHER>(),
+            _ => Run::Stopped,
         }
+    }
+
+    /// Works out the skipping state's [`Ready`] for the current packet; returns its kind.
+    #[cold]
+    #[inline(never)]
+    fn make_ready(&mut self) -> u8 {
+        let sl = self.trace.layout.streams.at(self.sc_idx);
+        let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
+        let Some(s) = self.skipping.as_deref_mut() else {
+            return STOP;
+        };
+        let mut ready = Ready {
+            packet_gen: self.packet_gen,
+            kind: STOP,
+            ..Ready::default()
+        };
+        // The window in cycles of this stream class's clock: no conversion per event.
+        let window = match s.cycles_window {
+            Some((sc, lo, hi)) if sc == self.sc_idx => Some((lo, hi)),
+            _ => {
+                let ns = |cycles: u64| clock_ns(ghz, clock_class, cycles);
+                let w = cycle_window(&ns, s.lo, s.hi);
+                if let Some((lo, hi)) = w {
+                    s.cycles_window = Some((self.sc_idx, lo, hi));
+                }
+                w
+            }
+        };
+        if let (Some(compiled), Some(_), Some(map), Some((c_lo, c_hi)), Some(_)) = (
+            &sl.compiled_header,
+            &sl.scan,
+            self.map.as_deref(),
+            window,
+            s.classes.get(self.sc_idx),
+        ) {
+            let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+            let end = end.min(map.len());
+            ready.kind = match compiled.lttng() {
+                Some(LttngHeader::Compact) => COMPACT,
+                Some(LttngHeader::Large) => LARGE,
+                None => OTHER,
+            };
+            ready.c_lo = c_lo;
+            ready.c_hi = c_hi;
+            let content = map.get(self.packet_off..end).unwrap_or(&[]);
+            ready.content = (content.as_ptr() as usize, content.len());
+        }
+        s.ready = ready;
+        ready.kind
     }
 
     /// [`Self::skip_run`] for headers of kind `KIND` ([`COMPACT`], [`LARGE`], [`OTHER`]).
@@ -207,7 +286,6 @@ impl StreamReader {
         // Borrowed field by field: the loop reads the layout while it writes the event's slots.
         let StreamReader {
             trace,
-            map,
             skipping,
             dec,
             ev_slots,
@@ -216,12 +294,9 @@ impl StreamReader {
             ..
         } = self;
         let sl = trace.layout.streams.at(self.sc_idx);
-        let (Some(compiled), Some(table), Some(map), Some(s)) = (
-            &sl.compiled_header,
-            &sl.scan,
-            map.as_deref(),
-            skipping.as_deref_mut(),
-        ) else {
+        let (Some(compiled), Some(table), Some(s)) =
+            (&sl.compiled_header, &sl.scan, skipping.as_deref_mut())
+        else {
             return Run::Stopped;
         };
         let header = |d: &[u8], pos: u64, clock: u64, none: u64| {
@@ -235,24 +310,18 @@ impl StreamReader {
         if s.key > s.hi {
             return Run::Stopped;
         }
-        // The window in cycles of this stream class's clock: no conversion per event.
-        let (c_lo, c_hi) = match s.cycles_window {
-            Some((sc, lo, hi)) if sc == self.sc_idx => (lo, hi),
-            _ => {
-                let (ghz, clock_class) = (self.ghz_offset_ns, self.clock.as_ref());
-                let ns = |cycles: u64| clock_ns(ghz, clock_class, cycles);
-                let Some((lo, hi)) = cycle_window(&ns, s.lo, s.hi) else {
-                    return Run::Stopped;
-                };
-                s.cycles_window = Some((self.sc_idx, lo, hi));
-                (lo, hi)
-            }
-        };
+        let Ready {
+            c_lo,
+            c_hi,
+            content: (addr, len),
+            ..
+        } = s.ready;
         let Some(classes) = s.classes.get_mut(self.sc_idx) else {
             return Run::Stopped;
         };
-        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
-        let content = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        // SAFETY: `make_ready` took it from a slice of `self.map` for this `packet_gen`, and
+        // the mapping is neither replaced nor dropped until the next packet is opened.
+        let content = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
         let content_bits = self.content_bits;
         let check_regression = !self.warned_regression;
         let mut last = self.last_cycles.unwrap_or(0);
