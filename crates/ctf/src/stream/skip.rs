@@ -319,8 +319,14 @@ impl StreamReader {
         let Some(classes) = s.classes.get_mut(self.sc_idx) else {
             return Run::Stopped;
         };
+        // The invariant below, checked where the tests run (debug builds).
+        debug_assert!(self.map.as_deref().is_some_and(|m| {
+            let r = m.as_ptr_range();
+            r.start as usize <= addr && addr + len <= r.end as usize
+        }));
         // SAFETY: `make_ready` took it from a slice of `self.map` for this `packet_gen`, and
-        // the mapping is neither replaced nor dropped until the next packet is opened.
+        // the mapping is neither replaced nor dropped until the next packet is opened (which
+        // changes `packet_gen`; a reader is inside a packet only once that is done).
         let content = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
         let content_bits = self.content_bits;
         let check_regression = !self.warned_regression;
