@@ -1236,36 +1236,37 @@ mod tests {
 
     #[test]
     fn thread_comm_from_arrays_and_strings() {
+        // In order: each name is set on the same thread, after the ones before it.
+        let steps: [(&[u8], &str); 14] = [
+            (b"bash\0\0\0\0\0\0\0\0\0\0\0\0", "bash"),
+            // The same array again, then another one.
+            (b"bash\0\0\0\0\0\0\0\0\0\0\0\0", "bash"),
+            (b"bash\0\0\0\0\0\0\0\0\0\0\0x", "bash"),
+            (b"exactly16bytes!!", "exactly16bytes!!"),
+            // A string (not 16 bytes) forgets the array: the first one again is applied.
+            (b"sh", "sh"),
+            (b"exactly16bytes!!", "exactly16bytes!!"),
+            (b"x\xffy\0\0\0\0\0\0\0\0\0\0\0\0\0", "x\u{fffd}y"),
+            // Valid UTF-8 beyond ASCII, bytes that are not ASCII after the NUL, no name at all.
+            (b"caf\xc3\xa9\0\0\0\0\0\0\0\0\0\0\0", "caf\u{e9}"),
+            (b"kworker/0:1\0\xff\xfe\x80\x01", "kworker/0:1"),
+            (b"kworker/0:1H\0\0\0\x01", "kworker/0:1H"),
+            (&[0; 16], ""),
+            (
+                b"\x01\x7f\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01",
+                "\u{1}\u{7f}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}\u{1}",
+            ),
+            (b"0123456789abcde\xff", "0123456789abcde\u{fffd}"),
+            (
+                b"a name longer than the 24 inline bytes",
+                "a name longer than the 24 inline bytes",
+            ),
+        ];
         let mut t = Thread::default();
-        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
-        assert_eq!(t.comm, "bash");
-        // The same array again, then another one.
-        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
-        assert_eq!(t.comm, "bash");
-        t.set_comm(b"bash\0\0\0\0\0\0\0\0\0\0\0x");
-        assert_eq!(t.comm, "bash");
-        t.set_comm(b"exactly16bytes!!");
-        assert_eq!(t.comm, "exactly16bytes!!");
-        // A string (not 16 bytes) forgets the array: the first one again is applied.
-        t.set_comm(b"sh");
-        assert_eq!(t.comm, "sh");
-        t.set_comm(b"exactly16bytes!!");
-        assert_eq!(t.comm, "exactly16bytes!!");
-        t.set_comm(b"x\xffy\0\0\0\0\0\0\0\0\0\0\0\0\0");
-        assert_eq!(t.comm, "x\u{fffd}y");
-        // Valid UTF-8 beyond ASCII, bytes that are not ASCII after the NUL, no name at all.
-        t.set_comm(b"caf\xc3\xa9\0\0\0\0\0\0\0\0\0\0\0");
-        assert_eq!(t.comm, "caf\u{e9}");
-        t.set_comm(b"kworker/0:1\0\xff\xfe\x80\x01");
-        assert_eq!(t.comm, "kworker/0:1");
-        t.set_comm(b"kworker/0:1H\0\0\0\x01");
-        assert_eq!(t.comm, "kworker/0:1H");
-        t.set_comm(&[0; 16]);
-        assert_eq!(t.comm, "");
-        t.set_comm(b"\x01\x7f\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01");
-        assert_eq!(t.comm.len(), 16);
-        t.set_comm(b"0123456789abcde\xff");
-        assert_eq!(t.comm, "0123456789abcde\u{fffd}");
+        for (raw, name) in steps {
+            t.set_comm(raw);
+            assert_eq!(t.comm, name, "{raw:?}");
+        }
     }
 
     #[test]
