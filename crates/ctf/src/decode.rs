@@ -158,6 +158,30 @@ impl RunField {
     }
 }
 
+/// The one slot of array `node`, `count` fixed-size scalars `stride` bits apart whose first
+/// goes at `at` (aligned to `elem_align`): its elements are read on access (see `FieldView`).
+/// With the position after it; None when it runs past `data`.
+#[inline(always)]
+fn strided_slot(
+    node: NodeId,
+    count: u64,
+    stride: u64,
+    elem_align: u32,
+    at: u64,
+    data: &[u8],
+) -> Option<(Slot, u64)> {
+    let start = align_up(at, elem_align);
+    let end = start.saturating_add(count * stride);
+    (end <= data.len() as u64 * 8).then_some((
+        Slot {
+            node,
+            aux: count as u32,
+            val: start,
+        },
+        end,
+    ))
+}
+
 /// A decoding failure at a bit position of the buffer being decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
@@ -283,26 +307,22 @@ impl Decoder {
                                 len,
                             } => {
                                 let stride = layout.nodes[*node as usize].stride;
-                                let at = align_up(*pos, *align);
                                 let count = match *len {
                                     Len::Static(n) => Some(n),
                                     Len::Reg(r) => u64::try_from(self.regs[r as usize]).ok(),
                                 };
-                                let start = align_up(at, *elem_align);
-                                let end = count
-                                    .filter(|&c| c <= MAX_ELEMENTS)
-                                    .map(|c| start.saturating_add(c * stride))
-                                    .filter(|&e| e <= data.len() as u64 * 8);
-                                match (count, end) {
-                                    (Some(c), Some(end)) if stride > 0 => {
-                                        out.push(Slot {
-                                            node: *node,
-                                            aux: c as u32,
-                                            val: start,
-                                        });
+                                let at = align_up(*pos, *align);
+                                let slot =
+                                    count.filter(|&c| c <= MAX_ELEMENTS && stride > 0).and_then(
+                                        |c| strided_slot(*node, c, stride, *elem_align, at, data),
+                                    );
+                                match slot {
+                                    Some((slot, end)) => {
+                                        out.push(slot);
                                         *pos = end;
                                     }
-                                    _ => self.decode(layout, *node, data, pos, out)?,
+                                    // What is wrong with it is said the general way.
+                                    None => self.decode(layout, *node, data, pos, out)?,
                                 }
                             }
                             Piece::Member(child) => self.decode(layout, *child, data, pos, out)?,
@@ -353,15 +373,11 @@ impl Decoder {
                     self.specials.uuid_at = Some(*pos / 8);
                 }
                 if n.stride > 0 {
-                    let start = align_up(*pos, layout.nodes[*elem as usize].align);
-                    let end = start.saturating_add(count * n.stride);
-                    if end <= data.len() as u64 * 8 {
-                        // Elements are read on access (see `FieldView`).
-                        out.push(Slot {
-                            node,
-                            aux: count as u32,
-                            val: start,
-                        });
+                    let elem_align = layout.nodes[*elem as usize].align;
+                    if let Some((slot, end)) =
+                        strided_slot(node, count, n.stride, elem_align, *pos, data)
+                    {
+                        out.push(slot);
                         *pos = end;
                         return Ok(());
                     }
