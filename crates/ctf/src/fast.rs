@@ -1772,6 +1772,33 @@ impl ScanTable {
         entry: u32,
         regs: &mut [i128],
         data: &[u8],
+        pos: u64,
+    ) -> Option<(u64, u64)> {
+        self.run_steps::<true>(entry, regs, data, pos)
+    }
+
+    /// The position after the body [`Self::fold_steps`] folds, without folding its values:
+    /// for a reader passing over an event. The same checks (bounds, lengths, tags), so None
+    /// wherever the body is not whole; where only `fold_steps`' word loads would go past the
+    /// data's end, this one still gives the end, which the general path would also find.
+    pub(crate) fn skip_steps(
+        &self,
+        entry: u32,
+        regs: &mut [i128],
+        data: &[u8],
+        pos: u64,
+    ) -> Option<u64> {
+        self.run_steps::<false>(entry, regs, data, pos)
+            .map(|(_, end)| end)
+    }
+
+    /// [`Self::fold_steps`] (`FOLD`) or [`Self::skip_steps`].
+    #[inline(always)]
+    fn run_steps<const FOLD: bool>(
+        &self,
+        entry: u32,
+        regs: &mut [i128],
+        data: &[u8],
         mut pos: u64,
     ) -> Option<(u64, u64)> {
         let (mut acc, mut pc, mut run_start) = (0u64, entry as usize, 0usize);
@@ -1792,7 +1819,10 @@ impl ScanTable {
                 } => {
                     let base = align_up(pos, align);
                     let start = word_start(data, base, span)?;
-                    acc = acc.wrapping_add(self.runs.get(reads as usize)?.fold(data, start)?);
+                    let run = self.runs.get(reads as usize)?;
+                    if FOLD {
+                        acc = acc.wrapping_add(run.fold(data, start)?);
+                    }
                     run_start = start;
                     pos = base + size_bits;
                 }
@@ -1843,8 +1873,10 @@ impl ScanTable {
                         return None;
                     }
                     let r = self.reads.get(read as usize)?;
-                    for i in 0..n {
-                        acc = acc.wrapping_add(r.fold(data, start + i * stride));
+                    if FOLD {
+                        for i in 0..n {
+                            acc = acc.wrapping_add(r.fold(data, start + i * stride));
+                        }
                     }
                     pos = end;
                 }
@@ -1862,7 +1894,9 @@ impl ScanTable {
                     for _ in 0..n {
                         let base = align_up(pos, elem_align);
                         let start = word_start(data, base, span)?;
-                        acc = acc.wrapping_add(reads.fold(data, start)?);
+                        if FOLD {
+                            acc = acc.wrapping_add(reads.fold(data, start)?);
+                        }
                         pos = base + size_bits;
                     }
                 }
@@ -2260,7 +2294,7 @@ mod fold_tests {
             // A small xorshift generator: bytes from a few values (zeros end strings, small
             // lengths keep sequences in the data).
             let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
-            let (mut same, mut general) = (0, 0);
+            let (mut same, mut general, mut skips) = (0, 0, 0);
             for i in 0..20_000 {
                 // Every other body with room for whole windows after it: the runs' reads
                 // then take the window path, the others the checked one.
@@ -2276,9 +2310,28 @@ mod fold_tests {
                     assert_eq!(Ok(v), by_fold, "{byte_order} at {pos} of {data:?}");
                     same += 1;
                 }
+                // Passing over the body ends where folding it does, and only where the
+                // general fold reads it whole.
+                let mut regs = vec![0i128; layout.registers];
+                let skipped = table.skip_steps(entry, &mut regs, &data, pos);
+                match (by_steps, &by_fold) {
+                    (Some((_, end)), _) => assert_eq!(skipped, Some(end), "{byte_order}"),
+                    (None, Ok((_, end))) => assert!(
+                        skipped.is_none_or(|e| e == *end),
+                        "{byte_order} at {pos} of {data:?}"
+                    ),
+                    (None, Err(_)) => {
+                        assert_eq!(skipped, None, "{byte_order} at {pos} of {data:?}")
+                    }
+                }
+                skips += skipped.is_some() as u32;
             }
             assert!(general > 1000, "{byte_order}: {general} folds");
             assert!(same * 10 > general * 7, "{byte_order}: {same} of {general}");
+            assert!(
+                skips >= same,
+                "{byte_order}: {skips} skips, {same} step folds"
+            );
         }
     }
 

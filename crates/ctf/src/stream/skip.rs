@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use super::{clock_ns, Message, StreamReader};
 use crate::error::Result;
-use crate::fast::{HeaderValues, LttngHeader, ScanShape};
+use crate::fast::{HeaderValues, LttngHeader, ScanClass, ScanShape, ScanTable};
 
 /// Which events a [`StreamReader`] may leave out (see the module documentation).
 #[derive(Debug, Clone)]
@@ -396,12 +396,9 @@ impl StreamReader {
                     .fixed_body
                     .as_ref()
                     .map(|b| b.end(h_end)),
-                ScanShape::Steps { entry } => class
-                    .text
-                    .as_ref()
-                    .and_then(|t| t.fold(content, h_end))
-                    .or_else(|| table.fold_steps(entry, dec.regs_mut(), content, h_end))
-                    .map(|(_, after)| after),
+                ScanShape::Steps { entry } => {
+                    steps_end(table, class, entry, dec.regs_mut(), content, h_end)
+                }
                 ScanShape::Fold => None,
             };
             let Some(after) = after.filter(|a| *a <= content_bits) else {
@@ -435,6 +432,23 @@ impl StreamReader {
         self.cycles = last;
         self.events_read += n;
         stop
+    }
+}
+
+/// Where the body at bit `at` of `content` of a [`ScanShape::Steps`] class ends: out of the
+/// skipping loop, which passes over few such events.
+#[inline(never)]
+fn steps_end(
+    table: &ScanTable,
+    class: &ScanClass,
+    entry: u32,
+    regs: &mut [i128],
+    content: &[u8],
+    at: u64,
+) -> Option<u64> {
+    match class.text.as_ref().and_then(|t| t.fold(content, at)) {
+        Some((_, after)) => Some(after),
+        None => table.skip_steps(entry, regs, content, at),
     }
 }
 
