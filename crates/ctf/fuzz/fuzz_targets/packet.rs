@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use ctf::{Message, ScanCounts, ScanSink, StreamReader, Trace};
+use ctf::{Message, ScanCounts, ScanSink, SkipRule, StreamReader, Trace};
 use libfuzzer_sys::fuzz_target;
 
 const METADATA: &str = include_str!("../../tests/common/kernel.tsdl");
@@ -104,6 +104,79 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(expected.checksum, counting.checksum);
     assert_eq!(expected.max_cycles, counting.max_cycles);
     assert_eq!(r.warnings, c.warnings);
+
+    // A skipping reader (as the analyses' merger sets up) must give out a part of what a
+    // full read gives, every event of a wanted class among it, with the same other messages
+    // and warnings: wanted classes and the time window taken from the first bytes.
+    let mut full = Vec::new();
+    let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    while let Some(m) = r.next() {
+        full.push(match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                Ok((
+                    r.events_read,
+                    ev.class_index(),
+                    ev.cycles(),
+                    ev.fold_fields(),
+                ))
+            }
+            other => Err(format!("{other:?}")),
+        });
+    }
+    let byte = |i: usize| data.get(i).copied().unwrap_or(0);
+    let classes = trace().layout.streams.at(0).events.len();
+    let wanted: Vec<bool> = (0..classes)
+        .map(|c| byte(c % 4) >> (c / 4 % 8) & 1 == 1)
+        .collect();
+    let (lo, hi) = match byte(4) % 3 {
+        0 => (i64::MIN, i64::MAX),
+        1 => (i64::from(byte(5)) * 1000, i64::MAX),
+        _ => (i64::MIN, i64::from(byte(5)) * 1000),
+    };
+    let rule = SkipRule {
+        wanted: Arc::new(vec![wanted.clone()]),
+        lo,
+        hi,
+    };
+    let mut k = StreamReader::from_bytes(trace(), 0, data.to_vec());
+    k.set_skip(Some(&rule));
+    let mut kept = Vec::new();
+    while let Some(m) = k.next() {
+        kept.push(match m {
+            Ok(Message::Event) => {
+                let ev = k.event();
+                Ok((
+                    k.events_read,
+                    ev.class_index(),
+                    ev.cycles(),
+                    ev.fold_fields(),
+                ))
+            }
+            other => Err(format!("{other:?}")),
+        });
+    }
+    let mut rest = kept.iter().peekable();
+    for item in &full {
+        match (item, rest.peek()) {
+            (a, Some(b)) if a == *b => {
+                rest.next();
+            }
+            (Ok((_, (_, ev), _, _)), _) => {
+                assert!(
+                    !wanted.get(*ev).copied().unwrap_or(true),
+                    "a wanted event left out"
+                );
+            }
+            (Err(m), _) => panic!("message {m} left out"),
+        }
+    }
+    assert!(
+        rest.next().is_none(),
+        "given out what a full read does not give"
+    );
+    assert_eq!(r.warnings, k.warnings);
+    assert_eq!(r.events_read, k.events_read);
 
     let mut r = StreamReader::from_bytes(trace(), 0, data.to_vec());
     // Each `next` consumes at least one packet or event of at least one byte, or ends the
