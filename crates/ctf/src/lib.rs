@@ -11,6 +11,7 @@ pub mod decode;
 pub mod error;
 pub mod fast;
 pub mod field;
+pub mod index;
 pub mod ir;
 pub mod layout;
 pub mod merge;
