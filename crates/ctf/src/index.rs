@@ -12,6 +12,18 @@
 //! Parsing and encoding do no I/O. An index is a hint: a reader checks it against the data
 //! ([`check`]) and works without it.
 
+use std::path::{Path, PathBuf};
+
+/// Where LTTng keeps the packet index of stream file `DIR/NAME`: `DIR/index/NAME.idx`.
+pub fn path_of(stream: &Path) -> PathBuf {
+    let name = stream.file_name().unwrap_or_default().to_string_lossy();
+    stream
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("index")
+        .join(format!("{name}.idx"))
+}
+
 /// The first four bytes of an index file.
 pub const MAGIC: u32 = 0xC1F1_DCC1;
 /// Bytes of an entry of version 1.0 (seven integers) and 1.1 (nine).
@@ -201,7 +213,10 @@ mod tests {
         bytes.extend_from_slice(&encode(&entry(0, 4096))[..ENTRY_1_0]);
         let e = parse(&bytes).unwrap();
         assert_eq!(e.len(), 1);
-        assert_eq!((e[0].offset, e[0].packet_bits, e[0].seq_num), (0, 4096 * 8, None));
+        assert_eq!(
+            (e[0].offset, e[0].packet_bits, e[0].seq_num),
+            (0, 4096 * 8, None)
+        );
     }
 
     #[test]

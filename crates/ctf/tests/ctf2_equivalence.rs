@@ -692,15 +692,22 @@ fn both(bo: ByteOrder, header: EventHeaderKind, seed: u64) -> (tempfile::TempDir
     let v1 = tmp.path().join("ctf1");
     let tc = write_trace(&v1, bo, header, seed);
     let v2 = tmp.path().join("ctf2");
-    std::fs::create_dir(&v2).unwrap();
-    for e in std::fs::read_dir(&v1).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() != "metadata" {
-            std::fs::copy(e.path(), v2.join(e.file_name())).unwrap();
-        }
-    }
+    copy_data(&v1, &v2);
     std::fs::write(v2.join("metadata"), ctf2_metadata(&tc)).unwrap();
     (tmp, tc)
+}
+
+/// Copies everything of trace `from` but its metadata, the `index/` directory included.
+fn copy_data(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_data(&e.path(), &to.join(e.file_name()));
+        } else if e.file_name() != "metadata" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
 }
 
 fn check(bo: ByteOrder, header: EventHeaderKind, seed: u64) {

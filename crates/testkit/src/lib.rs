@@ -102,6 +102,7 @@ fn check_uncached(dir: &Path) -> TraceCheck {
                 files: vec![file],
                 stream_class_id: None,
                 stream_id: None,
+                indexes: Vec::new(),
             }],
             errors: Vec::new(),
             class: trace.class.clone(),
@@ -284,6 +285,10 @@ pub fn mix_traces_with_prefix(a: &Path, b: &Path, out: &Path, other: &str) {
         for e in std::fs::read_dir(from).unwrap() {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();
+            // Stream files only: `b`'s indexes would describe files renamed here.
+            if e.file_type().unwrap().is_dir() {
+                continue;
+            }
             if prefix.is_empty() || name != "metadata" {
                 std::fs::copy(e.path(), out.join(format!("{prefix}{name}"))).unwrap();
             }

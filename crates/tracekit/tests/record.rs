@@ -137,9 +137,20 @@ fn record_with_duration_is_readable_everywhere() {
     assert!(out.join("metadata").is_file());
     assert!(!tmp.path().join("run/.kernel.partial").exists());
     assert_eq!(mode(&out), 0o700, "trace directory mode");
-    for e in std::fs::read_dir(&out).unwrap() {
-        assert_eq!(mode(&e.unwrap().path()), 0o600, "trace file mode");
+    // Private all the way down: the LTTng index directory and its files too.
+    let mut dirs = vec![out.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                assert_eq!(mode(&p), 0o700, "{}: directory mode", p.display());
+                dirs.push(p);
+            } else {
+                assert_eq!(mode(&p), 0o600, "{}: file mode", p.display());
+            }
+        }
     }
+    assert!(out.join("index").is_dir(), "LTTng packet indexes");
     // No tracekit instance of a finished recorder is left.
     assert_no_stale_instances();
 

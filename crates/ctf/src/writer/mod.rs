@@ -2,10 +2,12 @@
 //!
 //! - [`tsdl`]: a [`TraceClass`] to TSDL text, plain or in metadata packets.
 //! - [`encode`]: bit-level encoding of [`Value`]s against their field types.
-//! - [`stream`]: one data stream file of fixed-size packets, in constant memory.
+//! - [`stream`]: one data stream file of fixed-size packets, in constant memory, and its
+//!   LTTng packet index.
 //! - [`lttng`]: the LTTng packet header, packet context and event headers.
-//! - [`TraceWriter`]: a trace directory with one stream per CPU (`chan_0`, `chan_1`…),
-//!   written under a temporary name and renamed by [`TraceWriter::finish`].
+//! - [`TraceWriter`]: a trace directory with one stream per CPU (`chan_0`, `chan_1`…) and
+//!   their indexes (`index/chan_0.idx`…), written under a temporary name and renamed by
+//!   [`TraceWriter::finish`].
 
 // `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
 
@@ -16,7 +18,7 @@ pub mod tsdl;
 
 pub use encode::{BitBuf, EncodeError};
 pub use lttng::EventHeaderKind;
-pub use stream::{StreamParams, StreamStats, StreamWriter};
+pub use stream::{index_path, StreamParams, StreamStats, StreamWriter};
 pub use tsdl::{packetize, to_tsdl, TsdlError};
 
 use crate::ir::{StructType, TraceClass};
@@ -96,7 +98,8 @@ pub struct TraceStats {
     pub per_cpu: Vec<u64>,
 }
 
-/// Writes a trace directory: a metadata file and one data stream per CPU.
+/// Writes a trace directory: a metadata file, one data stream per CPU and the streams' packet
+/// indexes (`index/NAME.idx`).
 ///
 /// The trace class must use the LTTng skeleton ([`lttng::skeleton`]) with stream class 0.
 /// Everything is written in `.NAME.partial` next to the final directory, which is renamed on
@@ -118,7 +121,8 @@ struct EventLayout {
 }
 
 impl TraceWriter {
-    /// Creates the (temporary) trace directory, the metadata and `ncpus` stream files.
+    /// Creates the (temporary) trace directory, the metadata, `ncpus` stream files and their
+    /// index files.
     pub fn create(
         dir: &Path,
         class: &TraceClass,

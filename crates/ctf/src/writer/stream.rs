@@ -1,4 +1,5 @@
-//! One data stream file of fixed-size LTTng packets, written in constant memory.
+//! One data stream file of fixed-size LTTng packets, written in constant memory, with its
+//! LTTng packet index ([`index_path`]).
 
 use super::encode::{encode_struct, BitBuf};
 use super::lttng::{
@@ -6,11 +7,17 @@ use super::lttng::{
     PACKET_MAGIC, PACKET_PREAMBLE_LEN,
 };
 use super::WriteError;
+pub use crate::index::path_of as index_path;
+use crate::index::{self, PacketEntry, ENTRY_1_1};
 use crate::ir::{ByteOrder, StructType};
 use crate::value::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+/// Index entries kept in memory before they are written (after the stream file is flushed,
+/// see `write_index`): bounds the memory and the number of flushes forced on the data.
+const INDEX_BATCH: usize = 256;
 
 /// Fixed parameters of a data stream.
 #[derive(Debug, Clone)]
@@ -29,12 +36,21 @@ pub struct StreamParams {
 }
 
 /// Writes one data stream: packets are filled in memory and flushed to the file when full.
+/// Each closed packet gets an entry in the stream's index file (version 1.1).
 pub struct StreamWriter {
     p: StreamParams,
     path: PathBuf,
     file: BufWriter<File>,
     buf: BitBuf,
     open: bool,
+    /// `timestamp_begin` of the open packet.
+    packet_begin: u64,
+    /// Bytes of the packets closed so far: where the next one starts.
+    offset: u64,
+    index_path: PathBuf,
+    /// Unbuffered: entries are batched in `index_pending`.
+    index_file: File,
+    index_pending: Vec<u8>,
     seq: u64,
     last_ts: u64,
     events: u64,
@@ -54,11 +70,26 @@ impl StreamWriter {
             )));
         }
         let file = File::create(path).map_err(|e| WriteError::io(path, e))?;
+        let index_path = index_path(path);
+        if let Some(dir) = index_path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| WriteError::io(dir, e))?;
+        }
+        let mut index_file =
+            File::create(&index_path).map_err(|e| WriteError::io(&index_path, e))?;
+        // The header goes out at once: an index without entries is still a valid one.
+        index_file
+            .write_all(&index::header())
+            .map_err(|e| WriteError::io(&index_path, e))?;
         Ok(StreamWriter {
             path: path.to_path_buf(),
             file: BufWriter::with_capacity(1 << 20, file),
             buf: BitBuf::with_capacity(p.packet_size + 64),
             open: false,
+            packet_begin: 0,
+            offset: 0,
+            index_path,
+            index_file,
+            index_pending: Vec::with_capacity(INDEX_BATCH * ENTRY_1_1),
             seq: 0,
             last_ts: 0,
             events: 0,
@@ -72,6 +103,11 @@ impl StreamWriter {
     /// Path of the stream file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Path of its index file.
+    pub fn index_path(&self) -> &Path {
+        &self.index_path
     }
 
     /// Events written so far.
@@ -127,6 +163,7 @@ impl StreamWriter {
         b.write_bits(self.p.cpu_id as u64, 32, bo);
         debug_assert_eq!(b.pos(), PACKET_PREAMBLE_LEN as u64 * 8);
         self.open = true;
+        self.packet_begin = ts;
         self.last_ts = self.last_ts.max(ts);
     }
 
@@ -150,10 +187,40 @@ impl StreamWriter {
         self.file
             .write_all(self.buf.bytes())
             .map_err(|e| WriteError::io(&self.path, e))?;
+        let entry = PacketEntry {
+            offset: self.offset,
+            packet_bits: size,
+            content_bits: content,
+            ts_begin: self.packet_begin,
+            ts_end: self.last_ts,
+            discarded: self.discarded,
+            stream_class_id: self.p.stream_class_id as u64,
+            instance_id: Some(self.p.instance_id),
+            seq_num: Some(self.seq),
+        };
+        self.index_pending.extend_from_slice(&index::encode(&entry));
         self.buf.clear();
         self.open = false;
+        self.offset += size / 8;
         self.seq += 1;
         self.packets += 1;
+        if self.index_pending.len() >= INDEX_BATCH * ENTRY_1_1 {
+            self.write_index()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the stream file, then writes the pending index entries: the index on disk
+    /// never describes a packet the stream file does not hold yet, so that what a crash
+    /// leaves passes [`index::check`].
+    fn write_index(&mut self) -> Result<(), WriteError> {
+        self.file
+            .flush()
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.index_file
+            .write_all(&self.index_pending)
+            .map_err(|e| WriteError::io(&self.index_path, e))?;
+        self.index_pending.clear();
         Ok(())
     }
 
@@ -245,18 +312,19 @@ impl StreamWriter {
         Ok(())
     }
 
-    /// Closes the open packet (if any) and writes everything to the file, so that a reader,
-    /// or whatever is left after a crash, sees every event so far in complete packets. The next
-    /// event opens a new packet (LTTng's periodic "switch timer" does the same).
+    /// Closes the open packet (if any) and writes everything to the file and the index, so
+    /// that a reader, or whatever is left after a crash, sees every event so far in complete
+    /// packets. The next event opens a new packet (LTTng's periodic "switch timer" does the
+    /// same).
     pub fn flush(&mut self) -> Result<(), WriteError> {
         if self.open {
             self.close_packet_sized(true)?;
         }
-        self.file.flush().map_err(|e| WriteError::io(&self.path, e))
+        self.write_index()
     }
 
-    /// Closes the last packet and flushes the file. A stream without events gets one empty
-    /// packet stamped `end_ts`, so that readers see every CPU.
+    /// Closes the last packet and flushes the file and its index. A stream without events
+    /// gets one empty packet stamped `end_ts`, so that readers see every CPU.
     pub fn finish(mut self, end_ts: u64) -> Result<StreamStats, WriteError> {
         if !self.open && self.packets == 0 {
             self.open_packet(end_ts.max(self.last_ts));
@@ -265,13 +333,11 @@ impl StreamWriter {
             self.last_ts = self.last_ts.max(end_ts);
             self.close_packet()?;
         }
-        self.file
-            .flush()
-            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.write_index()?;
         Ok(StreamStats {
             events: self.events,
             packets: self.packets,
-            bytes: self.packets * self.p.packet_size as u64,
+            bytes: self.offset,
         })
     }
 }
