@@ -142,7 +142,7 @@ fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
             .and_then(|sc| sc.default_clock)
             .and_then(|i| trace.class.clocks.get(i))
             .cloned();
-        if let (Some(c), Some((b, e))) = (&clock, index_bounds(&trace.streams[si].files)) {
+        if let (Some(c), Some((b, e))) = (&clock, index_bounds(&trace.streams[si])) {
             out.push(Some((c.cycles_to_ns(b) as i64, c.cycles_to_ns(e) as i64)));
             continue;
         }
@@ -182,38 +182,10 @@ fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
 
 /// (first `timestamp_begin`, last `timestamp_end`) in cycles from the LTTng packet index files
 /// (`index/NAME.idx`) of a stream's files, which also list the empty packets the reader skips.
-fn index_bounds(files: &[std::path::PathBuf]) -> Option<(u64, u64)> {
-    let read = |f: &std::path::PathBuf| -> Option<Vec<(u64, u64)>> {
-        let idx = f
-            .parent()?
-            .join("index")
-            .join(format!("{}.idx", f.file_name()?.to_string_lossy()));
-        let b = std::fs::read(idx).ok()?;
-        let be32 = |o: usize| Some(u32::from_be_bytes(b.get(o..o + 4)?.try_into().ok()?));
-        let be64 = |o: usize| Some(u64::from_be_bytes(b.get(o..o + 8)?.try_into().ok()?));
-        if be32(0)? != 0xC1F1_DCC1 {
-            return None;
-        }
-        let (major, minor) = (be32(4)?, be32(8)?);
-        let (hdr, size) = if (major, minor) == (1, 0) && be32(12)? != 56 {
-            (12, 56)
-        } else {
-            (16, be32(12)? as usize)
-        };
-        if size < 56 {
-            return None;
-        }
-        let n = (b.len() - hdr) / size;
-        (0..n)
-            .map(|i| {
-                let o = hdr + i * size;
-                Some((be64(o + 24)?, be64(o + 32)?))
-            })
-            .collect()
-    };
-    let first = read(files.first()?)?;
-    let last = read(files.last()?)?;
-    Some((first.first()?.0, last.last()?.1))
+fn index_bounds(stream: &ctf::trace::StreamFiles) -> Option<(u64, u64)> {
+    let first = stream.index(0)?.first()?;
+    let last = stream.index(stream.files.len().checked_sub(1)?)?.last()?;
+    Some((first.ts_begin, last.ts_end))
 }
 
 /// The time range every stream of every trace covers.
@@ -304,6 +276,10 @@ impl RangeEvents {
             }
         }
         let mut merger = Merger::new(traces);
+        // Packets that end before the range are not read at all where indexes say so.
+        if common.time_map.is_none() && lo > i64::MIN {
+            merger.seek_ns(lo);
+        }
         let mut skipping = false;
         if let Some(m) = &common.time_map {
             merger = merger.with_time_map(m.0.clone());

@@ -56,6 +56,17 @@ impl Merger {
         }
     }
 
+    /// Lets every reader pass over the packets its stream's LTTng indexes show to end before
+    /// `ns` ([`StreamReader::seek_ns`]): for a consumer that drops what comes before `ns`.
+    /// Before the first [`Self::next`] only (later, and with a time map, it does nothing).
+    /// Returns the number of packets passed over.
+    pub fn seek_ns(&mut self, ns: i64) -> u64 {
+        if self.started || self.time_map.is_some() {
+            return 0;
+        }
+        self.readers.iter_mut().map(|r| r.seek_ns(ns)).sum()
+    }
+
     /// Applies a clock transformation to every timestamp before ordering.
     pub fn with_time_map(mut self, map: Arc<dyn TimeMap>) -> Self {
         self.time_map = Some(map);

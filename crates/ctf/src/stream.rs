@@ -10,8 +10,9 @@ use crate::decode::{DecodeError, Decoder, Slot};
 use crate::error::{Error, Result};
 use crate::fast::HeaderValues;
 use crate::field::FieldView;
+use crate::index::PacketEntry;
 use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
-use crate::trace::{map_file, Trace};
+use crate::trace::{map_file, FileIndex, Trace};
 
 mod scan;
 mod skip;
@@ -204,6 +205,8 @@ pub struct StreamReader {
     /// Bumped whenever a packet is opened: what the skipping reader caches of the packet (its
     /// file, stream class, clock, content) holds while this stays the same.
     packet_gen: u64,
+    /// Where to start in the next file mapped, instead of its first byte ([`Self::seek_ns`]).
+    seek_off: Option<usize>,
 }
 
 const EV_HEADER: usize = 0;
@@ -256,6 +259,7 @@ impl StreamReader {
             events_read: 0,
             skipping: None,
             packet_gen: 0,
+            seek_off: None,
         }
     }
 
@@ -268,6 +272,79 @@ impl StreamReader {
         r.file_idx = r.trace.streams[stream].files.len().saturating_sub(1);
         r.map = Some(StreamData::Owned(bytes.into()));
         r
+    }
+
+    /// Moves a reader that has read nothing yet past the packets its files' LTTng indexes
+    /// show to end before `ns` (on the stream's clock): the reader starts at the first packet
+    /// that may hold a message at or after `ns`. What it gives from there is what a full read
+    /// gives from there: the counters of the packet before (discarded events, sequence number,
+    /// end time) come from its index entry. Events, warnings and errors of the packets passed
+    /// over are not seen; every message of theirs is timed before `ns`. Returns the number of
+    /// packets passed over (0 without an index, or when called after reading).
+    pub fn seek_ns(&mut self, ns: i64) -> u64 {
+        let fresh = self.map.is_none()
+            && self.file_idx == 0
+            && !self.in_packet
+            && !self.done
+            && self.events_read == 0
+            && self.pending.is_empty();
+        if !fresh {
+            return 0;
+        }
+        let trace = self.trace.clone();
+        let files = &trace.streams[self.stream];
+        let (mut passed, mut to) = (0u64, None);
+        let mut prev: Option<PacketEntry> = None;
+        for fi in 0..files.files.len() {
+            // A file without a usable index is read from its start.
+            let start_of_file = Some((fi, 0));
+            let Some(first) = files.index(fi).and_then(|e| e.first()) else {
+                to = start_of_file;
+                break;
+            };
+            let entries = files.index(fi).expect("an index with a first entry");
+            let clock = trace
+                .layout
+                .streams
+                .index_of(first.stream_class_id)
+                .and_then(|sc| trace.layout.streams.at(sc).clock)
+                .and_then(|c| trace.class.clocks.get(c));
+            let Some(clock) = clock else {
+                to = start_of_file;
+                break;
+            };
+            // A packet is passed over when it surely ends before `ns`: an entry whose times
+            // are out of order says nothing sure.
+            let before = |e: &PacketEntry| {
+                e.ts_begin <= e.ts_end && clock_ns(None, Some(clock), e.ts_end) < Some(ns)
+            };
+            let skip = entries.iter().take_while(|e| before(e)).count();
+            let last_file = fi + 1 == files.files.len();
+            // The last packet of the stream is always read: a stream whose packets all end
+            // before `ns` still has its end (and errors) seen.
+            let skip = if last_file {
+                skip.min(entries.len() - 1)
+            } else {
+                skip
+            };
+            if skip > 0 {
+                prev = Some(entries[skip - 1]);
+                passed += skip as u64;
+            }
+            if skip < entries.len() {
+                to = Some((fi, entries[skip].offset as usize));
+                break;
+            }
+        }
+        let (Some((fi, off)), Some(prev)) = (to, prev) else {
+            return 0;
+        };
+        self.file_idx = fi;
+        self.seek_off = Some(off);
+        self.prev_discarded = prev.discarded;
+        self.prev_seq = prev.seq_num;
+        self.prev_ts_end = Some(prev.ts_end);
+        passed
     }
 
     /// The trace this stream belongs to.
@@ -294,11 +371,46 @@ impl StreamReader {
     }
 
     fn fail(&mut self, offset: usize, message: String) -> Error {
-        self.done = true;
-        Error::Decode {
+        let err = Error::Decode {
             path: self.path().to_path_buf(),
             offset: offset as u64,
             message,
+        };
+        self.packet_failed(err)
+    }
+
+    /// After the packet at `packet_off` could not be opened: reading goes on at the next
+    /// packet the file's index lists (the error says so), or the stream ends there.
+    fn packet_failed(&mut self, err: Error) -> Error {
+        let next = self.trace.streams[self.stream]
+            .index(self.file_idx)
+            .and_then(|entries| {
+                let i = entries.partition_point(|e| e.offset <= self.packet_off as u64);
+                entries.get(i)
+            })
+            .map(|e| e.offset as usize);
+        match (next, err) {
+            (
+                Some(next),
+                Error::Decode {
+                    path,
+                    offset,
+                    message,
+                },
+            ) => {
+                self.packet_off = next;
+                Error::Decode {
+                    path,
+                    offset,
+                    message: format!(
+                        "{message}; reading goes on at the next packet the index lists (byte {next})"
+                    ),
+                }
+            }
+            (_, err) => {
+                self.done = true;
+                err
+            }
         }
     }
 
@@ -321,7 +433,15 @@ impl StreamReader {
                 if self.file_idx >= files.len() {
                     return Ok(false);
                 }
-                self.packet_off = 0;
+                self.packet_off = self.seek_off.take().unwrap_or(0);
+                if let Some(FileIndex::Rejected(why)) =
+                    self.trace.streams[self.stream].indexes.get(self.file_idx)
+                {
+                    self.warnings.push(format!(
+                        "{why}: index not used, the file is read without it"
+                    ));
+                }
+                let files = &self.trace.streams[self.stream].files;
                 match map_file(&files[self.file_idx]) {
                     Ok(Some(m)) => {
                         self.map = Some(StreamData::Mapped(m));
@@ -354,8 +474,7 @@ impl StreamReader {
                     .decode(&layout, ph, data, &mut pos, &mut self.pkt_slots)
                 {
                     let err = self.decode_error(off, e);
-                    self.done = true;
-                    return Err(err);
+                    return Err(self.packet_failed(err));
                 }
             }
             let sp = self.dec.specials;
@@ -409,8 +528,7 @@ impl StreamReader {
                     .decode(&layout, pc, data, &mut pos, &mut self.pkt_slots)
                 {
                     let err = self.decode_error(off, e);
-                    self.done = true;
-                    return Err(err);
+                    return Err(self.packet_failed(err));
                 }
             }
             let sp = self.dec.specials;

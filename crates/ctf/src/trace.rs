@@ -8,6 +8,7 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
+use crate::index::{self, PacketEntry};
 use crate::ir::TraceClass;
 use crate::layout::Layout;
 use crate::stream::{probe_first_packet, StreamReader};
@@ -33,6 +34,57 @@ pub struct StreamFiles {
     pub files: Vec<PathBuf>,
     pub stream_class_id: Option<u64>,
     pub stream_id: Option<u64>,
+    /// Per file (same order as `files`): its LTTng index, when present (may be shorter than
+    /// `files`: a missing entry is no index).
+    pub indexes: Vec<FileIndex>,
+}
+
+impl StreamFiles {
+    /// The index of file `i`, when it has a usable one.
+    pub fn index(&self, i: usize) -> Option<&Arc<[PacketEntry]>> {
+        match self.indexes.get(i) {
+            Some(FileIndex::Valid(entries)) => Some(entries),
+            _ => None,
+        }
+    }
+}
+
+/// A stream file's LTTng packet index (`index/NAME.idx` beside it, see [`crate::index`]).
+#[derive(Debug, Clone, Default)]
+pub enum FileIndex {
+    /// No index file.
+    #[default]
+    Absent,
+    /// Read and consistent with the stream file.
+    Valid(Arc<[PacketEntry]>),
+    /// Present but unusable: why (naming the index file). Readers warn and read without it.
+    Rejected(String),
+}
+
+impl FileIndex {
+    /// The index of stream file `path` (`DIR/index/NAME.idx`).
+    pub fn load(path: &Path) -> FileIndex {
+        let idx = index::path_of(path);
+        let bytes = match std::fs::read(&idx) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileIndex::Absent,
+            Err(e) => return FileIndex::Rejected(format!("{}: {e}", idx.display())),
+        };
+        let file_len = std::fs::metadata(path).map_or(0, |m| m.len());
+        let entries = index::parse(&bytes).and_then(|mut e| {
+            // A stream file cut short (a crashed session) keeps the packets it holds whole.
+            let whole = e
+                .iter()
+                .take_while(|p| p.offset.saturating_add(p.packet_bits / 8) <= file_len)
+                .count();
+            e.truncate(whole);
+            index::check(&e, file_len).map(|()| e)
+        });
+        match entries {
+            Ok(entries) => FileIndex::Valid(entries.into()),
+            Err(e) => FileIndex::Rejected(format!("{}: {e}", idx.display())),
+        }
+    }
 }
 
 /// Finds every trace directory (one holding a `metadata` file) at or below `path`, sorted.
@@ -137,6 +189,7 @@ impl Trace {
                 files: vec![path.clone()],
                 stream_class_id: None,
                 stream_id: None,
+                indexes: Vec::new(),
             }],
             index: 0,
             errors: Vec::new(),
@@ -179,8 +232,10 @@ impl Trace {
         }
         for ((sc, sid, _), mut fs) in groups {
             fs.sort_by_key(|(ts, _)| *ts);
+            let files: Vec<PathBuf> = fs.into_iter().map(|(_, f)| f).collect();
             self.streams.push(StreamFiles {
-                files: fs.into_iter().map(|(_, f)| f).collect(),
+                indexes: files.iter().map(|f| FileIndex::load(f)).collect(),
+                files,
                 stream_class_id: sc,
                 stream_id: sid,
             });

@@ -35,7 +35,19 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
-    let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
+    let mut readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
+    // Where the streams' LTTng indexes allow, the packets that end before `--begin` are not
+    // read, as Babeltrace 2 seeks: when neither bound takes the first event's date.
+    let dated = |s: &String| !s.contains(':') || s.trim().contains(' ');
+    if let Some(b) = args.begin.as_ref().filter(|b| dated(b)) {
+        if !args.sync && args.end.as_ref().is_none_or(dated) {
+            if let Ok(ns) = parse_time(b, &tz, None) {
+                for r in &mut readers {
+                    r.seek_ns(ns);
+                }
+            }
+        }
+    }
     let mut setup = PrintSetup {
         gmt: args.clock_gmt,
         tz: Some(tz.clone()),

@@ -206,6 +206,43 @@ fn print_begin_end_keeps_exactly_the_range() {
     }
 }
 
+/// Copies trace `from` to `to`, leaving out its `index/` directory.
+fn copy_without_index(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// With the LTTng indexes `gen` writes, `print --begin` starts each stream at the first packet
+/// that reaches the time: what it prints is what it prints reading every packet.
+#[test]
+fn print_begin_with_indexes_is_print_begin_without() {
+    let tmp = tempfile::tempdir().unwrap();
+    let km = tmp.path().join("km");
+    gen_kernel_mix(&km, 5, 120_000);
+    assert!(km.join("index").is_dir());
+    let bare = tmp.path().join("bare");
+    copy_without_index(&km, &bare);
+    let json = count_json(&km);
+    let (b, e) = (
+        json["begin_ns"].as_i64().unwrap(),
+        json["end_ns"].as_i64().unwrap(),
+    );
+    for pct in [30, 75, 99] {
+        let at = b + (e - b) / 100 * pct;
+        let begin = format!("{}.{:09}", at / 1_000_000_000, at % 1_000_000_000);
+        let args =
+            |t: &Path| -> Output { tracekit(&[&"print", &"--clock-gmt", &"--begin", &begin, &t]) };
+        let (with, without) = (ok(args(&km)), ok(args(&bare)));
+        assert!(with.lines().count() > 10, "--begin {begin}");
+        assert!(with == without, "--begin {begin}: the outputs differ");
+    }
+}
+
 #[test]
 fn gen_is_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
