@@ -66,7 +66,8 @@ BENCH_DIR="$(cd "$BENCH_DIR" && pwd)"
 
 gen_trace() { # events -> prints the trace directory
     local n="$1" dir="$BENCH_DIR/kernel-mix-$1-c$CPUS-s$SEED"
-    if [[ ! -f "$dir.done" || ! -f "$dir/metadata" ]]; then
+    # Traces of generators older than the LTTng indexes are made again.
+    if [[ ! -f "$dir.done" || ! -f "$dir/metadata" || ! -d "$dir/index" ]]; then
         log "generating $n-event kernel-mix trace in $dir"
         rm -rf "$dir" "$dir.done"
         "$TK" gen kernel-mix --events "$n" --cpus "$CPUS" -o "$dir" --seed "$SEED" >"$dir.gen.tmp"
@@ -85,11 +86,23 @@ events_of() {
     "$TK" count --json "$1" 2>/dev/null | sed -n 's/^ *"events": *\([0-9][0-9]*\),\{0,1\}$/\1/p'
 }
 
+# `--begin` at 90 % of the trace's time range (seconds since the epoch, which both tools read).
+begin_at_90() {
+    local json b e v
+    json="$("$TK" count --json "$1" 2>/dev/null)"
+    b="$(sed -n 's/^ *"begin_ns": *\([0-9]*\).*/\1/p' <<<"$json")"
+    e="$(sed -n 's/^ *"end_ns": *\([0-9]*\).*/\1/p' <<<"$json")"
+    # Exact in 64-bit integers (awk's doubles are not, at 1.7e18 ns).
+    v=$((b + (e - b) / 10 * 9))
+    printf '%d.%09d' $((v / 1000000000)) $((v % 1000000000))
+}
+
 # ---------------------------------------------------------------------------------------------
 # 3. Commands. Each: label | tool | shell command (stdout goes to /dev/null when timed).
 TKQ="$(printf '%q' "$TK")"
 TRQ="$(printf '%q' "$TRACE")"
-LABELS=(count count-1core count-rayon1 bt2-dummy print bt2-print)
+BEGIN90="$(begin_at_90 "$TRACE")"
+LABELS=(count count-1core count-rayon1 bt2-dummy print bt2-print print-begin bt2-begin)
 declare -A TOOL CMD PAIR
 TOOL[count]=tracekit;       CMD[count]="$TKQ count $TRQ"
 TOOL[count-1core]=tracekit; CMD[count-1core]="taskset -c 0 $TKQ count $TRQ"
@@ -97,9 +110,13 @@ TOOL[count-rayon1]=tracekit; CMD[count-rayon1]="env RAYON_NUM_THREADS=1 $TKQ cou
 TOOL[bt2-dummy]=babeltrace2; CMD[bt2-dummy]="babeltrace2 --output-format=dummy $TRQ"
 TOOL[print]=tracekit;       CMD[print]="env TZ=UTC $TKQ print $TRQ"
 TOOL[bt2-print]=babeltrace2; CMD[bt2-print]="env TZ=UTC babeltrace2 $TRQ"
+# The last tenth of the trace: tracekit passes over the packets before it with the LTTng
+# indexes the generator writes.
+TOOL[print-begin]=tracekit; CMD[print-begin]="env TZ=UTC $TKQ print --begin $BEGIN90 $TRQ"
+TOOL[bt2-begin]=babeltrace2; CMD[bt2-begin]="env TZ=UTC babeltrace2 --begin $BEGIN90 $TRQ"
 # Which babeltrace2 row each tracekit row is compared with.
 PAIR[count]=bt2-dummy; PAIR[count-1core]=bt2-dummy; PAIR[count-rayon1]=bt2-dummy
-PAIR[print]=bt2-print
+PAIR[print]=bt2-print; PAIR[print-begin]=bt2-begin
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -142,7 +159,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # Warm-up: read every file once so the page cache is warm for every tool, check that
 # tracekit and babeltrace2 see the same number of events, and measure peak RSS.
 log "warm-up: reading the trace into the page cache"
-cat "$TRACE"/* >/dev/null
+find "$TRACE" -type f -exec cat {} + >/dev/null
 EVENTS="$(events_of "$TRACE")"
 [[ -n "$EVENTS" ]] || die "could not read the event count from 'tracekit count --json'"
 log "tracekit count: $EVENTS events"
@@ -151,6 +168,11 @@ BT_LINES="$(TZ=UTC babeltrace2 "$TRACE" 2>/dev/null | wc -l)"
 TK_LINES="$(TZ=UTC "$TK" print "$TRACE" 2>/dev/null | wc -l)"
 log "text lines: tracekit print $TK_LINES, babeltrace2 $BT_LINES"
 [[ "$BT_LINES" == "$TK_LINES" ]] || log "WARNING: tracekit print and babeltrace2 print a different number of lines"
+if [[ "$(bash -c "${CMD[print-begin]}" 2>/dev/null | md5sum)" == "$(bash -c "${CMD[bt2-begin]}" 2>/dev/null | md5sum)" ]]; then
+    log "print --begin $BEGIN90: tracekit and babeltrace2 print the same bytes"
+else
+    log "WARNING: print --begin $BEGIN90: tracekit and babeltrace2 outputs differ"
+fi
 
 declare -A RSS SECS SMIN SMAX CPU
 for l in "${LABELS[@]}"; do
@@ -195,7 +217,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 4. Does tracekit's peak memory grow with the trace? count on a second trace of another size.
 SCALE_TRACE="$(gen_trace "$BENCH_SCALE_EVENTS")"
-cat "$SCALE_TRACE"/* >/dev/null
+find "$SCALE_TRACE" -type f -exec cat {} + >/dev/null
 SCALE_EVENTS="$(events_of "$SCALE_TRACE")"
 log "RSS scaling: tracekit count on $EVENTS and $SCALE_EVENTS events"
 read -r S1_TOT S1_ANON S1_FILE < <(rss_breakdown "$TKQ count $TRQ")
@@ -218,24 +240,28 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     echo "events:    $EVENTS (tracekit count --json)"
     echo "timing:    $METHOD"
     echo
-    printf '%-12s %-13s %-44s %9s %15s %8s %10s %8s %9s\n' \
+    printf '%-12s %-13s %-50s %9s %15s %8s %10s %8s %9s\n' \
         tool row command "median s" "min-max s" "CPU s" "events/s" speedup "RSS MiB"
     for l in "${LABELS[@]}"; do
         cmd="${CMD[$l]//$TKQ/tracekit}"
         cmd="${cmd//$TRQ/DIR}"
         cmd="${cmd//env /}"
-        [[ "$l" == *print* ]] && cmd="$cmd >/dev/null"
+        [[ "$l" == *print* || "$l" == *begin* ]] && cmd="$cmd >/dev/null"
+        cmd="${cmd//$BEGIN90/T90}"
         eps="$(awk -v n="$EVENTS" -v s="${SECS[$l]}" 'BEGIN {printf "%.2fM", n / s / 1e6}')"
+        # A tenth of the events is printed there: no events/s of the whole trace.
+        [[ "$l" == *begin* ]] && eps="-"
         if [[ -n "${PAIR[$l]:-}" ]]; then
             ratio="$(awk -v a="${SECS[${PAIR[$l]}]}" -v b="${SECS[$l]}" 'BEGIN {printf "%.1fx", a / b}')"
         else
             ratio="1.0x"
         fi
-        printf '%-12s %-13s %-44s %9.3f %15s %8.3f %10s %8s %9s\n' "${TOOL[$l]}" "$l" "$cmd" "${SECS[$l]}" \
+        printf '%-12s %-13s %-50s %9.3f %15s %8.3f %10s %8s %9s\n' "${TOOL[$l]}" "$l" "$cmd" "${SECS[$l]}" \
             "$(printf '%.3f-%.3f' "${SMIN[$l]}" "${SMAX[$l]}")" "${CPU[$l]}" "$eps" "$ratio" "$(mib "${RSS[$l]}")"
     done
     echo
-    echo "speedup = babeltrace2 median / tracekit median (count rows vs bt2-dummy, print vs bt2-print)"
+    echo "speedup = babeltrace2 median / tracekit median (count rows vs bt2-dummy, print vs bt2-print, print-begin vs bt2-begin)"
+    echo "T90 = $BEGIN90: 90 % of the trace's time range (print-begin and bt2-begin print its last tenth)"
     echo "CPU speedup (user+sys): count $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "count-1core $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count-1core]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "print $(awk -v a="${CPU[bt2-print]}" -v b="${CPU[print]}" 'BEGIN {printf "%.1fx", a / b}')"
