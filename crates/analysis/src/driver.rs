@@ -122,6 +122,8 @@ pub struct Analysed {
     /// Errors met while reading (each names its file and byte offset): the analysis covers
     /// every event that could be read.
     pub errors: Vec<String>,
+    /// The readers' warnings (timestamp regressions, indexes not used…).
+    pub warnings: Vec<String>,
 }
 
 /// Time (ns) bounds of every stream, from the packet contexts: (first packet's
@@ -363,6 +365,15 @@ impl RangeEvents {
         }
     }
 
+    /// The readers' warnings so far (each names its file).
+    pub fn warnings(&self) -> Vec<String> {
+        self.merger
+            .readers()
+            .iter()
+            .flat_map(|r| r.warnings.iter().cloned())
+            .collect()
+    }
+
     /// Problems met while opening `traces` and reading them (each names its file and offset).
     pub fn errors(&self, traces: &[Arc<Trace>]) -> Vec<String> {
         let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
@@ -474,6 +485,7 @@ pub fn run_refresh(
         return Err(events.nothing_read(traces));
     };
     let errors = events.errors(traces);
+    let warnings = events.warnings();
     let last = events.last_time().unwrap_or(last);
     finish_period(&mut analyses, &model, period_begin, last, report);
     if common.exit_after {
@@ -486,5 +498,6 @@ pub fn run_refresh(
             end: last,
         },
         errors,
+        warnings,
     })
 }

@@ -451,7 +451,12 @@ fn run_kernel(
         }
     };
     match analysis::run_names(traces, &strs, common, &opts, refresh, &mut report) {
-        Ok(done) => read_errors.extend(done.errors),
+        Ok(done) => {
+            for w in &done.warnings {
+                eprintln!("tracekit analyze: warning: {w}");
+            }
+            read_errors.extend(done.errors);
+        }
         Err(e) => return Ok(Err(fail(a.mi, &e.to_string()))),
     }
     if let Some(e) = io_err {

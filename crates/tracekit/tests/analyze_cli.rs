@@ -198,3 +198,25 @@ fn bounded_schedtop_and_streaming_schedstats_agree_with_the_log() {
         .sum();
     assert_eq!(per_tid as usize, log.len());
 }
+
+/// An index that does not match its stream file is named in a warning and left aside: the
+/// results are those of the trace without it, and the run succeeds.
+#[test]
+fn an_unusable_index_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = gen(tmp.path());
+    let want = mi(&["cputop"], &dir);
+    let idx = dir.join("index").join("chan_1.idx");
+    assert!(idx.is_file());
+    std::fs::write(&idx, b"garbage").unwrap();
+    let o = tracekit(&["cputop", "--mi"], &dir);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!("warning: {}", idx.display()))
+            && stderr.contains("index not used"),
+        "{stderr}"
+    );
+    let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(got["results"].as_array().unwrap(), &want);
+}
