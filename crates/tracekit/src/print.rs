@@ -37,14 +37,17 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
     let mut readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
     // Where the streams' LTTng indexes allow, the packets that end before `--begin` are not
-    // read, as Babeltrace 2 seeks: when neither bound takes the first event's date.
+    // read, as Babeltrace 2 seeks. A time without a date takes the first message's date:
+    // found first, the way `print_parallel` would find it reading every packet.
     let dated = |s: &String| !s.contains(':') || s.trim().contains(' ');
-    if let Some(b) = args.begin.as_ref().filter(|b| dated(b)) {
-        if !args.sync && args.end.as_ref().is_none_or(dated) {
-            if let Ok(ns) = parse_time(b, &tz, None) {
-                for r in &mut readers {
-                    r.seek_ns(ns);
-                }
+    let mut reference: Option<Option<i64>> = None;
+    if let (Some(b), false) = (&args.begin, args.sync) {
+        if !dated(b) || args.end.as_ref().is_some_and(|e| !dated(e)) {
+            reference = Some(first_message_time(&traces));
+        }
+        if let Ok(ns) = parse_time(b, &tz, reference.flatten()) {
+            for r in &mut readers {
+                r.seek_ns(ns);
             }
         }
     }
@@ -67,6 +70,8 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         if args.begin.is_none() && args.end.is_none() {
             return Ok(None);
         }
+        // After a seek, the first message read is not the trace's first.
+        let first = reference.unwrap_or(first);
         let b = match &args.begin {
             Some(s) => parse_time(s, &tz, first)?,
             None => i64::MIN,
@@ -89,4 +94,21 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The time `print_parallel` takes as the first of `traces` when it reads every packet: the
+/// smallest time of the streams' first messages (an event's, a loss report's beginning), None
+/// when one of them has none (an error, no clock) or no stream has a message.
+fn first_message_time(traces: &[std::sync::Arc<ctf::Trace>]) -> Option<i64> {
+    let mut first = i64::MAX;
+    for mut r in traces.iter().flat_map(|t| t.readers()) {
+        let time = match r.next() {
+            Some(Ok(ctf::Message::Event)) => r.event().time_ns(),
+            Some(Ok(m)) => m.time_ns(),
+            Some(Err(_)) => None,
+            None => continue,
+        };
+        first = first.min(time.unwrap_or(i64::MIN));
+    }
+    (first != i64::MAX && first != i64::MIN).then_some(first)
 }

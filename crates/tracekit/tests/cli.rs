@@ -234,12 +234,24 @@ fn print_begin_with_indexes_is_print_begin_without() {
     );
     for pct in [30, 75, 99] {
         let at = b + (e - b) / 100 * pct;
-        let begin = format!("{}.{:09}", at / 1_000_000_000, at % 1_000_000_000);
-        let args =
-            |t: &Path| -> Output { tracekit(&[&"print", &"--clock-gmt", &"--begin", &begin, &t]) };
-        let (with, without) = (ok(args(&km)), ok(args(&bare)));
-        assert!(with.lines().count() > 10, "--begin {begin}");
-        assert!(with == without, "--begin {begin}: the outputs differ");
+        let epoch = format!("{}.{:09}", at / 1_000_000_000, at % 1_000_000_000);
+        // A time of day takes the first event's date (GMT here).
+        let s = at.rem_euclid(86_400_000_000_000) / 1_000_000_000;
+        let hms = format!(
+            "{:02}:{:02}:{:02}.{:09}",
+            s / 3600,
+            s / 60 % 60,
+            s % 60,
+            at % 1_000_000_000
+        );
+        for begin in [&epoch, &hms] {
+            let args = |t: &Path| -> Output {
+                tracekit(&[&"print", &"--clock-gmt", &"--begin", begin, &t])
+            };
+            let (with, without) = (ok(args(&km)), ok(args(&bare)));
+            assert!(with.lines().count() > 10, "--begin {begin}");
+            assert!(with == without, "--begin {begin}: the outputs differ");
+        }
     }
 }
 
