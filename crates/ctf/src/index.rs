@@ -232,6 +232,38 @@ mod tests {
         assert_eq!(e, (0..3).map(|i| entry(i * 512, 512)).collect::<Vec<_>>());
     }
 
+    proptest::proptest! {
+        /// Any bytes: an error or entries, never a panic; entries that parse come back from
+        /// their encoding, and `check` holds for what it accepts.
+        #[test]
+        fn any_bytes_parse_or_fail(
+            mut bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            valid_header in proptest::prelude::any::<bool>(),
+            file_len in 0u64..1 << 16,
+        ) {
+            if valid_header && bytes.len() >= HEADER {
+                bytes[..HEADER].copy_from_slice(&header());
+            }
+            if let Ok(entries) = parse(&bytes) {
+                let mut again = header().to_vec();
+                for e in &entries {
+                    again.extend_from_slice(&encode(e));
+                }
+                if bytes[8..12] == header()[8..12] {
+                    proptest::prop_assert_eq!(parse(&again), Ok(entries.clone()));
+                }
+                if check(&entries, file_len).is_ok() {
+                    let mut end = 0;
+                    for e in &entries {
+                        proptest::prop_assert!(e.offset >= end);
+                        end = e.offset + e.packet_bits / 8;
+                        proptest::prop_assert!(end <= file_len && e.content_bits <= e.packet_bits);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn bad_files_are_refused() {
         assert_eq!(parse(&[0; 3]), Err(IndexError::Short(3)));
