@@ -1075,10 +1075,10 @@ impl OneBody {
         Some((acc, base + self.size_bits))
     }
 
-    /// The sum of [`Self::fold`]'s folds of the scopes placed after each bit of `ats`;
+    /// The sum of [`Self::fold`]'s folds of the scopes placed after each byte of `ats`;
     /// `other` folds those it does not. For the usual numbers of integers the loop over
     /// them is unrolled, their reads held for all the scopes.
-    pub(crate) fn fold_each(&self, data: &[u8], ats: &[u64], other: impl FnMut(u64) -> u64) -> u64 {
+    pub(crate) fn fold_each(&self, data: &[u8], ats: &[u32], other: impl FnMut(u64) -> u64) -> u64 {
         match self.ints.len() {
             1 => self.fold_n::<1>(data, ats, other),
             2 => self.fold_n::<2>(data, ats, other),
@@ -1097,12 +1097,13 @@ impl OneBody {
     fn fold_n<const N: usize>(
         &self,
         data: &[u8],
-        ats: &[u64],
+        ats: &[u32],
         mut other: impl FnMut(u64) -> u64,
     ) -> u64 {
         let fixed: Option<[IntWord; N]> = self.ints.get(..N).and_then(|w| w.try_into().ok());
         let mut acc = 0u64;
-        for &at in ats {
+        for &byte in ats {
+            let at = u64::from(byte) * 8;
             let Some((_, start, win)) = self.window(data, at) else {
                 acc = acc.wrapping_add(other(at));
                 continue;

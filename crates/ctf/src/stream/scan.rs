@@ -166,7 +166,9 @@ impl StreamReader {
 /// folds class by class ([`Packet::run_grouped`]), and the ids that have any.
 #[derive(Debug, Default)]
 pub(crate) struct Groups {
-    by_id: Vec<Vec<u64>>,
+    /// Byte offsets in the packet (the grouped scan only sets aside bodies that start on a
+    /// byte): half the memory traffic of bit positions.
+    by_id: Vec<Vec<u32>>,
     touched: Vec<usize>,
 }
 
@@ -187,7 +189,15 @@ impl<S: ScanSink> Runner<'_, '_, S> {
         decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
     ) -> Option<(u64, u64, u64, u64)> {
         let p = self.packet;
-        match self.sink.counts(p.sc_idx, p.sl.events.len()) {
+        // Body offsets are set aside as 32-bit byte offsets: packets of 4 GiB and more (none
+        // seen) are read event by event.
+        let small = p.packet.len() <= u32::MAX as usize;
+        let counts = if small {
+            self.sink.counts(p.sc_idx, p.sl.events.len())
+        } else {
+            None
+        };
+        match counts {
             Some(c) if p.check_regression => {
                 p.run_grouped::<true>(self.dec, c, self.groups, at, decode)
             }
@@ -298,7 +308,8 @@ impl Packet<'_> {
                 if group.is_empty() {
                     groups.touched.push(id as usize);
                 }
-                group.push(h_end);
+                // On a byte and inside a packet below 4 GiB (`Runner::run`).
+                group.push((h_end / 8) as u32);
                 after
             } else {
                 let Some(class) = table.class(id) else {
