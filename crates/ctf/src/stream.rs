@@ -207,6 +207,8 @@ pub struct StreamReader {
     packet_gen: u64,
     /// Where to start in the next file mapped, instead of its first byte ([`Self::seek_ns`]).
     seek_off: Option<usize>,
+    /// Files whose unusable index was reported.
+    warned_indexes: Vec<usize>,
 }
 
 const EV_HEADER: usize = 0;
@@ -260,6 +262,7 @@ impl StreamReader {
             skipping: None,
             packet_gen: 0,
             seek_off: None,
+            warned_indexes: Vec::new(),
         }
     }
 
@@ -298,11 +301,11 @@ impl StreamReader {
         for fi in 0..files.files.len() {
             // A file without a usable index is read from its start.
             let start_of_file = Some((fi, 0));
-            let Some(first) = files.index(fi).and_then(|e| e.first()) else {
+            let entries = self.consult_index(fi).unwrap_or_default();
+            let Some(first) = entries.first() else {
                 to = start_of_file;
                 break;
             };
-            let entries = files.index(fi).expect("an index with a first entry");
             let clock = trace
                 .layout
                 .streams
@@ -379,16 +382,32 @@ impl StreamReader {
         self.packet_failed(err)
     }
 
+    /// The usable index of file `fi` of this stream; the first time an index turns out
+    /// unusable, a warning naming it.
+    fn consult_index(&mut self, fi: usize) -> Option<Arc<[PacketEntry]>> {
+        let trace = self.trace.clone();
+        match trace.streams[self.stream].file_index(fi) {
+            FileIndex::Valid(entries) => Some(entries.clone()),
+            FileIndex::Rejected(why) => {
+                if !self.warned_indexes.contains(&fi) {
+                    self.warned_indexes.push(fi);
+                    self.warnings.push(format!(
+                        "{why}: index not used, the file is read without it"
+                    ));
+                }
+                None
+            }
+            FileIndex::Absent => None,
+        }
+    }
+
     /// After the packet at `packet_off` could not be opened: reading goes on at the next
     /// packet the file's index lists (the error says so), or the stream ends there.
     fn packet_failed(&mut self, err: Error) -> Error {
-        let next = self.trace.streams[self.stream]
-            .index(self.file_idx)
-            .and_then(|entries| {
-                let i = entries.partition_point(|e| e.offset <= self.packet_off as u64);
-                entries.get(i)
-            })
-            .map(|e| e.offset as usize);
+        let next = self.consult_index(self.file_idx).and_then(|entries| {
+            let i = entries.partition_point(|e| e.offset <= self.packet_off as u64);
+            entries.get(i).map(|e| e.offset as usize)
+        });
         match (next, err) {
             (
                 Some(next),
@@ -434,13 +453,6 @@ impl StreamReader {
                     return Ok(false);
                 }
                 self.packet_off = self.seek_off.take().unwrap_or(0);
-                if let Some(FileIndex::Rejected(why)) =
-                    self.trace.streams[self.stream].indexes.get(self.file_idx)
-                {
-                    self.warnings.push(format!(
-                        "{why}: index not used, the file is read without it"
-                    ));
-                }
                 let files = &self.trace.streams[self.stream].files;
                 match map_file(&files[self.file_idx]) {
                     Ok(Some(m)) => {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
@@ -34,16 +34,26 @@ pub struct StreamFiles {
     pub files: Vec<PathBuf>,
     pub stream_class_id: Option<u64>,
     pub stream_id: Option<u64>,
-    /// Per file (same order as `files`): its LTTng index, when present (may be shorter than
-    /// `files`: a missing entry is no index).
-    pub indexes: Vec<FileIndex>,
+    /// Per file (same order as `files`): its LTTng index, read the first time it is asked
+    /// for ([`Self::file_index`]: most reads never need it). Shorter than `files` (empty) where
+    /// indexes are not looked for.
+    pub indexes: Vec<OnceLock<FileIndex>>,
 }
 
 impl StreamFiles {
+    /// The LTTng index of file `i` (read on the first call).
+    pub fn file_index(&self, i: usize) -> &FileIndex {
+        static ABSENT: FileIndex = FileIndex::Absent;
+        match (self.indexes.get(i), self.files.get(i)) {
+            (Some(cell), Some(path)) => cell.get_or_init(|| FileIndex::load(path)),
+            _ => &ABSENT,
+        }
+    }
+
     /// The index of file `i`, when it has a usable one.
     pub fn index(&self, i: usize) -> Option<&Arc<[PacketEntry]>> {
-        match self.indexes.get(i) {
-            Some(FileIndex::Valid(entries)) => Some(entries),
+        match self.file_index(i) {
+            FileIndex::Valid(entries) => Some(entries),
             _ => None,
         }
     }
@@ -234,7 +244,7 @@ impl Trace {
             fs.sort_by_key(|(ts, _)| *ts);
             let files: Vec<PathBuf> = fs.into_iter().map(|(_, f)| f).collect();
             self.streams.push(StreamFiles {
-                indexes: files.iter().map(|f| FileIndex::load(f)).collect(),
+                indexes: files.iter().map(|_| OnceLock::new()).collect(),
                 files,
                 stream_class_id: sc,
                 stream_id: sid,
