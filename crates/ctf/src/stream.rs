@@ -453,7 +453,6 @@ impl StreamReader {
                     return Ok(false);
                 }
                 self.packet_off = self.seek_off.take().unwrap_or(0);
-                let files = &self.trace.streams[self.stream].files;
                 match map_file(&files[self.file_idx]) {
                     Ok(Some(m)) => {
                         self.map = Some(StreamData::Mapped(m));

@@ -60,10 +60,9 @@ impl StreamFiles {
 }
 
 /// A stream file's LTTng packet index (`index/NAME.idx` beside it, see [`crate::index`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub enum FileIndex {
     /// No index file.
-    #[default]
     Absent,
     /// Read and consistent with the stream file.
     Valid(Arc<[PacketEntry]>),

@@ -6,7 +6,7 @@ use ctf::decode::Decoder;
 use ctf::index::{self, PacketEntry};
 use ctf::ir::ByteOrder;
 use ctf::value::Value;
-use ctf::writer::{index_path, EventHeaderKind, TraceWriter, WriterOptions};
+use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use ctf::Trace;
 use scenario::kernel_mix::{generate, KernelMixParams};
 use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
@@ -73,7 +73,7 @@ fn check_indexes(dir: &Path) -> Vec<(String, Vec<PacketEntry>)> {
     for name in streams {
         let path = dir.join(&name);
         let ipath = dir.join("index").join(format!("{name}.idx"));
-        assert_eq!(index_path(&path), ipath);
+        assert_eq!(index::path_of(&path), ipath);
         let bytes = std::fs::read(&ipath).unwrap();
         assert_eq!(bytes[..16], index::header(), "{name}: a version 1.1 header");
         let entries = index::parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -116,11 +116,11 @@ fn babeltrace_reads(dir: &Path, events: u64, quiet: bool) {
 #[test]
 fn index_path_is_lttngs() {
     assert_eq!(
-        index_path(Path::new("/t/kernel/chan_3")),
+        index::path_of(Path::new("/t/kernel/chan_3")),
         PathBuf::from("/t/kernel/index/chan_3.idx")
     );
     assert_eq!(
-        index_path(Path::new("chan_0")),
+        index::path_of(Path::new("chan_0")),
         PathBuf::from("index/chan_0.idx")
     );
 }

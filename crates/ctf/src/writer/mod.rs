@@ -18,7 +18,7 @@ pub mod tsdl;
 
 pub use encode::{BitBuf, EncodeError};
 pub use lttng::EventHeaderKind;
-pub use stream::{index_path, StreamParams, StreamStats, StreamWriter};
+pub use stream::{StreamParams, StreamStats, StreamWriter};
 pub use tsdl::{packetize, to_tsdl, TsdlError};
 
 use crate::ir::{StructType, TraceClass};

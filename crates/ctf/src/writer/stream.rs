@@ -1,5 +1,5 @@
 //! One data stream file of fixed-size LTTng packets, written in constant memory, with its
-//! LTTng packet index ([`index_path`]).
+//! LTTng packet index ([`index::path_of`]).
 
 use super::encode::{encode_struct, BitBuf};
 use super::lttng::{
@@ -7,7 +7,6 @@ use super::lttng::{
     PACKET_MAGIC, PACKET_PREAMBLE_LEN,
 };
 use super::WriteError;
-pub use crate::index::path_of as index_path;
 use crate::index::{self, PacketEntry, ENTRY_1_1};
 use crate::ir::{ByteOrder, StructType};
 use crate::value::Value;
@@ -70,7 +69,7 @@ impl StreamWriter {
             )));
         }
         let file = File::create(path).map_err(|e| WriteError::io(path, e))?;
-        let index_path = index_path(path);
+        let index_path = index::path_of(path);
         if let Some(dir) = index_path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| WriteError::io(dir, e))?;
         }
@@ -103,11 +102,6 @@ impl StreamWriter {
     /// Path of the stream file.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Path of its index file.
-    pub fn index_path(&self) -> &Path {
-        &self.index_path
     }
 
     /// Events written so far.
