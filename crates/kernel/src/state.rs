@@ -1292,36 +1292,42 @@ mod tests {
 
     #[test]
     fn comm_from_stored_string_bytes() {
+        // Applied in turn to one name: each step starts from the name the one before left.
+        let steps: [(&[u8], &str); 13] = [
+            (b"\0\0\0\0", ""),
+            (b"bash\0\0\0\0", "bash"),
+            // A longer name that starts with the current one.
+            (b"bash2\0\0\0", "bash2"),
+            // The same name, without a NUL (a full array or a string without its terminator).
+            (b"bash2", "bash2"),
+            // A shorter one, and bytes after the first NUL do not count.
+            (b"ba\0sh2\0", "ba"),
+            (b"", ""),
+            // Invalid UTF-8 is kept as its lossy text.
+            (b"x\xffy\0", "x\u{fffd}y"),
+            (b"x\xffy\0\0", "x\u{fffd}y"),
+            // Valid non-ASCII UTF-8, and a name too long to be stored inline (a string field).
+            (b"caf\xc3\xa9\0", "caf\u{e9}"),
+            (
+                b"a-name-longer-than-twenty-four-bytes\0",
+                "a-name-longer-than-twenty-four-bytes",
+            ),
+            (
+                b"a-name-longer-than-twenty-four-bytes-\xff\0",
+                "a-name-longer-than-twenty-four-bytes-\u{fffd}",
+            ),
+            (b"sh\0", "sh"),
+            (b"\0", ""),
+        ];
         let mut c = CompactString::default();
-        set_comm(&mut c, b"\0\0\0\0");
-        assert_eq!(c, "");
-        set_comm(&mut c, b"bash\0\0\0\0");
-        assert_eq!(c, "bash");
-        // A longer name that starts with the current one.
-        set_comm(&mut c, b"bash2\0\0\0");
-        assert_eq!(c, "bash2");
-        // The same name, without a NUL (a full array or a string without its terminator).
-        set_comm(&mut c, b"bash2");
-        assert_eq!(c, "bash2");
-        // A shorter one, and bytes after the first NUL do not count.
-        set_comm(&mut c, b"ba\0sh2\0");
-        assert_eq!(c, "ba");
-        set_comm(&mut c, b"");
-        assert_eq!(c, "");
-        // Invalid UTF-8 is kept as its lossy text, unchanged by the same bytes again.
+        for (raw, name) in steps {
+            set_comm(&mut c, raw);
+            assert_eq!(c, name, "{raw:?}");
+        }
+        // The same invalid bytes again leave the name as it is, not rebuilt.
         set_comm(&mut c, b"x\xffy\0");
-        assert_eq!(c, "x\u{fffd}y");
         let before = c.as_ptr();
         set_comm(&mut c, b"x\xffy\0\0");
         assert_eq!((c.as_str(), c.as_ptr()), ("x\u{fffd}y", before));
-        // Valid non-ASCII UTF-8, and a name too long to be stored inline (a string field).
-        set_comm(&mut c, b"caf\xc3\xa9\0");
-        assert_eq!(c, "caf\u{e9}");
-        set_comm(&mut c, b"a-name-longer-than-twenty-four-bytes\0");
-        assert_eq!(c, "a-name-longer-than-twenty-four-bytes");
-        set_comm(&mut c, b"a-name-longer-than-twenty-four-bytes-\xff\0");
-        assert_eq!(c, "a-name-longer-than-twenty-four-bytes-\u{fffd}");
-        set_comm(&mut c, b"sh\0");
-        assert_eq!(c, "sh");
     }
 }
