@@ -5,6 +5,7 @@ mod count;
 mod critpath_cmd;
 mod demo;
 mod gen_cmd;
+mod heap;
 mod latency_cmd;
 mod output;
 mod period_cmd;
@@ -53,6 +54,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    heap::tune();
     // Die quietly on a closed pipe (`tracekit print … | head`), as command-line tools do,
     // instead of panicking in `println!`.
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.

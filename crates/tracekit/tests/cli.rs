@@ -489,3 +489,64 @@ fn foreign_streams(prefix: &str) {
         assert!(errors.iter().any(|e| e.starts_with(&at)), "{errors:?}");
     }
 }
+
+/// The heap set-up (`src/heap.rs`): where the kernel offers transparent huge pages, a running
+/// `tracekit` has a `[heap]` mapping advised for them (`hg` in its smaps flags) and its
+/// allocations are there. Linux with glibc only; says so and checks nothing when huge pages
+/// are off.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_heap_is_advised_for_huge_pages_where_the_kernel_offers_them() {
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if !thp.contains("[always]") && !thp.contains("[madvise]") {
+        eprintln!("transparent huge pages are off here ({thp:?}): nothing to check");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t");
+    gen_kernel_mix(&trace, 3, 100_000);
+    // `print` into a pipe nobody reads: once the pipe is full it waits, with its heap built.
+    let mut child = common::command()
+        .arg("print")
+        .arg(&trace)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("tracekit runs");
+    let smaps = format!("/proc/{}/smaps", child.id());
+    // (flags, resident KiB) of each `[heap]` mapping.
+    let heaps = || -> Vec<(String, u64)> {
+        let text = std::fs::read_to_string(&smaps).unwrap_or_default();
+        let mut out = Vec::new();
+        let mut in_heap = false;
+        let mut rss = 0;
+        for line in text.lines() {
+            let first = line.split_whitespace().next().unwrap_or("");
+            if first.contains('-') && !first.ends_with(':') {
+                in_heap = line.ends_with("[heap]");
+            } else if in_heap && first == "Rss:" {
+                rss = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            } else if in_heap && first == "VmFlags:" {
+                out.push((line.to_string(), rss));
+            }
+        }
+        out
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut seen = heaps();
+    while !seen
+        .iter()
+        .any(|(flags, rss)| flags.contains(" hg") && *rss > 1024)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        seen = heaps();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        seen.iter()
+            .any(|(flags, rss)| flags.contains(" hg") && *rss > 1024),
+        "no [heap] mapping advised for huge pages and holding over 1 MiB: {seen:?}"
+    );
+}
