@@ -84,6 +84,8 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let outcome = print_parallel(readers, setup, &mut out, bounds, &progress)?;
     progress.finish();
+    // The process ends right after: the layouts need not be freed one by one (see `count`).
+    std::mem::forget(traces);
     if let Err(e) = out.flush() {
         if e.kind() != io::ErrorKind::BrokenPipe {
             return Err(e.into());
