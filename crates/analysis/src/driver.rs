@@ -137,14 +137,8 @@ fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
             out.push(None);
             continue;
         }
-        let clock = trace.streams[si]
-            .stream_class_id
-            .and_then(|id| trace.class.streams.get(&id))
-            .or_else(|| trace.class.streams.values().next())
-            .and_then(|sc| sc.default_clock)
-            .and_then(|i| trace.class.clocks.get(i))
-            .cloned();
-        if let (Some(c), Some((b, e))) = (&clock, index_bounds(&trace.streams[si])) {
+        let clock = trace.stream_clock(trace.stream_class_id(trace.streams[si].stream_class_id));
+        if let (Some(c), Some((b, e))) = (clock, index_bounds(&trace.streams[si])) {
             out.push(Some((c.cycles_to_ns(b) as i64, c.cycles_to_ns(e) as i64)));
             continue;
         }

@@ -1,6 +1,5 @@
 //! `syscallstats`: per-thread system call counts, durations and return values.
 
-
 use compact_str::CompactString;
 use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 use smallvec::SmallVec;

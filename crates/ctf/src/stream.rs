@@ -306,13 +306,7 @@ impl StreamReader {
                 to = start_of_file;
                 break;
             };
-            let clock = trace
-                .layout
-                .streams
-                .index_of(first.stream_class_id)
-                .and_then(|sc| trace.layout.streams.at(sc).clock)
-                .and_then(|c| trace.class.clocks.get(c));
-            let Some(clock) = clock else {
+            let Some(clock) = trace.stream_clock(first.stream_class_id) else {
                 to = start_of_file;
                 break;
             };
@@ -513,11 +507,7 @@ impl StreamReader {
                     ));
                 }
             }
-            let sc_id = match sp.stream_class_id {
-                Some(id) => id,
-                None if layout.streams.len() == 1 => layout.streams.id_at(0),
-                None => 0,
-            };
+            let sc_id = self.trace.stream_class_id(sp.stream_class_id);
             let Some(sc_idx) = layout.streams.index_of(sc_id) else {
                 return Err(self.fail(off, format!("unknown stream class id {sc_id}")));
             };

@@ -155,6 +155,22 @@ pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
 }
 
 impl Trace {
+    /// The stream class of a packet whose header gives `id` (None: no `stream_id` field, as
+    /// in a trace with one stream class, which it is then; else 0).
+    pub fn stream_class_id(&self, id: Option<u64>) -> u64 {
+        match id {
+            Some(id) => id,
+            None if self.layout.streams.len() == 1 => self.layout.streams.id_at(0),
+            None => 0,
+        }
+    }
+
+    /// The default clock of stream class `id` (None: no such class, or it has no clock).
+    pub fn stream_clock(&self, id: u64) -> Option<&crate::ir::ClockClass> {
+        let sc = self.layout.streams.get(id)?;
+        self.class.clocks.get(sc.clock?)
+    }
+
     /// Opens the trace in directory `dir`.
     pub fn open(dir: &Path) -> Result<Trace> {
         let meta_path = dir.join("metadata");
