@@ -4,14 +4,16 @@
 //! ~1,200 event classes, and an analysis of many threads builds tables as large. On 4 KiB
 //! pages that is over a thousand page faults, and here a fault costs ~3 µs of kernel time
 //! (zeroing, memory-cgroup charge): more than the instructions of the whole metadata parse.
-//! So the main heap is grown in one large step and backed by transparent huge pages where the
-//! kernel offers them (`always` or `madvise` mode), and memory that is freed stays in the heap for the
-//! next allocation instead of going back to the kernel and being faulted in again. glibc's
-//! `glibc.malloc.hugetlb=1` tunable does much the same, but only through the environment.
+//! So the main heap is grown in one large step and backed by transparent huge pages where
+//! the kernel offers them (`always` or `madvise` mode), and memory that is freed stays in the
+//! heap for the next allocation instead of going back to the kernel and being faulted in
+//! again. glibc's `glibc.malloc.hugetlb=1` tunable does much the same, but only through the
+//! environment.
 //!
 //! Measured on `many-threads` (311 KB of metadata, 1,181 event classes): opening it 1,581 →
 //! 154 page faults, 11.2 → 7.5 ms; `analyze cputop` 26.2 → 17.1 ms, `syscallstats` 69.8 →
-//! 52.8 ms (bench/README.md). The cost: resident memory grows by whole 2 MiB pages (a few MB).
+//! 52.8 ms (bench/README.md). The cost: resident memory grows by whole 2 MiB pages (3–13 MB
+//! more at peak here). Where no huge page is free, the kernel falls back to small pages.
 
 /// How much the main heap grows at once (address space only: untouched pages cost nothing).
 const HEAP_STEP: usize = 64 << 20;
