@@ -28,8 +28,11 @@
 //!   entry, the raise latency).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::hash::Hash;
+
+use compact_str::CompactString;
+use kernel::IntMap;
 
 /// Limits of a matcher.
 #[derive(Debug, Clone, Copy)]
@@ -119,9 +122,9 @@ pub struct Counters {
 /// A generic entry/exit matcher.
 pub struct Matcher<K, P> {
     pub config: Config,
-    pending: HashMap<K, Entry<P>>,
+    pending: IntMap<K, Entry<P>>,
     deadlines: BinaryHeap<Reverse<(i64, u64)>>,
-    keys: HashMap<u64, K>,
+    keys: IntMap<u64, K>,
     seq: u64,
     pub counters: Counters,
     /// Every matched latency (ns), as a log2 histogram: bucket i holds [2^i, 2^(i+1)).
@@ -135,9 +138,9 @@ impl<K: Eq + Hash + Clone, P: Clone> Matcher<K, P> {
     pub fn new(config: Config) -> Self {
         Matcher {
             config,
-            pending: HashMap::new(),
+            pending: IntMap::default(),
             deadlines: BinaryHeap::new(),
-            keys: HashMap::new(),
+            keys: IntMap::default(),
             seq: 0,
             counters: Counters::default(),
             hist: [0; 64],
@@ -281,25 +284,30 @@ impl Tracker {
     }
 }
 
+/// A waker as reports give it.
+fn owned_waker(w: Option<(i32, CompactString)>) -> Option<(i32, String)> {
+    w.map(|(tid, comm)| (tid, comm.into()))
+}
+
 /// A kernel event, as the trackers need it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
     Waking {
         cpu: u32,
         tid: i32,
-        comm: String,
+        comm: CompactString,
     },
     Switch {
         cpu: u32,
         prev_tid: i32,
-        prev_comm: String,
+        prev_comm: CompactString,
         prev_state: i64,
         next_tid: i32,
-        next_comm: String,
+        next_comm: CompactString,
     },
     SyscallEntry {
         cpu: u32,
-        name: String,
+        name: CompactString,
     },
     SyscallExit {
         cpu: u32,
@@ -318,7 +326,7 @@ pub enum Input {
     IrqEntry {
         cpu: u32,
         irq: i64,
-        name: String,
+        name: CompactString,
     },
     IrqExit {
         cpu: u32,
@@ -377,7 +385,7 @@ impl Report {
 #[derive(Debug, Clone)]
 struct Wake {
     cpu: u32,
-    waker: Option<(i32, String)>,
+    waker: Option<(i32, CompactString)>,
 }
 
 #[derive(Debug, Clone)]
@@ -389,7 +397,7 @@ struct Off {
 #[derive(Debug, Clone)]
 struct Sys {
     cpu: u32,
-    name: String,
+    name: CompactString,
 }
 
 #[derive(Debug, Clone)]
@@ -401,7 +409,7 @@ struct Blk {
 #[derive(Debug, Clone)]
 struct Irq {
     irq: i64,
-    name: String,
+    name: CompactString,
 }
 
 /// Per-tracker summary.
@@ -427,9 +435,9 @@ pub struct Summary {
 /// The trackers together.
 pub struct Latency {
     enabled: Vec<Tracker>,
-    current: HashMap<u32, i32>,
-    comms: HashMap<i32, String>,
-    last_waker: HashMap<i32, (i32, String)>,
+    current: IntMap<u32, i32>,
+    comms: IntMap<i32, CompactString>,
+    last_waker: IntMap<i32, (i32, CompactString)>,
     wakeup: Matcher<i32, Wake>,
     offcpu: Matcher<i32, Off>,
     syscall: Matcher<i32, Sys>,
@@ -453,9 +461,9 @@ impl Latency {
     pub fn new(trackers: &[Tracker], config: Config) -> Self {
         Latency {
             enabled: trackers.to_vec(),
-            current: HashMap::new(),
-            comms: HashMap::new(),
-            last_waker: HashMap::new(),
+            current: IntMap::default(),
+            comms: IntMap::default(),
+            last_waker: IntMap::default(),
             wakeup: Matcher::new(config),
             offcpu: Matcher::new(config),
             syscall: Matcher::new(config),
@@ -470,7 +478,18 @@ impl Latency {
     }
 
     fn comm(&self, tid: i32) -> Option<String> {
-        self.comms.get(&tid).cloned()
+        self.comms.get(&tid).map(|c| c.to_string())
+    }
+
+    /// The last known command name of `tid`, replacing its copy only when it changed.
+    fn set_comm(&mut self, tid: i32, comm: &CompactString) {
+        match self.comms.get_mut(&tid) {
+            Some(c) if c == comm => {}
+            Some(c) => c.clone_from(comm),
+            None => {
+                self.comms.insert(tid, comm.clone());
+            }
+        }
     }
 
     fn thread_report(&self, t: Tracker, o: Outcome<i32, impl Clone>) -> Report {
@@ -506,12 +525,12 @@ impl Latency {
         self.advance(ts, out);
         match input {
             Input::Waking { cpu, tid, comm } => {
-                self.comms.insert(*tid, comm.clone());
+                self.set_comm(*tid, comm);
                 let waker = self
                     .current
                     .get(cpu)
                     .filter(|&&t| t != 0)
-                    .map(|&t| (t, self.comm(t).unwrap_or_default()));
+                    .map(|&t| (t, self.comms.get(&t).cloned().unwrap_or_default()));
                 if let Some(w) = &waker {
                     self.last_waker.insert(*tid, w.clone());
                 }
@@ -529,8 +548,8 @@ impl Latency {
                 next_tid,
                 next_comm,
             } => {
-                self.comms.insert(*prev_tid, prev_comm.clone());
-                self.comms.insert(*next_tid, next_comm.clone());
+                self.set_comm(*prev_tid, prev_comm);
+                self.set_comm(*next_tid, next_comm);
                 self.current.insert(*cpu, *next_tid);
                 if *next_tid != 0 {
                     let mut o = Vec::new();
@@ -543,7 +562,7 @@ impl Latency {
                             };
                             let mut r = self.thread_report(Tracker::Wakeup, x);
                             r.cpu = Some(*cpu);
-                            r.waker = w.waker;
+                            r.waker = owned_waker(w.waker);
                             r.detail = format!("woken on CPU {}", w.cpu);
                             out.push(r);
                         }
@@ -558,7 +577,7 @@ impl Latency {
                             };
                             let mut r = self.thread_report(Tracker::Offcpu, x);
                             r.cpu = Some(*cpu);
-                            r.waker = self.last_waker.get(next_tid).cloned();
+                            r.waker = owned_waker(self.last_waker.get(next_tid).cloned());
                             r.detail = format!(
                                 "state {} on CPU {}, in on CPU {}",
                                 state_name(p.state),
@@ -723,7 +742,7 @@ impl Latency {
         for x in o {
             let mut r = self.thread_report(Tracker::Wakeup, x.clone());
             if let Outcome::Timeout { payload, .. } = x {
-                r.waker = payload.waker;
+                r.waker = owned_waker(payload.waker);
                 r.detail = format!("woken on CPU {}", payload.cpu);
             }
             out.push(r);
@@ -733,7 +752,7 @@ impl Latency {
         for x in o {
             let mut r = self.thread_report(Tracker::Offcpu, x.clone());
             if let Outcome::Timeout { payload, key, .. } = x {
-                r.waker = self.last_waker.get(&key).cloned();
+                r.waker = owned_waker(self.last_waker.get(&key).cloned());
                 r.detail = format!("state {} on CPU {}", state_name(payload.state), payload.cpu);
             }
             out.push(r);
@@ -744,7 +763,7 @@ impl Latency {
             let mut r = self.thread_report(Tracker::Syscall, x.clone());
             if let Outcome::Timeout { payload, .. } = x {
                 r.cpu = Some(payload.cpu);
-                r.detail = payload.name;
+                r.detail = payload.name.into();
             }
             out.push(r);
         }
@@ -857,18 +876,92 @@ pub fn state_name(s: i64) -> String {
     }
 }
 
-/// The tracker input of a CTF event recorded on `cpu`, if the trackers use it.
+/// The payload fields the trackers read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    PrevTid,
+    PrevComm,
+    PrevState,
+    NextTid,
+    NextComm,
+    Tid,
+    Comm,
+    Dev,
+    Sector,
+    NrSector,
+    Irq,
+    Name,
+    Vec,
+    Ret,
+}
+
+impl Field {
+    /// Every field, in the order of their discriminants.
+    pub const ALL: [Field; 14] = [
+        Field::PrevTid,
+        Field::PrevComm,
+        Field::PrevState,
+        Field::NextTid,
+        Field::NextComm,
+        Field::Tid,
+        Field::Comm,
+        Field::Dev,
+        Field::Sector,
+        Field::NrSector,
+        Field::Irq,
+        Field::Name,
+        Field::Vec,
+        Field::Ret,
+    ];
+
+    /// The field's name in the events' payloads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::PrevTid => "prev_tid",
+            Field::PrevComm => "prev_comm",
+            Field::PrevState => "prev_state",
+            Field::NextTid => "next_tid",
+            Field::NextComm => "next_comm",
+            Field::Tid => "tid",
+            Field::Comm => "comm",
+            Field::Dev => "dev",
+            Field::Sector => "sector",
+            Field::NrSector => "nr_sector",
+            Field::Irq => "irq",
+            Field::Name => "name",
+            Field::Vec => "vec",
+            Field::Ret => "ret",
+        }
+    }
+}
+
+/// The tracker input of event `ev` on `cpu`, its fields looked up by name.
 pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
     input_from(
         ev.name(),
         cpu,
-        |f| ev.field(f).and_then(|v| v.as_i64()),
-        |f| {
-            ev.field(f)
-                .and_then(|v| v.as_str().map(|x| x.into_owned()))
-                .unwrap_or_default()
-        },
+        |f| ev.field(f.name()).and_then(|v| v.as_i64()),
+        |f| text_of(ev.field(f.name())),
     )
+}
+
+/// A text field's value (empty when absent or not text).
+fn text_of(v: Option<ctf::FieldView<'_>>) -> CompactString {
+    v.and_then(|v| v.as_str().map(|x| CompactString::from(x.as_ref())))
+        .unwrap_or_default()
+}
+
+/// Per event class: the payload position of each [`Field`] (by discriminant), found once.
+type ClassFields = [Option<u16>; Field::ALL.len()];
+
+fn class_fields(ev: &ctf::Event<'_>) -> ClassFields {
+    let layout = &ev.trace().layout;
+    let class = ev.class_layout();
+    Field::ALL.map(|f| {
+        class
+            .payload_index(layout, f.name())
+            .and_then(|i| u16::try_from(i).ok())
+    })
 }
 
 /// The tracker input of an event named `name` (any lttng-modules naming) on `cpu`, its
@@ -877,56 +970,57 @@ pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
 pub fn input_from(
     name: &str,
     cpu: u32,
-    int: impl Fn(&str) -> Option<i64>,
-    text: impl Fn(&str) -> String,
+    int: impl Fn(Field) -> Option<i64>,
+    text: impl Fn(Field) -> CompactString,
 ) -> Option<Input> {
+    use Field as F;
     let i = &int;
-    let u = |f: &str| int(f).map(|v| v as u64);
+    let u = |f| int(f).map(|v| v as u64);
     let s = &text;
     Some(match name {
         "sched_switch" => Input::Switch {
             cpu,
-            prev_tid: i("prev_tid")? as i32,
-            prev_comm: s("prev_comm"),
-            prev_state: i("prev_state").unwrap_or(0),
-            next_tid: i("next_tid")? as i32,
-            next_comm: s("next_comm"),
+            prev_tid: i(F::PrevTid)? as i32,
+            prev_comm: s(F::PrevComm),
+            prev_state: i(F::PrevState).unwrap_or(0),
+            next_tid: i(F::NextTid)? as i32,
+            next_comm: s(F::NextComm),
         },
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Input::Waking {
             cpu,
-            tid: i("tid")? as i32,
-            comm: s("comm"),
+            tid: i(F::Tid)? as i32,
+            comm: s(F::Comm),
         },
         "block_rq_issue" => Input::BlockIssue {
-            dev: u("dev")?,
-            sector: u("sector")?,
-            nr_sector: u("nr_sector").unwrap_or(0),
-            tid: i("tid").map(|t| t as i32),
+            dev: u(F::Dev)?,
+            sector: u(F::Sector)?,
+            nr_sector: u(F::NrSector).unwrap_or(0),
+            tid: i(F::Tid).map(|t| t as i32),
         },
         "block_rq_complete" => Input::BlockComplete {
-            dev: u("dev")?,
-            sector: u("sector")?,
+            dev: u(F::Dev)?,
+            sector: u(F::Sector)?,
         },
         "irq_handler_entry" => Input::IrqEntry {
             cpu,
-            irq: i("irq")?,
-            name: s("name"),
+            irq: i(F::Irq)?,
+            name: s(F::Name),
         },
         "irq_handler_exit" => Input::IrqExit {
             cpu,
-            irq: i("irq")?,
+            irq: i(F::Irq)?,
         },
         "softirq_raise" | "irq_softirq_raise" => Input::SoftIrqRaise {
             cpu,
-            vec: u("vec")?,
+            vec: u(F::Vec)?,
         },
         "softirq_entry" | "irq_softirq_entry" => Input::SoftIrqEntry {
             cpu,
-            vec: u("vec")?,
+            vec: u(F::Vec)?,
         },
         "exit_syscall" => Input::SyscallExit {
             cpu,
-            ret: i("ret").unwrap_or(0),
+            ret: i(F::Ret).unwrap_or(0),
         },
         n => {
             if let Some(sc) = n
@@ -936,12 +1030,12 @@ pub fn input_from(
             {
                 Input::SyscallEntry {
                     cpu,
-                    name: sc.to_string(),
+                    name: sc.into(),
                 }
             } else if n.starts_with("syscall_exit_") || n.starts_with("compat_syscall_exit_") {
                 Input::SyscallExit {
                     cpu,
-                    ret: i("ret").unwrap_or(0),
+                    ret: i(F::Ret).unwrap_or(0),
                 }
             } else {
                 return None;
@@ -974,7 +1068,8 @@ pub fn run_traces_mapped<E>(
     if let Some(m) = time_map {
         merger = merger.with_time_map(m);
     }
-    let mut cpus: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut cpus: IntMap<(usize, usize), u32> = IntMap::default();
+    let mut fields: IntMap<(usize, usize, usize), ClassFields> = IntMap::default();
     let mut reports = Vec::new();
     while let Some(m) = merger.next() {
         if *m != ctf::Message::Event {
@@ -990,7 +1085,18 @@ pub fn run_traces_mapped<E>(
                 .and_then(|f| f.as_u64())
                 .map_or(key.1 as u32, |c| c as u32)
         });
-        match input_of(&ev, cpu) {
+        let (sc, ec) = ev.class_index();
+        let at = *fields
+            .entry((ev.trace().index, sc, ec))
+            .or_insert_with(|| class_fields(&ev));
+        let member = |f: Field| at[f as usize].and_then(|i| ev.payload_member(i as usize));
+        let input = input_from(
+            ev.name(),
+            cpu,
+            |f| member(f).and_then(|v| v.as_i64()),
+            |f| text_of(member(f)),
+        );
+        match input {
             Some(i) => lat.feed(ts, &i, &mut reports),
             None => lat.advance(ts, &mut reports),
         }
@@ -1111,10 +1217,10 @@ mod tests {
         let sw = |cpu, p: i32, st, n: i32| Input::Switch {
             cpu,
             prev_tid: p,
-            prev_comm: format!("t{p}"),
+            prev_comm: format!("t{p}").into(),
             prev_state: st,
             next_tid: n,
-            next_comm: format!("t{n}"),
+            next_comm: format!("t{n}").into(),
         };
         l.feed(0, &sw(0, 0, 0, 10), &mut out);
         l.feed(100, &sw(0, 10, 1, 20), &mut out);

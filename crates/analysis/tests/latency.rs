@@ -214,3 +214,61 @@ fn shared_traces() {
         }
     }
 }
+
+/// `run_traces` reads each event class's fields by positions found once per class; the same
+/// events fed one by one through `input_of` (fields by name, the reference) give the same
+/// reports and summary, on a generated kernel mix with a threshold low enough to report often.
+#[test]
+fn fields_by_position_read_what_fields_by_name_read() {
+    use analysis::latency::{input_of, Latency};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mix");
+    let p = scenario::kernel_mix::KernelMixParams {
+        events: 60_000,
+        cpus: 3,
+        seed: 11,
+        ..Default::default()
+    };
+    scenario::kernel_mix::generate(&dir, &p).unwrap();
+    let config = Config {
+        threshold: 10_000,
+        timeout: Some(50_000_000),
+        max_pending: 1 << 16,
+    };
+    let traces = ctf::open_all(std::slice::from_ref(&dir)).unwrap();
+    let mut fast = Vec::new();
+    let fast_summary = run_traces(&traces, &Tracker::ALL, config, |r| {
+        fast.push(r);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+
+    let mut lat = Latency::new(&Tracker::ALL, config);
+    let mut by_name = Vec::new();
+    let mut merger = ctf::Merger::new(&traces);
+    let mut fed = 0;
+    while let Some(m) = merger.next() {
+        if *m != ctf::Message::Event {
+            continue;
+        }
+        let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
+            continue;
+        };
+        let cpu = ev
+            .packet_context()
+            .and_then(|p| p.field("cpu_id"))
+            .and_then(|f| f.as_u64())
+            .map_or(ev.stream_index() as u32, |c| c as u32);
+        match input_of(&ev, cpu) {
+            Some(i) => {
+                fed += 1;
+                lat.feed(ts, &i, &mut by_name)
+            }
+            None => lat.advance(ts, &mut by_name),
+        }
+    }
+    assert!(fed > 40_000, "{fed} events fed");
+    assert!(by_name.len() > 100, "{} reports", by_name.len());
+    assert_eq!(fast, by_name);
+    assert_eq!(fast_summary, lat.finish());
+}

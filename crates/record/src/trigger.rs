@@ -253,10 +253,10 @@ impl InputMaker {
         analysis::latency::input_from(
             name,
             cpu,
-            |f| get(f).and_then(|v| v.as_int()).map(|v| v as i64),
-            |f| match get(f) {
-                Some(Value::Str(b)) => String::from_utf8_lossy(b).into_owned(),
-                _ => String::new(),
+            |f| get(f.name()).and_then(|v| v.as_int()).map(|v| v as i64),
+            |f| match get(f.name()) {
+                Some(Value::Str(b)) => String::from_utf8_lossy(b).as_ref().into(),
+                _ => Default::default(),
             },
         )
     }
@@ -270,10 +270,10 @@ mod tests {
         Input::Switch {
             cpu,
             prev_tid: prev,
-            prev_comm: format!("t{prev}"),
+            prev_comm: format!("t{prev}").into(),
             prev_state: 1,
             next_tid: next,
-            next_comm: format!("t{next}"),
+            next_comm: format!("t{next}").into(),
         }
     }
 
