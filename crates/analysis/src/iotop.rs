@@ -2,7 +2,7 @@
 //! the kernel state's descriptor tables), block requests and network traffic.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use kernel::{
     Facet, FdOp, IntMap, Interest, IoDone, Model, NoteKind, Notification, OpenFile, State,
@@ -144,7 +144,7 @@ pub struct IoTop {
     /// Per thread: (read, written).
     procs: IntMap<i32, (Usage, Usage)>,
     /// Per displayed file name.
-    files: HashMap<String, FileUsage>,
+    files: IntMap<String, FileUsage>,
     /// Per thread: block bytes (read, written).
     block: IntMap<i32, (u64, u64)>,
     disks: BTreeMap<u64, DiskUsage>,
@@ -164,7 +164,7 @@ impl IoTop {
             seq: 0,
             usage_calls: IntMap::default(),
             procs: IntMap::default(),
-            files: HashMap::new(),
+            files: IntMap::default(),
             block: IntMap::default(),
             disks: BTreeMap::new(),
             netifs: BTreeMap::new(),
