@@ -229,6 +229,15 @@ impl<K: Eq + Hash + Clone, P: Clone> Matcher<K, P> {
         }
     }
 
+    /// Whether [`Self::advance`] to `now` has anything to do: some entry's deadline has come
+    /// (or an entry that ended before it left its deadline behind).
+    #[inline]
+    pub fn due(&self, now: i64) -> bool {
+        self.deadlines
+            .peek()
+            .is_some_and(|Reverse((d, _))| *d <= now)
+    }
+
     /// Stream time is now `now`: reports the entries past their timeout.
     pub fn advance(&mut self, now: i64, out: &mut Vec<Outcome<K, P>>) {
         while let Some(Reverse((deadline, seq))) = self.deadlines.peek().copied() {
@@ -737,6 +746,16 @@ impl Latency {
 
     /// Stream time is now `now`: reports the timeouts due.
     pub fn advance(&mut self, now: i64, out: &mut Vec<Report>) {
+        // Called for every event: most of the time no deadline has come.
+        if !(self.wakeup.due(now)
+            || self.offcpu.due(now)
+            || self.syscall.due(now)
+            || self.block.due(now)
+            || self.irq.due(now)
+            || self.softirq.due(now))
+        {
+            return;
+        }
         let mut o = Vec::new();
         self.wakeup.advance(now, &mut o);
         for x in o {
