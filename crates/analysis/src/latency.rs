@@ -966,8 +966,13 @@ pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
 
 /// A text field's value (empty when absent or not text).
 fn text_of(v: Option<ctf::FieldView<'_>>) -> CompactString {
-    v.and_then(|v| v.as_str().map(|x| CompactString::from(x.as_ref())))
-        .unwrap_or_default()
+    match v.and_then(|v| v.as_bytes()) {
+        None => CompactString::default(),
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) => s.into(),
+            Err(_) => String::from_utf8_lossy(b).as_ref().into(),
+        },
+    }
 }
 
 /// Per event class: the payload position of each [`Field`] (by discriminant), found once.
@@ -1108,12 +1113,14 @@ pub fn run_traces_mapped<E>(
         let at = *fields
             .entry((ev.trace().index, sc, ec))
             .or_insert_with(|| class_fields(&ev));
-        let member = |f: Field| at[f as usize].and_then(|i| ev.payload_member(i as usize));
+        let payload = ev.payload();
+        let pos = |f: Field| Some((payload.as_ref()?, at[f as usize]? as usize));
         let input = input_from(
             ev.name(),
             cpu,
-            |f| member(f).and_then(|v| v.as_i64()),
-            |f| text_of(member(f)),
+            // Straight from the layout for fixed-layout payloads (most kernel events).
+            |f| pos(f).and_then(|(p, i)| p.int_member(i)).map(|v| v as i64),
+            |f| text_of(pos(f).and_then(|(p, i)| p.member_at(i))),
         );
         match input {
             Some(i) => lat.feed(ts, &i, &mut reports),
