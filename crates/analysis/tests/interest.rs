@@ -59,13 +59,7 @@ fn run(
 fn interests_cover_what_analyses_use() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("mix");
-    let p = scenario::kernel_mix::KernelMixParams {
-        events: 40_000,
-        cpus: 3,
-        seed: 5,
-        ..Default::default()
-    };
-    scenario::kernel_mix::generate(&dir, &p).unwrap();
+    testkit::kernel_mix(&dir, 40_000, 3, 5);
     let traces = ctf::open_all(&[dir]).unwrap();
     let names: Vec<&str> = analysis::NAMES
         .iter()

@@ -131,13 +131,7 @@ fn fd_tracking_and_io_analyses() {
 fn io_top_tables_match_the_log() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("kernel");
-    let params = scenario::kernel_mix::KernelMixParams {
-        events: 30_000,
-        cpus: 2,
-        seed: 7,
-        ..Default::default()
-    };
-    scenario::kernel_mix::generate(&dir, &params).unwrap();
+    testkit::kernel_mix(&dir, 30_000, 2, 7);
     let run_limit = |cmd: &str, limit: usize| {
         let opts = Options {
             limit,

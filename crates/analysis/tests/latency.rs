@@ -223,13 +223,7 @@ fn fields_by_position_read_what_fields_by_name_read() {
     use analysis::latency::{input_of, Latency};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("mix");
-    let p = scenario::kernel_mix::KernelMixParams {
-        events: 60_000,
-        cpus: 3,
-        seed: 11,
-        ..Default::default()
-    };
-    scenario::kernel_mix::generate(&dir, &p).unwrap();
+    testkit::kernel_mix(&dir, 60_000, 3, 11);
     let config = Config {
         threshold: 10_000,
         timeout: Some(50_000_000),

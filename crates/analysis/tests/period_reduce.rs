@@ -75,15 +75,7 @@ fn check_same(trace: &Path) {
 fn generated_kernel_trace() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("km");
-    scenario::kernel_mix::generate(
-        &dir,
-        &scenario::kernel_mix::KernelMixParams {
-            events: 20_000,
-            seed: 7,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    testkit::kernel_mix(&dir, 20_000, 4, 7);
     let r = result(
         &dir,
         &PeriodOptions {

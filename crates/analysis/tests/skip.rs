@@ -150,13 +150,7 @@ fn generated_traces() {
     let tmp = tempfile::tempdir().unwrap();
     for (seed, cpus) in [(5, 3), (9, 1)] {
         let dir = tmp.path().join(format!("mix-{seed}"));
-        let p = scenario::kernel_mix::KernelMixParams {
-            events: 30_000,
-            cpus,
-            seed,
-            ..Default::default()
-        };
-        scenario::kernel_mix::generate(&dir, &p).unwrap();
+        testkit::kernel_mix(&dir, 30_000, cpus, seed);
         let traces = ctf::open_all(&[dir]).unwrap();
         assert!(compare(&traces, "kernel-mix", usize::MAX) > 50);
     }

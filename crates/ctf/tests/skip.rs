@@ -258,14 +258,8 @@ fn two_traces_with_regressions() {
 #[test]
 fn generated_kernel_trace() {
     let tmp = tempfile::tempdir().unwrap();
-    let p = scenario::kernel_mix::KernelMixParams {
-        events: 30_000,
-        cpus: 3,
-        seed: 11,
-        ..Default::default()
-    };
     let dir = tmp.path().join("mix");
-    scenario::kernel_mix::generate(&dir, &p).unwrap();
+    testkit::kernel_mix(&dir, 30_000, 3, 11);
     let traces = ctf::open_all(&[dir]).unwrap();
     let span = span(&traces).unwrap();
     for bits in [0, 3, 0x1234_5678_9abc] {

@@ -559,13 +559,7 @@ fn random_events_in_every_layout() {
 fn generated_kernel_mix() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("mix");
-    let p = scenario::kernel_mix::KernelMixParams {
-        events: 30_000,
-        cpus: 3,
-        seed: 11,
-        ..Default::default()
-    };
-    scenario::kernel_mix::generate(&dir, &p).unwrap();
+    testkit::kernel_mix(&dir, 30_000, 3, 11);
     let (words, slots) = agree(&[dir], false);
     assert!(
         words > 10 && slots >= 2,

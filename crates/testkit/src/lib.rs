@@ -295,3 +295,15 @@ pub fn mix_traces_with_prefix(a: &Path, b: &Path, out: &Path, other: &str) {
         }
     }
 }
+
+/// Writes a generated kernel-mix trace (`scenario::kernel_mix`, default layout) of `events`
+/// events on `cpus` CPUs from `seed` into `dir`.
+pub fn kernel_mix(dir: &Path, events: u64, cpus: u32, seed: u64) {
+    let p = scenario::kernel_mix::KernelMixParams {
+        events,
+        cpus,
+        seed,
+        ..Default::default()
+    };
+    scenario::kernel_mix::generate(dir, &p).expect("kernel-mix trace written");
+}

@@ -1020,12 +1020,7 @@ event {{
     fn plans_write_generated_kernel_traces_as_the_general_writer() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("km");
-        let p = scenario::kernel_mix::KernelMixParams {
-            events: 20_000,
-            cpus: 2,
-            ..Default::default()
-        };
-        scenario::kernel_mix::generate(&dir, &p).unwrap();
+        testkit::kernel_mix(&dir, 20_000, 2, 1);
         let ways = plans_agree_with_the_general_writer(&dir);
         assert!(ways.direct > 10_000 && ways.tree > 500, "{ways:?}");
     }
