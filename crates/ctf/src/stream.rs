@@ -513,7 +513,7 @@ impl StreamReader {
             };
             let sl = layout.streams.at(sc_idx);
             if self.clock.is_none() || self.stream_class_id != sc_id {
-                self.clock = sl.clock.map(|c| self.trace.class.clocks[c].clone());
+                self.clock = self.trace.stream_clock(sc_id).cloned();
                 self.ghz_offset_ns = self
                     .clock
                     .as_ref()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::pipeline::{print_parallel, PrintSetup};
 use crate::progress::Progress;
-use crate::timefmt::{parse_time, TimeFormatter};
+use crate::timefmt::{has_date, parse_time, TimeFormatter};
 
 #[derive(clap::Args)]
 pub struct PrintArgs {
@@ -39,10 +39,9 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Where the streams' LTTng indexes allow, the packets that end before `--begin` are not
     // read, as Babeltrace 2 seeks. A time without a date takes the first message's date:
     // found first, the way `print_parallel` would find it reading every packet.
-    let dated = |s: &String| !s.contains(':') || s.trim().contains(' ');
     let mut reference: Option<Option<i64>> = None;
     if let (Some(b), false) = (&args.begin, args.sync) {
-        if !dated(b) || args.end.as_ref().is_some_and(|e| !dated(e)) {
+        if !has_date(b) || args.end.as_deref().is_some_and(|e| !has_date(e)) {
             reference = Some(first_message_time(&traces));
         }
         if let Ok(ns) = parse_time(b, &tz, reference.flatten()) {

@@ -211,6 +211,13 @@ pub fn nine_digits(out: &mut [u8], n: u32) {
     out[1..].copy_from_slice(&(eight_digits(n % 100_000_000) + ASCII_ZEROS).to_le_bytes());
 }
 
+/// Whether [`parse_time`] reads `s` without its reference time: seconds since the epoch, or a
+/// time of day with its date.
+pub fn has_date(s: &str) -> bool {
+    let s = s.trim();
+    !s.contains(':') || s.contains(' ')
+}
+
 /// Parses Babeltrace's time syntax: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` (in `tz`) or
 /// `[-]SECONDS[.NNNNNNNNN]` since the epoch. A time without a date takes the date of
 /// `reference_ns` (the first event), as Babeltrace does.
