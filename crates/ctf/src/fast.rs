@@ -859,6 +859,9 @@ pub struct ScanTable {
     /// those classes a body after a header ending on a byte ends that many bits on: one
     /// load finds where the next event starts.
     one_sizes: Box<[u64]>,
+    /// The first 32 of `one_sizes` (`u64::MAX` past its end): those of the ids an LTTng
+    /// compact header holds, looked up without a bounds check.
+    compact_sizes: [u64; 32],
     /// The id of events whose header has none.
     pub(crate) default_id: u64,
 }
@@ -1153,6 +1156,7 @@ impl ScanTable {
                 1 => sl.events.id_at(0),
                 _ => 0,
             },
+            compact_sizes: [u64::MAX; 32],
             ..Default::default()
         };
         let mut by_id = Vec::new();
@@ -1218,6 +1222,9 @@ impl ScanTable {
                 _ => u64::MAX,
             })
             .collect();
+        for (dst, src) in t.compact_sizes.iter_mut().zip(t.one_sizes.iter()) {
+            *dst = *src;
+        }
         t.by_id = by_id.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
         t.runs = c.runs.into_boxed_slice();
@@ -1278,6 +1285,12 @@ impl ScanTable {
             .and_then(|i| self.one_sizes.get(i))
             .copied()
             .unwrap_or(u64::MAX)
+    }
+
+    /// [`Self::one_size`] of the ids below 32.
+    #[inline(always)]
+    pub(crate) fn compact_sizes(&self) -> &[u64; 32] {
+        &self.compact_sizes
     }
 
     /// The class of event class id `id`, None when the scan leaves it to the general path.
