@@ -466,7 +466,7 @@ fn walk_compact<const CHECK: bool>(
     };
     let sizes = table.compact_sizes();
     while pos < content_bits {
-        let at = ((pos + 7) / 8) as usize;
+        let at = pos.div_ceil(8) as usize;
         let Some(word) = content.get(at..at + 4) else {
             break;
         };
