@@ -12,7 +12,7 @@ use crate::fast::HeaderValues;
 use crate::field::FieldView;
 use crate::index::PacketEntry;
 use crate::layout::{EventLayout, Layout, NodeId, StreamLayout};
-use crate::trace::{map_file, FileIndex, Trace};
+use crate::trace::{map_file, FileIndex, Reading, Trace};
 
 mod scan;
 mod skip;
@@ -68,7 +68,7 @@ pub(crate) struct FirstPacket {
 
 /// Decodes the packet header and context of a file's first packet (None for an empty file).
 pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<FirstPacket>> {
-    let Some(map) = map_file(path)? else {
+    let Some(map) = map_file(path, Reading::Start)? else {
         return Ok(None);
     };
     let layout = &trace.layout;
@@ -447,7 +447,7 @@ impl StreamReader {
                     return Ok(false);
                 }
                 self.packet_off = self.seek_off.take().unwrap_or(0);
-                match map_file(&files[self.file_idx]) {
+                match map_file(&files[self.file_idx], Reading::Whole) {
                     Ok(Some(m)) => {
                         self.map = Some(StreamData::Mapped(m));
                         self.released = 0;

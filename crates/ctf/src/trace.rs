@@ -140,7 +140,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<()> {
 }
 
 /// Maps a file read-only (an empty file maps to nothing).
-pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
+pub(crate) fn map_file(path: &Path, reading: Reading) -> Result<Option<Mmap>> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
     if len == 0 {
@@ -149,9 +149,35 @@ pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
     // SAFETY: the map is read-only; a trace file truncated while mapped by another process
     // would fault, a risk every mmap-based reader (and babeltrace2) accepts for speed.
     let m = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
-    // Readers go front to back: let the kernel read ahead.
-    let _ = m.advise(memmap2::Advice::Sequential);
+    match reading {
+        Reading::Whole => {
+            // Readers go front to back: let the kernel read ahead.
+            let _ = m.advise(memmap2::Advice::Sequential);
+            // Where the file is not cached yet, the kernel then reads it into 2 MiB folios
+            // (on file systems with large folios: ext4 from 6.16, XFS, btrfs, tmpfs), which
+            // this and every later mapping of the file maps with one fault and one page-table
+            // entry each instead of 512: on 144 MiB of trace, 7 ms of faults and 0.1 ms of
+            // unmapping instead of 28 ms and 10 ms (6.18, ext4). Cached pages stay as they are.
+            let _ = m.advise(memmap2::Advice::HugePage);
+        }
+        // Only the pages touched: a read ahead here, in small folios, would leave the whole
+        // read that follows (another mapping, its own read-ahead state) finding them cached
+        // and reading on in small folios too (measured: 4 of 36 MiB in 2 MiB folios, against
+        // 30 MiB after a start read this way).
+        Reading::Start => {
+            let _ = m.advise(memmap2::Advice::Random);
+        }
+    }
     Ok(Some(m))
+}
+
+/// How much of a file a mapping of [`map_file`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// All of it, front to back.
+    Whole,
+    /// A few bytes at its start.
+    Start,
 }
 
 impl Trace {

@@ -11,6 +11,7 @@
 
 // `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
 
+mod chunked;
 pub mod encode;
 pub mod lttng;
 pub mod stream;

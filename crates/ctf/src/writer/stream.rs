@@ -1,6 +1,7 @@
 //! One data stream file of fixed-size LTTng packets, written in constant memory, with its
 //! LTTng packet index ([`index::path_of`]).
 
+use super::chunked::ChunkedFile;
 use super::encode::{encode_struct, BitBuf};
 use super::lttng::{
     EventHeaderKind, OFF_CONTENT_SIZE, OFF_EVENTS_DISCARDED, OFF_PACKET_SIZE, OFF_TIMESTAMP_END,
@@ -11,7 +12,7 @@ use crate::index::{self, PacketEntry, ENTRY_1_1};
 use crate::ir::{ByteOrder, StructType};
 use crate::value::Value;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Index entries kept in memory before they are written (after the stream file is flushed,
@@ -39,7 +40,7 @@ pub struct StreamParams {
 pub struct StreamWriter {
     p: StreamParams,
     path: PathBuf,
-    file: BufWriter<File>,
+    file: ChunkedFile,
     buf: BitBuf,
     open: bool,
     /// `timestamp_begin` of the open packet.
@@ -81,7 +82,7 @@ impl StreamWriter {
             .map_err(|e| WriteError::io(&index_path, e))?;
         Ok(StreamWriter {
             path: path.to_path_buf(),
-            file: BufWriter::with_capacity(1 << 20, file),
+            file: ChunkedFile::new(file),
             buf: BitBuf::with_capacity(p.packet_size + 64),
             open: false,
             packet_begin: 0,
