@@ -55,6 +55,16 @@ TRACES+=(gen-$GEN_EVENTS)
 
 events() { "$TK" count --json "$1" | sed -n 's/^  "events": \([0-9]*\),$/\1/p'; }
 
+# The traces as a trace read from disk is cached: dropped from the page cache, read back with
+# `cat` (see bench/run.sh: the copies and generated files are otherwise cached as their writes
+# left them, in small folios that cost tracekit, not lttng-analyses, ~0.25 ms per MiB to map).
+cache_from_disk() { # DIR
+    find "$1" -type f -exec sync {} +
+    # GNU dd: count=0 with iflag=nocache drops the whole file from the page cache.
+    find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
+    find "$1" -type f -exec cat {} + >/dev/null
+}
+
 # measure OUT CMD...: CPU seconds (user+sys), peak RSS (KiB), exit status, into OUT.
 measure() {
     local out=$1
@@ -86,7 +96,7 @@ ROWS=()
 for t in "${TRACES[@]}"; do
     dir=$WORK/$t/kernel
     n=$(events "$dir")
-    cat "$dir"/* "$dir"/index/* >/dev/null 2>&1 || true
+    cache_from_disk "$dir"
     for a in $ANALYSES; do
         mapfile -d '' extra < <(args_of "$a")
         echo "== $t $a ($n events)"
@@ -128,6 +138,7 @@ done | tee "$RES/table.txt"
 
 echo
 echo "== tracekit peak RSS vs trace size (MB)"
+cache_from_disk "$WORK/gen-$SCALE_EVENTS/kernel"
 printf '%-15s %12s %12s\n' analysis "$GEN_EVENTS" "$SCALE_EVENTS"
 for a in $ANALYSES; do
     mapfile -d '' extra < <(args_of "$a")

@@ -81,6 +81,28 @@ gen_trace() { # events -> prints the trace directory
 
 TRACE="$(gen_trace "$BENCH_EVENTS")"
 
+# The page cache holds a file in folios whose size depends on how the pages got there: the
+# writes of the generator leave 4 KiB folios, a read from disk larger ones (up to 2 MiB with
+# tracekit's MADV_HUGEPAGE, up to the read-ahead window with `cat`). Mapping and unmapping
+# 144 MiB of 4 KiB folios costs ~38 ms on this VM, ~13 ms for read-ahead folios: a third of a
+# one-core count, nothing for babeltrace2. The timed rows read the trace as a trace read from
+# disk is cached: dropped from the page cache, then read back with `cat` (not tracekit, so
+# that the folios are the kernel's default read-ahead ones). The row count-1c-wr reads a copy
+# just written with `cat`, its pages cached as the writes left them (as a trace just recorded).
+cache_from_disk() { # DIR
+    find "$1" -type f -exec sync {} +
+    # GNU dd: count=0 with iflag=nocache drops the whole file from the page cache.
+    find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
+    find "$1" -type f -exec cat {} + >/dev/null
+}
+WRITTEN="$BENCH_DIR/written-copy"
+rm -rf "$WRITTEN"
+mkdir -p "$WRITTEN/index"
+for f in "$TRACE"/* "$TRACE"/index/*; do
+    [[ -f "$f" ]] && cat "$f" >"$WRITTEN/${f#"$TRACE"/}"
+done
+trap 'rm -rf "$WRITTEN"' EXIT
+
 # Event count as tracekit counts it (JSON: `  "events": N,`).
 events_of() {
     "$TK" count --json "$1" 2>/dev/null | sed -n 's/^ *"events": *\([0-9][0-9]*\),\{0,1\}$/\1/p'
@@ -102,10 +124,11 @@ begin_at_90() {
 TKQ="$(printf '%q' "$TK")"
 TRQ="$(printf '%q' "$TRACE")"
 BEGIN90="$(begin_at_90 "$TRACE")"
-LABELS=(count count-1core count-rayon1 bt2-dummy print bt2-print print-begin bt2-begin)
+LABELS=(count count-1core count-1c-wr count-rayon1 bt2-dummy print bt2-print print-begin bt2-begin)
 declare -A TOOL CMD PAIR
 TOOL[count]=tracekit;       CMD[count]="$TKQ count $TRQ"
 TOOL[count-1core]=tracekit; CMD[count-1core]="taskset -c 0 $TKQ count $TRQ"
+TOOL[count-1c-wr]=tracekit; CMD[count-1c-wr]="taskset -c 0 $TKQ count $(printf '%q' "$WRITTEN")"
 TOOL[count-rayon1]=tracekit; CMD[count-rayon1]="env RAYON_NUM_THREADS=1 $TKQ count $TRQ"
 TOOL[bt2-dummy]=babeltrace2; CMD[bt2-dummy]="babeltrace2 --output-format=dummy $TRQ"
 TOOL[print]=tracekit;       CMD[print]="env TZ=UTC $TKQ print $TRQ"
@@ -115,11 +138,11 @@ TOOL[bt2-print]=babeltrace2; CMD[bt2-print]="env TZ=UTC babeltrace2 $TRQ"
 TOOL[print-begin]=tracekit; CMD[print-begin]="env TZ=UTC $TKQ print --begin $BEGIN90 $TRQ"
 TOOL[bt2-begin]=babeltrace2; CMD[bt2-begin]="env TZ=UTC babeltrace2 --begin $BEGIN90 $TRQ"
 # Which babeltrace2 row each tracekit row is compared with.
-PAIR[count]=bt2-dummy; PAIR[count-1core]=bt2-dummy; PAIR[count-rayon1]=bt2-dummy
+PAIR[count]=bt2-dummy; PAIR[count-1core]=bt2-dummy; PAIR[count-1c-wr]=bt2-dummy; PAIR[count-rayon1]=bt2-dummy
 PAIR[print]=bt2-print; PAIR[print-begin]=bt2-begin
 
 WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK" "$WRITTEN"' EXIT
 
 # Peak RSS in KiB of one run of a shell command (stdout to /dev/null).
 peak_rss_kib() {
@@ -158,8 +181,8 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # ---------------------------------------------------------------------------------------------
 # Warm-up: read every file once so the page cache is warm for every tool, check that
 # tracekit and babeltrace2 see the same number of events, and measure peak RSS.
-log "warm-up: reading the trace into the page cache"
-find "$TRACE" -type f -exec cat {} + >/dev/null
+log "warm-up: the trace cached as read from disk (dropped from the page cache, read back with cat)"
+cache_from_disk "$TRACE"
 EVENTS="$(events_of "$TRACE")"
 [[ -n "$EVENTS" ]] || die "could not read the event count from 'tracekit count --json'"
 log "tracekit count: $EVENTS events"
@@ -217,7 +240,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 4. Does tracekit's peak memory grow with the trace? count on a second trace of another size.
 SCALE_TRACE="$(gen_trace "$BENCH_SCALE_EVENTS")"
-find "$SCALE_TRACE" -type f -exec cat {} + >/dev/null
+cache_from_disk "$SCALE_TRACE"
 SCALE_EVENTS="$(events_of "$SCALE_TRACE")"
 log "RSS scaling: tracekit count on $EVENTS and $SCALE_EVENTS events"
 read -r S1_TOT S1_ANON S1_FILE < <(rss_breakdown "$TKQ count $TRQ")
@@ -245,6 +268,7 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     for l in "${LABELS[@]}"; do
         cmd="${CMD[$l]//$TKQ/tracekit}"
         cmd="${cmd//$TRQ/DIR}"
+        cmd="${cmd//$(printf '%q' "$WRITTEN")/DIR-COPY}"
         cmd="${cmd//env /}"
         [[ "$l" == *print* || "$l" == *begin* ]] && cmd="$cmd >/dev/null"
         cmd="${cmd//$BEGIN90/T90}"
@@ -261,6 +285,7 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     done
     echo
     echo "speedup = babeltrace2 median / tracekit median (count rows vs bt2-dummy, print vs bt2-print, print-begin vs bt2-begin)"
+    echo "page cache: DIR cached as read from disk (dropped, read back with cat); DIR-COPY: a copy just written with cat, cached as written"
     echo "T90 = $BEGIN90: 90 % of the trace's time range (print-begin and bt2-begin print its last tenth)"
     echo "CPU speedup (user+sys): count $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "count-1core $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count-1core]}" 'BEGIN {printf "%.1fx", a / b}')," \
