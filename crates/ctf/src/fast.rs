@@ -499,7 +499,7 @@ impl LttngHeader {
 
 /// [`update_clock`] with the value's mask instead of its size (0: no value, the clock stays).
 #[inline(always)]
-fn update_clock_masked(clock: u64, raw: u64, mask: u64) -> u64 {
+pub(crate) fn update_clock_masked(clock: u64, raw: u64, mask: u64) -> u64 {
     let new = (clock & !mask) | raw;
     // For a 64-bit value, `mask + 1` wraps to 0: the value is the clock.
     if raw < (clock & mask) {

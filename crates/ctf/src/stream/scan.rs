@@ -13,7 +13,7 @@
 use super::{Message, StreamReader};
 use crate::decode::Decoder;
 use crate::error::Result;
-use crate::fast::{LttngHeader, ScanClass, ScanShape, ScanTable};
+use crate::fast::{update_clock_masked, LttngHeader, ScanClass, ScanShape, ScanTable};
 use crate::layout::{Layout, StreamLayout};
 
 /// Receives the events [`StreamReader::scan`] reads.
@@ -482,13 +482,7 @@ fn walk_compact<const CHECK: bool>(
         if after > content_bits {
             break;
         }
-        let raw = u64::from(lo >> 5);
-        let new = (clock & !MASK) | raw;
-        clock = if raw < (clock & MASK) {
-            new + (MASK + 1)
-        } else {
-            new
-        };
+        clock = update_clock_masked(clock, u64::from(lo >> 5), MASK);
         let group = &mut small[id];
         if group.is_empty() {
             touched.push(id);
