@@ -2,10 +2,11 @@
 //!
 //! Linux keeps a file's cached pages in folios whose size follows the writes that created
 //! them (ext4 from 6.16, XFS, btrfs, tmpfs): a file written in 2 MiB writes at 2 MiB offsets
-//! is cached in 2 MiB folios, which a reader's `mmap` then maps with one fault and one
-//! page-table entry each instead of 512. Measured on 144 MiB of trace (6.18, ext4): mapping
-//! and reading every page 28 ms and unmapping 10 ms when written in 1 MiB writes, 7 ms and
-//! 0.1 ms when written in aligned 2 MiB ones — a third of a full `tracekit count` of it.
+//! can be cached in 2 MiB folios, which a reader's `mmap` then maps with one fault and one
+//! page-table entry each instead of 512. Measured on 144 MiB of trace (6.18, ext4), mapping
+//! and reading every page, then unmapping: 29–32 ms and 10 ms when written in 1 MiB writes;
+//! 7 ms and 0.1 ms right after aligned 2 MiB writes, 24 ms and 7–8 ms once written back
+//! (writeback left part of the file in smaller folios here).
 
 use std::fs::File;
 use std::io::{self, Write};
