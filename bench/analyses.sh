@@ -55,15 +55,10 @@ TRACES+=(gen-$GEN_EVENTS)
 
 events() { "$TK" count --json "$1" | sed -n 's/^  "events": \([0-9]*\),$/\1/p'; }
 
-# The traces as a trace read from disk is cached: dropped from the page cache, read back with
-# `cat` (see bench/run.sh: the copies and generated files are otherwise cached as their writes
-# left them, in small folios that cost tracekit, not lttng-analyses, ~0.25 ms per MiB to map).
-cache_from_disk() { # DIR
-    find "$1" -type f -exec sync {} +
-    # GNU dd: count=0 with iflag=nocache drops the whole file from the page cache.
-    find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
-    find "$1" -type f -exec cat {} + >/dev/null
-}
+# The traces as a trace read from disk is cached (the copies and generated files are otherwise
+# cached as their writes left them).
+# shellcheck source=bench/page-cache.sh
+source "$ROOT/bench/page-cache.sh"
 
 # measure OUT CMD...: CPU seconds (user+sys), peak RSS (KiB), exit status, into OUT.
 measure() {

@@ -81,20 +81,11 @@ gen_trace() { # events -> prints the trace directory
 
 TRACE="$(gen_trace "$BENCH_EVENTS")"
 
-# The page cache holds a file in folios whose size depends on how the pages got there: the
-# writes of the generator leave 4 KiB folios, a read from disk larger ones (up to 2 MiB with
-# tracekit's MADV_HUGEPAGE, up to the read-ahead window with `cat`). Mapping and unmapping
-# 144 MiB of 4 KiB folios costs ~38 ms on this VM, ~13 ms for read-ahead folios: a third of a
-# one-core count, nothing for babeltrace2. The timed rows read the trace as a trace read from
-# disk is cached: dropped from the page cache, then read back with `cat` (not tracekit, so
-# that the folios are the kernel's default read-ahead ones). The row count-1c-wr reads a copy
-# just written with `cat`, its pages cached as the writes left them (as a trace just recorded).
-cache_from_disk() { # DIR
-    find "$1" -type f -exec sync {} +
-    # GNU dd: count=0 with iflag=nocache drops the whole file from the page cache.
-    find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
-    find "$1" -type f -exec cat {} + >/dev/null
-}
+# The timed rows read the trace as a trace read from disk is cached (bench/page-cache.sh); the
+# row count-1c-wr reads a copy just written with `cat`, its pages cached as the writes left
+# them (as a trace just recorded).
+# shellcheck source=bench/page-cache.sh
+source "$ROOT/bench/page-cache.sh"
 WRITTEN="$BENCH_DIR/written-copy"
 rm -rf "$WRITTEN"
 mkdir -p "$WRITTEN/index"
