@@ -18,16 +18,25 @@ fn evict(path: &Path) {
     assert_eq!(rc, 0, "posix_fadvise");
 }
 
-/// Bytes of `path` a fresh mapping maps with PMD (2 MiB) entries once every page is touched.
-fn pmd_mapped_bytes(path: &Path) -> u64 {
+/// A read-only map of `path` with every page touched, `huge_pages` advised first.
+fn map_and_touch(path: &Path, huge_pages: bool) -> memmap2::Mmap {
     let f = File::open(path).unwrap();
     // SAFETY: read-only map of a file this test owns and does not change.
     let m = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+    if huge_pages {
+        let _ = m.advise(memmap2::Advice::HugePage);
+    }
     let mut sum = 0u64;
     for i in (0..m.len()).step_by(4096) {
         sum = sum.wrapping_add(u64::from(m[i]));
     }
     std::hint::black_box(sum);
+    m
+}
+
+/// Bytes of `path` a fresh mapping maps with PMD (2 MiB) entries once every page is touched.
+fn pmd_mapped_bytes(path: &Path) -> u64 {
+    let m = map_and_touch(path, false);
     let start = format!("{:x}-", m.as_ptr() as usize);
     let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
     // The first such line after the mapping's own is its own (every mapping has one).
@@ -37,19 +46,6 @@ fn pmd_mapped_bytes(path: &Path) -> u64 {
         .find_map(|l| l.strip_prefix("FilePmdMapped:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
-}
-
-/// Reads every page of `path` the way the kernel gives 2 MiB folios to, where it does.
-fn read_with_huge_page_advice(path: &Path) {
-    let f = File::open(path).unwrap();
-    // SAFETY: as above.
-    let m = unsafe { memmap2::Mmap::map(&f) }.unwrap();
-    let _ = m.advise(memmap2::Advice::HugePage);
-    let mut sum = 0u64;
-    for i in (0..m.len()).step_by(4096) {
-        sum = sum.wrapping_add(u64::from(m[i]));
-    }
-    std::hint::black_box(sum);
 }
 
 #[test]
@@ -65,7 +61,8 @@ fn a_stream_read_from_disk_is_cached_in_huge_folios() {
     let control = dir.path().join("control");
     std::fs::copy(&stream, &control).unwrap();
     evict(&control);
-    read_with_huge_page_advice(&control);
+    // Read the way the kernel gives 2 MiB folios to, where it does.
+    map_and_touch(&control, true);
     if pmd_mapped_bytes(&control) == 0 {
         eprintln!(
             "page_cache: this kernel or file system caches no 2 MiB folios here \
