@@ -966,13 +966,8 @@ pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
 
 /// A text field's value (empty when absent or not text).
 fn text_of(v: Option<ctf::FieldView<'_>>) -> CompactString {
-    match v.and_then(|v| v.as_bytes()) {
-        None => CompactString::default(),
-        Some(b) => match std::str::from_utf8(b) {
-            Ok(s) => s.into(),
-            Err(_) => String::from_utf8_lossy(b).as_ref().into(),
-        },
-    }
+    v.and_then(|v| v.as_bytes())
+        .map_or_else(CompactString::default, CompactString::from_utf8_lossy)
 }
 
 /// Per event class: the payload position of each [`Field`] (by discriminant), found once.
