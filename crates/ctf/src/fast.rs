@@ -859,9 +859,10 @@ pub struct ScanTable {
     /// those classes a body after a header ending on a byte ends that many bits on: one
     /// load finds where the next event starts.
     one_sizes: Box<[u64]>,
-    /// The first 32 of `one_sizes` (`u64::MAX` past its end): those of the ids an LTTng
-    /// compact header holds, looked up without a bounds check.
-    compact_sizes: [u64; 32],
+    /// Per id below 31 (those an LTTng compact header holds; 31 announces an extended
+    /// header): the bytes of an event with a compact header (4) and a body of `one_sizes`
+    /// bits, when those are whole bytes; 0 for any other id.
+    compact_bytes: [u32; 32],
     /// The id of events whose header has none.
     pub(crate) default_id: u64,
 }
@@ -1156,7 +1157,7 @@ impl ScanTable {
                 1 => sl.events.id_at(0),
                 _ => 0,
             },
-            compact_sizes: [u64::MAX; 32],
+            compact_bytes: [0; 32],
             ..Default::default()
         };
         let mut by_id = Vec::new();
@@ -1222,8 +1223,10 @@ impl ScanTable {
                 _ => u64::MAX,
             })
             .collect();
-        for (dst, src) in t.compact_sizes.iter_mut().zip(t.one_sizes.iter()) {
-            *dst = *src;
+        for (dst, bits) in t.compact_bytes[..31].iter_mut().zip(t.one_sizes.iter()) {
+            if bits.is_multiple_of(8) && *bits < 1 << 32 {
+                *dst = 4 + (bits / 8) as u32;
+            }
         }
         t.by_id = by_id.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
@@ -1287,10 +1290,11 @@ impl ScanTable {
             .unwrap_or(u64::MAX)
     }
 
-    /// [`Self::one_size`] of the ids below 32.
+    /// Per id below 32, the bytes of an event with an LTTng compact header and a
+    /// [`Self::one_size`] body of whole bytes (header included); 0 for the others.
     #[inline(always)]
-    pub(crate) fn compact_sizes(&self) -> &[u64; 32] {
-        &self.compact_sizes
+    pub(crate) fn compact_bytes(&self) -> &[u32; 32] {
+        &self.compact_bytes
     }
 
     /// The class of event class id `id`, None when the scan leaves it to the general path.

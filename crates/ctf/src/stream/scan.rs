@@ -13,7 +13,7 @@
 use super::{Message, StreamReader};
 use crate::decode::Decoder;
 use crate::error::Result;
-use crate::fast::{update_clock_masked, LttngHeader, ScanClass, ScanShape, ScanTable};
+use crate::fast::{LttngHeader, ScanClass, ScanShape, ScanTable};
 use crate::layout::{Layout, StreamLayout};
 
 /// Receives the events [`StreamReader::scan`] reads.
@@ -171,6 +171,8 @@ pub(crate) struct Groups {
     /// byte): half the memory traffic of bit positions.
     by_id: Vec<Vec<u32>>,
     touched: Vec<usize>,
+    /// Those of events with a compact header ([`walk_compact`]).
+    batches: Box<Batches>,
 }
 
 /// Runs the scan of a packet the sink's way: grouped for a counting sink, event by event
@@ -292,11 +294,21 @@ impl Packet<'_> {
         if !CHECK {
             last = 0;
         }
-        let (mut start, mut n, mut sum, mut max) = (pos, 0u64, 0u64, *c.max_cycles);
-        // At least 32: `walk_compact` looks the ids of compact headers up unchecked.
-        if groups.by_id.len() < table.ids().max(32) {
-            groups.by_id.resize_with(table.ids().max(32), Vec::new);
+        let (mut start, mut n, mut max) = (pos, 0u64, *c.max_cycles);
+        let Groups {
+            by_id,
+            touched,
+            batches,
+        } = groups;
+        if by_id.len() < table.ids() {
+            by_id.resize_with(table.ids(), Vec::new);
         }
+        let mut out = WalkOut {
+            dec,
+            counts,
+            sum: 0,
+            batches,
+        };
         while pos < self.content_bits {
             if compact {
                 let mut w = WalkState {
@@ -307,7 +319,7 @@ impl Packet<'_> {
                     n,
                     max,
                 };
-                walk_compact::<CHECK>(self.content, self.content_bits, table, groups, &mut w);
+                walk_compact::<CHECK>(self, &mut out, &mut w);
                 (pos, clock, last, start, n, max) = (w.pos, w.clock, w.last, w.start, w.n, w.max);
                 if pos >= self.content_bits {
                     break;
@@ -326,9 +338,9 @@ impl Packet<'_> {
                     break;
                 }
                 // `one_size` knows the id: it is below the table's length.
-                let group = &mut groups.by_id[id as usize];
+                let group = &mut by_id[id as usize];
                 if group.is_empty() {
-                    groups.touched.push(id as usize);
+                    touched.push(id as usize);
                 }
                 // On a byte and inside a packet below 4 GiB (`Runner::run`).
                 group.push((h_end / 8) as u32);
@@ -337,14 +349,14 @@ impl Packet<'_> {
                 let Some(class) = table.class(id) else {
                     break;
                 };
-                let Some((fold, after)) = self.fold_body(class, dec, h_end) else {
+                let Some((fold, after)) = self.fold_body(class, out.dec, h_end) else {
                     break;
                 };
                 if after > self.content_bits || now < last {
                     break;
                 }
-                sum = sum.wrapping_add(fold);
-                counts[class.ev_idx] += 1;
+                out.sum = out.sum.wrapping_add(fold);
+                out.counts[class.ev_idx] += 1;
                 after
             };
             if !CHECK {
@@ -361,8 +373,13 @@ impl Packet<'_> {
         if CHECK && n > 0 {
             max = max.max(clock);
         }
-        for id in groups.touched.drain(..) {
-            let group = &mut groups.by_id[id];
+        self.fold_batches(&mut out);
+        let WalkOut {
+            dec, counts, sum, ..
+        } = out;
+        let mut sum = sum;
+        for id in touched.drain(..) {
+            let group = &mut by_id[id];
             if let Some(class) = table.class(id as u64) {
                 counts[class.ev_idx] += group.len() as u64;
                 // A body of one fixed scope always folds, the general way near the end.
@@ -430,78 +447,177 @@ struct WalkState {
     max: u64,
 }
 
+/// Events of one class [`walk_compact`] sets aside before folding their bodies together.
+const BATCH: usize = 256;
+
+/// Per id of an LTTng compact header (below 32), the header ends (byte offsets in the
+/// packet) of up to [`BATCH`] events whose bodies [`walk_compact`] has set aside. Folded
+/// when full, while the packet's bytes they point at are still in the cache, and at the
+/// end of each run ([`Packet::fold_batches`]).
+#[derive(Debug)]
+pub(crate) struct Batches {
+    at: [[u32; BATCH]; 32],
+    len: [u16; 32],
+}
+
+impl Default for Batches {
+    fn default() -> Self {
+        Batches {
+            at: [[0; BATCH]; 32],
+            len: [0; 32],
+        }
+    }
+}
+
+/// What [`walk_compact`] adds events to.
+struct WalkOut<'o> {
+    dec: &'o mut Decoder,
+    counts: &'o mut [u64],
+    sum: u64,
+    batches: &'o mut Batches,
+}
+
 /// [`Packet::run_grouped`]'s walk over events with LTTng's compact header (5-bit id below
-/// 31, 27-bit clock) of [`ScanShape::One`] classes aligned on at most a byte, the bulk of a
-/// kernel trace: their headers read, their bodies set aside. Returns before the first other
-/// event (an extended header, another class, the end), which the caller reads the general
-/// way. Out of line, with the ids looked up in arrays of 32 without bounds checks, so that
-/// the loop keeps its state in registers: inlined into the scan, it spilled and reloaded a
-/// third of it on every event. A 27-bit clock value never takes the clock back (it wraps
-/// forward): the regression check and the largest clock value are the walk's first event's
-/// and its last one's, not every event's.
+/// 31, 27-bit clock), the bulk of a kernel trace, from byte to byte. The body of an event
+/// of a [`ScanShape::One`] class aligned on at most a byte and of whole bytes (one table
+/// load gives the event's length) is set aside in a [`Batches`], folded with others of its
+/// class; any other body (strings, sequences, variants) is folded on the spot, out of line,
+/// instead of leaving the walk. Returns before the first event the general way must read
+/// (an extended header, a class the scan leaves to it, a body past the end, that does not
+/// fold or does not end on a byte). Out of line, with the ids looked up in arrays of 32
+/// without bounds checks, so that the loop keeps most of its state in registers. A 27-bit
+/// clock value never takes the clock back (it wraps forward): the loop counts the wraps
+/// and makes the clock once at the end; the regression check and the largest clock value
+/// are the walk's first event's and its last one's, not every event's.
 #[inline(never)]
-fn walk_compact<const CHECK: bool>(
-    content: &[u8],
-    content_bits: u64,
-    table: &ScanTable,
-    groups: &mut Groups,
-    w: &mut WalkState,
-) {
+fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkState) {
     const MASK: u64 = (1 << 27) - 1;
     // The clock before the first event is below the last event's: the caller reads it
-    // (and stops there, for a first regression).
-    if CHECK && w.last > w.clock {
+    // (and stops there, for a first regression). The walk goes from byte to byte: it
+    // starts on one, and stops before an event that would not end on one.
+    if (CHECK && w.last > w.clock) || !w.pos.is_multiple_of(8) {
         return;
     }
-    let WalkState {
-        mut pos,
-        mut clock,
-        mut start,
-        mut n,
-        ..
-    } = *w;
-    let Groups { by_id, touched } = groups;
-    let Some(small) = by_id.first_chunk_mut::<32>() else {
-        return;
-    };
-    let sizes = table.compact_sizes();
-    while pos < content_bits {
-        let at = pos.div_ceil(8) as usize;
-        let Some(word) = content.get(at..at + 4) else {
+    let content = p.content;
+    // Events start below `begin_end` and end at or below `end` (bytes).
+    let (begin_end, end) = (p.content_bits.div_ceil(8), p.content_bits / 8);
+    let bytes = p.table.compact_bytes();
+    let mut at = w.pos / 8;
+    let mut start = w.start;
+    let mut n = 0u64;
+    // The clock's low 27 bits and how many times they wrapped: the clock at the end.
+    let mut low = w.clock & MASK;
+    let mut wraps = 0u64;
+    let batches = &mut *out.batches;
+    while at < begin_end {
+        let Some(word) = content.get(at as usize..at as usize + 4) else {
             break;
         };
         let lo = u32::from_le_bytes(word.try_into().unwrap_or_default());
         let id = (lo & 31) as usize;
-        let size = sizes[id];
-        // Id 31 (an extended header) is not one of the table's.
-        if id == 31 || size == u64::MAX {
-            break;
-        }
-        let h_end = at as u64 * 8 + 32;
-        let after = h_end + size;
-        if after > content_bits {
-            break;
-        }
-        clock = update_clock_masked(clock, u64::from(lo >> 5), MASK);
-        let group = &mut small[id];
-        if group.is_empty() {
-            touched.push(id);
-        }
-        // On a byte and inside a packet below 4 GiB (`Runner::run`).
-        group.push(at as u32 + 4);
-        start = pos;
-        pos = after;
+        let size = bytes[id];
+        let next = if size != 0 {
+            let next = at + u64::from(size);
+            if next > end {
+                break;
+            }
+            let len = usize::from(batches.len[id]);
+            // Inside a packet below 4 GiB (`Runner::run`).
+            batches.at[id][len % BATCH] = at as u32 + 4;
+            if len + 1 == BATCH {
+                out.sum = out
+                    .sum
+                    .wrapping_add(p.fold_batch(out.dec, out.counts, batches, id, BATCH));
+            } else {
+                batches.len[id] = len as u16 + 1;
+            }
+            next
+        } else {
+            // Id 31 (an extended header) is not one of the table's.
+            let Some((fold, after)) = p.fold_unbatched(out.dec, out.counts, id, at * 8 + 32) else {
+                break;
+            };
+            if !after.is_multiple_of(8) {
+                break;
+            }
+            out.sum = out.sum.wrapping_add(fold);
+            after / 8
+        };
+        let raw = u64::from(lo >> 5);
+        wraps += u64::from(raw < low);
+        low = raw;
+        start = at * 8;
+        at = next;
         n += 1;
     }
-    if n > w.n {
-        w.pos = pos;
+    if n > 0 {
+        let clock = (w.clock & !MASK) + (wraps << 27) + low;
+        w.pos = at * 8;
         w.clock = clock;
         w.start = start;
-        w.n = n;
+        w.n += n;
         if CHECK {
             w.last = clock;
         } else {
             w.max = w.max.max(clock);
+        }
+    }
+}
+
+impl Packet<'_> {
+    /// Folds the first `len` bodies set aside for compact id `id` (and counts them), and
+    /// empties its batch.
+    #[inline(never)]
+    fn fold_batch(
+        &self,
+        dec: &mut Decoder,
+        counts: &mut [u64],
+        batches: &mut Batches,
+        id: usize,
+        len: usize,
+    ) -> u64 {
+        batches.len[id] = 0;
+        let Some(class) = self.table.class(id as u64) else {
+            return 0;
+        };
+        counts[class.ev_idx] += len as u64;
+        // A body of one fixed scope always folds, the general way near the end.
+        class
+            .one
+            .fold_each(self.packet, &batches.at[id][..len], |at| {
+                self.fold_other(class, dec, at).map_or(0, |f| f.0)
+            })
+    }
+
+    /// Folds and counts the body after the compact header of id `id` ending at bit `h_end`
+    /// when it is not one [`walk_compact`] sets aside: its fold and end; None where the
+    /// general path must read the event (id 31, a class left to it, a body past the end
+    /// or that does not fold).
+    #[inline(never)]
+    fn fold_unbatched(
+        &self,
+        dec: &mut Decoder,
+        counts: &mut [u64],
+        id: usize,
+        h_end: u64,
+    ) -> Option<(u64, u64)> {
+        let class = self.table.class(id as u64).filter(|_| id != 31)?;
+        let (fold, after) = self.fold_body(class, dec, h_end)?;
+        if after > self.content_bits {
+            return None;
+        }
+        counts[class.ev_idx] += 1;
+        Some((fold, after))
+    }
+
+    /// Folds what the batches hold (at the end of a run: they point into this packet).
+    fn fold_batches(&self, out: &mut WalkOut) {
+        for id in 0..32 {
+            let len = usize::from(out.batches.len[id]);
+            if len > 0 {
+                let fold = self.fold_batch(out.dec, out.counts, out.batches, id, len);
+                out.sum = out.sum.wrapping_add(fold);
+            }
         }
     }
 }
