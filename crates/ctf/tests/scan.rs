@@ -268,14 +268,23 @@ fn event(p: Packet, kind: u8, ts: u64, ext: bool, n: u32) -> Packet {
 /// A stream of packets from random events: clock steps (some backwards, some past the
 /// compact header's 27 bits), extended headers, sequence gaps and discarded events.
 fn stream_of(events: &[(u8, i64, bool, u32)], per_packet: usize) -> Vec<u8> {
+    stream_from(events, per_packet, 1000, u64::saturating_add_signed)
+}
+
+/// [`stream_of`] with the clock starting at `clock`, moved by `step`.
+fn stream_from(
+    events: &[(u8, i64, bool, u32)],
+    per_packet: usize,
+    mut clock: u64,
+    step: fn(u64, i64) -> u64,
+) -> Vec<u8> {
     let mut packets = Vec::new();
-    let mut clock = 1000u64;
     for (i, chunk) in events.chunks(per_packet.max(1)).enumerate() {
         let begin = clock;
         let mut p = Packet::new(i as u64 * (1 + (i as u64 % 3 == 2) as u64), begin, begin);
         p.discarded = i as u64 / 2;
-        for &(kind, step, ext, n) in chunk {
-            clock = clock.saturating_add_signed(step);
+        for &(kind, by, ext, n) in chunk {
+            clock = step(clock, by);
             p = event(p, kind, clock, ext, n);
         }
         p.ts_end = clock;
@@ -318,6 +327,23 @@ fn clock_regressions_and_wraps_scan_as_next() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(items.iter().any(|i| matches!(i, Item::Msg(_))));
     compare_bytes(&trace, bytes).unwrap();
+}
+
+#[test]
+fn clock_near_the_top_of_its_range_scans_as_next() {
+    // Compact timestamps that wrap their 27 bits many times from a clock a few wraps below
+    // 2^64 (as in a damaged packet, found by fuzzing): the clock wraps past 2^64 as `next`
+    // makes it, without an overflow.
+    let steps: Vec<(u8, i64, bool, u32)> = (0..300).map(|i| (i as u8, 1 << 25, false, i)).collect();
+    for per_packet in [7, 300] {
+        let bytes = stream_from(
+            &steps,
+            per_packet,
+            u64::MAX - (5 << 27),
+            u64::wrapping_add_signed,
+        );
+        compare_bytes(&in_memory(), bytes).unwrap();
+    }
 }
 
 proptest! {

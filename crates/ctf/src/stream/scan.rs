@@ -498,6 +498,12 @@ fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkSt
     if (CHECK && w.last > w.clock) || !w.pos.is_multiple_of(8) {
         return;
     }
+    // Nor where the clock could wrap past 2^64 in this packet (each event at most once
+    // past 2^27), which the general way reads as going back: only in damaged packets.
+    let most_wraps = p.content.len() as u64 / 4 + 1;
+    if w.clock.checked_add(most_wraps << 27).is_none() {
+        return;
+    }
     let content = p.content;
     // Events start below `begin_end` and end at or below `end` (bytes).
     let (begin_end, end) = (p.content_bits.div_ceil(8), p.content_bits / 8);
@@ -551,6 +557,7 @@ fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkSt
         n += 1;
     }
     if n > 0 {
+        // Below 2^64 (checked at the start).
         let clock = (w.clock & !MASK) + (wraps << 27) + low;
         w.pos = at * 8;
         w.clock = clock;
