@@ -609,7 +609,19 @@ impl Packet<'_> {
         h_end: u64,
     ) -> Option<(u64, u64)> {
         let class = self.table.class(id as u64).filter(|_| id != 31)?;
-        let (fold, after) = self.fold_body(class, dec, h_end)?;
+        // Most of these are bodies of steps (strings, sequences, variants): straight to
+        // them, not through `fold_body`'s attempt at a fixed body.
+        let (fold, after) = match (class.shape, &class.text) {
+            (ScanShape::Steps { entry }, Some(t)) => t.fold(self.content, h_end).or_else(|| {
+                self.table
+                    .fold_steps(entry, dec.regs_mut(), self.content, h_end)
+            })?,
+            (ScanShape::Steps { entry }, None) => {
+                self.table
+                    .fold_steps(entry, dec.regs_mut(), self.content, h_end)?
+            }
+            _ => self.fold_body(class, dec, h_end)?,
+        };
         if after > self.content_bits {
             return None;
         }
