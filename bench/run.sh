@@ -281,7 +281,10 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     echo "CPU speedup (user+sys): count $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "count-1core $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count-1core]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "print $(awk -v a="${CPU[bt2-print]}" -v b="${CPU[print]}" 'BEGIN {printf "%.1fx", a / b}')"
-    echo "targets: count >= 50x -> $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 50 ? "MET" : "NOT MET")}'),"\
+    # The count target is one core's (#2: "count >= 50x babeltrace2 on one core and scaling
+    # with cores").
+    echo "targets: count on one core >= 50x -> $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count-1core]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 50 ? "MET" : "NOT MET")}')" \
+         "(all cores: $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count]}" 'BEGIN {printf "%.1fx", a / b}'))," \
          "print >= 20x -> $(awk -v a="${SECS[bt2-print]}" -v b="${SECS[print]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 20 ? "MET" : "NOT MET")}')"
     echo
     echo "peak memory of 'tracekit count' vs trace size (total from getrusage; anon/file sampled every 10 ms):"
