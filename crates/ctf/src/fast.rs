@@ -1038,6 +1038,7 @@ impl Lane {
         }
     }
 
+    /// The integer's width in bytes.
     fn bytes(self) -> u32 {
         match self {
             Lane::U8 | Lane::I8 => 1,

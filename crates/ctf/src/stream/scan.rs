@@ -375,9 +375,11 @@ impl Packet<'_> {
         }
         self.fold_batches(&mut out);
         let WalkOut {
-            dec, counts, sum, ..
+            dec,
+            counts,
+            mut sum,
+            ..
         } = out;
-        let mut sum = sum;
         for id in touched.drain(..) {
             let group = &mut by_id[id];
             if let Some(class) = table.class(id as u64) {
@@ -404,6 +406,26 @@ impl Packet<'_> {
         one.or_else(|| self.fold_other(class, dec, at))
     }
 
+    /// Folds the body at bit `at` of a [`ScanShape::Steps`] class: without the step loop
+    /// where it is a string between runs ([`ScanClass::text`]).
+    #[inline(always)]
+    fn fold_steps(
+        &self,
+        class: &ScanClass,
+        entry: u32,
+        dec: &mut Decoder,
+        at: u64,
+    ) -> Option<(u64, u64)> {
+        let mut steps = || {
+            self.table
+                .fold_steps(entry, dec.regs_mut(), self.content, at)
+        };
+        match &class.text {
+            Some(t) => t.fold(self.content, at).or_else(steps),
+            None => steps(),
+        }
+    }
+
     /// Folds the body at bit `at` of a class [`ScanShape::One`]'s word loop does not fold
     /// (or not there): out of line, so that the scan loop keeps its registers for that
     /// common case. None where the general path must read the event.
@@ -415,12 +437,7 @@ impl Packet<'_> {
             ScanShape::One | ScanShape::Fixed => {
                 Some(el.fixed_body.as_ref()?.place_and_fold(at, self.packet))
             }
-            ScanShape::Steps { entry } => match &class.text {
-                Some(t) => t
-                    .fold(content, at)
-                    .or_else(|| self.table.fold_steps(entry, dec.regs_mut(), content, at)),
-                None => self.table.fold_steps(entry, dec.regs_mut(), content, at),
-            },
+            ScanShape::Steps { entry } => self.fold_steps(class, entry, dec, at),
             ScanShape::Fold => {
                 let (mut p, mut acc) = (at, 0u64);
                 for node in [sl.event_common_context, el.context, el.payload]
@@ -611,15 +628,8 @@ impl Packet<'_> {
         let class = self.table.class(id as u64).filter(|_| id != 31)?;
         // Most of these are bodies of steps (strings, sequences, variants): straight to
         // them, not through `fold_body`'s attempt at a fixed body.
-        let (fold, after) = match (class.shape, &class.text) {
-            (ScanShape::Steps { entry }, Some(t)) => t.fold(self.content, h_end).or_else(|| {
-                self.table
-                    .fold_steps(entry, dec.regs_mut(), self.content, h_end)
-            })?,
-            (ScanShape::Steps { entry }, None) => {
-                self.table
-                    .fold_steps(entry, dec.regs_mut(), self.content, h_end)?
-            }
+        let (fold, after) = match class.shape {
+            ScanShape::Steps { entry } => self.fold_steps(class, entry, dec, h_end)?,
             _ => self.fold_body(class, dec, h_end)?,
         };
         if after > self.content_bits {
