@@ -171,8 +171,9 @@ pub(crate) struct Groups {
     /// byte): half the memory traffic of bit positions.
     by_id: Vec<Vec<u32>>,
     touched: Vec<usize>,
-    /// Those of events with a compact header ([`walk_compact`]).
-    batches: Box<Batches>,
+    /// Those of events with a compact header ([`walk_compact`]): 32 KiB, made by the first
+    /// grouped scan (readers that hand events out one by one never need them).
+    batches: Option<Box<Batches>>,
 }
 
 /// Runs the scan of a packet the sink's way: grouped for a counting sink, event by event
@@ -307,7 +308,7 @@ impl Packet<'_> {
             dec,
             counts,
             sum: 0,
-            batches,
+            batches: batches.get_or_insert_with(Box::default),
         };
         while pos < self.content_bits {
             if compact {
