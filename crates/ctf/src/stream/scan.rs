@@ -287,15 +287,20 @@ impl Packet<'_> {
         c: ScanCounts,
         groups: &mut Groups,
         compact: bool,
-        (mut pos, mut clock, mut last): (u64, u64, u64),
+        (pos, clock, last): (u64, u64, u64),
         decode: impl Fn(&[u8], u64, u64) -> Option<(u64, u64, u64)>,
     ) -> Option<(u64, u64, u64, u64)> {
         let table = self.table;
         let counts = c.counts.get_mut(..self.sl.events.len())?;
-        if !CHECK {
-            last = 0;
-        }
-        let (mut start, mut n, mut max) = (pos, 0u64, *c.max_cycles);
+        let mut w = WalkState {
+            pos,
+            clock,
+            // Not checked: none.
+            last: if CHECK { last } else { 0 },
+            start: pos,
+            n: 0,
+            max: *c.max_cycles,
+        };
         let Groups {
             by_id,
             touched,
@@ -310,24 +315,15 @@ impl Packet<'_> {
             sum: 0,
             batches: batches.get_or_insert_with(Box::default),
         };
-        while pos < self.content_bits {
+        while w.pos < self.content_bits {
             if compact {
-                let mut w = WalkState {
-                    pos,
-                    clock,
-                    last,
-                    start,
-                    n,
-                    max,
-                };
                 walk_compact::<CHECK>(self, &mut out, &mut w);
-                (pos, clock, last, start, n, max) = (w.pos, w.clock, w.last, w.start, w.n, w.max);
-                if pos >= self.content_bits {
+                if w.pos >= self.content_bits {
                     break;
                 }
             }
             // The general way, for one event (each event when the header is not compact).
-            let Some((id, now, h_end)) = decode(self.content, pos, clock) else {
+            let Some((id, now, h_end)) = decode(self.content, w.pos, w.clock) else {
                 break;
             };
             let size = table.one_size(id);
@@ -335,7 +331,7 @@ impl Packet<'_> {
             // on what to record, measured 2.5 % slower on one core.
             let after = if size != u64::MAX && h_end.is_multiple_of(8) {
                 let after = h_end + size;
-                if after > self.content_bits || now < last {
+                if after > self.content_bits || now < w.last {
                     break;
                 }
                 // `one_size` knows the id: it is below the table's length.
@@ -353,7 +349,7 @@ impl Packet<'_> {
                 let Some((fold, after)) = self.fold_body(class, out.dec, h_end) else {
                     break;
                 };
-                if after > self.content_bits || now < last {
+                if after > self.content_bits || now < w.last {
                     break;
                 }
                 out.sum = out.sum.wrapping_add(fold);
@@ -361,41 +357,40 @@ impl Packet<'_> {
                 after
             };
             if !CHECK {
-                max = max.max(now);
+                w.max = w.max.max(now);
             }
-            start = pos;
+            w.start = w.pos;
             if CHECK {
-                last = now;
+                w.last = now;
             }
-            clock = now;
-            pos = after;
-            n += 1;
+            w.clock = now;
+            w.pos = after;
+            w.n += 1;
         }
-        if CHECK && n > 0 {
-            max = max.max(clock);
+        if CHECK && w.n > 0 {
+            w.max = w.max.max(w.clock);
         }
         self.fold_batches(&mut out);
-        let WalkOut {
-            dec,
-            counts,
-            mut sum,
-            ..
-        } = out;
         for id in touched.drain(..) {
-            let group = &mut by_id[id];
-            if let Some(class) = table.class(id as u64) {
-                counts[class.ev_idx] += group.len() as u64;
-                // A body of one fixed scope always folds, the general way near the end.
-                let fold = class.one.fold_each(self.packet, group, |at| {
-                    self.fold_other(class, dec, at).map_or(0, |f| f.0)
-                });
-                sum = sum.wrapping_add(fold);
-            }
-            group.clear();
+            let fold = self.fold_set_aside(out.dec, out.counts, id, &by_id[id]);
+            out.sum = out.sum.wrapping_add(fold);
+            by_id[id].clear();
         }
-        *c.checksum = c.checksum.wrapping_add(sum);
-        *c.max_cycles = max;
-        (n > 0).then_some((pos, clock, start, n))
+        *c.checksum = c.checksum.wrapping_add(out.sum);
+        *c.max_cycles = w.max;
+        (w.n > 0).then_some((w.pos, w.clock, w.start, w.n))
+    }
+
+    /// Folds and counts the bodies set aside at the bytes `ats` of the packet for id `id`.
+    fn fold_set_aside(&self, dec: &mut Decoder, counts: &mut [u64], id: usize, ats: &[u32]) -> u64 {
+        let Some(class) = self.table.class(id as u64) else {
+            return 0;
+        };
+        counts[class.ev_idx] += ats.len() as u64;
+        // A body of one fixed scope always folds, the general way near the end.
+        class.one.fold_each(self.packet, ats, |at| {
+            self.fold_other(class, dec, at).map_or(0, |f| f.0)
+        })
     }
 
     /// Folds the body at bit `at` of `class`: by its [`ScanShape::One`] word loop where that
@@ -602,16 +597,7 @@ impl Packet<'_> {
         len: usize,
     ) -> u64 {
         batches.len[id] = 0;
-        let Some(class) = self.table.class(id as u64) else {
-            return 0;
-        };
-        counts[class.ev_idx] += len as u64;
-        // A body of one fixed scope always folds, the general way near the end.
-        class
-            .one
-            .fold_each(self.packet, &batches.at[id][..len], |at| {
-                self.fold_other(class, dec, at).map_or(0, |f| f.0)
-            })
+        self.fold_set_aside(dec, counts, id, &batches.at[id][..len])
     }
 
     /// Folds and counts the body after the compact header of id `id` ending at bit `h_end`
