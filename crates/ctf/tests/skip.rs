@@ -24,6 +24,9 @@ struct Seen {
     /// The same for every event met.
     all: Vec<(usize, u64)>,
     errors: Vec<String>,
+    /// The readers' warnings (timestamp regressions…) after a window that runs to the end,
+    /// where both merges read every event.
+    warnings: Vec<String>,
 }
 
 /// Per trace, per stream class, per event class: wanted.
@@ -44,6 +47,7 @@ fn consume(traces: &[Arc<Trace>], wanted: &Wanted, lo: i64, hi: i64, skip: bool)
         wanted: Vec::new(),
         all: Vec::new(),
         errors: Vec::new(),
+        warnings: Vec::new(),
     };
     let mut last = None;
     while let Some(msg) = m.next() {
@@ -83,6 +87,13 @@ fn consume(traces: &[Arc<Trace>], wanted: &Wanted, lo: i64, hi: i64, skip: bool)
         last.map(|(_, t)| t)
     };
     seen.errors = m.errors.iter().map(|e| e.to_string()).collect();
+    if hi == i64::MAX {
+        seen.warnings = m
+            .readers()
+            .iter()
+            .flat_map(|r| r.warnings.clone())
+            .collect();
+    }
     seen
 }
 
@@ -94,6 +105,7 @@ fn check(traces: &[Arc<Trace>], wanted: &Wanted, lo: i64, hi: i64) -> usize {
     assert_eq!(part.last, full.last, "last event time");
     assert_eq!(part.wanted, full.wanted, "wanted events");
     assert_eq!(part.errors, full.errors);
+    assert_eq!(part.warnings, full.warnings);
     // Whatever else it gave out, it gave out in the full merge's order.
     let mut rest = full.all.iter();
     for id in &part.all {
