@@ -219,6 +219,9 @@ impl StreamReader {
     /// [`Self::next`] for a skipping reader: the next message it gives out.
     #[inline(never)]
     pub(super) fn next_kept(&mut self) -> Option<Result<Message>> {
+        if self.keep_next_wanted() {
+            return Some(Ok(Message::Event));
+        }
         loop {
             let run = if self.in_packet && self.pending.is_empty() && self.pos < self.content_bits {
                 self.skip_run()
@@ -246,6 +249,88 @@ impl StreamReader {
                 return Some(Ok(Message::Event));
             }
         }
+    }
+
+    /// Reads the next event when it is of a wanted class with a fixed body after an LTTng
+    /// header, in order, in a packet [`Self::skip_run`] is ready for: most events an analysis
+    /// keeps, read without the skipping loop's set-up (a third of the instructions).
+    /// False, having read nothing, for any other event.
+    #[inline(always)]
+    fn keep_next_wanted(&mut self) -> bool {
+        let StreamReader {
+            trace,
+            skipping,
+            dec,
+            ev_slots,
+            ev_at,
+            lazy_header,
+            ..
+        } = self;
+        let Some(s) = skipping.as_deref_mut() else {
+            return false;
+        };
+        let ready = &s.ready;
+        let large = match ready.kind {
+            COMPACT => false,
+            LARGE => true,
+            _ => return false,
+        };
+        if ready.packet_gen != self.packet_gen
+            || !self.in_packet
+            || !self.pending.is_empty()
+            || self.pos >= self.content_bits
+        {
+            return false;
+        }
+        // SAFETY: as in `skip_run_with`: taken from `self.map` for this `packet_gen`.
+        let content =
+            unsafe { std::slice::from_raw_parts(ready.content.0 as *const u8, ready.content.1) };
+        let header = if large {
+            LttngHeader::decode::<true>(content, self.pos, dec.clock)
+        } else {
+            LttngHeader::decode::<false>(content, self.pos, dec.clock)
+        };
+        let Some((id, ev_clock, h_end)) = header else {
+            return false;
+        };
+        let sl = trace.layout.streams.at(self.sc_idx);
+        let Some(class) = sl.scan.as_ref().and_then(|t| t.class(id)) else {
+            return false;
+        };
+        let wanted = s
+            .classes
+            .get(self.sc_idx)
+            .and_then(|row| row.get(class.ev_idx))
+            .is_some_and(|c| c & WANTED != 0);
+        let ordered = self.warned_regression || self.last_cycles.is_none_or(|l| ev_clock >= l);
+        let Some(body) = &sl.events.at(class.ev_idx).fixed_body else {
+            return false;
+        };
+        if !wanted || !ordered {
+            return false;
+        }
+        *ev_at = [None; 4];
+        ev_slots.clear();
+        let after = body.place(h_end, ev_slots, ev_at);
+        if after > self.content_bits {
+            return false;
+        }
+        if lazy_header.get().is_some() {
+            lazy_header.take();
+        }
+        if let Some(t) = clock_ns(self.ghz_offset_ns, self.clock.as_ref(), ev_clock) {
+            s.key = s.key.max(t);
+        }
+        self.event_offset = (self.pos / 8) as usize;
+        self.event_bit = self.pos;
+        self.event_id = id;
+        self.ev_idx = class.ev_idx;
+        dec.clock = ev_clock;
+        self.pos = after;
+        self.last_cycles = Some(ev_clock);
+        self.cycles = ev_clock;
+        self.events_read += 1;
+        true
     }
 
     /// Whether the event just read is given out; notes it in the skipping state.
