@@ -62,9 +62,9 @@ pub(super) struct Skipping {
     cycles_window: Option<(usize, u64, u64)>,
     /// What [`StreamReader::skip_run`] needs of the current packet.
     ready: Ready,
-    /// The byte walk's table (see [`StreamReader::skip_run_with`]) for the stream class at position
-    /// `walk_for`: per event class id, the bytes of the body of a class whose events are
-    /// passed over in the window (not wanted, one already given out) when its body is a
+    /// The byte walk's table (see [`StreamReader::skip_run_with`]) for the stream class at
+    /// position `walk_for`: per event class id, the bytes of the body of a class whose events
+    /// are passed over in the window (not wanted, one already given out) when its body is a
     /// fixed run of whole bytes aligned on at most a byte; [`NO_WALK`] for the others.
     walk: Vec<u32>,
     walk_for: usize,
@@ -253,8 +253,8 @@ impl StreamReader {
 
     /// Reads the next event when it is of a wanted class with a fixed body after an LTTng
     /// header, in order, in a packet [`Self::skip_run`] is ready for: most events an analysis
-    /// keeps, read without the skipping loop's set-up (a third of the instructions).
-    /// False, having read nothing, for any other event.
+    /// keeps, read without the skipping loop's set-up (`next_kept` took a quarter fewer
+    /// instructions on a real trace). False, having read nothing, for any other event.
     #[inline(always)]
     fn keep_next_wanted(&mut self) -> bool {
         let StreamReader {
