@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::stream::{Event, Message, SkipRule, StreamReader};
 use crate::trace::Trace;
 
@@ -107,10 +107,42 @@ impl Merger {
     /// Reads the next message of reader `i` into its pending slot, its merged time into
     /// `times`, and returns its key; errors met on the way are kept. None when the reader is
     /// done.
-    #[inline]
+    #[inline(always)]
     fn fetch(&mut self, i: usize) -> Option<i64> {
+        // The skipping readers' events (most of an analysis' fetches) on a short path: no
+        // time map, the key is the reader's.
+        if self.skip && self.time_map.is_none() {
+            let r = &mut self.readers[i];
+            let first = r.next();
+            if let Some(Ok(Message::Event)) = first {
+                let t = r.event_time_ns().unwrap_or(i64::MIN);
+                let key = r.merge_key();
+                self.pending_msgs[i] = Message::Event;
+                self.times[i] = t;
+                return Some(key);
+            }
+            return self.fetch_after(i, first);
+        }
+        self.fetch_general(i, None)
+    }
+
+    /// [`Self::fetch`] for a skipping reader `i` that gave `first`, not an event.
+    #[cold]
+    #[inline(never)]
+    fn fetch_after(&mut self, i: usize, first: Option<Result<Message>>) -> Option<i64> {
+        self.fetch_general(i, Some(first))
+    }
+
+    /// [`Self::fetch`], starting with `first` when reader `i` gave it already.
+    #[inline(always)]
+    fn fetch_general(&mut self, i: usize, first: Option<Option<Result<Message>>>) -> Option<i64> {
+        let mut first = first;
         let t = loop {
-            match self.readers[i].next() {
+            let got = match first.take() {
+                Some(m) => m,
+                None => self.readers[i].next(),
+            };
+            match got {
                 None => return None,
                 // Events apart: storing a known variant, not moving the message, is 0.5 % of
                 // an analysis' instructions (measured).
