@@ -135,8 +135,11 @@ impl Merger {
 
     /// [`Self::fetch`], starting with `first` when reader `i` gave it already.
     #[inline(always)]
-    fn fetch_general(&mut self, i: usize, first: Option<Option<Result<Message>>>) -> Option<i64> {
-        let mut first = first;
+    fn fetch_general(
+        &mut self,
+        i: usize,
+        mut first: Option<Option<Result<Message>>>,
+    ) -> Option<i64> {
         let t = loop {
             let got = match first.take() {
                 Some(m) => m,
