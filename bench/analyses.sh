@@ -12,7 +12,7 @@ SCALE_EVENTS=${BENCH_SCALE_EVENTS:-$((2 * GEN_EVENTS))}
 PY_TIMEOUT=${BENCH_PY_TIMEOUT:-90}
 # Analyses run on the Python side for the generated trace (lttng-analyses: ~28 k events/s).
 PY_GEN=${BENCH_PY_GEN:-"cputop syscallstats"}
-TK_REPS=${BENCH_TK_REPS:-5}
+TK_REPS=${BENCH_TK_REPS:-20}
 TARGET_RATIO=1000
 
 SWITCH='switch : $evt.$name == "sched_switch" && $evt.next_tid != 0 : $evt.$name == "sched_switch" && $evt.prev_tid == $begin.$evt.next_tid && $evt.cpu_id == $begin.$evt.cpu_id'
@@ -71,7 +71,7 @@ measure() {
     echo "$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }') $m $rc" >"$out"
 }
 
-# measure_tk OUT CMD...: as measure, CMD run TK_REPS times (the clock ticks every 10 ms), per run.
+# measure_tk OUT CMD...: as measure, CMD run TK_REPS times (time reports 10 ms steps), per run.
 measure_tk() {
     local out=$1
     shift
