@@ -257,16 +257,8 @@ impl StreamReader {
     /// instructions on a real trace). False, having read nothing, for any other event.
     #[inline(always)]
     fn keep_next_wanted(&mut self) -> bool {
-        let StreamReader {
-            trace,
-            skipping,
-            dec,
-            ev_slots,
-            ev_at,
-            lazy_header,
-            ..
-        } = self;
-        let Some(s) = skipping.as_deref_mut() else {
+        // Field by field: the skipping state is written while the layout is read.
+        let Some(s) = self.skipping.as_deref_mut() else {
             return false;
         };
         let ready = &s.ready;
@@ -286,14 +278,14 @@ impl StreamReader {
         let content =
             unsafe { std::slice::from_raw_parts(ready.content.0 as *const u8, ready.content.1) };
         let header = if large {
-            LttngHeader::decode::<true>(content, self.pos, dec.clock)
+            LttngHeader::decode::<true>(content, self.pos, self.dec.clock)
         } else {
-            LttngHeader::decode::<false>(content, self.pos, dec.clock)
+            LttngHeader::decode::<false>(content, self.pos, self.dec.clock)
         };
         let Some((id, ev_clock, h_end)) = header else {
             return false;
         };
-        let sl = trace.layout.streams.at(self.sc_idx);
+        let sl = self.trace.layout.streams.at(self.sc_idx);
         let Some(class) = sl.scan.as_ref().and_then(|t| t.class(id)) else {
             return false;
         };
@@ -309,14 +301,14 @@ impl StreamReader {
         if !wanted || !ordered {
             return false;
         }
-        *ev_at = [None; 4];
-        ev_slots.clear();
-        let after = body.place(h_end, ev_slots, ev_at);
+        self.ev_at = [None; 4];
+        self.ev_slots.clear();
+        let after = body.place(h_end, &mut self.ev_slots, &mut self.ev_at);
         if after > self.content_bits {
             return false;
         }
-        if lazy_header.get().is_some() {
-            lazy_header.take();
+        if self.lazy_header.get().is_some() {
+            self.lazy_header.take();
         }
         if let Some(t) = clock_ns(self.ghz_offset_ns, self.clock.as_ref(), ev_clock) {
             s.key = s.key.max(t);
@@ -325,7 +317,7 @@ impl StreamReader {
         self.event_bit = self.pos;
         self.event_id = id;
         self.ev_idx = class.ev_idx;
-        dec.clock = ev_clock;
+        self.dec.clock = ev_clock;
         self.pos = after;
         self.last_cycles = Some(ev_clock);
         self.cycles = ev_clock;
