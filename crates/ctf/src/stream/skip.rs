@@ -295,12 +295,12 @@ impl StreamReader {
             .and_then(|row| row.get(class.ev_idx))
             .is_some_and(|c| c & WANTED != 0);
         let ordered = self.warned_regression || self.last_cycles.is_none_or(|l| ev_clock >= l);
-        let Some(body) = &sl.events.at(class.ev_idx).fixed_body else {
-            return false;
-        };
         if !wanted || !ordered {
             return false;
         }
+        let Some(body) = &sl.events.at(class.ev_idx).fixed_body else {
+            return false;
+        };
         self.ev_at = [None; 4];
         self.ev_slots.clear();
         let after = body.place(h_end, &mut self.ev_slots, &mut self.ev_at);
