@@ -71,6 +71,10 @@ pub(crate) enum Tok<'a> {
     /// A character literal (its code).
     Char(u32),
     Punct(P),
+    /// An integer attribute list `{ ... }` whose text occurred earlier, where span `id`
+    /// ([`Lexed::firsts`]) was first read: its tokens are not repeated. LTTng metadata writes a
+    /// few such lists thousands of times (58 % of the tokens of a kernel trace's metadata).
+    Copy(u32),
 }
 
 /// A token and the 1-based line it starts on.
@@ -162,8 +166,8 @@ fn err(line: usize, msg: impl Into<String>) -> MetadataError {
     MetadataError::new(Some(line), msg)
 }
 
-/// A braced span `integer { ... }` (no brace token inside) whose text occurred earlier: its
-/// tokens are copies of the earlier ones, and what the parser made of them can be reused.
+/// A braced span `integer { ... }` (no brace token inside) read token by token, whose text
+/// later occurrences stand for ([`Tok::Copy`]): what the parser makes of it is reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Span {
     /// Index of the `{` token.
@@ -178,7 +182,11 @@ pub(crate) struct Span {
 #[derive(Debug)]
 pub(crate) struct Lexed<'a> {
     pub toks: Vec<Token<'a>>,
+    /// The spans read token by token (first occurrences of their texts).
     pub spans: Vec<Span>,
+    /// Per span id: where its text was first read (its `{` token) and its tokens' count,
+    /// for the [`Tok::Copy`] tokens that stand for it later.
+    pub firsts: Vec<(usize, usize)>,
 }
 
 /// Longest span text looked up: bounds the search for its `}` on brace-heavy input.
@@ -190,13 +198,13 @@ const SPAN_MAX_TEXTS: usize = 1 << 16;
 struct SpanText {
     first_tok: usize,
     len: usize,
-    line: usize,
     newlines: usize,
 }
 
 /// Span texts seen so far. LTTng metadata repeats a few integer attribute lists thousands of
-/// times (`{ size = 64; align = 8; signed = 1; encoding = none; base = 10; }`): copying their
-/// tokens costs a fraction of reading them again.
+/// times (`{ size = 64; align = 8; signed = 1; encoding = none; base = 10; }`): one token
+/// for each repeat costs a fraction of reading it again, and of keeping its tokens (their
+/// copies were 3 of the 5 MB of tokens of a kernel trace's metadata).
 #[derive(Default)]
 struct Spans<'a> {
     ids: HashMap<&'a str, u32, FxBuildHasher>,
@@ -236,7 +244,6 @@ impl<'a> Spans<'a> {
             self.texts.push(SpanText {
                 first_tok,
                 len: toks - first_tok,
-                line: first_line,
                 newlines: line - first_line,
             });
         }
@@ -286,14 +293,21 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
                 Tok::Punct(PUNCT[c as usize])
             }
             LBRACE => {
-                // Only integer attribute lists repeat enough to pay for the look-up.
-                let integer = matches!(
-                    out.last(),
-                    Some(Token {
-                        tok: Tok::Ident("integer"),
-                        ..
-                    })
-                );
+                // Only integer attribute lists repeat enough to pay for the look-up; and
+                // only where a type specifier starts (after punctuation, `typealias` or
+                // `typedef`), so that a list written elsewhere (`enum integer { … }`) is
+                // read, and its error reported, as the tokens it is.
+                let integer = match out.as_slice() {
+                    [.., before, last] => {
+                        last.tok == Tok::Ident("integer")
+                            && matches!(
+                                before.tok,
+                                Tok::Punct(_) | Tok::Ident("typealias" | "typedef")
+                            )
+                    }
+                    [last] => last.tok == Tok::Ident("integer"),
+                    [] => false,
+                };
                 if !integer {
                     spans.open = None;
                     i += 1;
@@ -301,22 +315,12 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
                     continue;
                 }
                 if let Some((id, bytes)) = spans.lookup(text, i) {
-                    let s = &spans.texts[id as usize];
-                    // Past the limit, read token by token to fail where the limit is crossed.
-                    if out.len() + s.len <= MAX_TOKENS {
-                        let at = out.len();
-                        out.extend_from_within(s.first_tok..s.first_tok + s.len);
-                        // The same text: the same lines, shifted.
-                        let shift = line - s.line;
-                        for t in &mut out[at..] {
-                            t.line += shift;
-                        }
-                        line += s.newlines;
-                        spans.found.push(Span { at, id, len: s.len });
-                        spans.open = None;
-                        i += bytes;
-                        continue;
-                    }
+                    let newlines = spans.texts[id as usize].newlines;
+                    push_checked(&mut out, Tok::Copy(id), line, line)?;
+                    line += newlines;
+                    spans.open = None;
+                    i += bytes;
+                    continue;
                 }
                 spans.open = Some((i, out.len(), line));
                 i += 1;
@@ -355,6 +359,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
     Ok(Lexed {
         toks: out,
         spans: spans.found,
+        firsts: spans.texts.iter().map(|t| (t.first_tok, t.len)).collect(),
     })
 }
 

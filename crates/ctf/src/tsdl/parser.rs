@@ -150,9 +150,11 @@ struct ScopeMap<'a> {
 pub(crate) struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
-    /// The lexer's repeated braced spans, and the first not yet passed.
+    /// The braced spans the lexer read token by token, and the first not yet passed.
     spans: Vec<Span>,
     next_span: usize,
+    /// Per span id, where it was read ([`Lexed::firsts`]).
+    span_firsts: Vec<(usize, usize)>,
     /// Per span id, the integer its text makes as an attribute list, the line of its `map`
     /// counted from the `{`: a span read again as an integer is not parsed again.
     int_memo: Vec<Option<IntT>>,
@@ -182,6 +184,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             spans: lexed.spans,
             next_span: 0,
+            span_firsts: lexed.firsts,
             int_memo: Vec::new(),
             scopes: vec![ScopeMap::default()],
             depth: 0,
@@ -262,6 +265,7 @@ impl<'a> Parser<'a> {
             Some(Tok::Str(s)) => format!("string \"{}\"", unescape(s).escape_default()),
             Some(Tok::Char(_)) => "character literal".into(),
             Some(Tok::Punct(p)) => format!("`{}`", p.text()),
+            Some(Tok::Copy(_)) => "`{`".into(),
         }
     }
 
@@ -629,6 +633,10 @@ impl<'a> Parser<'a> {
         let Some(kw) = self.peek_ident() else {
             return self.err(format!("expected a type, found {}", self.describe()));
         };
+        if let ("integer", Some(&Tok::Copy(id))) = (kw, self.peek_at(1)) {
+            self.pos += 2;
+            return self.integer_copy(id).map(T::Int);
+        }
         match kw {
             "integer" if is_punct(self.toks.get(self.pos + 1), P::LBrace) => {
                 self.pos += 2;
@@ -999,6 +1007,37 @@ impl<'a> Parser<'a> {
         Ok(t)
     }
 
+    /// The integer of the attribute list a [`Tok::Copy`] (just passed) stands for.
+    fn integer_copy(&mut self, id: u32) -> R<IntT> {
+        let line = self.toks[self.pos - 1].line;
+        let t = match self.int_memo.get(id as usize) {
+            Some(Some(known)) => known.clone(),
+            // The first reading of the text was not an integer's (an error stops the parse,
+            // so it was not read as one at all): read it here, as the copy.
+            _ => {
+                let (first, len) = self.span_firsts[id as usize];
+                let back = self.pos;
+                self.pos = first + 1;
+                let t = self.integer_attrs();
+                let end = self.pos;
+                self.pos = back;
+                let mut t = t?;
+                if end != first + len {
+                    return self.err("bad integer attribute list");
+                }
+                if let Some((_, l)) = &mut t.map {
+                    *l -= self.toks[first].line;
+                }
+                t
+            }
+        };
+        let mut t = t;
+        if let Some((_, l)) = &mut t.map {
+            *l += line;
+        }
+        Ok(t)
+    }
+
     fn integer_attrs(&mut self) -> R<IntT> {
         let mut size = None;
         let mut align = None;
@@ -1167,5 +1206,38 @@ fn encoding(v: &Val<'_>, line: usize) -> R<Encoding> {
             Ok(Encoding::Utf8)
         }
         _ => Err(bad_val(line, "encoding", v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tsdl::lexer::tokenize;
+
+    /// A repeated attribute list is one token; with no integer remembered for its text, the
+    /// parser reads the text's first occurrence, and the copy's `map` keeps its own line
+    /// either way.
+    #[test]
+    fn a_copy_without_a_remembered_integer_reads_the_first_occurrence() {
+        let list = "{ size = 16; align = 8;\n map = clock.c.value; }";
+        let text = format!("typealias integer {list} := a;\n\ntypealias integer {list} := b;");
+        for forget in [false, true] {
+            let lexed = tokenize(&text).unwrap();
+            let copies = lexed.toks.iter().filter(|t| matches!(t.tok, Tok::Copy(0)));
+            assert_eq!(copies.count(), 1);
+            let mut p = Parser::new(lexed);
+            assert!(p.declaration().unwrap());
+            p.eat_punct(P::Semi);
+            if forget {
+                assert_eq!(std::mem::take(&mut p.int_memo).len(), 1);
+            }
+            assert!(p.declaration().unwrap());
+            let (T::Int(a), T::Int(b)) = (p.lookup("a").unwrap(), p.lookup("b").unwrap()) else {
+                panic!("not integers");
+            };
+            assert_eq!(a.map, Some(("c".to_string(), 2)));
+            assert_eq!(b.map, Some(("c".to_string(), 5)), "forget: {forget}");
+            assert_eq!(IntT { map: None, ..a }, IntT { map: None, ..b });
+        }
     }
 }
