@@ -19,5 +19,8 @@ pub fn parse(text: &str) -> Result<TraceClass, MetadataError> {
     let lexed = lexer::tokenize(text)?;
     let mut p = parser::Parser::new(lexed);
     let blocks = p.parse_all()?;
+    // The tokens (a megabyte for a kernel trace's metadata) go back to the heap before the
+    // trace class is built in it.
+    drop(p);
     resolve::build(blocks)
 }
