@@ -659,16 +659,24 @@ impl FixedBody {
     /// The body of event class `common`/`context`/`payload`, when every present scope is a
     /// fixed-plan structure.
     pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<FixedBody> {
-        let mut out = Vec::new();
-        let mut reads = Vec::new();
-        let mut words = Vec::new();
+        // Sized first: the lists are made for every event class of a trace (1,181 in a real
+        // kernel trace's metadata), and boxed, which would shrink a larger list again.
+        let (mut present, mut total) = (0, 0);
+        for node in scopes.iter().flatten() {
+            let n = &layout.nodes[*node as usize];
+            if n.effects {
+                return None;
+            }
+            present += 1;
+            total += n.plan.as_ref()?.reads.len();
+        }
+        let mut out = Vec::with_capacity(present);
+        let mut reads = Vec::with_capacity(total);
+        let mut words = Vec::with_capacity(total);
         for (i, s) in scopes.iter().enumerate() {
             let Some(node) = *s else { continue };
             let n = &layout.nodes[node as usize];
             let plan = n.plan.as_ref()?;
-            if n.effects {
-                return None;
-            }
             reads.extend_from_slice(&plan.reads);
             let first_read = words.len() as u32;
             let at = words.len();
@@ -1073,11 +1081,18 @@ impl OneBody {
         if b.scopes.len() != 1 {
             return None;
         }
-        let (ints, others): (Vec<WordRead>, Vec<WordRead>) = b
-            .words
-            .iter()
-            .partition(|w| matches!(w.how, WordHow::Little | WordHow::LittleSigned));
-        let ints: Vec<IntWord> = ints.iter().map(IntWord::of).collect();
+        // Two exactly sized lists (this runs for every event class of a trace).
+        let is_int = |w: &WordRead| matches!(w.how, WordHow::Little | WordHow::LittleSigned);
+        let n_ints = b.words.iter().filter(|w| is_int(w)).count();
+        let mut ints: Vec<IntWord> = Vec::with_capacity(n_ints);
+        let mut others: Vec<WordRead> = Vec::with_capacity(b.words.len() - n_ints);
+        for w in b.words.iter() {
+            if is_int(w) {
+                ints.push(IntWord::of(w));
+            } else {
+                others.push(*w);
+            }
+        }
         let span = u32::try_from(sc.span_bytes).unwrap_or(u32::MAX);
         OneBody::of_run(sc.align, span, sc.size_bits, &ints, &[], &others)
     }
@@ -1095,8 +1110,14 @@ impl OneBody {
         if span as usize > WINDOW || others.iter().any(|w| w.how == WordHow::Plan) {
             return None;
         }
-        let mut words: Vec<WordRead> = big.iter().map(IntWord::big_word).collect();
-        let mut texts = Vec::new();
+        // Sized exactly: made for every event class, then boxed (which shrinks a larger list).
+        let n_texts = others
+            .iter()
+            .filter(|w| matches!(w.how, WordHow::Text(_)))
+            .count();
+        let mut words: Vec<WordRead> = Vec::with_capacity(big.len() + others.len() - n_texts);
+        words.extend(big.iter().map(IntWord::big_word));
+        let mut texts = Vec::with_capacity(n_texts);
         for w in others {
             match w.how {
                 WordHow::Text(n) => texts.push((w.byte, n)),
@@ -1290,7 +1311,6 @@ impl ScanTable {
             compact_bytes: [0; 32],
             ..Default::default()
         };
-        let mut by_id = Vec::new();
         let mut c = StepCompiler {
             layout,
             steps: Vec::new(),
@@ -1307,6 +1327,8 @@ impl ScanTable {
             .map(|(id, _)| id)
             .filter(|id| *id < 1 << 16)
             .max();
+        // One entry per id up to the largest, boxed at the end: sized exactly.
+        let mut by_id = Vec::with_capacity(max_id.map_or(0, |m| m as usize + 1));
         for id in 0..max_id.map_or(0, |m| m + 1) {
             let class = sl.events.index_of(id).and_then(|ev_idx| {
                 let el = sl.events.at(ev_idx);

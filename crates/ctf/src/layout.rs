@@ -290,7 +290,13 @@ impl Layout {
             event: None,
             tc,
             depth: 0,
+            path_buf: Vec::with_capacity(8),
         };
+        // Room for the usual number of nodes and members (~3 and ~2 per event class in
+        // LTTng's metadata), rather than regrowing and copying the arena a dozen times.
+        let events: usize = tc.streams.values().map(|s| s.events.len()).sum();
+        c.layout.nodes.reserve(4 * events + 64);
+        c.layout.members.reserve(3 * events + 64);
         c.collect_refs(tc);
         if let Some(ph) = &tc.packet_header {
             let mut path = FieldPath {
@@ -307,11 +313,15 @@ impl Layout {
             let scope = |c: &mut Compiler<'t>, s: &'t Option<StructType>, scope| {
                 s.as_ref()
                     .map(|s| {
+                        // One path list for every scope (thousands in a kernel trace).
                         let mut path = FieldPath {
                             scope,
-                            indices: vec![],
+                            indices: std::mem::take(&mut c.path_buf),
                         };
-                        c.compile_struct(s, &mut path)
+                        let node = c.compile_struct(s, &mut path);
+                        c.path_buf = path.indices;
+                        c.path_buf.clear();
+                        node
                     })
                     .transpose()
             };
@@ -405,6 +415,8 @@ struct Compiler<'a> {
     event: Option<(u64, u64)>,
     tc: &'a TraceClass,
     depth: usize,
+    /// The field path list the scopes are compiled with, kept between them.
+    path_buf: Vec<usize>,
 }
 
 impl<'a> Compiler<'a> {

@@ -2,6 +2,7 @@
 //! (2.1–2.13), resolved once per event class.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ctf::Event;
 
@@ -248,8 +249,9 @@ pub fn tracer_version(trace: &ctf::Trace) -> Option<(i64, i64, i64)> {
 /// Interned system call names.
 #[derive(Debug, Default, Clone)]
 pub struct SyscallNames {
-    names: Vec<String>,
-    index: HashMap<String, u32>,
+    /// One shared copy of each name (a kernel trace's metadata names ~850 system calls).
+    names: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, u32>,
 }
 
 impl SyscallNames {
@@ -258,8 +260,9 @@ impl SyscallNames {
             return i;
         }
         let i = self.names.len() as u32;
-        self.names.push(name.to_string());
-        self.index.insert(name.to_string(), i);
+        let name: Arc<str> = Arc::from(name);
+        self.names.push(name.clone());
+        self.index.insert(name, i);
         i
     }
 
@@ -475,6 +478,11 @@ impl Resolver {
             SlotPlan::of(ev, &fields)
         };
         let i = self.classes.len();
+        if self.classes.capacity() == 0 {
+            // Classes are large and met one by one: room for the usual number met (a kernel
+            // trace's metadata has ~1,200, an analysis meets a hundred or two).
+            self.classes.reserve(256);
+        }
         self.classes.push(Class {
             resolved: r,
             fields,

@@ -362,9 +362,10 @@ impl<'a> Parser<'a> {
 
     /// Parses the whole metadata into top-level blocks.
     pub fn parse_all(&mut self) -> R<Vec<Block<'a>>> {
-        // LTTng event blocks take 40 to 100 tokens: room for the blocks of a large metadata
-        // without regrowing (and copying) the list a dozen times.
-        let mut blocks = Vec::with_capacity(self.toks.len() / 64);
+        // LTTng event blocks take 20 to 100 tokens (30 on average in a kernel trace's
+        // metadata, whose repeated integer lists are one token each): room for the blocks of
+        // a large metadata without regrowing (and copying) the list a dozen times.
+        let mut blocks = Vec::with_capacity(self.toks.len() / 16);
         while self.pos < self.toks.len() {
             if self.eat_punct(P::Semi) {
                 continue;
@@ -405,7 +406,8 @@ impl<'a> Parser<'a> {
     }
 
     fn block_body_inner(&mut self) -> R<Vec<Entry<'a>>> {
-        let mut entries = Vec::new();
+        // The room a first push makes, without the growth path (thousands of blocks).
+        let mut entries = Vec::with_capacity(4);
         loop {
             if self.eat_punct(P::RBrace) {
                 return Ok(entries);
@@ -747,7 +749,8 @@ impl<'a> Parser<'a> {
     }
 
     fn members_inner(&mut self) -> R<Vec<(&'a str, T<'a>)>> {
-        let mut out: Vec<(&'a str, T<'a>)> = Vec::new();
+        // The room a first push makes, without the growth path (thousands of structures).
+        let mut out: Vec<(&'a str, T<'a>)> = Vec::with_capacity(4);
         // Filled only once the structure is too large for a linear duplicate search.
         let mut names: HashSet<&'a str, FxBuildHasher> = HashSet::default();
         loop {
