@@ -179,7 +179,7 @@ pub struct StringType {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
     /// Display name (TSDL front end: with one leading underscore removed, as Babeltrace does).
-    pub name: String,
+    pub name: compact_str::CompactString,
     pub ty: FieldType,
 }
 

@@ -143,7 +143,10 @@ mod gen {
         path: &[usize],
         idx: usize,
     ) -> Vec<Field> {
-        let f = |name: String, ty| Field { name, ty };
+        let f = |name: String, ty| Field {
+            name: name.into(),
+            ty,
+        };
         match g {
             G::Seq {
                 len_size,

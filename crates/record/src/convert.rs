@@ -475,7 +475,7 @@ fn arg_type(ctype: &str) -> FieldType {
 
 fn field(name: &str, ty: FieldType) -> Field {
     Field {
-        name: name.to_string(),
+        name: name.into(),
         ty,
     }
 }

@@ -325,7 +325,7 @@ fn collect_names(ty: &ctf::ir::FieldType, out: &mut Vec<String>, depth: u32) {
     match ty {
         ctf::ir::FieldType::Struct(s) => {
             for f in &s.fields {
-                out.push(f.name.clone());
+                out.push(f.name.to_string());
                 collect_names(&f.ty, out, depth + 1);
             }
         }
@@ -351,7 +351,7 @@ pub fn has_flow_fields(trace: &Trace) -> Option<bool> {
         let mut names = Vec::new();
         if let Some(p) = &e.payload {
             for f in &p.fields {
-                names.push(f.name.clone());
+                names.push(f.name.to_string());
                 collect_names(&f.ty, &mut names, 1);
             }
         }

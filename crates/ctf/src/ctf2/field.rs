@@ -941,7 +941,7 @@ impl Resolver<'_> {
                     path.pop();
                     let ty = r.map_err(|e| format!("member `{}`: {e}", truncate(name)))?;
                     fields.push(Field {
-                        name: name.clone(),
+                        name: name.as_str().into(),
                         ty,
                     });
                 }

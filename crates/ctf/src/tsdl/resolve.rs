@@ -157,7 +157,7 @@ impl<'a, 't> Conv<'a, 't> {
             let ty = self.conv(t, path, stack);
             path.pop();
             fields.push(Field {
-                name: display_name(name).to_string(),
+                name: display_name(name).into(),
                 ty: ty?,
             });
         }
@@ -250,7 +250,7 @@ impl<'a, 't> Conv<'a, 't> {
                     let ty = self.conv(ot, path, stack);
                     path.pop();
                     options.push(VariantOption {
-                        name: display_name(name).to_string(),
+                        name: display_name(name).into(),
                         ty: ty?,
                         ranges: option_ranges(mappings, name),
                     });

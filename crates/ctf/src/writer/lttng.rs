@@ -73,7 +73,7 @@ fn clocked(mut i: IntType, clock: &str) -> IntType {
 
 fn f(name: &str, ty: FieldType) -> Field {
     Field {
-        name: name.to_string(),
+        name: name.into(),
         ty,
     }
 }

@@ -173,7 +173,7 @@ impl<'a> Ser<'a> {
                 FieldType::Struct(s) => s
                     .fields
                     .get(i)
-                    .map(|f| (f.name.clone(), f.ty.clone()))
+                    .map(|f| (f.name.to_string(), f.ty.clone()))
                     .ok_or_else(|| TsdlError(format!("bad field path {p:?}")))?,
                 FieldType::Variant(v) => {
                     v.options
