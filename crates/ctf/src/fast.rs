@@ -525,7 +525,7 @@ pub(crate) fn update_clock(clock: u64, raw: u64, size: u32) -> u64 {
 }
 
 /// One scope of a fixed event body: a structure read on access from its start.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct FixedScope {
     /// Which scope: 1 common context, 2 specific context, 3 payload.
     pub which: u8,
@@ -540,11 +540,44 @@ pub struct FixedScope {
     span_bytes: u64,
 }
 
+/// The scopes of a [`FixedBody`], held in place: there are at most three (common context,
+/// specific context, payload), and a body is made for every event class of a trace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixedScopes {
+    items: [FixedScope; 3],
+    len: u8,
+}
+
+impl FixedScopes {
+    fn push(&mut self, s: FixedScope) {
+        self.items[self.len as usize] = s;
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for FixedScopes {
+    type Target = [FixedScope];
+
+    #[inline]
+    fn deref(&self) -> &[FixedScope] {
+        &self.items[..self.len as usize]
+    }
+}
+
+impl<'a> IntoIterator for &'a FixedScopes {
+    type Item = &'a FixedScope;
+    type IntoIter = std::slice::Iter<'a, FixedScope>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// An event body (common context, specific context, payload) made only of fixed-layout
 /// structures without effects: its scopes are placed, not decoded.
 #[derive(Debug, Clone, Default)]
 pub struct FixedBody {
-    pub scopes: Vec<FixedScope>,
+    pub scopes: FixedScopes,
     /// How to read every member of every scope from its scope's start, scope after scope.
     pub reads: Box<[PlanRead]>,
     /// The same members as [`WordRead`]s, for byte-aligned scope starts.
@@ -661,16 +694,15 @@ impl FixedBody {
     pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<FixedBody> {
         // Sized first: the lists are made for every event class of a trace (1,181 in a real
         // kernel trace's metadata), and boxed, which would shrink a larger list again.
-        let (mut present, mut total) = (0, 0);
+        let mut total = 0;
         for node in scopes.iter().flatten() {
             let n = &layout.nodes[*node as usize];
             if n.effects {
                 return None;
             }
-            present += 1;
             total += n.plan.as_ref()?.reads.len();
         }
-        let mut out = Vec::with_capacity(present);
+        let mut out = FixedScopes::default();
         let mut reads = Vec::with_capacity(total);
         let mut words = Vec::with_capacity(total);
         for (i, s) in scopes.iter().enumerate() {

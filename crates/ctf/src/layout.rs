@@ -291,6 +291,7 @@ impl Layout {
             tc,
             depth: 0,
             path_buf: Vec::with_capacity(8),
+            member_stack: Vec::with_capacity(64),
         };
         // Room for the usual number of nodes and members (~3 and ~2 per event class in
         // LTTng's metadata), rather than regrowing and copying the arena a dozen times.
@@ -417,6 +418,8 @@ struct Compiler<'a> {
     depth: usize,
     /// The field path list the scopes are compiled with, kept between them.
     path_buf: Vec<usize>,
+    /// Members of the structures being compiled, innermost last (see `compile_struct`).
+    member_stack: Vec<Member>,
 }
 
 impl<'a> Compiler<'a> {
@@ -502,28 +505,31 @@ impl<'a> Compiler<'a> {
         s: &'a StructType,
         path: &mut FieldPath,
     ) -> Result<NodeId, MetadataError> {
-        let mut members = Vec::with_capacity(s.fields.len());
+        // The members are gathered on a stack shared by every structure (a nested one's are
+        // gathered and moved out before this one's next member), then moved to the arena in
+        // one block: no list per structure (thousands in a kernel trace).
+        let start = self.member_stack.len();
         let mut align = s.min_align.max(1);
         for (i, f) in s.fields.iter().enumerate() {
             path.indices.push(i);
+            // An error ends the whole compilation: the stack is not used again.
             let id = self.compile(&f.ty, path)?;
             path.indices.pop();
             align = align.max(self.layout.nodes[id as usize].align);
-            members.push(Member {
-                name: self.name(&f.name),
-                node: id,
-            });
+            let name = self.name(&f.name);
+            self.member_stack.push(Member { name, node: id });
         }
-        let plan = self.fixed_plan(&members, false);
+        let members = &self.member_stack[start..];
+        let plan = self.fixed_plan(members, false);
         let prefix = if plan.is_none() {
-            self.fixed_plan(&members, true)
+            self.fixed_plan(members, true)
                 .filter(|p| !p.offsets.is_empty())
         } else {
             None
         };
         let first = self.layout.members.len() as u32;
         let count = members.len() as u32;
-        self.layout.members.extend(members);
+        self.layout.members.extend(self.member_stack.drain(start..));
         let id = self.push(NodeKind::Struct { first, count }, align, path);
         self.layout.nodes[id as usize].plan = plan.map(Arc::new);
         self.layout.nodes[id as usize].prefix = prefix.map(Arc::new);
