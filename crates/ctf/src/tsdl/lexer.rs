@@ -72,7 +72,7 @@ pub(crate) enum Tok<'a> {
     Char(u32),
     Punct(P),
     /// An integer attribute list `{ ... }` whose text occurred earlier, where span `id`
-    /// ([`Lexed::firsts`]) was first read: its tokens are not repeated. LTTng metadata writes a
+    /// ([`Lexed::spans`]) was first read: its tokens are not repeated. LTTng metadata writes a
     /// few such lists thousands of times (58 % of the tokens of a kernel trace's metadata).
     Copy(u32),
 }
@@ -178,28 +178,20 @@ pub(crate) struct Span {
     pub len: usize,
 }
 
-/// The tokens of a metadata text and its braced spans, in text order.
+/// The tokens of a metadata text and its braced spans.
 #[derive(Debug)]
 pub(crate) struct Lexed<'a> {
     pub toks: Vec<Token<'a>>,
-    /// The spans read token by token (first occurrences of their texts).
+    /// The spans read token by token, the first occurrence of each text: in text order, and
+    /// indexed by id (`spans[id].id == id`), for the [`Tok::Copy`] tokens that stand for
+    /// their later occurrences.
     pub spans: Vec<Span>,
-    /// Per span id: where its text was first read (its `{` token) and its tokens' count,
-    /// for the [`Tok::Copy`] tokens that stand for it later.
-    pub firsts: Vec<(usize, usize)>,
 }
 
 /// Longest span text looked up: bounds the search for its `}` on brace-heavy input.
 const SPAN_MAX_BYTES: usize = 512;
 /// Most distinct span texts remembered (bounds memory on hostile input).
 const SPAN_MAX_TEXTS: usize = 1 << 16;
-
-/// Where the tokens of a span text were first read.
-struct SpanText {
-    first_tok: usize,
-    len: usize,
-    newlines: usize,
-}
 
 /// Span texts seen so far. LTTng metadata repeats a few integer attribute lists thousands of
 /// times (`{ size = 64; align = 8; signed = 1; encoding = none; base = 10; }`): one token
@@ -208,8 +200,10 @@ struct SpanText {
 #[derive(Default)]
 struct Spans<'a> {
     ids: HashMap<&'a str, u32, FxBuildHasher>,
-    texts: Vec<SpanText>,
+    /// Per id: where its text was first read.
     found: Vec<Span>,
+    /// Per id: the newlines in its text.
+    newlines: Vec<usize>,
     /// The last `{` read after `integer` and not yet closed: (byte, token index, line).
     open: Option<(usize, usize, usize)>,
 }
@@ -235,23 +229,21 @@ impl<'a> Spans<'a> {
         let Some((start, first_tok, first_line)) = self.open.take() else {
             return;
         };
-        if end - start > SPAN_MAX_BYTES || self.texts.len() >= SPAN_MAX_TEXTS {
+        if end - start > SPAN_MAX_BYTES || self.found.len() >= SPAN_MAX_TEXTS {
             return;
         }
-        let next = self.texts.len() as u32;
+        let next = self.found.len() as u32;
         let id = *self.ids.entry(&text[start..end]).or_insert(next);
-        if id == next {
-            self.texts.push(SpanText {
-                first_tok,
-                len: toks - first_tok,
-                newlines: line - first_line,
-            });
+        // A known text is looked up, and made a copy, before it is read again.
+        if id != next {
+            return;
         }
         self.found.push(Span {
             at: first_tok,
             id,
             len: toks - first_tok,
         });
+        self.newlines.push(line - first_line);
     }
 }
 
@@ -315,7 +307,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
                     continue;
                 }
                 if let Some((id, bytes)) = spans.lookup(text, i) {
-                    let newlines = spans.texts[id as usize].newlines;
+                    let newlines = spans.newlines[id as usize];
                     push_checked(&mut out, Tok::Copy(id), line, line)?;
                     line += newlines;
                     spans.open = None;
@@ -359,7 +351,6 @@ pub(crate) fn tokenize(text: &str) -> Result<Lexed<'_>, MetadataError> {
     Ok(Lexed {
         toks: out,
         spans: spans.found,
-        firsts: spans.texts.iter().map(|t| (t.first_tok, t.len)).collect(),
     })
 }
 

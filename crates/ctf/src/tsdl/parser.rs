@@ -150,11 +150,10 @@ struct ScopeMap<'a> {
 pub(crate) struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
-    /// The braced spans the lexer read token by token, and the first not yet passed.
+    /// The braced spans the lexer read token by token (indexed by id, see [`Lexed::spans`]),
+    /// and the first not yet passed.
     spans: Vec<Span>,
     next_span: usize,
-    /// Per span id, where it was read ([`Lexed::firsts`]).
-    span_firsts: Vec<(usize, usize)>,
     /// Per span id, the integer its text makes as an attribute list, the line of its `map`
     /// counted from the `{`: a span read again as an integer is not parsed again.
     int_memo: Vec<Option<IntT>>,
@@ -184,7 +183,6 @@ impl<'a> Parser<'a> {
             pos: 0,
             spans: lexed.spans,
             next_span: 0,
-            span_firsts: lexed.firsts,
             int_memo: Vec::new(),
             scopes: vec![ScopeMap::default()],
             depth: 0,
@@ -1018,7 +1016,7 @@ impl<'a> Parser<'a> {
             // The first reading of the text was not an integer's (an error stops the parse,
             // so it was not read as one at all): read it here, as the copy.
             _ => {
-                let (first, len) = self.span_firsts[id as usize];
+                let Span { at: first, len, .. } = self.spans[id as usize];
                 let back = self.pos;
                 self.pos = first + 1;
                 let t = self.integer_attrs();
