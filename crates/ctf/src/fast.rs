@@ -1359,9 +1359,10 @@ impl ScanTable {
             .map(|(id, _)| id)
             .filter(|id| *id < 1 << 16)
             .max();
+        let ids = max_id.map_or(0, |m| m + 1);
         // One entry per id up to the largest, boxed at the end: sized exactly.
-        let mut by_id = Vec::with_capacity(max_id.map_or(0, |m| m as usize + 1));
-        for id in 0..max_id.map_or(0, |m| m + 1) {
+        let mut by_id = Vec::with_capacity(ids as usize);
+        for id in 0..ids {
             let class = sl.events.index_of(id).and_then(|ev_idx| {
                 let el = sl.events.at(ev_idx);
                 let mut one = OneBody::default();
