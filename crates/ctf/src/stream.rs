@@ -66,11 +66,50 @@ pub(crate) struct FirstPacket {
     pub foreign: bool,
 }
 
+/// How many bytes of a file [`probe_first_packet`] reads first: LTTng's packet header and
+/// context take under 100.
+const PROBE_BYTES: usize = 4096;
+
 /// Decodes the packet header and context of a file's first packet (None for an empty file).
+///
+/// The file's start is read into a buffer rather than mapped: a mapping, its page fault and
+/// its unmapping cost more than a read of one page, for every stream file of the trace. A
+/// header and context larger than that buffer are read from a mapping of the whole file.
 pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<FirstPacket>> {
-    let Some(map) = map_file(path, Reading::Start)? else {
+    let mut buf = [0u8; PROBE_BYTES];
+    let got = read_start(path, &mut buf)?;
+    if got == 0 {
         return Ok(None);
-    };
+    }
+    match probe_bytes(trace, path, &buf[..got]) {
+        Err(Error::Decode { .. }) if got == PROBE_BYTES => {
+            let Some(map) = map_file(path, Reading::Start)? else {
+                return Ok(None);
+            };
+            probe_bytes(trace, path, &map).map(Some)
+        }
+        r => r.map(Some),
+    }
+}
+
+/// Reads the start of file `path` into `buf`, as much as fits; returns the number of bytes read.
+fn read_start(path: &Path, buf: &mut [u8]) -> Result<usize> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    Ok(got)
+}
+
+/// [`probe_first_packet`] on the file's first bytes `map`.
+fn probe_bytes(trace: &Trace, path: &Path, map: &[u8]) -> Result<FirstPacket> {
     let layout = &trace.layout;
     let mut dec = Decoder::new(layout);
     let mut slots = Vec::new();
@@ -81,30 +120,30 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
         message: e.message,
     };
     if let Some(ph) = layout.packet_header {
-        dec.decode(layout, ph, &map, &mut pos, &mut slots)
+        dec.decode(layout, ph, map, &mut pos, &mut slots)
             .map_err(err)?;
     }
     if dec.specials.magic.is_some_and(|m| m != PACKET_MAGIC) {
-        return Ok(Some(FirstPacket {
+        return Ok(FirstPacket {
             stream_class_id: None,
             stream_id: None,
             ts_begin: None,
             foreign: true,
-        }));
+        });
     }
     let sc_id = dec.specials.stream_class_id;
     if let Some(sl) = stream_layout(layout, sc_id) {
         if let Some(pc) = sl.packet_context {
-            dec.decode(layout, pc, &map, &mut pos, &mut slots)
+            dec.decode(layout, pc, map, &mut pos, &mut slots)
                 .map_err(err)?;
         }
     }
-    Ok(Some(FirstPacket {
+    Ok(FirstPacket {
         stream_class_id: sc_id,
         stream_id: dec.specials.stream_id,
         ts_begin: dec.specials.ts_begin,
         foreign: false,
-    }))
+    })
 }
 
 fn stream_layout(layout: &Layout, id: Option<u64>) -> Option<&StreamLayout> {
