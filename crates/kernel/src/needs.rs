@@ -17,7 +17,7 @@
 
 use ctf::Trace;
 
-use crate::model::{classify, Kind, SyscallNames};
+use crate::model::{kind_of, Kind};
 use crate::state::{Facet, Interest, NoteKind};
 
 /// Whether events of `kind` can change what a consumer with `interest` sees.
@@ -58,14 +58,12 @@ pub fn wants(interest: Interest, kind: Kind) -> bool {
 /// Per stream class position, per event class position of `trace`
 /// ([`ctf::Event::class_index`]): whether a consumer with `interest` needs the class's events.
 pub fn wanted_classes(trace: &Trace, interest: Interest) -> Vec<Vec<bool>> {
-    // A scratch name table: the model's own numbers system calls in the order it meets them.
-    let mut names = SyscallNames::default();
     let streams = &trace.layout.streams;
     (0..streams.len())
         .map(|sc| {
             let events = &streams.at(sc).events;
             (0..events.len())
-                .map(|ev| wants(interest, classify(&events.at(ev).name, &mut names).kind))
+                .map(|ev| wants(interest, kind_of(&events.at(ev).name)))
                 .collect()
         })
         .collect()
