@@ -229,6 +229,11 @@ pub struct RangeEvents {
     /// When skipping: the last event given out in the range, its place in the merge order
     /// ([`Merger::current_order`]) and its time.
     last: Option<((i64, usize, u64), i64)>,
+    /// The read leaves out what only a lossy trace needs ([`Self::for_interest_lossless`]):
+    /// it ends at the first loss.
+    lossless: bool,
+    /// A lossless read met a loss (and ended there).
+    lost: bool,
 }
 
 impl RangeEvents {
@@ -247,6 +252,38 @@ impl RangeEvents {
         Self::with_wanted(traces, common, |t| {
             kernel::needs::wanted_classes(t, interest)
         })
+    }
+
+    /// As [`Self::for_interest`], also without the system calls `interest` does not count
+    /// ([`kernel::needs::wanted_classes_lossless`]), which is right while nothing is lost: the
+    /// read ends at the first discarded event or packet (before giving out anything after
+    /// it), after which [`Self::lost`] says so, and the whole pass must be made again with
+    /// [`Self::for_interest`]. None where it would read what [`Self::for_interest`] reads, or
+    /// cannot be sure to lose nothing: with `--no-intersection` (a stream that starts late
+    /// lost its start), with `--sync`, or when a stream file could not be opened.
+    pub fn for_interest_lossless(
+        traces: &[Arc<Trace>],
+        common: &Common,
+        interest: Interest,
+    ) -> Option<Self> {
+        if !kernel::needs::narrower_when_lossless(interest)
+            || common.no_intersection
+            || common.time_map.is_some()
+            || traces.iter().any(|t| !t.errors.is_empty())
+        {
+            return None;
+        }
+        let mut events = Self::with_wanted(traces, common, |t| {
+            kernel::needs::wanted_classes_lossless(t, interest)
+        });
+        events.lossless = true;
+        Some(events)
+    }
+
+    /// Whether a read made by [`Self::for_interest_lossless`] met a loss: a discarded event
+    /// or packet, or data it could not read.
+    pub fn lost(&self) -> bool {
+        self.lost || self.lossless && !self.merger.errors.is_empty()
     }
 
     /// As [`Self::new`], without the events of the classes `wanted` says (per stream class
@@ -300,6 +337,8 @@ impl RangeEvents {
             done: false,
             skipping,
             last: None,
+            lossless: false,
+            lost: false,
         }
     }
 
@@ -329,6 +368,12 @@ impl RangeEvents {
                     return None;
                 }
                 Some(Message::Event) => {}
+                // Every other message reports a loss.
+                Some(_) if self.lossless => {
+                    self.lost = true;
+                    self.done = true;
+                    return None;
+                }
                 Some(_) => continue,
             }
             let Some(ts) = self.merger.current_time() else {
@@ -408,22 +453,51 @@ pub fn run_refresh(
     make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
 ) -> Result<Analysed, RunError> {
-    let mut model = Model::new(StateOptions {
-        lttng_analyses_quirks: common.lttng_analyses_quirks,
-    });
     let refresh = refresh.filter(|r| *r > 0);
     // Without refresh periods the analyses are known before the read, and so are the events
     // they need; a refresh period ends at any event, so all are read then.
     let mut upfront = refresh.is_none().then(&mut *make);
-    let mut events = match &upfront {
-        Some(analyses) if !common.read_every_event => {
-            let interest = analyses
+    let interest = match &upfront {
+        Some(analyses) if !common.read_every_event => Some(
+            analyses
                 .iter()
-                .fold(Interest::NONE, |all, a| all.union(a.interest()));
-            RangeEvents::for_interest(traces, common, interest)
-        }
-        _ => RangeEvents::new(traces, common),
+                .fold(Interest::NONE, |all, a| all.union(a.interest())),
+        ),
+        _ => None,
     };
+    if let Some(interest) = interest {
+        // Fewer events where the trace lost none; where it did, nothing was reported yet and
+        // the pass is made again, reading what a lossy trace needs.
+        if let Some(events) = RangeEvents::for_interest_lossless(traces, common, interest) {
+            if let Some(done) = pass(traces, common, None, make, report, upfront.take(), events)? {
+                return Ok(done);
+            }
+            upfront = Some(make());
+        }
+    }
+    let events = match interest {
+        Some(interest) => RangeEvents::for_interest(traces, common, interest),
+        None => RangeEvents::new(traces, common),
+    };
+    let done = pass(traces, common, refresh, make, report, upfront, events)?;
+    Ok(done.expect("only a lossless read stops at a loss"))
+}
+
+/// One pass of [`run_refresh`] over `events`, with the analyses `upfront` for the first
+/// period when they are built already. None when `events` is a lossless read that met a loss
+/// (see [`RangeEvents::for_interest_lossless`]): nothing was reported then.
+fn pass(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    refresh: Option<i64>,
+    make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+    mut upfront: Option<Vec<Box<dyn Analysis>>>,
+    mut events: RangeEvents,
+) -> Result<Option<Analysed>, RunError> {
+    let mut model = Model::new(StateOptions {
+        lttng_analyses_quirks: common.lttng_analyses_quirks,
+    });
     let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
     let mut interests: Vec<Interest> = Vec::new();
     let mut notes = Vec::with_capacity(8);
@@ -464,9 +538,8 @@ pub fn run_refresh(
                 }
             } else {
                 for n in &notes {
-                    let k = n.kind();
                     for (a, i) in analyses.iter_mut().zip(&interests) {
-                        if i.has(k) {
+                        if i.takes(n) {
                             a.notify(&model.state, n);
                         }
                     }
@@ -474,6 +547,9 @@ pub fn run_refresh(
             }
             notes.clear();
         }
+    }
+    if events.lost() {
+        return Ok(None);
     }
     let Some(first) = first else {
         return Err(events.nothing_read(traces));
@@ -486,12 +562,12 @@ pub fn run_refresh(
         std::mem::forget(model);
         std::mem::forget(analyses);
     }
-    Ok(Analysed {
+    Ok(Some(Analysed {
         range: Range {
             begin: first,
             end: last,
         },
         errors,
         warnings,
-    })
+    }))
 }

@@ -240,7 +240,8 @@ pub fn disk_name(state: &State, dev: u64) -> String {
 
 impl Analysis for IoLatency {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::SyscallDone, NoteKind::BlockDone])
+        // Only the calls `Category::of` counts, which all work on descriptors.
+        Interest::of(&[NoteKind::FdSyscallDone, NoteKind::BlockDone])
             .reading(&[Facet::Threads, Facet::Disks])
     }
 
@@ -376,5 +377,62 @@ impl Analysis for IoLatency {
                 out
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The latency analyses take only the `SyscallDone` notifications of calls on descriptors
+    /// (`NoteKind::FdSyscallDone`): every call they count must be one.
+    #[test]
+    fn every_counted_call_works_on_descriptors() {
+        let names = [
+            "open",
+            "openat",
+            "creat",
+            "socket",
+            "dup",
+            "dup2",
+            "dup3",
+            "fcntl",
+            "read",
+            "readv",
+            "pread64",
+            "preadv",
+            "recvfrom",
+            "recvmsg",
+            "write",
+            "writev",
+            "pwrite64",
+            "pwritev",
+            "sendto",
+            "sendmsg",
+            "sync",
+            "fsync",
+            "fdatasync",
+            "syncfs",
+            "sync_file_range",
+            "accept",
+            "splice",
+            "sendfile64",
+            "close",
+            "futex",
+            "mmap",
+            "ioctl",
+            "clone",
+            "epoll_wait",
+        ];
+        let mut counted = 0;
+        for name in names {
+            for cmd in [None, Some(0), Some(1030)] {
+                if Category::of(name, cmd).is_some() {
+                    counted += 1;
+                    assert_ne!(kernel::FdOp::of(name), kernel::FdOp::None, "{name}");
+                }
+            }
+        }
+        assert!(counted >= 25, "{counted}");
     }
 }

@@ -67,7 +67,8 @@ pub struct Resolved {
     /// Subtract 100 from the `prio` of `sched_wak*` events (lttng-modules < 2.7.1 report the
     /// kernel priority there).
     pub wakeup_prio_plus_100: bool,
-    /// What a system call entry does to file descriptors (None for other events).
+    /// What the system call of an entry or a named exit does to file descriptors (None for
+    /// other events).
     pub fdop: FdOp,
 }
 
@@ -139,11 +140,11 @@ pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
     classify_with(name, |s| syscalls.intern(s))
 }
 
-/// The kind of an event class name, where which system call it is does not matter: system
-/// calls are all numbered 0. (Deciding which of a kernel trace's ~1,200 classes to read needs
-/// no name table: building one cost 0.7 M instructions per run.)
-pub fn kind_of(name: &str) -> Kind {
-    classify_with(name, |_| 0).kind
+/// [`classify`] where which system call it is does not matter: system calls are all numbered
+/// 0. (Deciding which of a kernel trace's ~1,200 classes to read needs no name table:
+/// building one cost 0.7 M instructions per run.)
+pub fn classify_unnumbered(name: &str) -> Resolved {
+    classify_with(name, |_| 0)
 }
 
 /// [`classify`], numbering system calls with `intern`.
@@ -222,6 +223,7 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
                 .strip_prefix("syscall_exit_")
                 .or_else(|| name.strip_prefix("compat_syscall_exit_"))
             {
+                fdop = FdOp::of(s);
                 SyscallExit(Some(intern(s)))
             } else if let Some(s) = name.strip_prefix("sys_") {
                 fdop = FdOp::of(s);
@@ -556,7 +558,8 @@ mod tests {
         assert_eq!(classify("sched_stat_runtime", &mut s).kind, Kind::Other);
     }
 
-    /// `kind_of` gives `classify`'s kinds, system calls numbered 0, and names nothing.
+    /// `classify_unnumbered` gives `classify`'s kinds, system calls numbered 0, and names
+    /// nothing.
     #[test]
     fn kinds_without_a_name_table() {
         let mut s = SyscallNames::default();
@@ -576,7 +579,7 @@ mod tests {
                 Kind::SyscallExit(Some(_)) => Kind::SyscallExit(Some(0)),
                 k => k,
             };
-            assert_eq!(kind_of(name), kind, "{name}");
+            assert_eq!(classify_unnumbered(name).kind, kind, "{name}");
         }
         assert_eq!(s.names.len(), 3, "classify named openat, read and close");
     }

@@ -21,8 +21,9 @@ pub struct Thread {
     /// allocation up to 24 bytes): Linux names are at most 15, and analyses copy one per thread.
     pub comm: CompactString,
     pub prio: Option<i32>,
-    /// The system call in progress: (name index, entry time, `cmd` argument if any).
-    pub current_syscall: Option<(u32, i64, Option<i64>)>,
+    /// The system call in progress: (name index, entry time, `cmd` argument if any, whether
+    /// it works on file descriptors).
+    pub current_syscall: Option<(u32, i64, Option<i64>, bool)>,
     /// The first wakeup since the thread last ran, and the thread that woke it.
     pub last_wakeup: Option<i64>,
     pub last_waker: Option<i32>,
@@ -177,6 +178,9 @@ pub enum Notification {
         ret: i64,
         /// The `cmd` argument of the entry (fcntl, ioctl…).
         cmd: Option<i64>,
+        /// The call works on file descriptors (reads, writes, opens…: see
+        /// [`NoteKind::FdSyscallDone`]).
+        on_fds: bool,
     },
     /// A completed system call that uses or creates a file descriptor.
     Io(IoDone),
@@ -239,10 +243,18 @@ pub enum NoteKind {
     SoftIrqDone,
     BlockDone,
     Page,
+    /// [`Notification::SyscallDone`] of the system calls that work on file descriptors only
+    /// (those [`crate::model::FdOp`] names): for consumers that count no other call, such as
+    /// the I/O latency analyses. A reader of a trace known to have lost nothing may then leave
+    /// the other calls out (see [`crate::needs`]). Not the kind of any notification: a
+    /// consumer that wants it takes the `SyscallDone` notifications with `on_fds` set
+    /// ([`Interest::takes`]).
+    FdSyscallDone,
 }
 
 impl NoteKind {
-    /// Every kind, in declaration order.
+    /// The kind of every notification, in declaration order (all but
+    /// [`NoteKind::FdSyscallDone`], a narrower `SyscallDone`).
     pub const EVERY: [NoteKind; 11] = [
         NoteKind::SchedSwitch,
         NoteKind::PrioChanged,
@@ -318,6 +330,14 @@ impl Interest {
     #[inline(always)]
     pub const fn has(self, k: NoteKind) -> bool {
         self.0 & (1 << k as u32) != 0
+    }
+
+    /// Whether a consumer with this interest takes notification `n`.
+    #[inline(always)]
+    pub fn takes(self, n: &Notification) -> bool {
+        self.has(n.kind())
+            || matches!(n, Notification::SyscallDone { on_fds: true, .. })
+                && self.has(NoteKind::FdSyscallDone)
     }
 
     /// Whether facet `f` is read.
@@ -900,7 +920,7 @@ impl State {
                         && (r.fdop.changes_fds() || self.wants(NoteKind::Io)))
                     .then(|| io_entry(r.fdop, p));
                     let t = self.threads.at_mut(slot);
-                    t.current_syscall = Some((name, ts, cmd));
+                    t.current_syscall = Some((name, ts, cmd, r.fdop != FdOp::None));
                     t.io_entry = io;
                 }
             }
@@ -966,10 +986,12 @@ impl State {
                 let t = self.threads.at_mut(slot);
                 let tid = t.tid;
                 let io = t.io_entry.take();
-                if let Some((name, entry_ts, cmd)) = t.current_syscall.take() {
+                if let Some((name, entry_ts, cmd, on_fds)) = t.current_syscall.take() {
                     let ret = p.int(F::Ret).unwrap_or(0);
                     let pid = t.pid.unwrap_or(tid);
-                    if self.interest.has(NoteKind::SyscallDone) {
+                    if self.interest.has(NoteKind::SyscallDone)
+                        || on_fds && self.interest.has(NoteKind::FdSyscallDone)
+                    {
                         out.push(Notification::SyscallDone {
                             tid,
                             name,
@@ -977,6 +999,7 @@ impl State {
                             exit_ts: ts,
                             ret,
                             cmd,
+                            on_fds,
                         });
                     }
                     if let Some(io) = io {

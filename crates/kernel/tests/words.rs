@@ -640,4 +640,25 @@ fn interest_filters_notifications_only() {
             assert_eq!(interest.has(k), set.contains(&k));
         }
     }
+    // The system calls on descriptors only: a part of the SyscallDone notifications.
+    let interest = Interest::of(&[FdSyscallDone]);
+    let (state, notes) = run(interest);
+    assert!(state == all_state, "FdSyscallDone: another state");
+    let on_fds: Vec<_> = all
+        .iter()
+        .filter(|n| matches!(n, Notification::SyscallDone { on_fds: true, .. }))
+        .copied()
+        .collect();
+    let calls = all.iter().filter(|n| n.kind() == SyscallDone).count();
+    assert!(
+        !on_fds.is_empty() && on_fds.len() < calls,
+        "{} of {calls}",
+        on_fds.len()
+    );
+    assert_eq!(notes, on_fds);
+    assert!(notes.iter().all(|n| interest.takes(n)));
+    assert!(all
+        .iter()
+        .filter(|n| !on_fds.contains(n))
+        .all(|n| !interest.takes(n)));
 }
