@@ -96,6 +96,15 @@ pub(crate) fn probe_first_packet(trace: &Trace, path: &Path) -> Result<Option<Fi
 fn read_start(path: &Path, buf: &mut [u8]) -> Result<usize> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // Only the bytes asked for: a read-ahead here would cache the file's start in small
+    // folios, and the whole read that follows (a mapping, its own read-ahead state) would
+    // find them and read on in small folios too (see `trace::map_file`).
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: an open descriptor; the call only advises the kernel.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    }
     let mut got = 0;
     while got < buf.len() {
         match f.read(&mut buf[got..]) {
