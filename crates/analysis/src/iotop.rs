@@ -77,7 +77,9 @@ struct FileUsage {
     read: u64,
     write: u64,
     /// (fd, pid) in first-use order.
-    owners: Vec<(i64, i32)>,
+    /// (fd, pid) of each process that used it: usually one, kept inline (a file per thread of
+    /// `many-threads` made this a heap list each).
+    owners: smallvec::SmallVec<[(i64, i32); 1]>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -400,6 +402,9 @@ impl Analysis for IoTop {
                 }
             }
             IoTopMode::Usage => {
+                // At most one process and one file per call: no regrowth on the way.
+                self.procs.reserve(self.usage_calls.len());
+                self.files.reserve(self.usage_calls.len());
                 for (k, size) in std::mem::take(&mut self.usage_calls) {
                     self.usage(state, &k, size);
                 }

@@ -20,10 +20,10 @@
 //! other call stands in between. In a trace that lost nothing (no discarded event or packet,
 //! no unreadable data, over the streams' common time range), every exit follows its own entry
 //! and the calls a consumer does not count can be left out too
-//! ([`wanted_classes_lossless`]): those that do not work on file descriptors, for the
-//! descriptor tables and the I/O notifications; and all but those for
-//! [`NoteKind::FdSyscallDone`]. (An analysis of I/O in `many-threads` then reads 100 k
-//! events fewer: `clone`, `futex`, `mmap`…)
+//! ([`wanted_classes_lossless`]): for the descriptor tables, the calls that change none; for
+//! the I/O notifications and [`NoteKind::FdSyscallDone`], the calls that work on no
+//! descriptor. (An analysis of I/O in `many-threads` then reads 100 k events fewer: `clone`,
+//! `futex`, `mmap`…)
 
 use ctf::Trace;
 
