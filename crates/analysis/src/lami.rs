@@ -83,7 +83,9 @@ pub enum Cell {
     Size(i64),
     String(Box<str>),
     Cpu(u32),
-    Syscall(Box<str>),
+    /// A system call name: shared with the kernel model's name table (syscallstats has one
+    /// per row, ~20 k on `many-threads`).
+    Syscall(std::sync::Arc<str>),
     Irq {
         hard: bool,
         nr: i64,
@@ -343,6 +345,10 @@ pub mod cell {
     }
     pub fn syscall(name: &str) -> Cell {
         Cell::Syscall(name.into())
+    }
+    /// [`syscall`] of a name already shared.
+    pub fn syscall_shared(name: std::sync::Arc<str>) -> Cell {
+        Cell::Syscall(name)
     }
     pub fn irq(hard: bool, nr: i64, name: &str) -> Cell {
         Cell::Irq {

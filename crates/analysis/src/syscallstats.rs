@@ -141,6 +141,9 @@ impl Analysis for SyscallStats {
         tids.sort_unstable_by_key(|(tid, tc)| (std::cmp::Reverse(tc.total), **tid));
         let mut out = Vec::new();
         let mut total = Table::new("total", range.begin, range.end);
+        // Each row's return-value counts are written here, then copied into a cell of their
+        // exact size (a string of its own per row would be sized by a guess, then shrunk).
+        let mut rets = String::with_capacity(64);
         for (&tid, tc) in tids {
             let th = state.thread(tid);
             let comm = tc.comm.as_str();
@@ -157,15 +160,15 @@ impl Analysis for SyscallStats {
             title.push_str(num.format(tid));
             title.push_str(")]");
             t.title = Some(title);
-            let mut calls: Vec<(&str, &CallStats)> = tc
+            let mut calls: Vec<(std::sync::Arc<str>, &CallStats)> = tc
                 .calls
                 .iter()
-                .map(|(n, c)| (model.resolver.syscalls.name(*n), c))
+                .map(|(n, c)| (model.resolver.syscalls.shared(*n), c))
                 .collect();
-            calls.sort_by(|a, b| b.1.stats.count.cmp(&a.1.stats.count).then(a.0.cmp(b.0)));
+            calls.sort_by(|a, b| b.1.stats.count.cmp(&a.1.stats.count).then(a.0.cmp(&b.0)));
             for (name, c) in calls {
-                // `{'success': 3, 'ENOENT': 1}`, built in one string (one per row).
-                let mut rets = String::with_capacity(16 + 16 * c.rets.len());
+                // `{'success': 3, 'ENOENT': 1}`.
+                rets.clear();
                 rets.push('{');
                 for (i, (k, v)) in c.rets.iter().enumerate() {
                     if i > 0 {
@@ -178,7 +181,7 @@ impl Analysis for SyscallStats {
                 }
                 rets.push('}');
                 t.rows.push(vec![
-                    cell::syscall(name),
+                    cell::syscall_shared(name),
                     cell::number(c.stats.count),
                     cell::duration_int(c.stats.min),
                     cell::duration(c.stats.avg()),
@@ -188,7 +191,7 @@ impl Analysis for SyscallStats {
                         Some(sd) if c.stats.count > 2 => cell::duration(sd),
                         _ => cell::unknown(),
                     },
-                    cell::string(rets),
+                    cell::string(rets.as_str()),
                 ]);
             }
             out.push(t);

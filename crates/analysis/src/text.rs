@@ -54,11 +54,10 @@ pub fn cell_text(c: &LamiCell) -> (String, bool) {
         LamiCell::TimeRange(b, e) => (format!("[{}, {}]", fmt_ts(*b), fmt_ts(*e)), false),
         LamiCell::Cpu(id) => (format!("CPU {id}"), true),
         LamiCell::Irq { nr, name, .. } => (format!("{name} ({nr})"), false),
-        LamiCell::Syscall(s)
-        | LamiCell::String(s)
-        | LamiCell::Disk(s)
-        | LamiCell::Netif(s)
-        | LamiCell::Path(s) => (s.to_string(), false),
+        LamiCell::Syscall(s) => (s.to_string(), false),
+        LamiCell::String(s) | LamiCell::Disk(s) | LamiCell::Netif(s) | LamiCell::Path(s) => {
+            (s.to_string(), false)
+        }
         LamiCell::Fd(fd) => (fd.to_string(), true),
         LamiCell::Size(v) => (format!("{v} B"), true),
         LamiCell::Bool(v) => (

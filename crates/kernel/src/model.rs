@@ -283,6 +283,11 @@ impl SyscallNames {
     pub fn name(&self, i: u32) -> &str {
         &self.names[i as usize]
     }
+
+    /// The name `i`, shared.
+    pub fn shared(&self, i: u32) -> Arc<str> {
+        self.names[i as usize].clone()
+    }
 }
 
 /// The payload fields the state machine reads, resolved once per event class into member
