@@ -311,6 +311,14 @@ macro_rules! fields {
                     $(F::$v => $n,)*
                 }
             }
+
+            /// The field of payload member name `name`, if the state machine reads one.
+            pub fn of_name(name: &str) -> Option<F> {
+                match name {
+                    $($n => Some(F::$v),)*
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -370,14 +378,22 @@ impl Fields {
     /// No field.
     pub const NONE: Fields = Fields([NO_FIELD; F::ALL.len()]);
 
-    /// The positions of the fields in the payload of `ev`'s class.
+    /// The positions of the fields in the payload of `ev`'s class (of the first member of
+    /// each name).
     pub fn of(ev: &Event<'_>) -> Fields {
-        let layout = ev.class_layout();
         let tl = &ev.trace().layout;
+        let members = ev
+            .class_layout()
+            .payload
+            .map_or(&[][..], |p| tl.members_of(p));
         let mut f = Fields::NONE;
-        for &x in F::ALL {
-            if let Some(i) = layout.payload_index(tl, x.name()) {
-                f.0[x as usize] = u16::try_from(i).unwrap_or(NO_FIELD);
+        let mut named = [false; F::ALL.len()];
+        // One name match per member, not one member scan per field.
+        for (i, m) in members.iter().enumerate() {
+            if let Some(x) = F::of_name(&m.name) {
+                if !std::mem::replace(&mut named[x as usize], true) {
+                    f.0[x as usize] = u16::try_from(i).unwrap_or(NO_FIELD);
+                }
             }
         }
         f
@@ -561,6 +577,15 @@ mod tests {
         };
         assert_eq!(c, a);
         assert_eq!(classify("sched_stat_runtime", &mut s).kind, Kind::Other);
+    }
+
+    #[test]
+    fn fields_by_name() {
+        for &x in F::ALL {
+            assert_eq!(F::of_name(x.name()), Some(x), "{x:?}");
+        }
+        assert_eq!(F::of_name("_prev_tid"), None);
+        assert_eq!(F::of_name(""), None);
     }
 
     /// `classify_unnumbered` gives `classify`'s kinds, system calls numbered 0, and names
