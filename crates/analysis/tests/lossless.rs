@@ -18,28 +18,40 @@ use scenario::lttng::ev;
 fn write_trace(dir: &Path, lost: bool) {
     let mut w = testkit::small_kernel_writer(dir, 7, 1);
     let (idle, t) = (Task::swapper(0), Task::new(100, 100, "reader"));
-    w.write_event(0, ev::SCHED_SWITCH, 1_000, &switch(&idle, 0, &t))
-        .unwrap();
-    // A reader gives out the first event of each class whatever it leaves out.
-    w.write_event(0, ev::SYS_FUTEX, 1_100, &futex_entry(0x1000, 128, 0))
-        .unwrap();
-    w.write_event(0, ev::SYSX_FUTEX, 1_200, &futex_exit(0, 0x1000))
-        .unwrap();
-    w.write_event(0, ev::SYS_READ, 1_500, &read_entry(3, 4096))
-        .unwrap();
-    // The rest goes in a second packet.
-    w.flush().unwrap();
-    if lost {
-        w.add_discarded(0, 2).unwrap();
+    let futex = |ts: u64| {
+        [
+            (ev::SYS_FUTEX, ts, futex_entry(0x1000, 128, 0)),
+            (ev::SYSX_FUTEX, ts + 100, futex_exit(0, 0x1000)),
+        ]
+    };
+    // A reader gives out the first event of each class whatever it leaves out: hence the
+    // first futex.
+    let [f0, f1] = futex(1_100);
+    let first = [
+        (ev::SCHED_SWITCH, 1_000, switch(&idle, 0, &t)),
+        f0,
+        f1,
+        (ev::SYS_READ, 1_500, read_entry(3, 4096)),
+    ];
+    let [f2, f3] = futex(2_000);
+    let second = [
+        f2,
+        f3,
+        (ev::SYSX_READ, 30_000, read_exit(4096, 0)),
+        (ev::SCHED_SWITCH, 40_000, switch(&t, 1, &idle)),
+    ];
+    for (i, events) in [first, second].iter().enumerate() {
+        if i == 1 {
+            // The rest goes in a second packet.
+            w.flush().unwrap();
+            if lost {
+                w.add_discarded(0, 2).unwrap();
+            }
+        }
+        for (id, ts, payload) in events {
+            w.write_event(0, *id, *ts, payload).unwrap();
+        }
     }
-    w.write_event(0, ev::SYS_FUTEX, 2_000, &futex_entry(0x1000, 128, 0))
-        .unwrap();
-    w.write_event(0, ev::SYSX_FUTEX, 2_500, &futex_exit(0, 0x1000))
-        .unwrap();
-    w.write_event(0, ev::SYSX_READ, 30_000, &read_exit(4096, 0))
-        .unwrap();
-    w.write_event(0, ev::SCHED_SWITCH, 40_000, &switch(&t, 1, &idle))
-        .unwrap();
     w.finish().unwrap();
 }
 
