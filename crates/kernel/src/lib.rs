@@ -17,7 +17,8 @@ pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
 pub use payload::{Payload, SlotPlan, WordPlan};
 pub use state::{
-    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
+    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, SoftIrqs, State,
+    StateOptions, Thread,
 };
 pub use threads::Threads;
 

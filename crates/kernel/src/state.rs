@@ -136,9 +136,51 @@ pub struct Cpu {
     slot: Option<u32>,
     /// The hard IRQ being handled: (irq, entry time).
     pub current_hard_irq: Option<(i64, i64)>,
-    /// Per soft IRQ vector: pending raise times (FIFO) and the running handler's entry time.
-    pub softirq_raises: IntMap<u64, VecDeque<i64>>,
-    pub softirq_running: IntMap<u64, (i64, Option<i64>)>,
+    /// Per soft IRQ vector: pending raise times and the running handler.
+    pub softirqs: SoftIrqs,
+}
+
+/// Linux's soft IRQ vectors (`HI` to `RCU`).
+const SOFTIRQ_VECTORS: usize = 10;
+
+/// The soft IRQs of a CPU, per vector: pending raise times (first in, first out) and the
+/// running handler's (entry time, raise time). Linux's vectors are held in arrays (a map
+/// look-up was most of the cost of a soft IRQ event), any other number in maps.
+#[derive(Debug, Clone, Default)]
+pub struct SoftIrqs {
+    raises: [VecDeque<i64>; SOFTIRQ_VECTORS],
+    running: [Option<(i64, Option<i64>)>; SOFTIRQ_VECTORS],
+    other_raises: IntMap<u64, VecDeque<i64>>,
+    other_running: IntMap<u64, (i64, Option<i64>)>,
+}
+
+impl SoftIrqs {
+    /// Vector `vec` was raised at `ts`.
+    pub fn raise(&mut self, vec: u64, ts: i64) {
+        match self.raises.get_mut(vec as usize) {
+            Some(q) => q.push_back(ts),
+            None => self.other_raises.entry(vec).or_default().push_back(ts),
+        }
+    }
+
+    /// The handler of `vec` started at `ts`: it takes the oldest pending raise.
+    pub fn enter(&mut self, vec: u64, ts: i64) {
+        let i = vec as usize;
+        if i < SOFTIRQ_VECTORS {
+            self.running[i] = Some((ts, self.raises[i].pop_front()));
+        } else {
+            let raise = self.other_raises.get_mut(&vec).and_then(|q| q.pop_front());
+            self.other_running.insert(vec, (ts, raise));
+        }
+    }
+
+    /// The handler of `vec` ended: its (entry time, raise time), if its entry was seen.
+    pub fn exit(&mut self, vec: u64) -> Option<(i64, Option<i64>)> {
+        match self.running.get_mut(vec as usize) {
+            Some(r) => r.take(),
+            None => self.other_running.remove(&vec),
+        }
+    }
 }
 
 /// A disk (block device).
@@ -1062,17 +1104,14 @@ impl State {
                 let c = self.cpu_mut(cpu);
                 match r.kind {
                     Kind::SoftirqRaise => {
-                        c.softirq_raises.entry(vec).or_default().push_back(ts);
+                        c.softirqs.raise(vec, ts);
                         if self.interest.has(NoteKind::SoftIrqRaise) {
                             out.push(Notification::SoftIrqRaise { ts, cpu, vec });
                         }
                     }
-                    Kind::SoftirqEntry => {
-                        let raise = c.softirq_raises.get_mut(&vec).and_then(|q| q.pop_front());
-                        c.softirq_running.insert(vec, (ts, raise));
-                    }
+                    Kind::SoftirqEntry => c.softirqs.enter(vec, ts),
                     _ => {
-                        if let Some((begin, raise)) = c.softirq_running.remove(&vec) {
+                        if let Some((begin, raise)) = c.softirqs.exit(vec) {
                             if !self.interest.has(NoteKind::SoftIrqDone) {
                                 return;
                             }
@@ -1254,8 +1293,31 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::{set_comm, Thread};
+    use super::{set_comm, SoftIrqs, Thread};
     use compact_str::CompactString;
+
+    /// Linux's vectors (arrays) and any other number (maps) behave alike: raises are taken
+    /// oldest first, an exit gives its entry and raise once.
+    #[test]
+    fn soft_irqs_pair_raises_entries_and_exits() {
+        for vec in [0, 9, 10, 1 << 40] {
+            let mut s = SoftIrqs::default();
+            assert_eq!(s.exit(vec), None, "{vec}");
+            s.raise(vec, 10);
+            s.raise(vec, 20);
+            s.enter(vec, 30);
+            assert_eq!(s.exit(vec), Some((30, Some(10))), "{vec}");
+            assert_eq!(s.exit(vec), None, "{vec}");
+            s.enter(vec, 40);
+            assert_eq!(s.exit(vec), Some((40, Some(20))), "{vec}");
+            s.enter(vec, 50);
+            assert_eq!(s.exit(vec), Some((50, None)), "{vec}");
+            // Another vector is apart.
+            s.raise(vec, 60);
+            s.enter(vec ^ 1, 70);
+            assert_eq!(s.exit(vec ^ 1), Some((70, None)), "{vec}");
+        }
+    }
 
     #[test]
     fn thread_comm_from_arrays_and_strings() {
