@@ -734,7 +734,9 @@ impl State {
     }
 
     /// The CPU `id`, created if unknown.
-    #[inline]
+    // Always inlined: with a CPU's soft IRQ arrays, LLVM stopped inlining it into `apply`
+    // (+0.5 % instructions on the analyses of the generated trace).
+    #[inline(always)]
     pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
         let i = id as usize;
         // Several events a CPU reach it: the known one is found inline.
