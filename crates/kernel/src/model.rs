@@ -387,11 +387,11 @@ impl Fields {
             .payload
             .map_or(&[][..], |p| tl.members_of(p));
         let mut f = Fields::NONE;
-        let mut named = [false; F::ALL.len()];
-        // One name match per member, not one member scan per field.
+        // One name match per member, not one member scan per field. A position too large to
+        // keep stays NO_FIELD, as every later one would.
         for (i, m) in members.iter().enumerate() {
             if let Some(x) = F::of_name(&m.name) {
-                if !std::mem::replace(&mut named[x as usize], true) {
+                if f.0[x as usize] == NO_FIELD {
                     f.0[x as usize] = u16::try_from(i).unwrap_or(NO_FIELD);
                 }
             }

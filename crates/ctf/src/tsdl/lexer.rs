@@ -172,8 +172,6 @@ fn err(line: usize, msg: impl Into<String>) -> MetadataError {
 pub(crate) struct Span {
     /// Index of the `{` token.
     pub at: usize,
-    /// The same for every span of the same text.
-    pub id: u32,
     /// Tokens from `{` through `}`.
     pub len: usize,
 }
@@ -182,9 +180,9 @@ pub(crate) struct Span {
 #[derive(Debug)]
 pub(crate) struct Lexed<'a> {
     pub toks: Vec<Token<'a>>,
-    /// The spans read token by token, the first occurrence of each text: in text order, and
-    /// indexed by id (`spans[id].id == id`), for the [`Tok::Copy`] tokens that stand for
-    /// their later occurrences.
+    /// The spans read token by token, the first occurrence of each text, in text order: a
+    /// span's position in the list is the id of the [`Tok::Copy`] tokens that stand for its
+    /// later occurrences.
     pub spans: Vec<Span>,
 }
 
@@ -240,7 +238,6 @@ impl<'a> Spans<'a> {
         }
         self.found.push(Span {
             at: first_tok,
-            id,
             len: toks - first_tok,
         });
         self.newlines.push(line - first_line);

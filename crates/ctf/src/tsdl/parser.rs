@@ -155,7 +155,7 @@ pub(crate) struct Parser<'a> {
     spans: Vec<Span>,
     next_span: usize,
     /// Per span id, the integer its text makes as an attribute list, the line of its `map`
-    /// counted from the `{`: a span read again as an integer is not parsed again.
+    /// counted from the `{`: the copies of the span are not parsed again.
     int_memo: Vec<Option<IntT>>,
     scopes: Vec<ScopeMap<'a>>,
     depth: u32,
@@ -965,37 +965,30 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The span opened by the `{` token at `at`, if the lexer found one there. The cursor only
-    /// moves forward: so does the parser.
-    fn span_at(&mut self, at: usize) -> Option<Span> {
+    /// The span opened by the `{` token at `at`, if the lexer found one there, and its id.
+    /// The cursor only moves forward: so does the parser.
+    fn span_at(&mut self, at: usize) -> Option<(usize, Span)> {
         while let Some(s) = self.spans.get(self.next_span) {
             if s.at >= at {
-                return (s.at == at).then_some(*s);
+                return (s.at == at).then_some((self.next_span, *s));
             }
             self.next_span += 1;
         }
         None
     }
 
-    /// An integer's attribute list after `{`, reused when the same text was read before.
+    /// An integer's attribute list after `{`, remembered for the copies of its text (a span
+    /// is read once: its later occurrences are [`Tok::Copy`] tokens, see
+    /// [`Self::integer_copy`]).
     fn integer(&mut self) -> R<IntT> {
         let lbrace = self.pos - 1;
-        let Some(span) = self.span_at(lbrace) else {
+        let Some((id, span)) = self.span_at(lbrace) else {
             return self.integer_attrs();
         };
-        let line = self.toks[lbrace].line;
-        if let Some(Some(known)) = self.int_memo.get(span.id as usize) {
-            let mut t = known.clone();
-            if let Some((_, l)) = &mut t.map {
-                *l += line;
-            }
-            self.pos = lbrace + span.len;
-            return Ok(t);
-        }
         let t = self.integer_attrs()?;
         // The list ends at the first `}`, the span's: the whole span was read.
         if self.pos == lbrace + span.len {
-            let id = span.id as usize;
+            let line = self.toks[lbrace].line;
             if self.int_memo.len() <= id {
                 self.int_memo.resize(id + 1, None);
             }
