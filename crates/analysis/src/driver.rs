@@ -122,8 +122,11 @@ pub struct Analysed {
     /// Errors met while reading (each names its file and byte offset): the analysis covers
     /// every event that could be read.
     pub errors: Vec<String>,
-    /// The readers' warnings (timestamp regressions, indexes not used…).
+    /// The readers' warnings (timestamp regressions, indexes not used…), and the model's.
     pub warnings: Vec<String>,
+    /// System call events that did not pair on their thread among those read
+    /// ([`kernel::State::interleaved_syscalls`]): the trace lost events it does not count.
+    pub interleaved_syscalls: u64,
 }
 
 /// Time (ns) bounds of every stream, from the packet contexts: (first packet's
@@ -555,7 +558,16 @@ fn pass(
         return Err(events.nothing_read(traces));
     };
     let errors = events.errors(traces);
-    let warnings = events.warnings();
+    let mut warnings = events.warnings();
+    let interleaved_syscalls = model.state.interleaved_syscalls;
+    if interleaved_syscalls > 0 {
+        warnings.push(format!(
+            "{interleaved_syscalls} system call events did not pair on their thread (an entry \
+             while the thread was in another call, or the exit of another call): the trace \
+             lost events it does not count as discarded, and system call durations around \
+             them are not reliable"
+        ));
+    }
     let last = events.last_time().unwrap_or(last);
     finish_period(&mut analyses, &model, period_begin, last, report);
     if common.exit_after {
@@ -569,5 +581,6 @@ fn pass(
         },
         errors,
         warnings,
+        interleaved_syscalls,
     }))
 }

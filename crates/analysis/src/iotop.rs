@@ -62,13 +62,16 @@ struct Usage {
 }
 
 impl Usage {
+    // Sizes come from the trace: a damaged one can claim 2^63 bytes a call, and a sum must
+    // stop at the largest count rather than wrap to a small one.
     fn add(&mut self, kind: FileKind, n: u64) {
-        self.total += n;
-        match kind {
-            FileKind::Disk => self.disk += n,
-            FileKind::Net => self.net += n,
-            FileKind::Unknown => self.unknown += n,
-        }
+        self.total = self.total.saturating_add(n);
+        let by_kind = match kind {
+            FileKind::Disk => &mut self.disk,
+            FileKind::Net => &mut self.net,
+            FileKind::Unknown => &mut self.unknown,
+        };
+        *by_kind = by_kind.saturating_add(n);
     }
 }
 
@@ -207,9 +210,9 @@ impl IoTop {
         }
         let f = self.files.entry(name).or_default();
         if read {
-            f.read += size as u64;
+            f.read = f.read.saturating_add(size as u64);
         } else {
-            f.write += size as u64;
+            f.write = f.write.saturating_add(size as u64);
         }
         if !f.owners.contains(&(fd, k.pid)) {
             f.owners.push((fd, k.pid));

@@ -2,7 +2,7 @@
 //! context), per-process file descriptor tables, disks and pending block requests. It is fed
 //! time-ordered events and emits [`Notification`]s that analyses consume.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use compact_str::CompactString;
 use ctf::Event;
@@ -139,6 +139,9 @@ pub struct Cpu {
     /// Per soft IRQ vector: pending raise times and the running handler.
     pub softirqs: SoftIrqs,
 }
+
+/// CPU ids below this are held in a vector ([`State::cpu_mut`]): Linux's largest `NR_CPUS`.
+const DENSE_CPUS: usize = 8192;
 
 /// Linux's soft IRQ vectors (`HI` to `RCU`).
 const SOFTIRQ_VECTORS: usize = 10;
@@ -430,7 +433,11 @@ pub struct State {
     pub options: StateOptions,
     pub threads: Threads,
     pub processes: IntMap<i32, Process>,
-    pub cpus: Vec<Option<Cpu>>,
+    /// CPUs by id below [`DENSE_CPUS`] (Linux's largest `NR_CPUS`); ids above, which only a
+    /// damaged trace gives, in `far_cpus`: a wakeup's `target_cpu` of 4 billion must not size
+    /// a vector.
+    cpus: Vec<Option<Cpu>>,
+    far_cpus: BTreeMap<u32, Cpu>,
     pub disks: IntMap<u64, Disk>,
     /// Names of hard IRQs, from their handler entries.
     pub irq_names: IntMap<i64, String>,
@@ -445,6 +452,10 @@ pub struct State {
     pub files: Vec<OpenFile>,
     /// Network interface names, by first appearance.
     pub netifs: Vec<String>,
+    /// System call events that did not pair on their thread: an entry while the thread was
+    /// still in a call, or the exit of another call than the one it was in. Linux never
+    /// interleaves a thread's calls, so each is a sign of events lost without being counted.
+    pub interleaved_syscalls: u64,
     /// The notifications to make.
     interest: Interest,
 }
@@ -741,31 +752,43 @@ impl State {
         let i = id as usize;
         // Several events a CPU reach it: the known one is found inline.
         if !matches!(self.cpus.get(i), Some(Some(_))) {
-            self.new_cpu(id);
+            return self.new_cpu(id);
         }
         self.cpus[i].get_or_insert_with(Cpu::default)
     }
 
+    /// CPU `id` when it is not a known CPU below [`DENSE_CPUS`]: created if unknown.
     #[cold]
     #[inline(never)]
-    fn new_cpu(&mut self, id: u32) {
+    fn new_cpu(&mut self, id: u32) -> &mut Cpu {
+        let fresh = || Cpu {
+            id,
+            ..Default::default()
+        };
         let i = id as usize;
+        if i >= DENSE_CPUS {
+            return self.far_cpus.entry(id).or_insert_with(fresh);
+        }
         if self.cpus.len() <= i {
             self.cpus.resize(i + 1, None);
         }
-        self.cpus[i] = Some(Cpu {
-            id,
-            ..Default::default()
-        });
+        self.cpus[i].insert(fresh())
     }
 
-    /// The CPUs known so far (seen in events or as wakeup targets).
+    fn cpu(&self, id: u32) -> Option<&Cpu> {
+        match self.cpus.get(id as usize) {
+            Some(c) => c.as_ref(),
+            None => self.far_cpus.get(&id),
+        }
+    }
+
+    /// The CPUs known so far (seen in events or as wakeup targets), by id.
     pub fn known_cpus(&self) -> impl Iterator<Item = &Cpu> {
-        self.cpus.iter().flatten()
+        self.cpus.iter().flatten().chain(self.far_cpus.values())
     }
 
     pub fn current_tid(&self, cpu: u32) -> Option<i32> {
-        self.cpus.get(cpu as usize)?.as_ref()?.current_tid
+        self.cpu(cpu)?.current_tid
     }
 
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
@@ -775,7 +798,7 @@ impl State {
     /// The [`Threads`] slot of the thread running on `cpu`.
     #[inline]
     fn current_slot(&self, cpu: u32) -> Option<u32> {
-        self.cpus.get(cpu as usize)?.as_ref()?.slot
+        self.cpu(cpu)?.slot
     }
 
     /// The thread `tid`, created if unknown, with its command name updated from `comm` (the
@@ -964,7 +987,9 @@ impl State {
                         && (r.fdop.changes_fds() || self.wants(NoteKind::Io)))
                     .then(|| io_entry(r.fdop, p));
                     let t = self.threads.at_mut(slot);
+                    let interleaved = t.current_syscall.is_some();
                     t.current_syscall = Some((name, ts, cmd, r.fdop != FdOp::None));
+                    self.interleaved_syscalls += interleaved as u64;
                     t.io_entry = io;
                 }
             }
@@ -1031,6 +1056,10 @@ impl State {
                 let tid = t.tid;
                 let io = t.io_entry.take();
                 if let Some((name, entry_ts, cmd, on_fds)) = t.current_syscall.take() {
+                    // (Exits without a name, of tracers before 2.7, pair with any call.)
+                    if matches!(r.kind, Kind::SyscallExit(Some(exit)) if exit != name) {
+                        self.interleaved_syscalls += 1;
+                    }
                     let ret = p.int(F::Ret).unwrap_or(0);
                     let pid = t.pid.unwrap_or(tid);
                     if self.interest.has(NoteKind::SyscallDone)

@@ -3,7 +3,10 @@
 //! - [`kernel_mix`]: one large single-host trace, streamed in constant memory.
 //! - [`client_server`]: several hosts with drifting clocks exchanging TCP traffic, with the
 //!   true clock formulas and the critical path of a marked request in `ground-truth.json`.
+//! - [`chaos`]: arbitrary traces (any event, any value, any order) that decoders and analyses
+//!   must survive.
 
+pub mod chaos;
 pub mod client_server;
 pub mod common;
 pub mod kernel_mix;

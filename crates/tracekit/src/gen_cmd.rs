@@ -1,8 +1,10 @@
 //! `tracekit gen`: deterministic LTTng-like kernel traces with ground truth.
 
+use scenario::chaos::{self, ChaosOptions};
 use scenario::client_server::{self, ClientServerParams};
 use scenario::kernel_mix::{self, KernelMixParams};
 use scenario::lttng::NetLayout;
+use scenario::rng::Rng;
 use std::path::PathBuf;
 
 /// Which scenario to generate.
@@ -12,6 +14,9 @@ pub enum Scenario {
     ClientServer,
     /// One large single-host trace with a realistic event mix (streamed).
     KernelMix,
+    /// Arbitrary events of every class, with any values, in any order, on 1 to 4 CPUs (chosen
+    /// by the seed): well-formed CTF saying impossible things, for testing trace tools.
+    Chaos,
 }
 
 /// Arguments of `tracekit gen`.
@@ -38,7 +43,7 @@ pub struct GenArgs {
     /// Requests (client-server).
     #[arg(long, default_value_t = 40)]
     pub requests: u32,
-    /// Events (kernel-mix).
+    /// Events (kernel-mix, chaos).
     #[arg(long, default_value_t = 1_000_000)]
     pub events: u64,
     /// CPUs per host.
@@ -48,6 +53,10 @@ pub struct GenArgs {
     /// net_if_receive_skb with network_header.
     #[arg(long)]
     pub inet_sock: bool,
+    /// No empty strings (chaos): Babeltrace 2.0.4 prints an empty string as the previous
+    /// value of the same field, so its output can be compared only without them.
+    #[arg(long)]
+    pub no_empty_texts: bool,
 }
 
 /// Runs the generator and prints a summary.
@@ -105,6 +114,24 @@ pub fn run(args: &GenArgs) -> Result<(), String> {
                 s.bytes,
                 s.dir.display(),
                 s.events as f64 / dt / 1e6
+            );
+        }
+        Scenario::Chaos => {
+            let opts = ChaosOptions {
+                max_events: usize::try_from(args.events).map_err(|e| e.to_string())?,
+                empty_texts: !args.no_empty_texts,
+            };
+            let t = chaos::write_chaos_trace(&args.output, &mut Rng::new(args.seed), &opts)
+                .map_err(|e| e.to_string())?;
+            println!(
+                "Generated chaos (seed {}) in {:.2} s: {} events on {} CPUs, {} counted as discarded, system calls {}, in {}.",
+                args.seed,
+                start.elapsed().as_secs_f64(),
+                t.events,
+                t.cpus,
+                t.discarded,
+                if t.paired_syscalls { "in pairs" } else { "in any order" },
+                args.output.display(),
             );
         }
     }
