@@ -122,10 +122,13 @@ pub struct Analysed {
     /// Errors met while reading (each names its file and byte offset): the analysis covers
     /// every event that could be read.
     pub errors: Vec<String>,
-    /// The readers' warnings (timestamp regressions, indexes not used…), and the model's.
+    /// The readers' warnings (timestamp regressions, indexes not used…).
     pub warnings: Vec<String>,
-    /// System call events that did not pair on their thread among those read
-    /// ([`kernel::State::interleaved_syscalls`]): the trace lost events it does not count.
+    /// System call events that did not pair on their thread ([`kernel::State`]'s
+    /// `interleaved_syscalls`), among the events read: the whole trace's count when every
+    /// system call is read (an analysis counts them, or [`Common::read_every_event`]), when
+    /// it is also a warning. A read that leaves out a thread's birth can find a call of the
+    /// thread that had its id before still pending.
     pub interleaved_syscalls: u64,
 }
 
@@ -560,12 +563,16 @@ fn pass(
     let errors = events.errors(traces);
     let mut warnings = events.warnings();
     let interleaved_syscalls = model.state.interleaved_syscalls;
-    if interleaved_syscalls > 0 {
+    // Only a read of every system call counts them all (others see the first event of each
+    // class, whatever they leave out).
+    let every_call = common.read_every_event
+        || interests.iter().any(|i| i.has(kernel::NoteKind::SyscallDone));
+    if interleaved_syscalls > 0 && every_call {
         warnings.push(format!(
             "{interleaved_syscalls} system call events did not pair on their thread (an entry \
              while the thread was in another call, or the exit of another call): the trace \
-             lost events it does not count as discarded, and system call durations around \
-             them are not reliable"
+             lost events it does not count as discarded, and the durations of the calls \
+             around them are not reliable"
         ));
     }
     let last = events.last_time().unwrap_or(last);
