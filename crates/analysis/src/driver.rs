@@ -566,13 +566,15 @@ fn pass(
     // Only a read of every system call counts them all (others see the first event of each
     // class, whatever they leave out).
     let every_call = common.read_every_event
-        || interests.iter().any(|i| i.has(kernel::NoteKind::SyscallDone));
+        || interests
+            .iter()
+            .any(|i| i.has(kernel::NoteKind::SyscallDone));
     if interleaved_syscalls > 0 && every_call {
         warnings.push(format!(
             "{interleaved_syscalls} system call events did not pair on their thread (an entry \
-             while the thread was in another call, or the exit of another call): the trace \
-             lost events it does not count as discarded, and the durations of the calls \
-             around them are not reliable"
+             while the thread was in another call, or the exit of another call): events were \
+             lost, counted as discarded or not, or the trace is damaged; the durations of the \
+             calls around them are not reliable"
         ));
     }
     let last = events.last_time().unwrap_or(last);

@@ -72,7 +72,10 @@ fn skipping_reads_agree_with_full_reads_on_arbitrary_traces() {
         };
         // Reading every event, the count of calls that did not pair is the whole trace's.
         let (all, done) = run(&traces, NAMES, &every, &opts);
-        assert_eq!(together, all, "seed {seed}: skipping read against full read");
+        assert_eq!(
+            together, all,
+            "seed {seed}: skipping read against full read"
+        );
         let unpaired = done.interleaved_syscalls > 0;
         interleaved += unpaired as u32;
         assert_eq!(

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::command;
+use common::{command, have};
 
 /// Traces per test, and events per trace.
 const SEEDS: u64 = 10;
@@ -124,14 +124,6 @@ fn every_command_survives_arbitrary_traces() {
             );
         }
     }
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("which")
-        .arg(tool)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Babeltrace 2.0.4 prints an empty string as the value the same field had before (see

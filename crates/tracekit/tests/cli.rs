@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::ok;
+use common::{have, ok};
 
 fn tracekit(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
     let mut c = common::command();
@@ -342,14 +342,6 @@ fn demo_mentions_every_host() {
         nums[0] < nums[1],
         "sync error above the min one-way delay: {line}"
     );
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("which")
-        .arg(tool)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 #[test]

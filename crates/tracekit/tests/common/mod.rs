@@ -21,3 +21,12 @@ pub fn ok(o: Output) -> String {
     );
     String::from_utf8(o.stdout).expect("UTF-8 output")
 }
+
+/// Whether `tool` is on the `PATH`.
+pub fn have(tool: &str) -> bool {
+    Command::new("which")
+        .arg(tool)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
