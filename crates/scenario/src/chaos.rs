@@ -12,9 +12,9 @@
 
 use std::path::Path;
 
-use ctf::ir::{Encoding, EventClass, FieldType, IntType, StructType};
+use ctf::ir::{Encoding, EventClass, FieldType, IntType, StructType, TraceClass};
 use ctf::value::Value;
-use ctf::writer::{EventHeaderKind, TraceWriter, WriteError, WriterOptions};
+use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriteError, WriterOptions};
 
 use crate::lttng::{trace_class, HostInfo, NetLayout};
 
@@ -78,6 +78,9 @@ pub struct ChaosTrace {
     pub discarded: u64,
     /// Whether each system call entry was followed by its exit on its CPU.
     pub paired_syscalls: bool,
+    pub big_endian: bool,
+    /// Large event headers (16-bit ids) rather than compact ones (5-bit ids).
+    pub large_headers: bool,
 }
 
 /// Strings events carry: empty (first, see [`ChaosOptions::empty_texts`]), names the model
@@ -133,7 +136,24 @@ pub fn write_chaos_trace(
         trace_name: "chaos".into(),
         kernel_release: "6.1.0".into(),
     };
-    let class = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+    // The layouts LTTng writes: compact or large event headers, either byte order, the
+    // network events of lttng-modules 2.13 or of older versions.
+    let large = src.below(2) == 0;
+    let header = if large {
+        EventHeaderKind::Large
+    } else {
+        EventHeaderKind::Compact
+    };
+    let net = if src.below(4) == 0 {
+        NetLayout::InetSock
+    } else {
+        NetLayout::NetworkHeader
+    };
+    let mut class = trace_class(&host, net, header);
+    let big_endian = src.below(2) == 0;
+    if big_endian {
+        class = big_endian_class(&class)?;
+    }
     let events: Vec<&EventClass> = class
         .streams
         .values()
@@ -151,6 +171,8 @@ pub fn write_chaos_trace(
     let mut w = TraceWriter::create(dir, &class, cpus, &WriterOptions::default())?;
     let mut out = ChaosTrace {
         cpus,
+        big_endian,
+        large_headers: large,
         ..Default::default()
     };
     // Half the traces lose events, half are whole (which the analyses read differently).
@@ -198,6 +220,14 @@ pub fn write_chaos_trace(
     }
     w.finish()?;
     Ok(out)
+}
+
+/// `class` with a big-endian trace byte order: the fields that do not give their own follow it
+/// (the network headers' fields stay big-endian).
+fn big_endian_class(class: &TraceClass) -> Result<TraceClass, WriteError> {
+    let text = to_tsdl(class)?;
+    ctf::tsdl::parse(&text.replacen("byte_order = le;", "byte_order = be;", 1))
+        .map_err(|e| WriteError::Invalid(format!("big-endian class: {e}")))
 }
 
 fn struct_values(s: &StructType, src: &mut dyn Entropy, opts: &ChaosOptions) -> Vec<Value> {

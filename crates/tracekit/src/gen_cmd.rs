@@ -124,11 +124,13 @@ pub fn run(args: &GenArgs) -> Result<(), String> {
             let t = chaos::write_chaos_trace(&args.output, &mut Rng::new(args.seed), &opts)
                 .map_err(|e| e.to_string())?;
             println!(
-                "Generated chaos (seed {}) in {:.2} s: {} events on {} CPUs, {} counted as discarded, system calls {}, in {}.",
+                "Generated chaos (seed {}) in {:.2} s: {} events on {} CPUs ({}, {} headers), {} counted as discarded, system calls {}, in {}.",
                 args.seed,
                 start.elapsed().as_secs_f64(),
                 t.events,
                 t.cpus,
+                if t.big_endian { "big-endian" } else { "little-endian" },
+                if t.large_headers { "large" } else { "compact" },
                 t.discarded,
                 if t.paired_syscalls { "in pairs" } else { "in any order" },
                 args.output.display(),
