@@ -514,7 +514,9 @@ fn pass(
     // starts the first period.
     let mut cut = i64::MIN;
     while let Some((ev, ts)) = events.next() {
-        if ts >= cut {
+        // (Times clamped to the largest i64 reach `cut` without refresh periods, or with a
+        // saturated one: a new period begins only after a first one, and later in time.)
+        if ts >= cut && (first.is_none() || refresh.is_some() && ts > period_begin) {
             if first.is_none() {
                 first = Some(ts);
             } else {

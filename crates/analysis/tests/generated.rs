@@ -114,3 +114,32 @@ fn ground_truth() {
     let sd = row[5]["value"].as_f64().unwrap();
     assert!((sd - 282.842712474619).abs() < 1e-9);
 }
+
+/// Times past what 64-bit nanoseconds hold are clamped to the largest one (with the reader's
+/// warning): the events there are still analysed, in one period.
+#[test]
+fn clamped_times_make_one_period() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernel");
+    let mut w = testkit::small_kernel_writer(&dir, 9, 1);
+    let (s0, a) = (Task::swapper(0), Task::new(100, 100, "alpha"));
+    let far = u64::MAX - 1_000_000;
+    w.write_event(0, ev::SCHED_SWITCH, far, &switch(&s0, 0, &a))
+        .unwrap();
+    for k in 0..3 {
+        let ts = far + 1000 * (k + 1);
+        w.write_event(0, ev::SYS_READ, ts, &read_entry(3, 100))
+            .unwrap();
+        w.write_event(0, ev::SYSX_READ, ts + 500, &read_exit(10, 0))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let tables = run("syscallstats", &dir)["results"].clone();
+    // The per-thread table and the total, without the summary of several periods.
+    assert_eq!(tables.as_array().unwrap().len(), 2, "{tables}");
+    assert_eq!(tables[0]["data"][0][0]["name"], "read");
+    assert_eq!(tables[0]["data"][0][1]["value"], 3);
+    // Clamped times do not tell durations apart.
+    assert_eq!(tables[0]["data"][0][4]["value"], 0);
+    assert_eq!(tables[0]["time-range"]["end"]["value"], i64::MAX);
+}

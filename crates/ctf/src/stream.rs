@@ -181,19 +181,29 @@ impl std::ops::Deref for StreamData {
     }
 }
 
-/// A clock value in ns from the clock origin, clamped to i64: one addition for a 1 GHz clock
-/// (`ghz_offset_ns`, its offset in ns), else `clock`'s conversion; None without a clock.
+/// A clock value in ns from the clock origin, clamped to i64 (see [`clock_ns_exact`]).
 #[inline(always)]
 fn clock_ns(
     ghz_offset_ns: Option<i128>,
     clock: Option<&crate::ir::ClockClass>,
     cycles: u64,
 ) -> Option<i64> {
-    let ns = match ghz_offset_ns {
+    let ns = clock_ns_exact(ghz_offset_ns, clock, cycles)?;
+    Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+/// A clock value in ns from the clock origin: one addition for a 1 GHz clock
+/// (`ghz_offset_ns`, its offset in ns), else `clock`'s conversion; None without a clock.
+#[inline(always)]
+fn clock_ns_exact(
+    ghz_offset_ns: Option<i128>,
+    clock: Option<&crate::ir::ClockClass>,
+    cycles: u64,
+) -> Option<i128> {
+    Some(match ghz_offset_ns {
         Some(off) => off + cycles as i128,
         None => clock?.cycles_to_ns(cycles),
-    };
-    Some(ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    })
 }
 
 /// Sequential reader of one data stream (all its files, in order).
@@ -238,6 +248,8 @@ pub struct StreamReader {
     cycles: u64,
     last_cycles: Option<u64>,
     warned_regression: bool,
+    /// Whether a packet's times were found past what i64 ns hold ([`Self::check_clock_range`]).
+    warned_clamp: bool,
     warned_uuid: bool,
     prev_discarded: u64,
     prev_seq: Option<u64>,
@@ -298,6 +310,7 @@ impl StreamReader {
             cycles: 0,
             last_cycles: None,
             warned_regression: false,
+            warned_clamp: false,
             groups: Default::default(),
             warned_uuid: false,
             prev_discarded: 0,
@@ -608,6 +621,9 @@ impl StreamReader {
                 sp.ts_end.and_then(|c| self.ns(c)),
             );
             let prev_end_ns = self.prev_ts_end.and_then(|c| self.ns(c));
+            if !self.warned_clamp {
+                self.check_clock_range(off, sp.ts_end);
+            }
             if let Some(seq) = sp.seq_num {
                 if let Some(prev) = self.prev_seq {
                     if seq > prev && seq - prev > 1 {
@@ -831,6 +847,28 @@ impl StreamReader {
         }
         self.last_cycles = Some(clock);
         self.cycles = clock;
+    }
+
+    /// Warns (once per stream) when the packet at `off` ends at a clock value whose time
+    /// from the origin does not fit 64-bit nanoseconds (past 2262 from 1970): its events'
+    /// times are then clamped to the largest one, where Babeltrace 2 stops reading.
+    fn check_clock_range(&mut self, off: usize, ts_end: Option<u64>) {
+        let Some(end) = ts_end else {
+            return;
+        };
+        let Some(ns) = clock_ns_exact(self.ghz_offset_ns, self.clock.as_ref(), end) else {
+            return;
+        };
+        if i64::try_from(ns).is_err() {
+            self.warned_clamp = true;
+            self.warnings.push(format!(
+                "{}: at byte {off}: the packet ends at clock value {end}, {ns} ns from the \
+                 origin: past what 64-bit nanoseconds hold, its times are clamped to {} ns \
+                 (reported once per stream)",
+                self.path().display(),
+                if ns < 0 { i64::MIN } else { i64::MAX },
+            ));
+        }
     }
 
     #[cold]

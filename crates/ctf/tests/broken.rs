@@ -273,6 +273,52 @@ fn packet_uuid_mismatch_warns_and_keeps_events() {
     );
 }
 
+/// Times past what 64-bit nanoseconds hold (2262 from 1970) are clamped, with one warning
+/// naming the packet, and every event is still read with its own clock value.
+#[test]
+fn clock_values_past_64_bit_nanoseconds_are_clamped_with_a_warning() {
+    let far = 1u64 << 63;
+    let pkts = [
+        Packet::new(0, 1000, 2000).event(TICK, 1100, &[]),
+        Packet::new(1, far, far + 300)
+            .event_ext(TICK, far + 100, &[])
+            .event_ext(TICK, far + 200, &[]),
+        Packet::new(2, far + 400, far + 900).event_ext(TICK, far + 500, &[]),
+    ];
+    let p2_at = pkts[0].bytes().len();
+    let dir = one_stream_trace(&stream(&pkts));
+    let traces = ctf::open_all(&[dir.path()]).unwrap();
+    let mut r = traces[0].readers().remove(0);
+    let mut times = Vec::new();
+    while let Some(m) = r.next() {
+        if let Ok(Message::Event) = m {
+            times.push((r.event().cycles(), r.event_time_ns()));
+        }
+    }
+    assert_eq!(
+        times,
+        [
+            (1100, Some(1100)),
+            (far + 100, Some(i64::MAX)),
+            (far + 200, Some(i64::MAX)),
+            (far + 500, Some(i64::MAX)),
+        ]
+    );
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let file = dir.path().join("chan_0");
+    assert!(
+        r.warnings[0].starts_with(&format!(
+            "{}: at byte {p2_at}: the packet ends at clock value {}, {} ns from the origin: past \
+             what 64-bit nanoseconds hold",
+            file.display(),
+            far + 300,
+            far + 300
+        )),
+        "{:?}",
+        r.warnings
+    );
+}
+
 #[test]
 fn content_size_larger_than_packet_size() {
     second_packet_rejected(

@@ -183,7 +183,14 @@ pub fn write_chaos_trace(
     // In the others, entries and exits come in any order.
     let paired = src.below(2) == 0;
     out.paired_syscalls = paired;
-    let mut clocks = vec![1_000u64; cpus as usize];
+    // Clocks start near zero, or where nanoseconds since the epoch no longer fit an i64
+    // (the clock's offset is 1.7e18 ns), or near the end of the 64-bit cycle counter.
+    let start = match src.below(8) {
+        0 => (i64::MAX as u64) - 1_700_000_000_000_000_000 - src.below(1 << 40),
+        1 => u64::MAX - (1 << 42) - src.below(1 << 40),
+        _ => 1_000,
+    };
+    let mut clocks = vec![start; cpus as usize];
     while (out.events as usize) < opts.max_events && !src.done() {
         let cpu = src.below(cpus as u64) as u32;
         match src.below(64) {
@@ -203,12 +210,12 @@ pub fn write_chaos_trace(
         for class in std::iter::once(i).chain(exit) {
             let clock = &mut clocks[cpu as usize];
             if Some(class) != exit {
-                *clock += match src.below(8) {
+                *clock = clock.saturating_add(match src.below(8) {
                     0 => 0,
                     1..=4 => src.below(1_000),
                     5 | 6 => src.below(1_000_000),
                     _ => src.below(2_000_000_000),
-                };
+                });
             }
             let e = events[class];
             let payload = e.payload.as_ref().cloned().unwrap_or_default();

@@ -139,6 +139,7 @@ fn print_matches_babeltrace2_on_arbitrary_traces() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
+    let mut compared = 0;
     for seed in 0..SEEDS {
         let dir = tmp.path().join(format!("chaos-{seed}"));
         gen_chaos(&dir, seed, &["--no-empty-texts"]);
@@ -148,8 +149,23 @@ fn print_matches_babeltrace2_on_arbitrary_traces() {
             .arg(&dir)
             .output()
             .unwrap();
-        assert!(theirs.status.success(), "seed {seed}: babeltrace2 failed");
         assert!(!ours.stdout.is_empty());
+        if !theirs.status.success() {
+            // Babeltrace 2 stops at times past 64-bit nanoseconds; tracekit clamps them and
+            // says so.
+            let (why, warning) = (
+                String::from_utf8_lossy(&theirs.stderr),
+                String::from_utf8_lossy(&ours.stderr),
+            );
+            assert!(
+                why.contains("Cannot convert clock cycles to nanoseconds")
+                    && warning.contains("past what 64-bit nanoseconds hold")
+                    && ours.stdout.starts_with(&theirs.stdout),
+                "seed {seed}: babeltrace2 failed: {why}"
+            );
+            continue;
+        }
+        compared += 1;
         if ours.stdout != theirs.stdout {
             let (a, b) = (
                 String::from_utf8_lossy(&ours.stdout),
@@ -163,4 +179,5 @@ fn print_matches_babeltrace2_on_arbitrary_traces() {
             );
         }
     }
+    assert!(compared > SEEDS / 2, "{compared} traces compared");
 }
