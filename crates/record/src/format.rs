@@ -143,10 +143,11 @@ fn parse_field_line(line: &str) -> Result<FieldDesc, FormatError> {
         }
         _ => (decl, None),
     };
+    // (After the character found, which may take several bytes in a damaged file.)
     let split = decl_no_arr
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map(|i| i + 1)
-        .unwrap_or(0);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = decl_no_arr[split..].to_string();
     let mut ctype = decl_no_arr[..split].trim().to_string();
     if name.is_empty() {
@@ -319,6 +320,14 @@ print fmt: \"prev_comm=%s\", REC->prev_comm
         assert_eq!(p.commit_size, 8);
         assert_eq!(p.data_offset, 16);
         assert_eq!(p.page_size(), 4096);
+    }
+
+    #[test]
+    fn a_field_line_with_other_characters_is_read_whole() {
+        let f = parse_field_line("field:unsigned é_x;\toffset:8;\tsize:4;\tsigned:0;").unwrap();
+        assert_eq!((f.name.as_str(), f.ctype.as_str()), ("_x", "unsigned é"));
+        let f = parse_field_line("field:int\u{fffd}a;\toffset:8;\tsize:4;\tsigned:1;").unwrap();
+        assert_eq!((f.name.as_str(), f.ctype.as_str()), ("a", "int\u{fffd}"));
     }
 
     #[test]

@@ -105,7 +105,7 @@ fn fix_abs_ts(abs: u64, cur: u64) -> u64 {
     let msb = cur >> MSB_SHIFT << MSB_SHIFT;
     let mut ts = abs | msb;
     if ts < cur && cur - ts > 1 << (MSB_SHIFT - 1) {
-        ts += 1 << MSB_SHIFT;
+        ts = ts.wrapping_add(1 << MSB_SHIFT);
     }
     ts
 }
@@ -134,17 +134,17 @@ pub fn decode_page(
                 }
                 // A discarded event: skip it.
                 let len = u32_at(page, at + 4).ok_or(PageError::BadEvent { at })? as usize;
-                ts += delta;
+                ts = ts.wrapping_add(delta);
                 at += 4 + len;
             }
             TYPE_TIME_EXTEND => {
                 let ext = u32_at(page, at + 4).ok_or(PageError::BadEvent { at })? as u64;
-                ts += (ext << TS_SHIFT) + delta;
+                ts = ts.wrapping_add((ext << TS_SHIFT) + delta);
                 at += 8;
             }
             TYPE_TIME_STAMP => {
                 let ext = u32_at(page, at + 4).ok_or(PageError::BadEvent { at })? as u64;
-                ts = fix_abs_ts((ext << TS_SHIFT) + delta, ts);
+                ts = fix_abs_ts((ext << TS_SHIFT).wrapping_add(delta), ts);
                 at += 8;
             }
             0 => {
@@ -153,7 +153,7 @@ pub fn decode_page(
                 if len < 4 || at + 4 + len > end {
                     return Err(PageError::BadEvent { at });
                 }
-                ts += delta;
+                ts = ts.wrapping_add(delta);
                 f(ts, &page[at + 8..at + 4 + len]);
                 at += 4 + len;
             }
@@ -162,7 +162,7 @@ pub fn decode_page(
                 if at + 4 + len > end {
                     return Err(PageError::BadEvent { at });
                 }
-                ts += delta;
+                ts = ts.wrapping_add(delta);
                 f(ts, &page[at + 4..at + 4 + len]);
                 at += 4 + len;
             }
@@ -333,6 +333,29 @@ mod tests {
         assert_eq!(ts, vec![12, 20 + (1 << 30), (1 << 40) + 3]);
         assert_eq!(&ev[1].1[..10], b"0123456789");
         assert_eq!(ev[2].1.len(), 200);
+    }
+
+    /// A damaged page whose clock runs past 2^64 wraps around (what the counter does) instead
+    /// of overflowing.
+    #[test]
+    fn timestamps_wrap_at_the_end_of_the_counter() {
+        let mut p = vec![0u8; 4096];
+        p[0..8].copy_from_slice(&(u64::MAX - 2).to_le_bytes());
+        let mut d = Vec::new();
+        // Two 4-byte events, deltas 1 and 5; then an absolute time of zero's low bits.
+        d.extend_from_slice(&(1u32 | (1 << 5)).to_le_bytes());
+        d.extend_from_slice(&[1, 2, 3, 4]);
+        d.extend_from_slice(&(1u32 | (5 << 5)).to_le_bytes());
+        d.extend_from_slice(&[5, 6, 7, 8]);
+        d.extend_from_slice(&31u32.to_le_bytes());
+        d.extend_from_slice(&0u32.to_le_bytes());
+        d.extend_from_slice(&(1u32 | (1 << 5)).to_le_bytes());
+        d.extend_from_slice(&[9, 9, 9, 9]);
+        p[8..16].copy_from_slice(&(d.len() as u64).to_le_bytes());
+        p[16..16 + d.len()].copy_from_slice(&d);
+        let (_, ev) = collect(&p);
+        let ts: Vec<u64> = ev.iter().map(|e| e.0).collect();
+        assert_eq!(ts, vec![u64::MAX - 1, 3, 1]);
     }
 
     #[test]
