@@ -264,7 +264,8 @@ impl Synchronizer {
                 .all_windows()
                 .iter()
                 .map(|(&i, wh)| WindowReport {
-                    start: i * self.window_ns,
+                    // (The first window of a clock near i64::MIN starts before it.)
+                    start: i.saturating_mul(self.window_ns),
                     quality: wh.quality(),
                     matches: wh.matches(),
                 })

@@ -323,13 +323,20 @@ impl ConvexHullSync {
         let bmin = intercept(p_max, &amax);
         let bmax = intercept(p_min, &amin);
         let alpha = amax.add(&amin).half();
+        // Only damaged times give a clock that stands still or runs backwards against the
+        // other: no formula then, and no bounds that reach such a slope.
+        if alpha <= Rational::zero() {
+            return None;
+        }
         let beta = bmin.add(&bmax).half();
-        let bounds = (lmax[0].is_some() && lmin[0].is_some()).then_some(FormulaBounds {
-            alpha_min: amin,
-            alpha_max: amax,
-            beta_min: bmin,
-            beta_max: bmax,
-        });
+        let bounds = (lmax[0].is_some() && lmin[0].is_some() && amin > Rational::zero()).then_some(
+            FormulaBounds {
+                alpha_min: amin,
+                alpha_max: amax,
+                beta_min: bmin,
+                beta_max: bmax,
+            },
+        );
         Some(HullFormula {
             alpha,
             beta,
@@ -402,7 +409,8 @@ fn centroid(
     let xs = above.iter().chain(below).map(|p| p.x);
     let (x0, x1) = (xs.clone().min()?, xs.max()?);
     let o = Pt {
-        x: x0 + (x1 - x0) / 2,
+        // (Halfway, without overflow between times far apart.)
+        x: x0.midpoint(x1),
         y: above[0].y,
     };
     let int = |v: i128| Rational::int(v);
