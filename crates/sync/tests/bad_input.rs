@@ -85,7 +85,7 @@ fn arbitrary_matches_never_panic() {
     use sync::matching::{End, Match, PacketKey};
     use sync::FormulaKind;
     let mut rng = scenario::rng::Rng::new(7);
-    let mut time = |rng: &mut scenario::rng::Rng| -> i64 {
+    let time = |rng: &mut scenario::rng::Rng| -> i64 {
         match rng.range(0, 9) {
             0 => i64::MAX - rng.range(0, 1000) as i64,
             1 => i64::MIN + rng.range(0, 1000) as i64,
