@@ -79,10 +79,11 @@ impl Usage {
 struct FileUsage {
     read: u64,
     write: u64,
-    /// (fd, pid) in first-use order.
-    /// (fd, pid) of each process that used it: usually one, kept inline (a file per thread of
-    /// `many-threads` made this a heap list each).
-    owners: smallvec::SmallVec<[(i64, i32); 1]>,
+    /// (fd, pid, tid) of each process that used it, in first-use order, with the thread that
+    /// first did (whose name stands for the process when its main thread's is unknown):
+    /// usually one, kept inline (a file per thread of `many-threads` made this a heap list
+    /// each).
+    owners: smallvec::SmallVec<[(i64, i32, i32); 1]>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -214,8 +215,8 @@ impl IoTop {
         } else {
             f.write = f.write.saturating_add(size as u64);
         }
-        if !f.owners.contains(&(fd, k.pid)) {
-            f.owners.push((fd, k.pid));
+        if !f.owners.iter().any(|&(d, p, _)| (d, p) == (fd, k.pid)) {
+            f.owners.push((fd, k.pid, k.tid));
         }
     }
 
@@ -474,9 +475,14 @@ impl IoTop {
             for (name, f, n) in v {
                 let mut owners = String::new();
                 let mut list = f.owners.clone();
-                list.sort_by_key(|(fd, pid)| (*pid, *fd));
-                for (fd, pid) in &list {
-                    let comm = state.thread(*pid).map_or("", |t| t.comm.as_str());
+                list.sort_by_key(|&(fd, pid, _)| (pid, fd));
+                for &(fd, pid, tid) in &list {
+                    // The process's name is its main thread's, else the user's.
+                    let name = |t: i32| state.thread(t).map_or("", |t| t.comm.as_str());
+                    let comm = match name(pid) {
+                        "" => name(tid),
+                        known => known,
+                    };
                     owners.push_str(&format!("fd {fd} in {comm} ({pid}) "));
                 }
                 t.rows.push(vec![

@@ -237,3 +237,31 @@ fn table_titles(results: &serde_json::Value) -> Vec<&str> {
         .map(|t| t["class"]["title"].as_str().unwrap())
         .collect()
 }
+
+/// A process whose main thread never shows (only its thread 21 runs) is named after the thread
+/// that used the descriptor in the per-file tables, not left nameless (as it was).
+#[test]
+fn descriptor_owners_are_named_by_a_thread_of_theirs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernel");
+    let mut w = testkit::small_kernel_writer(&dir, 6, 1);
+    let (s0, worker) = (Task::swapper(0), Task::new(21, 20, "worker"));
+    let mut e = |id: u64, ts: u64, v: Vec<Value>| w.write_event(0, id, ts, &v).unwrap();
+    // The statedump gives the thread's process.
+    e(ev::STATEDUMP_PROCESS, 100, statedump_process(&worker, 0));
+    e(ev::SCHED_SWITCH, 200, switch(&s0, 0, &worker));
+    e(ev::SYS_READ, 300, read_entry(7, 4096));
+    e(ev::SYSX_READ, 400, read_exit(64, 0));
+    e(ev::SCHED_SWITCH, 500, switch(&worker, 1, &s0));
+    drop(e);
+    w.finish().unwrap();
+    let v = run("iousagetop", &dir);
+    let file = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["class"]["title"] == "Per-file top I/O operations [read]")
+        .expect("a per-file read table");
+    assert_eq!(file["data"][0][0]["path"], "unknown (worker)");
+    assert_eq!(file["data"][0][2]["value"], "fd 7 in worker (20) ");
+}
