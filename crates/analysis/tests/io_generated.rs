@@ -253,7 +253,6 @@ fn descriptor_owners_are_named_by_a_thread_of_theirs() {
     e(ev::SYS_READ, 300, read_entry(7, 4096));
     e(ev::SYSX_READ, 400, read_exit(64, 0));
     e(ev::SCHED_SWITCH, 500, switch(&worker, 1, &s0));
-    drop(e);
     w.finish().unwrap();
     let v = run("iousagetop", &dir);
     let file = v["results"]
