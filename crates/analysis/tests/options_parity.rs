@@ -5,10 +5,13 @@
 //! otherwise. lttng-analyses wants a path component ending in `kernel`: the trace is copied
 //! into a temporary `kernel` directory.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use analysis::{lami::results_json, Common, Options};
+use common::json_eq;
 use serde_json::Value;
 
 fn shared() -> Option<PathBuf> {
@@ -82,28 +85,6 @@ fn ours(name: &str, trace: &Path, opts: &Options, refresh: Option<i64>) -> Value
     )
     .unwrap();
     results_json(&analysis::mi_tables(&[name], periods))
-}
-
-fn num_eq(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
-        _ => a == b,
-    }
-}
-
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| json_eq(v, w))
-        }
-        (Value::Number(_), Value::Number(_)) => num_eq(a, b),
-        _ => a == b,
-    }
 }
 
 /// Compares whole result documents, table by table, row by row in order.
