@@ -3,6 +3,10 @@
 //! I/O, page allocations): inputs the shared traces do not hold, compared as
 //! `tests/parity.rs` compares those, with `--lttng-analyses-quirks` (DIFFERENCES.md).
 //!
+//! The I/O logs and tops are not compared here: the generator's threads open descriptors they
+//! hold already, which lttng-analyses does not rename (DIFFERENCES.md, "Reopened
+//! descriptors"); `tests/io_parity.rs` compares them on the shared traces.
+//!
 //! Needs lttng-analyses (`lttng-cputop-mi`…, `apt install python3-lttnganalyses`); skipped with
 //! a message without it, except where the shared suites run (`TRACEKIT_SHARED`: CI), which
 //! installs it.
