@@ -6,9 +6,12 @@
 //! lttng-analyses defects are corrected in the reference before comparing (see
 //! `DIFFERENCES.md`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use analysis::{lami::results_json, Common, Options};
+use common::json_eq;
 use serde_json::Value;
 
 fn shared() -> Option<PathBuf> {
@@ -25,28 +28,6 @@ const TRACES: &[(&str, &str)] = &[
     ("flipping-endianness", "traces/kernel/flipping-endianness"),
 ];
 
-fn num_eq(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
-        _ => a == b,
-    }
-}
-
-fn cell_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| cell_eq(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| cell_eq(v, w))
-        }
-        (Value::Number(_), Value::Number(_)) => num_eq(a, b),
-        _ => a == b,
-    }
-}
-
 fn row_key(r: &Value) -> String {
     // The identity of a row: its first cell (process, cpu, syscall, irq…).
     r[0].to_string()
@@ -62,7 +43,7 @@ fn compare(what: &str, ours: &Value, reference: &Value, fix: &dyn Fn(&mut Value,
         let mut tb = tb.clone();
         fix(&mut tb, ta);
         assert!(
-            cell_eq(&ta["class"], &tb["class"]),
+            json_eq(&ta["class"], &tb["class"]),
             "{what}: table {i} class: {} vs {}",
             ta["class"],
             tb["class"]
@@ -78,7 +59,7 @@ fn compare(what: &str, ours: &Value, reference: &Value, fix: &dyn Fn(&mut Value,
         rb.sort_by_key(|r| row_key(r));
         for (x, y) in ra.iter().zip(&rb) {
             assert!(
-                cell_eq(x, y),
+                json_eq(x, y),
                 "{what}: table {i}: row\n  ours {x}\n  ref  {y}"
             );
         }

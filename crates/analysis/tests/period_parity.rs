@@ -4,10 +4,13 @@
 //! The parity part needs `TRACEKIT_SHARED` (the `shared` directory with `traces/` and
 //! `reference/`); it is skipped with a message otherwise.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use analysis::period::{run, PeriodCmd, PeriodOptions, PeriodResult};
 use analysis::{lami::results_json, Common};
+use common::json_eq;
 use scenario::common::{read_entry, read_exit, switch, Task};
 use scenario::lttng::ev;
 use serde_json::Value;
@@ -68,24 +71,6 @@ fn text_eq(what: &str, cmd: PeriodCmd, ours: &str, reference: &str) {
     }
 }
 
-fn num_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| num_eq(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| num_eq(v, w))
-        }
-        _ => a == b,
-    }
-}
-
 fn mi_eq(what: &str, ours: &Value, reference: &Value) {
     let (a, b) = (
         ours["results"].as_array().unwrap(),
@@ -103,7 +88,7 @@ fn mi_eq(what: &str, ours: &Value, reference: &Value) {
         let (ra, rb) = (sorted(ta), sorted(tb));
         assert_eq!(ra.len(), rb.len(), "{what}: rows");
         for (x, y) in ra.iter().zip(&rb) {
-            assert!(num_eq(x, y), "{what}: {x} vs {y}");
+            assert!(json_eq(x, y), "{what}: {x} vs {y}");
         }
     }
 }
