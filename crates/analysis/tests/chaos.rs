@@ -13,8 +13,13 @@ use analysis::{run_names, Common, Options, NAMES};
 use scenario::chaos::{write_chaos_trace, ChaosOptions, ChaosTrace};
 use scenario::rng::Rng;
 
-/// Traces per test, and events per trace.
-const TRACES: u64 = 60;
+/// Traces per test (`TRACEKIT_CHAOS_TRACES` for a longer run), and events per trace.
+fn traces_per_test() -> u64 {
+    std::env::var("TRACEKIT_CHAOS_TRACES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60)
+}
 const EVENTS: usize = 400;
 
 /// The `--mi` JSON of the analyses `names` run in one pass over `traces`, one value each
@@ -56,7 +61,8 @@ fn chaos_traces(seed: u64) -> (tempfile::TempDir, Vec<Arc<ctf::Trace>>, ChaosTra
 #[test]
 fn skipping_reads_agree_with_full_reads_on_arbitrary_traces() {
     let (mut lossy, mut interleaved, mut narrowed_unchecked) = (0, 0, 0);
-    for seed in 0..TRACES {
+    let traces_n = traces_per_test();
+    for seed in 0..traces_n {
         let (_tmp, traces, written) = chaos_traces(seed);
         let discarded = written.discarded;
         lossy += (discarded > 0) as u32;
@@ -108,7 +114,7 @@ fn skipping_reads_agree_with_full_reads_on_arbitrary_traces() {
     // The generator counts discarded events in about one trace of two: both ways of the
     // lossless pass are exercised.
     assert!(
-        lossy > 5 && lossy < TRACES as u32 - 5,
+        lossy > 5 && lossy < traces_n as u32 - 5,
         "{lossy} lossy traces"
     );
     assert!(
@@ -116,14 +122,14 @@ fn skipping_reads_agree_with_full_reads_on_arbitrary_traces() {
         "{interleaved} traces with interleaved calls"
     );
     assert!(
-        narrowed_unchecked < NAMES.len() as u32 * TRACES as u32 / 6,
+        narrowed_unchecked < NAMES.len() as u32 * traces_n as u32 / 6,
         "{narrowed_unchecked} comparisons left out"
     );
 }
 
 #[test]
 fn filters_and_quirks_hold_on_arbitrary_traces() {
-    for seed in 100..100 + TRACES / 2 {
+    for seed in 100..100 + traces_per_test() / 2 {
         let (_tmp, traces, _) = chaos_traces(seed);
         let mut rng = Rng::new(seed);
         let common = Common {
@@ -188,7 +194,7 @@ fn period_analyses_run_on_arbitrary_traces() {
         "inner(call) : $evt.$name == \"syscall_entry_read\" : \
          $evt.$name == \"syscall_exit_read\"",
     ];
-    for seed in 200..200 + TRACES / 2 {
+    for seed in 200..200 + traces_per_test() / 2 {
         let (_tmp, traces, _) = chaos_traces(seed);
         let opts = PeriodOptions {
             periods: defs.iter().map(|d| d.to_string()).collect(),
