@@ -1,9 +1,9 @@
 //! `cputop`: per-thread, per-CPU and total CPU usage, from `sched_switch`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use compact_str::CompactString;
-use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
+use kernel::{CpuMap, Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 use smallvec::SmallVec;
 
 use crate::driver::{Analysis, Common, Range};
@@ -55,10 +55,6 @@ struct CpuStat {
     running: Option<(i32, u32)>,
 }
 
-/// CPU ids below this are kept in a vector indexed by id; others (rare: ids come from the
-/// trace) in an ordered map after them.
-const DENSE_CPUS: u32 = 4096;
-
 #[derive(Debug, Default)]
 struct TidStat {
     /// The command name when the thread was first seen.
@@ -95,9 +91,8 @@ pub struct CpuTop {
     /// Rows of the per-thread table (0: all).
     pub limit: usize,
     start: Option<i64>,
-    /// Indexed by CPU id (below [`DENSE_CPUS`]; None: not seen).
-    cpus: Vec<Option<CpuStat>>,
-    far_cpus: BTreeMap<u32, CpuStat>,
+    /// By CPU id, the CPUs seen.
+    cpus: CpuMap<CpuStat>,
     /// Per thread: its position in `threads`.
     tids: IntMap<i32, u32>,
     threads: Vec<(i32, TidStat)>,
@@ -109,8 +104,7 @@ impl CpuTop {
             common,
             limit,
             start: None,
-            cpus: Vec::new(),
-            far_cpus: BTreeMap::new(),
+            cpus: CpuMap::default(),
             tids: IntMap::default(),
             threads: Vec::new(),
         }
@@ -165,15 +159,7 @@ impl Analysis for CpuTop {
                     since: (prev_tid != 0 || self.common.lttng_analyses_quirks).then_some(start),
                     ..Default::default()
                 };
-                let c = if cpu < DENSE_CPUS {
-                    let i = cpu as usize;
-                    if self.cpus.len() <= i {
-                        self.cpus.resize_with(i + 1, || None);
-                    }
-                    self.cpus[i].get_or_insert_with(new)
-                } else {
-                    self.far_cpus.entry(cpu).or_insert_with(new)
-                };
+                let c = self.cpus.get_or_insert_with(cpu, new);
                 if let Some(s) = c.since {
                     c.busy += ts - s;
                 }
@@ -212,12 +198,7 @@ impl Analysis for CpuTop {
                 self.threads[at as usize].1.since = Some(ts);
                 // The CPU was found above; found again (no borrow is kept across the
                 // thread lookups) only to note who runs.
-                let c = if cpu < DENSE_CPUS {
-                    self.cpus[cpu as usize].as_mut()
-                } else {
-                    self.far_cpus.get_mut(&cpu)
-                };
-                if let Some(c) = c {
+                if let Some(c) = self.cpus.get_mut(cpu) {
                     c.running = Some((next_tid, at));
                 }
             }
@@ -283,13 +264,7 @@ impl Analysis for CpuTop {
         }
         let mut t2 = Table::new("per-cpu", start, end);
         let mut sum = 0.0;
-        let dense = self
-            .cpus
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, c)| Some((i as u32, c.as_mut()?)));
-        let far = self.far_cpus.iter_mut().map(|(i, c)| (*i, c));
-        for (cpu, c) in dense.chain(far) {
+        for (cpu, c) in self.cpus.iter_mut() {
             if let Some(b) = c.since.take() {
                 c.busy += end - b;
             }

@@ -5,7 +5,9 @@
 //! * [`state`]: one per-host state machine (threads, CPUs, IRQ context, fd tables, disks)
 //!   that emits [`Notification`]s.
 //! * [`Model`]: both together, fed events in time order.
+//! * [`CpuMap`]: a table per CPU id, for the state and the analyses.
 
+pub mod cpu_map;
 pub mod hash;
 pub mod model;
 pub mod needs;
@@ -13,6 +15,7 @@ pub mod payload;
 pub mod state;
 pub mod threads;
 
+pub use cpu_map::CpuMap;
 pub use hash::{IntMap, IntSet};
 pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
 pub use payload::{Payload, SlotPlan, WordPlan};

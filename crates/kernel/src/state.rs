@@ -2,11 +2,12 @@
 //! context), per-process file descriptor tables, disks and pending block requests. It is fed
 //! time-ordered events and emits [`Notification`]s that analyses consume.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use compact_str::CompactString;
 use ctf::Event;
 
+use crate::cpu_map::CpuMap;
 use crate::hash::{IntMap, IntSet};
 use crate::model::{Class, FdOp, Kind, F};
 use crate::payload::{Payload, Read};
@@ -139,9 +140,6 @@ pub struct Cpu {
     /// Per soft IRQ vector: pending raise times and the running handler.
     pub softirqs: SoftIrqs,
 }
-
-/// CPU ids below this are held in a vector ([`State::cpu_mut`]): Linux's largest `NR_CPUS`.
-const DENSE_CPUS: usize = 8192;
 
 /// Linux's soft IRQ vectors (`HI` to `RCU`).
 const SOFTIRQ_VECTORS: usize = 10;
@@ -433,11 +431,8 @@ pub struct State {
     pub options: StateOptions,
     pub threads: Threads,
     pub processes: IntMap<i32, Process>,
-    /// CPUs by id below [`DENSE_CPUS`] (Linux's largest `NR_CPUS`); ids above, which only a
-    /// damaged trace gives, in `far_cpus`: a wakeup's `target_cpu` of 4 billion must not size
-    /// a vector.
-    cpus: Vec<Option<Cpu>>,
-    far_cpus: BTreeMap<u32, Cpu>,
+    /// CPUs by id (any id a trace gives: see [`CpuMap`]).
+    cpus: CpuMap<Cpu>,
     pub disks: IntMap<u64, Disk>,
     /// Names of hard IRQs, from their handler entries.
     pub irq_names: IntMap<i64, String>,
@@ -749,46 +744,19 @@ impl State {
     // (+0.5 % instructions on the analyses of the generated trace).
     #[inline(always)]
     pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
-        let i = id as usize;
-        // Several events a CPU reach it: the known one is found inline.
-        if !matches!(self.cpus.get(i), Some(Some(_))) {
-            return self.new_cpu(id);
-        }
-        self.cpus[i].get_or_insert_with(Cpu::default)
-    }
-
-    /// CPU `id` when it is not a known CPU below [`DENSE_CPUS`]: created if unknown.
-    #[cold]
-    #[inline(never)]
-    fn new_cpu(&mut self, id: u32) -> &mut Cpu {
-        let fresh = || Cpu {
+        self.cpus.get_or_insert_with(id, || Cpu {
             id,
             ..Default::default()
-        };
-        let i = id as usize;
-        if i >= DENSE_CPUS {
-            return self.far_cpus.entry(id).or_insert_with(fresh);
-        }
-        if self.cpus.len() <= i {
-            self.cpus.resize(i + 1, None);
-        }
-        self.cpus[i].insert(fresh())
-    }
-
-    fn cpu(&self, id: u32) -> Option<&Cpu> {
-        match self.cpus.get(id as usize) {
-            Some(c) => c.as_ref(),
-            None => self.far_cpus.get(&id),
-        }
+        })
     }
 
     /// The CPUs known so far (seen in events or as wakeup targets), by id.
     pub fn known_cpus(&self) -> impl Iterator<Item = &Cpu> {
-        self.cpus.iter().flatten().chain(self.far_cpus.values())
+        self.cpus.values()
     }
 
     pub fn current_tid(&self, cpu: u32) -> Option<i32> {
-        self.cpu(cpu)?.current_tid
+        self.cpus.get(cpu)?.current_tid
     }
 
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
@@ -798,7 +766,7 @@ impl State {
     /// The [`Threads`] slot of the thread running on `cpu`.
     #[inline]
     fn current_slot(&self, cpu: u32) -> Option<u32> {
-        self.cpu(cpu)?.slot
+        self.cpus.get(cpu)?.slot
     }
 
     /// The thread `tid`, created if unknown, with its command name updated from `comm` (the

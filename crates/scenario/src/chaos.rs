@@ -12,11 +12,11 @@
 
 use std::path::Path;
 
-use ctf::ir::{Encoding, EventClass, FieldType, IntType, StructType, TraceClass};
+use ctf::ir::{ByteOrder, Encoding, EventClass, FieldType, IntType, StructType};
 use ctf::value::Value;
-use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriteError, WriterOptions};
+use ctf::writer::{EventHeaderKind, TraceWriter, WriteError, WriterOptions};
 
-use crate::lttng::{trace_class, HostInfo, NetLayout};
+use crate::lttng::{trace_class, with_byte_order, HostInfo, NetLayout};
 
 /// A source of arbitrary words.
 pub trait Entropy {
@@ -152,7 +152,7 @@ pub fn write_chaos_trace(
     let mut class = trace_class(&host, net, header);
     let big_endian = src.below(2) == 0;
     if big_endian {
-        class = big_endian_class(&class)?;
+        class = with_byte_order(&class, ByteOrder::Big)?;
     }
     let events: Vec<&EventClass> = class
         .streams
@@ -191,6 +191,7 @@ pub fn write_chaos_trace(
         _ => 1_000,
     };
     let mut clocks = vec![start; cpus as usize];
+    let no_payload = StructType::default();
     while (out.events as usize) < opts.max_events && !src.done() {
         let cpu = src.below(cpus as u64) as u32;
         match src.below(64) {
@@ -218,23 +219,15 @@ pub fn write_chaos_trace(
                 });
             }
             let e = events[class];
-            let payload = e.payload.as_ref().cloned().unwrap_or_default();
-            let mut values = struct_values(&payload, src, opts);
-            fix_up(&payload, &mut values);
+            let payload = e.payload.as_ref().unwrap_or(&no_payload);
+            let mut values = struct_values(payload, src, opts);
+            fix_up(payload, &mut values);
             w.write_event(cpu, e.id, *clock, &values)?;
             out.events += 1;
         }
     }
     w.finish()?;
     Ok(out)
-}
-
-/// `class` with a big-endian trace byte order: the fields that do not give their own follow it
-/// (the network headers' fields stay big-endian).
-fn big_endian_class(class: &TraceClass) -> Result<TraceClass, WriteError> {
-    let text = to_tsdl(class)?;
-    ctf::tsdl::parse(&text.replacen("byte_order = le;", "byte_order = be;", 1))
-        .map_err(|e| WriteError::Invalid(format!("big-endian class: {e}")))
 }
 
 fn struct_values(s: &StructType, src: &mut dyn Entropy, opts: &ChaosOptions) -> Vec<Value> {

@@ -9,7 +9,7 @@ use ctf::ir::{
 };
 use ctf::value::Value;
 use ctf::writer::lttng::{monotonic_clock, skeleton};
-use ctf::writer::EventHeaderKind;
+use ctf::writer::{to_tsdl, EventHeaderKind, WriteError};
 
 /// Event class ids.
 pub mod ev {
@@ -719,6 +719,21 @@ pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> Tra
         sc.events.insert(e.id, e);
     }
     tc
+}
+
+/// `tc` with the trace byte order `bo`. Fields in the trace's byte order are written without
+/// their own `byte_order`, so changing the trace's changes them all (fixed big-endian fields
+/// such as the network headers' stay big-endian).
+pub fn with_byte_order(tc: &TraceClass, bo: ByteOrder) -> Result<TraceClass, WriteError> {
+    let name = |bo| match bo {
+        ByteOrder::Little => "le",
+        ByteOrder::Big => "be",
+    };
+    let text = to_tsdl(tc)?;
+    let from = format!("byte_order = {};", name(tc.byte_order));
+    let to = format!("byte_order = {};", name(bo));
+    ctf::tsdl::parse(&text.replacen(&from, &to, 1))
+        .map_err(|e| WriteError::Invalid(format!("trace class in another byte order: {e}")))
 }
 
 /// A 16-byte `comm` value.

@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ctf::ir::ByteOrder;
 use ctf::trace::StreamFiles;
-use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
+use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use ctf::{Message, StreamReader, Trace};
 use scenario::common::{read_entry, read_exit, switch, Task};
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
+use scenario::lttng::{ev, trace_class, with_byte_order, HostInfo, NetLayout};
 
 /// The shared data directory (`TRACEKIT_SHARED`, e.g. `/work/shared`; CI sets `../shared`), or
 /// `None` when the variable is unset.
@@ -235,13 +235,7 @@ pub fn write_small_trace(dir: &Path, byte_order: ByteOrder, uuid_byte: u8) -> u6
     };
     let mut tc = trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
     if byte_order != tc.byte_order {
-        // Fields in the trace's byte order are written without their own `byte_order`, so
-        // flipping the trace's flips them all (fixed big-endian fields such as TCP header ones
-        // stay big-endian).
-        let text = to_tsdl(&tc).expect("TSDL of the LTTng trace class");
-        let from = format!("byte_order = {};", tsdl_byte_order(tc.byte_order));
-        let to = format!("byte_order = {};", tsdl_byte_order(byte_order));
-        tc = ctf::tsdl::parse(&text.replacen(&from, &to, 1)).expect("flipped TSDL parses");
+        tc = with_byte_order(&tc, byte_order).expect("flipped TSDL parses");
         assert_eq!(tc.byte_order, byte_order);
     }
     let mut w = TraceWriter::create(dir, &tc, 2, &WriterOptions::default()).unwrap();
@@ -262,13 +256,6 @@ pub fn write_small_trace(dir: &Path, byte_order: ByteOrder, uuid_byte: u8) -> u6
     }
     w.finish().unwrap();
     evs.len() as u64
-}
-
-fn tsdl_byte_order(bo: ByteOrder) -> &'static str {
-    match bo {
-        ByteOrder::Little => "le",
-        ByteOrder::Big => "be",
-    }
 }
 
 /// Makes `out` a damaged trace: trace `a`'s metadata and stream files, plus trace `b`'s stream
