@@ -45,14 +45,7 @@ fn trace() -> tempfile::TempDir {
 }
 
 fn lttng(name: &str, root: &Path) -> Value {
-    let cmd = format!("lttng-{name}-mi");
-    let out = Command::new(&cmd)
-        .arg(root)
-        .env("TZ", "UTC")
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{cmd}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    common::lttng_mi(&format!("lttng-{name}-mi"), &[], root)
 }
 
 fn ours(name: &str, root: &Path) -> Value {

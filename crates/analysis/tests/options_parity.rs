@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use analysis::{lami::results_json, Common, Options};
-use common::json_eq;
+use common::{json_eq, lttng_mi as lttng};
 use serde_json::Value;
 
 fn shared() -> Option<PathBuf> {
@@ -49,22 +49,6 @@ fn copy_dir(src: &Path, dst: &Path) {
             std::fs::copy(e.path(), to).unwrap();
         }
     }
-}
-
-fn lttng(cmd: &str, args: &[&str], trace: &Path) -> Value {
-    let out = Command::new(cmd)
-        .args(["--gmt"])
-        .args(args)
-        .arg(trace)
-        .env("TZ", "UTC")
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{cmd} {args:?}: {e}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 /// Our `--mi` results, reproducing lttng-analyses's event-handling defects (as the parity

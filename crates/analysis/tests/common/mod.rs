@@ -2,7 +2,28 @@
 
 #![allow(dead_code)]
 
+use std::path::Path;
+use std::process::Command;
+
 use serde_json::Value;
+
+/// The `--mi` document of lttng-analyses's command `cmd` (`lttng-irqfreq-mi`…) with `args` on
+/// the trace at `trace` (a path with a component named `kernel`), in UTC.
+pub fn lttng_mi(cmd: &str, args: &[&str], trace: &Path) -> Value {
+    let out = Command::new(cmd)
+        .args(["--gmt"])
+        .args(args)
+        .arg(trace)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{cmd} {args:?}: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
 
 /// Numbers equal up to a relative 1e-9 (float summation order differs); anything else exactly.
 pub fn num_eq(a: &Value, b: &Value) -> bool {
