@@ -36,6 +36,50 @@ pub struct Common {
     /// the operating system instead of being freed piece by piece (a thread, a name, a table
     /// row at a time: ~3 % of a run on a trace with thousands of threads).
     pub exit_after: bool,
+    /// Told how far each read has gone (`--output-progress`).
+    pub progress: Option<SharedProgress>,
+}
+
+/// Where a read stands, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressPoint {
+    /// The time reached (ns, on the analysis' time line).
+    pub ts: i64,
+    /// The range the read covers: from its first event to its end (the streams' last time
+    /// when it has none).
+    pub begin: i64,
+    pub end: i64,
+    /// Events read so far, those no analysis needed included.
+    pub events: u64,
+}
+
+impl ProgressPoint {
+    /// The part of the range read, in `[0, 1]`.
+    pub fn fraction(&self) -> f64 {
+        if self.end <= self.begin {
+            return 1.0;
+        }
+        let done = (self.ts as i128 - self.begin as i128) as f64;
+        (done / (self.end as i128 - self.begin as i128) as f64).clamp(0.0, 1.0)
+    }
+}
+
+/// Reads report to it about every hundredth of their range ([`RangeEvents`]).
+pub trait ProgressSink: Send + Sync {
+    fn at(&self, point: ProgressPoint);
+    /// The read ended, `events` events read (a read that met a loss in a lossless pass does
+    /// not end: the pass is made again).
+    fn done(&self, events: u64);
+}
+
+/// A [`ProgressSink`] shared by the options of an analysis.
+#[derive(Clone)]
+pub struct SharedProgress(pub Arc<dyn ProgressSink>);
+
+impl std::fmt::Debug for SharedProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedProgress")
+    }
 }
 
 /// A [`TimeMap`] shared by the options of an analysis.
@@ -190,6 +234,20 @@ fn index_bounds(stream: &ctf::trace::StreamFiles) -> Option<(u64, u64)> {
     Some((first.ts_begin, last.ts_end))
 }
 
+/// The time range of all the streams of every trace together (first begin, last end), on
+/// the time line of `time_map` (each trace's clock otherwise).
+fn streams_extent(traces: &[Arc<Trace>], time_map: Option<&SharedTimeMap>) -> Option<(i64, i64)> {
+    let mut extent: Option<(i64, i64)> = None;
+    for t in traces {
+        let map = |ns: i64| time_map.map_or(ns, |m| m.0.map(t.index, ns));
+        for (b, e) in stream_bounds(t).into_iter().flatten() {
+            let (b, e) = (map(b), map(e));
+            extent = Some(extent.map_or((b, e), |(x, y)| (x.min(b), y.max(e))));
+        }
+    }
+    extent
+}
+
 /// The time range every stream of every trace covers.
 pub fn intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
     intersection_on(traces, None)
@@ -240,6 +298,15 @@ pub struct RangeEvents {
     lossless: bool,
     /// A lossless read met a loss (and ended there).
     lost: bool,
+    /// Where progress is reported, if anywhere.
+    progress: Option<SharedProgress>,
+    /// The smaller of `hi` and the time after which the next progress report comes: one
+    /// comparison per event for both.
+    watch: i64,
+    /// The range reported ([`ProgressPoint`]), set at the first report, and its hundredth.
+    progress_range: Option<(i64, i64, i64)>,
+    /// The streams' last time, for a range without an end.
+    streams_end: i64,
 }
 
 impl RangeEvents {
@@ -336,6 +403,13 @@ impl RangeEvents {
             });
             skipping = true;
         }
+        // A range without an end ends with the streams (only needed for progress reports).
+        let streams_end = match &common.progress {
+            Some(_) if hi == i64::MAX => {
+                streams_extent(traces, common.time_map.as_ref()).map_or(i64::MAX, |(_, e)| e)
+            }
+            _ => hi,
+        };
         RangeEvents {
             merger,
             lo,
@@ -345,6 +419,48 @@ impl RangeEvents {
             last: None,
             lossless: false,
             lost: false,
+            watch: if common.progress.is_some() {
+                i64::MIN
+            } else {
+                hi
+            },
+            progress: common.progress.clone(),
+            progress_range: None,
+            streams_end,
+        }
+    }
+
+    /// Reports the read at `ts` and sets the next report a hundredth of the range later.
+    #[cold]
+    #[inline(never)]
+    fn report_progress(&mut self, ts: i64) {
+        let Some(sink) = &self.progress else {
+            self.watch = self.hi;
+            return;
+        };
+        let (begin, end, step) = *self.progress_range.get_or_insert_with(|| {
+            // From the first event: a trace's packets can begin well before it.
+            let begin = ts;
+            let end = self.streams_end.max(begin);
+            let step = ((end as i128 - begin as i128) / 100).clamp(1, i64::MAX as i128) as i64;
+            (begin, end, step)
+        });
+        let events = self.merger.readers().iter().map(|r| r.events_read).sum();
+        sink.0.at(ProgressPoint {
+            ts,
+            begin,
+            end,
+            events,
+        });
+        self.watch = self.hi.min(ts.saturating_add(step - 1));
+    }
+
+    /// Tells the progress sink the read is over.
+    #[cold]
+    fn end_progress(&mut self) {
+        if let Some(sink) = &self.progress {
+            let events = self.merger.readers().iter().map(|r| r.events_read).sum();
+            sink.0.done(events);
         }
     }
 
@@ -362,7 +478,9 @@ impl RangeEvents {
     }
 
     /// The next event in the range and its time (ns); None past the range or at the end.
+    // Inlined: the per-event loop of every pass (a call per event is ~2 % of an analysis).
     #[allow(clippy::should_implement_trait)]
+    #[inline(always)]
     pub fn next(&mut self) -> Option<(ctf::Event<'_>, i64)> {
         if self.done {
             return None;
@@ -371,6 +489,7 @@ impl RangeEvents {
             match self.merger.next() {
                 None => {
                     self.done = true;
+                    self.end_progress();
                     return None;
                 }
                 Some(Message::Event) => {}
@@ -388,9 +507,13 @@ impl RangeEvents {
             if ts < self.lo {
                 continue;
             }
-            if ts > self.hi {
-                self.done = true;
-                return None;
+            if ts > self.watch {
+                if ts > self.hi {
+                    self.done = true;
+                    self.end_progress();
+                    return None;
+                }
+                self.report_progress(ts);
             }
             break ts;
         };

@@ -635,6 +635,14 @@ pub fn series_table(
     Some(t)
 }
 
+/// The LAMI version this crate's documents follow (`--mi-version` prints it as `1.0`).
+pub const MI_VERSION: (u32, u32) = (1, 0);
+
+/// The `--mi-version` answer: `MAJOR.MINOR`.
+pub fn mi_version_string() -> String {
+    format!("{}.{}", MI_VERSION.0, MI_VERSION.1)
+}
+
 /// The `--metadata` document of an analysis.
 pub fn metadata_json(m: &Metadata) -> Value {
     let mut classes = Map::new();
@@ -658,7 +666,7 @@ pub fn metadata_json(m: &Metadata) -> Value {
         );
     }
     json!({
-        "mi-version": {"major": 1, "minor": 0},
+        "mi-version": {"major": MI_VERSION.0, "minor": MI_VERSION.1},
         "version": {"major": 0, "minor": 1, "patch": 0, "extra": "tracekit"},
         "title": m.title,
         "description": m.description,

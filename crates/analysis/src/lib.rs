@@ -16,7 +16,10 @@ pub mod stats;
 pub mod syscallstats;
 pub mod text;
 
-pub use driver::{run_refresh, Analysed, Analysis, Common, Range, RunError};
+pub use driver::{
+    run_refresh, Analysed, Analysis, Common, ProgressPoint, ProgressSink, Range, RunError,
+    SharedProgress,
+};
 pub use lami::{Metadata, Table};
 
 /// Linux errno names (x86-64 / generic numbering), for return values.

@@ -63,7 +63,7 @@ pub struct AnalyzeArgs {
     #[arg(value_name = "NAME[,NAME...]", value_parser = parse_names)]
     pub names: Names,
     /// Trace directories (or directories holding traces).
-    #[arg(required_unless_present = "metadata")]
+    #[arg(required_unless_present_any = ["metadata", "mi_version"])]
     pub paths: Vec<PathBuf>,
     /// Print LAMI 1.0 JSON (as `lttng-NAME-mi`).
     #[arg(long)]
@@ -71,6 +71,18 @@ pub struct AnalyzeArgs {
     /// Print the LAMI metadata (table classes) of the analysis and exit.
     #[arg(long)]
     pub metadata: bool,
+    /// Print the LAMI version (1.0) and exit.
+    #[arg(long)]
+    pub mi_version: bool,
+    /// Only check that the traces can be analysed (they open, and one is a kernel trace):
+    /// nothing printed if so, else the reason (a LAMI error with --mi) and exit status 1.
+    #[arg(long)]
+    pub test_compatibility: bool,
+    /// With --mi: print progress lines before the results (`FRACTION MESSAGE`, LAMI 1.0),
+    /// about every hundredth of the analysed range. (Otherwise a bar shows on a terminal for
+    /// large traces.)
+    #[arg(long, requires = "mi")]
+    pub output_progress: bool,
     /// Start of the analysed range: `[YYYY-MM-DD ]HH:MM:SS[.ns]` (UTC) or ns since the epoch.
     #[arg(long)]
     pub begin: Option<String>,
@@ -90,8 +102,12 @@ pub struct AnalyzeArgs {
     #[arg(long, value_delimiter = ',')]
     pub procname: Option<Vec<String>>,
     /// Rows of top tables.
-    #[arg(long, alias = "top", default_value_t = 10)]
+    #[arg(long, default_value_t = 10)]
     pub limit: usize,
+    /// lttng-analyses' output modes: each adds the analysis of that mode of the same family
+    /// (`iolatencytop --stats` is `iolatencytop,iolatencystats`; `--top` of cputop, cputop).
+    #[command(flatten)]
+    pub modes: Modes,
     /// Minimum duration or latency, µs.
     #[arg(long)]
     pub min: Option<f64>,
@@ -154,12 +170,228 @@ pub struct AnalyzeArgs {
     /// Times are always UTC (accepted for lttng-analyses compatibility).
     #[arg(long)]
     pub gmt: bool,
-    /// Accepted for lttng-analyses compatibility.
-    #[arg(long, hide = true)]
+    /// No progress bar.
+    #[arg(long)]
     pub no_progress: bool,
     /// Accepted for lttng-analyses compatibility.
     #[arg(long, hide = true)]
     pub no_color: bool,
+    /// Accepted for lttng-analyses compatibility (tracekit reads no trace twice to validate it).
+    #[arg(long, hide = true)]
+    pub skip_validation: bool,
+    /// Accepted for lttng-analyses compatibility.
+    #[arg(long, hide = true)]
+    pub progress_use_size: bool,
+    /// Accepted for lttng-analyses compatibility.
+    #[arg(long, hide = true)]
+    pub debug: bool,
+}
+
+/// lttng-analyses' mode flags (see [`AnalyzeArgs::modes`]).
+#[derive(Args, Debug, Default, Clone, Copy)]
+pub struct Modes {
+    /// Also the log of the family (irqlog, schedlog, iolog, periodlog).
+    #[arg(long)]
+    pub log: bool,
+    /// Also the top of the family (cputop, memtop, schedtop, iolatencytop, periodtop).
+    #[arg(long)]
+    pub top: bool,
+    /// Also the statistics of the family (irqstats, schedstats, iolatencystats, periodstats).
+    #[arg(long)]
+    pub stats: bool,
+    /// Also the frequency distribution of the family (irqfreq, schedfreq, iolatencyfreq,
+    /// periodfreq).
+    #[arg(long)]
+    pub freq: bool,
+    /// Also iousagetop (I/O analyses).
+    #[arg(long)]
+    pub usage: bool,
+}
+
+/// The analyses of lttng-analyses' modes, per family: (family members, log, top, stats, freq,
+/// usage).
+#[allow(clippy::type_complexity)]
+const FAMILIES: &[(&[Name], [Option<Name>; 5])] = &[
+    (
+        &[Name::Cputop],
+        [None, Some(Name::Cputop), None, None, None],
+    ),
+    (
+        &[Name::Memtop],
+        [None, Some(Name::Memtop), None, None, None],
+    ),
+    (
+        &[Name::Irqlog, Name::Irqstats, Name::Irqfreq],
+        [
+            Some(Name::Irqlog),
+            None,
+            Some(Name::Irqstats),
+            Some(Name::Irqfreq),
+            None,
+        ],
+    ),
+    (
+        &[
+            Name::Schedlog,
+            Name::Schedtop,
+            Name::Schedstats,
+            Name::Schedfreq,
+        ],
+        [
+            Some(Name::Schedlog),
+            Some(Name::Schedtop),
+            Some(Name::Schedstats),
+            Some(Name::Schedfreq),
+            None,
+        ],
+    ),
+    (
+        &[
+            Name::Iolog,
+            Name::Iolatencytop,
+            Name::Iolatencystats,
+            Name::Iolatencyfreq,
+            Name::Iousagetop,
+        ],
+        [
+            Some(Name::Iolog),
+            Some(Name::Iolatencytop),
+            Some(Name::Iolatencystats),
+            Some(Name::Iolatencyfreq),
+            Some(Name::Iousagetop),
+        ],
+    ),
+    (
+        &[
+            Name::Periodlog,
+            Name::Periodtop,
+            Name::Periodstats,
+            Name::Periodfreq,
+        ],
+        [
+            Some(Name::Periodlog),
+            Some(Name::Periodtop),
+            Some(Name::Periodstats),
+            Some(Name::Periodfreq),
+            None,
+        ],
+    ),
+];
+
+/// `names` and, after them, the analyses `modes` add; an error names a mode that no named
+/// analysis has (as lttng-analyses rejects `lttng-cputop --stats`).
+fn with_modes(names: &[Name], modes: Modes) -> Result<Vec<Name>, String> {
+    let flags = [
+        ("--log", modes.log),
+        ("--top", modes.top),
+        ("--stats", modes.stats),
+        ("--freq", modes.freq),
+        ("--usage", modes.usage),
+    ];
+    let mut out: Vec<Name> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(*n);
+        }
+    }
+    for (mode, (flag, set)) in flags.into_iter().enumerate() {
+        if !set {
+            continue;
+        }
+        let added: Vec<Name> = FAMILIES
+            .iter()
+            .filter(|(members, _)| names.iter().any(|n| members.contains(n)))
+            .filter_map(|(_, of_mode)| of_mode[mode])
+            .collect();
+        if added.is_empty() {
+            let named: Vec<String> = names.iter().map(|n| name_of(*n)).collect();
+            return Err(format!(
+                "{flag}: not an output mode of {}",
+                named.join(", ")
+            ));
+        }
+        for n in added {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The arguments of `tracekit analyze` for a run under one of lttng-analyses' command names
+/// (`lttng-NAME` or `lttng-NAME-mi`, as `tracekit lami-links` makes them): `args` (the
+/// process's, program first) with `analyze NAME [--mi]` in place of the program. None for
+/// any other program name.
+pub fn lttng_command_args(args: &[std::ffi::OsString]) -> Option<Vec<std::ffi::OsString>> {
+    let program = std::path::Path::new(args.first()?).file_name()?.to_str()?;
+    let command = program.strip_prefix("lttng-")?;
+    let (name, mi) = match command.strip_suffix("-mi") {
+        Some(n) => (n, true),
+        None => (command, false),
+    };
+    let name = Name::from_str(name, false).ok()?;
+    let mut out: Vec<std::ffi::OsString> = vec!["tracekit".into(), "analyze".into()];
+    out.push(name_of(name).into());
+    if mi {
+        out.push("--mi".into());
+    }
+    out.extend(args[1..].iter().cloned());
+    Some(out)
+}
+
+/// Every analysis name, as `tracekit analyze` takes it.
+pub fn all_names() -> Vec<String> {
+    Name::value_variants().iter().map(|n| name_of(*n)).collect()
+}
+
+/// `--test-compatibility`: whether `paths` can be analysed (they open, and one of them is a
+/// kernel trace); the reason when not.
+fn compatibility(paths: &[PathBuf]) -> Result<(), String> {
+    let traces = ctf::open_all(paths).map_err(|e| e.to_string())?;
+    let kernel = traces.iter().any(|t| {
+        t.class.env_str("domain") == Some("kernel")
+            || t.class
+                .streams
+                .values()
+                .any(|s| s.events.values().any(|e| e.name == "sched_switch"))
+    });
+    if kernel {
+        Ok(())
+    } else {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        Err(format!(
+            "{}: no kernel trace (the analyses read LTTng kernel events)",
+            shown.join(", ")
+        ))
+    }
+}
+
+/// `--output-progress`: LAMI progress lines on standard output.
+struct ProgressLines;
+
+impl analysis::ProgressSink for ProgressLines {
+    fn at(&self, p: analysis::ProgressPoint) {
+        let line = format!(
+            "{:.4} {}/{}; {} events read\n",
+            p.fraction(),
+            analysis::text::fmt_ts(p.ts),
+            analysis::text::fmt_ts(p.end),
+            p.events
+        );
+        progress_line(&line);
+    }
+
+    fn done(&self, events: u64) {
+        progress_line(&format!("1 Done: {events} events read\n"));
+    }
+}
+
+/// Writes a progress line at once (a consumer that went away stops the analysis at its next
+/// write of results).
+fn progress_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line.as_bytes()).and_then(|_| out.flush());
 }
 
 fn metadata_of(n: Name) -> &'static Metadata {
@@ -265,11 +497,19 @@ fn emit(
 }
 
 pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut names: Vec<Name> = Vec::new();
-    for n in &a.names.0 {
-        if !names.contains(n) {
-            names.push(*n);
-        }
+    if a.mi_version {
+        println!("{}", analysis::lami::mi_version_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let names = match with_modes(&a.names.0, a.modes) {
+        Ok(n) => n,
+        Err(m) => return Ok(fail(a.mi, &m)),
+    };
+    if a.test_compatibility {
+        return Ok(match compatibility(&a.paths) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => fail(a.mi, &m),
+        });
     }
     if a.metadata {
         // One LAMI metadata document per analysis, one per line.
@@ -301,6 +541,15 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         no_intersection: a.no_intersection,
         lttng_analyses_quirks: a.lttng_analyses_quirks,
         exit_after: true,
+        progress: if a.output_progress {
+            Some(analysis::SharedProgress(std::sync::Arc::new(ProgressLines)))
+        } else if a.no_progress || refresh.is_some() && !a.mi {
+            // (Text results printed during the read would break into the bar's line.)
+            None
+        } else {
+            crate::progress::RangeBar::for_traces(&traces)
+                .map(|b| analysis::SharedProgress(std::sync::Arc::new(b)))
+        },
         ..Default::default()
     };
     if a.sync {
@@ -482,5 +731,42 @@ mod tests {
         );
         assert_eq!(parse_time("12", 0).unwrap(), 12);
         assert!(parse_time("1:2", 0).is_err());
+    }
+
+    #[test]
+    fn lttng_command_names() {
+        let args = |v: &[&str]| -> Vec<std::ffi::OsString> { v.iter().map(|s| s.into()).collect() };
+        assert_eq!(
+            lttng_command_args(&args(&[
+                "/usr/bin/lttng-iolatencystats-mi",
+                "--limit",
+                "3",
+                "t"
+            ])),
+            Some(args(&[
+                "tracekit",
+                "analyze",
+                "iolatencystats",
+                "--mi",
+                "--limit",
+                "3",
+                "t"
+            ]))
+        );
+        assert_eq!(
+            lttng_command_args(&args(&["lttng-periodlog", "t"])),
+            Some(args(&["tracekit", "analyze", "periodlog", "t"]))
+        );
+        for other in [
+            "tracekit",
+            "lttng-analyses-record",
+            "lttng-track-process",
+            "lttng-",
+            "lttng--mi",
+            "lttng-CPUTOP",
+            "my-lttng-cputop",
+        ] {
+            assert_eq!(lttng_command_args(&args(&[other, "t"])), None, "{other}");
+        }
     }
 }

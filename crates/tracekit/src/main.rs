@@ -6,6 +6,7 @@ mod critpath_cmd;
 mod demo;
 mod gen_cmd;
 mod heap;
+mod lami_links;
 mod latency_cmd;
 mod output;
 mod period_cmd;
@@ -20,14 +21,18 @@ mod timefmt;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Linux tracing and trace analysis: read, merge, print and count CTF (LTTng) traces.
 #[derive(Parser)]
-#[command(name = "tracekit", version, about)]
+#[command(name = "tracekit", version, about, arg_required_else_help = true)]
 struct Cli {
+    /// Print the LAMI version of `analyze --mi` (1.0) and exit: the first question Trace
+    /// Compass asks an external analysis, of the executable alone.
+    #[arg(long, exclusive = true)]
+    mi_version: bool,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -51,6 +56,9 @@ enum Command {
     /// Latency trackers (wakeup, off-CPU, syscall, block, IRQ): occurrences over a threshold,
     /// timeouts and histograms.
     Latency(latency_cmd::LatencyArgs),
+    /// Make `lttng-NAME` and `lttng-NAME-mi` links to tracekit in a directory: run by those
+    /// names it is `tracekit analyze NAME [--mi]`, a drop-in for lttng-analyses' commands.
+    LamiLinks(lami_links::LamiLinksArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,8 +69,22 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
-    let result = match cli.command {
+    // Run as `lttng-cputop-mi` (a link made by `tracekit lami-links`): `analyze cputop --mi`.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match analyze_cmd::lttng_command_args(&args) {
+        Some(args) => Cli::parse_from(args),
+        None => Cli::parse_from(args),
+    };
+    if cli.mi_version {
+        println!("{}", analysis::lami::mi_version_string());
+        return ExitCode::SUCCESS;
+    }
+    let Some(command) = cli.command else {
+        // Not reached (no argument prints the help), but a help is the answer anyway.
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
+    };
+    let result = match command {
         Command::Demo(a) => demo::run(&a),
         Command::Gen(a) => gen_cmd::run(&a)
             .map(|_| ExitCode::SUCCESS)
@@ -74,6 +96,7 @@ fn main() -> ExitCode {
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),
+        Command::LamiLinks(a) => lami_links::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -14,14 +14,7 @@ pub struct Progress {
 impl Progress {
     /// A progress line for reading `traces`, or a silent one when stderr is not a terminal.
     pub fn for_traces(traces: &[Arc<ctf::Trace>]) -> Self {
-        let bytes: u64 = traces
-            .iter()
-            .flat_map(|t| t.streams.iter().flat_map(|s| s.files.iter()))
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum();
-        // Small traces finish before a bar would be useful.
-        if !std::io::stderr().is_terminal() || bytes < 32 << 20 {
+        if !worth_showing(traces) {
             return Progress { bar: None };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -47,5 +40,52 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// Whether a progress display is wanted for reading `traces`: stderr is a terminal and the
+/// traces are large (small ones finish before a bar would be useful).
+fn worth_showing(traces: &[Arc<ctf::Trace>]) -> bool {
+    if !std::io::stderr().is_terminal() {
+        return false;
+    }
+    let bytes: u64 = traces
+        .iter()
+        .flat_map(|t| t.streams.iter().flat_map(|s| s.files.iter()))
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    bytes >= 32 << 20
+}
+
+/// A bar over an analysis' time range (`tracekit analyze` on a terminal), fed by its reads.
+pub struct RangeBar {
+    bar: ProgressBar,
+}
+
+impl RangeBar {
+    /// A bar for analysing `traces`; None when stderr is not a terminal or they are small.
+    pub fn for_traces(traces: &[Arc<ctf::Trace>]) -> Option<Self> {
+        if !worth_showing(traces) {
+            return None;
+        }
+        let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {percent:>3}% {msg} ({elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Some(RangeBar { bar })
+    }
+}
+
+impl analysis::ProgressSink for RangeBar {
+    fn at(&self, p: analysis::ProgressPoint) {
+        // The message first: setting the position may draw the bar.
+        self.bar.set_message(format!("{} events read", p.events));
+        self.bar.set_position((p.fraction() * 1000.0) as u64);
+    }
+
+    fn done(&self, _events: u64) {
+        self.bar.finish_and_clear();
     }
 }
