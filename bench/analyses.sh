@@ -132,6 +132,24 @@ for r in "${ROWS[@]}"; do
 done | tee "$RES/table.txt"
 
 echo
+# What no speed of reading events can go below: starting, opening the trace (its metadata,
+# indexes) and reading its last packet, against lttng-analyses' whole cputop run.
+echo "== floor: tracekit analyze cputop --mi --begin <last event time> (start, open, one packet)"
+printf '%-14s %9s %9s %12s\n' trace floor_s py_s max_speedup
+for t in "${TRACES[@]}"; do
+    dir=$WORK/$t/kernel
+    [[ -f $RES/$t-cputop-py ]] || continue
+    end=$("$TK" count --json "$dir" | sed -n 's/^  "end_ns": \([0-9]*\),*$/\1/p')
+    measure_tk "$RES/$t-floor" "$TK" analyze cputop --mi --begin "$end" "$dir"
+    read -r fs _ frc <"$RES/$t-floor"
+    read -r ps _ _ <"$RES/$t-cputop-py"
+    [[ $frc == 0 ]] || echo "  (tracekit exited $frc: $(head -c 200 "$RES/$t-floor.stderr"))"
+    awk -v t="$t" -v fs="$fs" -v ps="$ps" 'BEGIN {
+        if (fs < 0.0001) fs = 0.0001
+        printf "%-14s %9.4f %9.1f %11.0fx\n", t, fs, ps, ps / fs }'
+done | tee "$RES/floor.txt"
+
+echo
 echo "== tracekit peak RSS vs trace size (MB)"
 cache_from_disk "$WORK/gen-$SCALE_EVENTS/kernel"
 printf '%-15s %12s %12s\n' analysis "$GEN_EVENTS" "$SCALE_EVENTS"
