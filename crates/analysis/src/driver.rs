@@ -45,8 +45,8 @@ pub struct Common {
 pub struct ProgressPoint {
     /// The time reached (ns, on the analysis' time line).
     pub ts: i64,
-    /// The range the read covers: from its first event to its end (the streams' last time
-    /// when it has none).
+    /// The range the read covers: from its first event to its end or, if before, the
+    /// streams' last time.
     pub begin: i64,
     pub end: i64,
     /// Events read so far, those no analysis needed included.
@@ -66,6 +66,7 @@ impl ProgressPoint {
 
 /// Reads report to it about every hundredth of their range ([`RangeEvents`]).
 pub trait ProgressSink: Send + Sync {
+    /// The read reached `point`.
     fn at(&self, point: ProgressPoint);
     /// The read ended, `events` events read (a read that met a loss in a lossless pass does
     /// not end: the pass is made again).
@@ -305,7 +306,7 @@ pub struct RangeEvents {
     watch: i64,
     /// The range reported ([`ProgressPoint`]), set at the first report, and its hundredth.
     progress_range: Option<(i64, i64, i64)>,
-    /// The streams' last time, for a range without an end.
+    /// Where progress reports put the end: `hi` or the streams' last time if before.
     streams_end: i64,
 }
 
@@ -403,12 +404,12 @@ impl RangeEvents {
             });
             skipping = true;
         }
-        // A range without an end ends with the streams (only needed for progress reports).
+        // Progress reports end where the streams do, if before the range's end.
         let streams_end = match &common.progress {
-            Some(_) if hi == i64::MAX => {
-                streams_extent(traces, common.time_map.as_ref()).map_or(i64::MAX, |(_, e)| e)
+            Some(_) => {
+                streams_extent(traces, common.time_map.as_ref()).map_or(hi, |(_, e)| e.min(hi))
             }
-            _ => hi,
+            None => hi,
         };
         RangeEvents {
             merger,
