@@ -118,25 +118,14 @@ fn a_bounded_range_reports_from_its_first_event_to_its_end() {
 
 #[test]
 fn a_point_past_its_range_is_complete() {
-    let p = ProgressPoint {
-        ts: 30,
-        begin: 10,
-        end: 20,
-        events: 1,
-    };
-    assert_eq!(p.fraction(), 1.0);
-    let empty = ProgressPoint {
-        ts: 10,
-        begin: 10,
-        end: 10,
-        events: 1,
-    };
-    assert_eq!(empty.fraction(), 1.0);
-    let extreme = ProgressPoint {
-        ts: 0,
-        begin: i64::MIN,
-        end: i64::MAX,
+    let point = |ts, begin, end| ProgressPoint {
+        ts,
+        begin,
+        end,
         events: 0,
     };
-    assert!((extreme.fraction() - 0.5).abs() < 1e-9);
+    assert_eq!(point(30, 10, 20).fraction(), 1.0);
+    assert_eq!(point(10, 10, 10).fraction(), 1.0);
+    assert_eq!(point(5, 10, 20).fraction(), 0.0);
+    assert!((point(0, i64::MIN, i64::MAX).fraction() - 0.5).abs() < 1e-9);
 }

@@ -208,75 +208,37 @@ pub struct Modes {
     pub usage: bool,
 }
 
-/// The analyses of lttng-analyses' modes, per family: (family members, log, top, stats, freq,
-/// usage).
-#[allow(clippy::type_complexity)]
-const FAMILIES: &[(&[Name], [Option<Name>; 5])] = &[
-    (
-        &[Name::Cputop],
-        [None, Some(Name::Cputop), None, None, None],
-    ),
-    (
-        &[Name::Memtop],
-        [None, Some(Name::Memtop), None, None, None],
-    ),
-    (
-        &[Name::Irqlog, Name::Irqstats, Name::Irqfreq],
+/// lttng-analyses' command families: the analysis of each mode (log, top, stats, freq,
+/// usage), which are also the family's members.
+const FAMILIES: &[[Option<Name>; 5]] = {
+    use Name::*;
+    &[
+        [None, Some(Cputop), None, None, None],
+        [None, Some(Memtop), None, None, None],
+        [Some(Irqlog), None, Some(Irqstats), Some(Irqfreq), None],
         [
-            Some(Name::Irqlog),
-            None,
-            Some(Name::Irqstats),
-            Some(Name::Irqfreq),
+            Some(Schedlog),
+            Some(Schedtop),
+            Some(Schedstats),
+            Some(Schedfreq),
             None,
         ],
-    ),
-    (
-        &[
-            Name::Schedlog,
-            Name::Schedtop,
-            Name::Schedstats,
-            Name::Schedfreq,
+        [
+            Some(Iolog),
+            Some(Iolatencytop),
+            Some(Iolatencystats),
+            Some(Iolatencyfreq),
+            Some(Iousagetop),
         ],
         [
-            Some(Name::Schedlog),
-            Some(Name::Schedtop),
-            Some(Name::Schedstats),
-            Some(Name::Schedfreq),
+            Some(Periodlog),
+            Some(Periodtop),
+            Some(Periodstats),
+            Some(Periodfreq),
             None,
         ],
-    ),
-    (
-        &[
-            Name::Iolog,
-            Name::Iolatencytop,
-            Name::Iolatencystats,
-            Name::Iolatencyfreq,
-            Name::Iousagetop,
-        ],
-        [
-            Some(Name::Iolog),
-            Some(Name::Iolatencytop),
-            Some(Name::Iolatencystats),
-            Some(Name::Iolatencyfreq),
-            Some(Name::Iousagetop),
-        ],
-    ),
-    (
-        &[
-            Name::Periodlog,
-            Name::Periodtop,
-            Name::Periodstats,
-            Name::Periodfreq,
-        ],
-        [
-            Some(Name::Periodlog),
-            Some(Name::Periodtop),
-            Some(Name::Periodstats),
-            Some(Name::Periodfreq),
-            None,
-        ],
-    ),
-];
+    ]
+};
 
 /// `names` and, after them, the analyses `modes` add; an error names a mode that no named
 /// analysis has (as lttng-analyses rejects `lttng-cputop --stats`).
@@ -300,8 +262,8 @@ fn with_modes(names: &[Name], modes: Modes) -> Result<Vec<Name>, String> {
         }
         let added: Vec<Name> = FAMILIES
             .iter()
-            .filter(|(members, _)| names.iter().any(|n| members.contains(n)))
-            .filter_map(|(_, of_mode)| of_mode[mode])
+            .filter(|family| names.iter().any(|n| family.contains(&Some(*n))))
+            .filter_map(|family| family[mode])
             .collect();
         if added.is_empty() {
             let named: Vec<String> = names.iter().map(|n| name_of(*n)).collect();
