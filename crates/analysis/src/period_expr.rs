@@ -4,7 +4,7 @@
 //!   begin expression also ends the period, as in lttng-analyses).
 //! * Captures: `NAME : a = REF, b = REF [: c = REF, ...]` (begin captures, then end captures).
 //! * Expressions: `||`, `&&`, `!`, parentheses, comparisons `== != < <= > >=` and `=*` (glob
-//!   match with `*` and `?`), string literals (`"..."` or `'...'`), integer and float literals,
+//!   match as Python's `fnmatch`: `*`, `?`, `[...]`, `[!...]`), string literals (`"..."` or `'...'`), integer and float literals,
 //!   and references:
 //!   * `$evt.FIELD`: a field of the current event, looked up in the payload, then the event
 //!     contexts, the packet context, the event header and the packet header;
@@ -522,29 +522,122 @@ pub fn parse_captures(s: &str) -> Result<Captures, ParseError> {
     })
 }
 
-/// Glob match with `*` (any run) and `?` (one character).
-pub fn glob(pat: &str, s: &str) -> bool {
+/// One element of a glob pattern; each but [`GlobTok::Star`] matches one character.
+#[derive(Debug, Clone, PartialEq)]
+enum GlobTok {
+    Star,
+    Any,
+    Char(char),
+    /// `[...]` (`[!...]` negated): characters and ranges `a-z`.
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+impl GlobTok {
+    fn matches(&self, c: char) -> bool {
+        match self {
+            GlobTok::Star | GlobTok::Any => true,
+            GlobTok::Char(x) => *x == c,
+            GlobTok::Class { negated, ranges } => {
+                ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated
+            }
+        }
+    }
+}
+
+/// The elements of a glob pattern, read as Python's `fnmatch` (lttng-analyses' `=*`) reads
+/// them: a `[` without a closing `]` is itself; a `]` right after `[` or `[!` belongs to the
+/// class; a `-` between two characters makes a range (first or last, itself).
+fn glob_tokens(pat: &str) -> Vec<GlobTok> {
     let p: Vec<char> = pat.chars().collect();
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        match p[i] {
+            '*' => {
+                if out.last() != Some(&GlobTok::Star) {
+                    out.push(GlobTok::Star);
+                }
+                i += 1;
+            }
+            '?' => {
+                out.push(GlobTok::Any);
+                i += 1;
+            }
+            '[' => {
+                let mut j = i + 1;
+                if p.get(j) == Some(&'!') {
+                    j += 1;
+                }
+                if p.get(j) == Some(&']') {
+                    j += 1;
+                }
+                let Some(close) = p.get(j..).and_then(|r| r.iter().position(|&c| c == ']')) else {
+                    out.push(GlobTok::Char('['));
+                    i += 1;
+                    continue;
+                };
+                let close = j + close;
+                let mut body = &p[i + 1..close];
+                let negated = body.first() == Some(&'!');
+                if negated {
+                    body = &body[1..];
+                }
+                let mut ranges = Vec::new();
+                let mut k = 0;
+                while k < body.len() {
+                    if k + 2 < body.len() && body[k + 1] == '-' {
+                        ranges.push((body[k], body[k + 2]));
+                        k += 3;
+                    } else {
+                        ranges.push((body[k], body[k]));
+                        k += 1;
+                    }
+                }
+                out.push(GlobTok::Class { negated, ranges });
+                i = close + 1;
+            }
+            c => {
+                out.push(GlobTok::Char(c));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Glob match of the whole of `s`, as lttng-analyses' `=*` (Python's `fnmatch`): `*` (any
+/// run), `?` (one character), `[...]` and `[!...]` (one character of, or not of, a set).
+pub fn glob(pat: &str, s: &str) -> bool {
+    let p = glob_tokens(pat);
     let t: Vec<char> = s.chars().collect();
+    // The classic walk: on a mismatch, the last `*` takes one more character.
     let (mut pi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(sp) = star {
-            pi = sp + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
+        match p.get(pi) {
+            Some(GlobTok::Star) => {
+                star = Some(pi);
+                mark = ti;
+                pi += 1;
+            }
+            Some(tok) if tok.matches(t[ti]) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some(sp) => {
+                    pi = sp + 1;
+                    mark += 1;
+                    ti = mark;
+                }
+                None => return false,
+            },
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while p.get(pi) == Some(&GlobTok::Star) {
         pi += 1;
     }
     pi == p.len()
@@ -781,6 +874,30 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn a_star_matches_texts_holding_stars() {
+        assert!(glob("*", "*0"));
+        assert!(glob("a*", "a*b"));
+        assert!(glob("*b", "**b"));
+        assert!(!glob("a*c", "a*b"));
+    }
+
+    #[test]
+    fn classes_as_fnmatch() {
+        assert!(glob("sched_[sw]*", "sched_switch"));
+        assert!(glob("sched_[sw]*", "sched_wakeup"));
+        assert!(!glob("sched_[!sw]*", "sched_switch"));
+        assert!(glob("[a-c]x", "bx"));
+        assert!(!glob("[a-c]x", "dx"));
+        assert!(glob("[]]", "]"));
+        assert!(glob("[!]]", "a"));
+        assert!(glob("[a-]", "-"));
+        // No closing bracket: a plain `[`.
+        assert!(glob("a[b", "a[b"));
+        // A reversed range matches nothing.
+        assert!(!glob("[z-a]", "m"));
     }
 
     #[test]
