@@ -643,6 +643,17 @@ pub fn mi_version_string() -> String {
     format!("{}.{}", MI_VERSION.0, MI_VERSION.1)
 }
 
+/// This build's version as LAMI writes one (`{"major", "minor", "patch", "extra"}`).
+fn tracekit_version() -> Value {
+    let part = |v: &str| v.parse::<u64>().unwrap_or(0);
+    json!({
+        "major": part(env!("CARGO_PKG_VERSION_MAJOR")),
+        "minor": part(env!("CARGO_PKG_VERSION_MINOR")),
+        "patch": part(env!("CARGO_PKG_VERSION_PATCH")),
+        "extra": "tracekit",
+    })
+}
+
 /// The `--metadata` document of an analysis.
 pub fn metadata_json(m: &Metadata) -> Value {
     let mut classes = Map::new();
@@ -667,11 +678,11 @@ pub fn metadata_json(m: &Metadata) -> Value {
     }
     json!({
         "mi-version": {"major": MI_VERSION.0, "minor": MI_VERSION.1},
-        "version": {"major": 0, "minor": 1, "patch": 0, "extra": "tracekit"},
+        "version": tracekit_version(),
         "title": m.title,
         "description": m.description,
+        // (LAMI's optional `url` is left out: the project has no published address.)
         "authors": ["tracekit developers"],
-        "url": "https://github.com/tracekit/tracekit",
         "tags": m.tags,
         "table-classes": Value::Object(classes),
     })

@@ -111,6 +111,12 @@ fn a_trace_compass_session_through_a_link() {
         let meta: Value =
             serde_json::from_str(&ok(run_link(&bin, &link, &["--metadata"], None))).unwrap();
         assert!(meta["title"].is_string(), "{meta}");
+        let v = &meta["version"];
+        assert_eq!(
+            format!("{}.{}.{}", v["major"], v["minor"], v["patch"]),
+            env!("CARGO_PKG_VERSION"),
+            "the metadata gives this build's version"
+        );
         let classes = meta["table-classes"].as_object().expect("table classes");
         let direct: Value = serde_json::from_str(&ok(common::command()
             .args(["analyze", name, "--metadata"])
