@@ -15,26 +15,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use analysis::{lami::results_json, Common, Options};
 use common::json_eq;
 use serde_json::Value;
 
 fn installed() -> bool {
-    let ok = Command::new("lttng-cputop-mi")
-        .arg("--help")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("TRACEKIT_SHARED").is_none(),
-            "lttng-analyses must be installed where the shared suites run \
-             (apt install python3-lttnganalyses)"
-        );
-        eprintln!("lttng-analyses is not installed: skipping the generated-trace parity tests");
-    }
-    ok
+    testkit::tool_or_skip(
+        "lttng-cputop-mi",
+        "apt install python3-lttnganalyses",
+        "the generated-trace parity tests",
+    )
 }
 
 /// A generated trace in `DIR/kernel` (lttng-analyses wants a path component named so).

@@ -129,16 +129,11 @@ proptest! {
 /// made of the characters that matter (`*?[]!-` and a few letters), checked by Python itself.
 #[test]
 fn globs_match_as_python_fnmatch() {
-    let have_python = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_python {
-        assert!(
-            std::env::var_os("TRACEKIT_SHARED").is_none(),
-            "python3 must be installed where the shared suites run (lttng-analyses needs it)"
-        );
-        eprintln!("python3 is not installed: skipping the fnmatch comparison");
+    if !testkit::tool_or_skip(
+        "python3",
+        "lttng-analyses needs it",
+        "the fnmatch comparison",
+    ) {
         return;
     }
     // A fixed linear congruential sequence: the same cases on every run.

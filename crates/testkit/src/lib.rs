@@ -35,6 +35,26 @@ pub fn shared_or_skip(what: &str) -> Option<PathBuf> {
     sh
 }
 
+/// Whether the peer tool `program` runs (`program --version`), for a test that compares with
+/// it. Where the shared suites run (`TRACEKIT_SHARED` set: CI) it must: a missing one fails
+/// the test, saying to install `install`; elsewhere the test skips `what`, said on stderr.
+pub fn tool_or_skip(program: &str, install: &str, what: &str) -> bool {
+    let runs = std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !runs {
+        assert!(
+            shared().is_none(),
+            "{program} must be installed where the shared suites run ({install})"
+        );
+        eprintln!("{program} is not installed: skipping {what}");
+    }
+    runs
+}
+
 /// What reading a whole trace with its own metadata found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceCheck {

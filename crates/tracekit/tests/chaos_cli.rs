@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{command, have};
+use common::command;
 
 /// Traces per test, and events per trace.
 const SEEDS: u64 = 10;
@@ -133,12 +133,7 @@ fn every_command_survives_arbitrary_traces() {
 /// tests/conformance.rs): the traces compared have none.
 #[test]
 fn print_matches_babeltrace2_on_arbitrary_traces() {
-    if !have("babeltrace2") {
-        assert!(
-            std::env::var_os("TRACEKIT_SHARED").is_none(),
-            "babeltrace2 must be installed where the shared suites run (apt install babeltrace2)"
-        );
-        eprintln!("babeltrace2 is not installed: comparison skipped");
+    if !testkit::tool_or_skip("babeltrace2", "apt install babeltrace2", "the comparison") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -336,13 +336,11 @@ fn links_keep_what_is_there() {
 /// Where lttng-analyses is installed: it answers the protocol's questions as tracekit does.
 #[test]
 fn lttng_analyses_answers_alike() {
-    if !common::have("lttng-cputop-mi") {
-        assert!(
-            std::env::var_os("TRACEKIT_SHARED").is_none(),
-            "lttng-analyses must be installed where the shared suites run \
-             (apt install python3-lttnganalyses)"
-        );
-        eprintln!("lttng-analyses is not installed: skipping the protocol comparison");
+    if !testkit::tool_or_skip(
+        "lttng-cputop-mi",
+        "apt install python3-lttnganalyses",
+        "the protocol comparison",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
