@@ -235,18 +235,34 @@ fn index_bounds(stream: &ctf::trace::StreamFiles) -> Option<(u64, u64)> {
     Some((first.ts_begin, last.ts_end))
 }
 
-/// The time range of all the streams of every trace together (first begin, last end), on
-/// the time line of `time_map` (each trace's clock otherwise).
-fn streams_extent(traces: &[Arc<Trace>], time_map: Option<&SharedTimeMap>) -> Option<(i64, i64)> {
-    let mut extent: Option<(i64, i64)> = None;
+/// The time range of every readable stream of every trace, on the time line of `time_map`
+/// (each trace's clock otherwise).
+fn mapped_stream_bounds(
+    traces: &[Arc<Trace>],
+    time_map: Option<&SharedTimeMap>,
+) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
     for t in traces {
         let map = |ns: i64| time_map.map_or(ns, |m| m.0.map(t.index, ns));
-        for (b, e) in stream_bounds(t).into_iter().flatten() {
-            let (b, e) = (map(b), map(e));
-            extent = Some(extent.map_or((b, e), |(x, y)| (x.min(b), y.max(e))));
-        }
+        out.extend(
+            stream_bounds(t)
+                .into_iter()
+                .flatten()
+                .map(|(b, e)| (map(b), map(e))),
+        );
     }
-    extent
+    out
+}
+
+/// The range every one of `bounds` covers (None for no bounds).
+fn common_range(bounds: &[(i64, i64)]) -> Option<(i64, i64)> {
+    (!bounds.is_empty()).then(|| {
+        bounds
+            .iter()
+            .fold((i64::MIN, i64::MAX), |(b, e), &(sb, se)| {
+                (b.max(sb), e.min(se))
+            })
+    })
 }
 
 /// The time range every stream of every trace covers.
@@ -259,22 +275,7 @@ pub fn intersection_on(
     traces: &[Arc<Trace>],
     time_map: Option<&SharedTimeMap>,
 ) -> Option<(i64, i64)> {
-    let mut b = i64::MIN;
-    let mut e = i64::MAX;
-    let mut any = false;
-    for t in traces {
-        let map = |ns: i64| time_map.map_or(ns, |m| m.0.map(t.index, ns));
-        for (sb, se) in stream_bounds(t)
-            .into_iter()
-            .flatten()
-            .map(|(sb, se)| (map(sb), map(se)))
-        {
-            any = true;
-            b = b.max(sb);
-            e = e.min(se);
-        }
-    }
-    any.then_some((b, e))
+    common_range(&mapped_stream_bounds(traces, time_map))
 }
 
 /// Per stream class position, per event class position of a trace: whether a consumer
@@ -376,8 +377,15 @@ impl RangeEvents {
             common.begin.unwrap_or(i64::MIN),
             common.end.unwrap_or(i64::MAX),
         );
+        // The streams' bounds (read from indexes or packet contexts: read once) for the
+        // intersection and the end of progress reports.
+        let bounds = if !common.no_intersection || common.progress.is_some() {
+            mapped_stream_bounds(traces, common.time_map.as_ref())
+        } else {
+            Vec::new()
+        };
         if !common.no_intersection {
-            if let Some((b, e)) = intersection_on(traces, common.time_map.as_ref()) {
+            if let Some((b, e)) = common_range(&bounds) {
                 lo = lo.max(b);
                 hi = hi.min(e);
             }
@@ -405,12 +413,11 @@ impl RangeEvents {
             skipping = true;
         }
         // Progress reports end where the streams do, if before the range's end.
-        let streams_end = match &common.progress {
-            Some(_) => {
-                streams_extent(traces, common.time_map.as_ref()).map_or(hi, |(_, e)| e.min(hi))
-            }
-            None => hi,
-        };
+        let streams_end = bounds
+            .iter()
+            .map(|&(_, e)| e)
+            .max()
+            .map_or(hi, |e| e.min(hi));
         RangeEvents {
             merger,
             lo,
