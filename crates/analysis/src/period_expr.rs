@@ -611,36 +611,51 @@ fn glob_tokens(pat: &str) -> Vec<GlobTok> {
 /// Glob match of the whole of `s`, as lttng-analyses' `=*` (Python's `fnmatch`): `*` (any
 /// run), `?` (one character), `[...]` and `[!...]` (one character of, or not of, a set).
 pub fn glob(pat: &str, s: &str) -> bool {
-    let p = glob_tokens(pat);
-    let t: Vec<char> = s.chars().collect();
-    // The classic walk: on a mismatch, the last `*` takes one more character.
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        match p.get(pi) {
-            Some(GlobTok::Star) => {
-                star = Some(pi);
-                mark = ti;
-                pi += 1;
-            }
-            Some(tok) if tok.matches(t[ti]) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some(sp) => {
-                    pi = sp + 1;
-                    mark += 1;
-                    ti = mark;
+    Glob::new(pat).matches(s)
+}
+
+/// A glob pattern read once ([`glob`]), for a literal pattern matched at every event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Glob(Vec<GlobTok>);
+
+impl Glob {
+    pub fn new(pat: &str) -> Glob {
+        Glob(glob_tokens(pat))
+    }
+
+    /// Whether the pattern matches the whole of `s`.
+    pub fn matches(&self, s: &str) -> bool {
+        let p = &self.0;
+        let t: Vec<char> = s.chars().collect();
+        // The classic walk: on a mismatch, the last `*` takes one more character.
+        let (mut pi, mut ti) = (0, 0);
+        let (mut star, mut mark) = (None, 0);
+        while ti < t.len() {
+            match p.get(pi) {
+                Some(GlobTok::Star) => {
+                    star = Some(pi);
+                    mark = ti;
+                    pi += 1;
                 }
-                None => return false,
-            },
+                Some(tok) if tok.matches(t[ti]) => {
+                    pi += 1;
+                    ti += 1;
+                }
+                _ => match star {
+                    Some(sp) => {
+                        pi = sp + 1;
+                        mark += 1;
+                        ti = mark;
+                    }
+                    None => return false,
+                },
+            }
         }
+        while p.get(pi) == Some(&GlobTok::Star) {
+            pi += 1;
+        }
+        pi == p.len()
     }
-    while p.get(pi) == Some(&GlobTok::Star) {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// Resolves references while evaluating.
@@ -686,6 +701,8 @@ pub enum CExpr {
     And(Box<CExpr>, Box<CExpr>),
     Not(Box<CExpr>),
     Cmp(CmpOp, Box<CExpr>, Box<CExpr>),
+    /// `VALUE =* "PATTERN"`: a literal pattern, read once at compilation.
+    Glob(Box<CExpr>, Glob),
     Lit(Val),
     Ref(usize),
 }
@@ -717,6 +734,7 @@ impl CExpr {
                 (Some(x), Some(y)) => cmp(*op, &x, &y),
                 _ => false,
             },
+            CExpr::Glob(a, g) => matches!(a.value(r).as_deref(), Some(Val::Str(s)) if g.matches(s)),
             CExpr::Lit(_) | CExpr::Ref(_) => match self.value(r).as_deref() {
                 Some(Val::Int(v)) => *v != 0,
                 Some(Val::Float(v)) => *v != 0.0,
@@ -779,6 +797,13 @@ impl CExpr {
                     _ => CExpr::Cmp(*op, x, y),
                 }
             }
+            CExpr::Glob(x, g) => {
+                let x = b(x);
+                match &*x {
+                    CExpr::Lit(_) => lit(CExpr::Glob(x, g.clone()).eval(&Resolved(Vec::new()))),
+                    _ => CExpr::Glob(x, g.clone()),
+                }
+            }
         }
     }
 }
@@ -791,6 +816,10 @@ impl Expr {
             Expr::Or(a, b) => CExpr::Or(c(a), c(b)),
             Expr::And(a, b) => CExpr::And(c(a), c(b)),
             Expr::Not(a) => CExpr::Not(c(a)),
+            Expr::Cmp(CmpOp::Glob, a, b) => match &**b {
+                Expr::Lit(Val::Str(p)) => CExpr::Glob(c(a), Glob::new(p)),
+                _ => CExpr::Cmp(CmpOp::Glob, c(a), c(b)),
+            },
             Expr::Cmp(op, a, b) => CExpr::Cmp(*op, c(a), c(b)),
             Expr::Lit(v) => CExpr::Lit(v.clone()),
             Expr::Ref(r) => CExpr::Ref(slot(r)),
@@ -882,6 +911,32 @@ mod tests {
         assert!(glob("a*", "a*b"));
         assert!(glob("*b", "**b"));
         assert!(!glob("a*c", "a*b"));
+    }
+
+    #[test]
+    fn a_literal_pattern_read_once_matches_as_one_read_per_event() {
+        let pats = ["sched_*", "*", "[a-c]?", "[!x]*z", "", "a[b"];
+        let texts = ["sched_switch", "", "bq", "yz", "a[b", "x"];
+        for p in pats {
+            let literal = parse_expr(&format!("$evt.t =* \"{p}\"")).unwrap();
+            let referenced = parse_expr("$evt.t =* $evt.p").unwrap();
+            let mut slots = 0;
+            assert!(matches!(
+                literal.compile(&mut |_| {
+                    slots += 1;
+                    0
+                }),
+                CExpr::Glob(..)
+            ));
+            for t in texts {
+                let r = m(&[("t", Val::Str(t.into())), ("p", Val::Str(p.into()))], &[]);
+                assert_eq!(literal.eval(&r), referenced.eval(&r), "{p:?} {t:?}");
+                assert_eq!(literal.eval(&r), glob(p, t), "{p:?} {t:?}");
+            }
+            // A missing or non-text value matches no pattern.
+            assert!(!literal.eval(&m(&[("t", Val::Int(1))], &[])));
+            assert!(!literal.eval(&m(&[], &[])));
+        }
     }
 
     #[test]
