@@ -27,6 +27,22 @@ pub use threads::Threads;
 
 use ctf::Event;
 
+/// A [`pipeline::Sink`] that feeds a [`Model`] and gathers its notifications.
+pub struct Feed<'a> {
+    /// The model fed.
+    pub model: &'a mut Model,
+    /// Where the notifications go.
+    pub out: &'a mut Vec<Notification>,
+}
+
+impl pipeline::Sink for Feed<'_> {
+    #[inline]
+    fn event(&mut self, ev: &Event<'_>, ts: i64) -> pipeline::Flow {
+        self.model.process(ev, ts, self.out);
+        pipeline::Flow::Continue
+    }
+}
+
 /// A resolver and a state machine, fed time-ordered events.
 #[derive(Debug, Default)]
 pub struct Model {
@@ -85,18 +101,16 @@ impl Model {
         &mut self,
         traces: &[std::sync::Arc<ctf::Trace>],
         out: &mut Vec<Notification>,
-    ) -> Vec<ctf::Error> {
-        let mut merger = ctf::Merger::new(traces);
-        while let Some(msg) = merger.next() {
-            if *msg != ctf::Message::Event {
-                continue;
-            }
-            let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
-                continue;
-            };
-            self.process(&ev, ts, out);
-        }
-        std::mem::take(&mut merger.errors)
+    ) -> Vec<pipeline::Diagnostic> {
+        use pipeline::Source;
+        let source = pipeline::FileSource::new(
+            traces.to_vec(),
+            pipeline::ReadOptions {
+                no_intersection: true,
+                ..Default::default()
+            },
+        );
+        source.run(&mut Feed { model: self, out }).errors
     }
 
     /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
