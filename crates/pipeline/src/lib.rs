@@ -10,7 +10,7 @@
 //!
 //! Consumers are sinks: the text printer, counting, every analysis and the period engine, the
 //! latency tracker, the critical-path graph builder, the writer of `tracekit convert`. Several
-//! sinks share one read through [`Fanout`] or a tuple.
+//! sinks share one read through [`Fanout`] (any number, boxed) or [`Both`] (two, inlined).
 //!
 
 #![deny(missing_docs)]
@@ -26,7 +26,7 @@ pub use bounds::{intersection, intersection_on};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use progress::{Progress, ProgressPoint};
 pub use range::RangeEvents;
-pub use sink::{union_wanted, Fanout, Flow, Notice, NoticeKind, Sink, Wanted};
+pub use sink::{union_wanted, Both, Fanout, Flow, Notice, NoticeKind, Sink, Wanted};
 pub use source::{classes_where, FileSource, ReadOptions, Source, Summary};
 
 /// Errors of the pipeline.

@@ -198,3 +198,68 @@ impl Sink for Fanout<'_> {
         }
     }
 }
+
+/// Two sinks fed by one read, the first first; the read stops when both stopped. Unlike
+/// [`Fanout`], the pair is generic: each sink's calls are inlined into the read loop.
+pub struct Both<A, B> {
+    /// The first sink.
+    pub first: A,
+    /// The second sink.
+    pub second: B,
+    live: (bool, bool),
+}
+
+impl<A: Sink, B: Sink> Both<A, B> {
+    /// Feeds `first`, then `second`, with each event.
+    pub fn new(first: A, second: B) -> Self {
+        Both {
+            first,
+            second,
+            live: (true, true),
+        }
+    }
+
+    fn flow(&self) -> Flow {
+        if self.live.0 || self.live.1 {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    }
+}
+
+impl<A: Sink, B: Sink> Sink for Both<A, B> {
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        union_wanted(self.first.wanted(trace), self.second.wanted(trace))
+    }
+    fn wants_notices(&self) -> bool {
+        self.first.wants_notices() || self.second.wants_notices()
+    }
+    #[inline(always)]
+    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
+        if self.live.0 {
+            self.live.0 = self.first.event(ev, ts) == Flow::Continue;
+        }
+        if self.live.1 {
+            self.live.1 = self.second.event(ev, ts) == Flow::Continue;
+        }
+        self.flow()
+    }
+    fn notice(&mut self, notice: &Notice) -> Flow {
+        if self.live.0 && self.first.wants_notices() {
+            self.live.0 = self.first.notice(notice) == Flow::Continue;
+        }
+        if self.live.1 && self.second.wants_notices() {
+            self.live.1 = self.second.notice(notice) == Flow::Continue;
+        }
+        self.flow()
+    }
+    fn diagnostic(&mut self, diagnostic: &Diagnostic) {
+        self.first.diagnostic(diagnostic);
+        self.second.diagnostic(diagnostic);
+    }
+    fn finish(&mut self, summary: &Summary) {
+        self.first.finish(summary);
+        self.second.finish(summary);
+    }
+}
