@@ -522,6 +522,7 @@ impl Export for CtfSink {
         }
         match first_error {
             Some(e) => Err(e),
+            None if report.events == 0 => Err(Error::NothingKept),
             None => Ok(report),
         }
     }

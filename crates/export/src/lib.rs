@@ -42,6 +42,10 @@ pub enum Error {
         /// What the format cannot hold.
         reason: String,
     },
+    /// The read gave events, but none the output keeps (the name patterns left them all
+    /// out): nothing was written.
+    #[error("no event in the range has a kept name: nothing written")]
+    NothingKept,
     /// Reading the inputs failed.
     #[error(transparent)]
     Pipeline(#[from] pipeline::Error),
@@ -68,15 +72,16 @@ pub trait Export: pipeline::Sink {
 
 /// Reads `source` into `sink` and completes the output: the sink's report and the read's
 /// summary (its diagnostics were also given to the sink). A read that gave no event at all is
-/// an error ([`pipeline::Error::NoEvents`] or the read's errors), after the output is closed.
+/// an error ([`pipeline::Error::NoEvents`] or the read's errors), after the output is closed;
+/// so is an output that kept none ([`Error::NothingKept`]).
 pub fn export<S: Source, E: Export>(
     source: &S,
     mut sink: E,
 ) -> Result<(E::Report, Summary), Error> {
     let summary = source.run(&mut sink);
-    let report = sink.close()?;
+    let report = sink.close();
     if summary.events == 0 {
         return Err(summary.nothing_read().into());
     }
-    Ok((report, summary))
+    Ok((report?, summary))
 }

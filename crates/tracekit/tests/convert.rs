@@ -230,3 +230,39 @@ fn shared_kernel_and_ust_traces() {
         );
     }
 }
+
+#[test]
+fn shared_discarded_events_are_carried() {
+    let Some(shared) = testkit::shared_or_skip("convert of a lossy shared trace") else {
+        return;
+    };
+    let Some(input) = testkit::intact_trace(&shared, "traces/ctf/succeed/multi-domains/kernel")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    ok(TK, &["convert", s(&input), "-o", s(&out)]);
+    // The same count between the same events; its time bounds become the output's packet
+    // bounds (see export::ctf).
+    let losses = |dir: &Path| -> Vec<String> {
+        let o = run(TK, &["print", s(dir)]);
+        let text = o.stdout + &o.stderr;
+        let lines: Vec<&str> = text.lines().collect();
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("WARNING: Tracer discarded"))
+            .map(|(i, l)| {
+                let count = l.split(' ').nth(3).unwrap_or_default();
+                format!("{count} after {}", lines[i.saturating_sub(1)])
+            })
+            .collect()
+    };
+    let expected = losses(&input);
+    assert!(
+        !expected.is_empty(),
+        "the shared trace reports discarded events"
+    );
+    assert_eq!(losses(&out), expected);
+}
