@@ -266,3 +266,16 @@ fn shared_discarded_events_are_carried() {
     );
     assert_eq!(losses(&out), expected);
 }
+
+#[test]
+fn synchronized_output_reads_as_print_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = generated(tmp.path());
+    let out = tmp.path().join("out");
+    ok(TK, &["convert", s(&cs), "-o", s(&out), "--sync"]);
+    // The output holds the synchronized times: read plainly, it is the input read with --sync.
+    assert_eq!(
+        ok(TK, &["print", s(&out)]),
+        ok(TK, &["print", "--sync", s(&cs)])
+    );
+}
