@@ -1,6 +1,7 @@
 //! `tracekit`: the command-line front end.
 
 mod analyze_cmd;
+mod convert_cmd;
 mod count;
 mod critpath_cmd;
 mod demo;
@@ -45,6 +46,9 @@ enum Command {
     Print(print::PrintArgs),
     /// Decode every field of every event and count events per class.
     Count(count::CountArgs),
+    /// Write the events kept by a time range and event-name patterns as CTF (LTTng layout),
+    /// like `babeltrace2 --begin … --end … -o ctf -w DIR`.
+    Convert(convert_cmd::ConvertArgs),
     /// Critical path of a thread (or a request) across hosts.
     Critpath(critpath_cmd::CritpathArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
             .map_err(Into::into),
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
+        Command::Convert(a) => convert_cmd::run(&a),
         Command::Critpath(a) => critpath_cmd::run(&a),
         Command::Record(a) => record_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),

@@ -100,7 +100,7 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 /// The time `print_parallel` takes as the first of `traces` when it reads every packet: the
 /// smallest time of the streams' first messages (an event's, a loss report's beginning), None
 /// when one of them has none (an error, no clock) or no stream has a message.
-fn first_message_time(traces: &[std::sync::Arc<ctf::Trace>]) -> Option<i64> {
+pub(crate) fn first_message_time(traces: &[std::sync::Arc<ctf::Trace>]) -> Option<i64> {
     let mut first = i64::MAX;
     for mut r in traces.iter().flat_map(|t| t.readers()) {
         let time = match r.next() {

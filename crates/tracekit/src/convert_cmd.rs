@@ -1,0 +1,103 @@
+//! `tracekit convert`: the events kept by a time range, event-name patterns and `--sync`,
+//! written as CTF in LTTng's layout (babeltrace2's `--begin … --end … -o ctf -w DIR`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use ::pipeline::{FileSource, ReadOptions, Source};
+use export::ctf::{CtfOptions, CtfSink, DEFAULT_PACKET_SIZE};
+use export::NameFilter;
+
+use crate::timefmt::{parse_time, TimeFormatter};
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// Trace directories, or directories holding traces (searched recursively).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output directory (absent or empty). One input trace is written in it; several are
+    /// written in subdirectories named by their paths relative to the deepest directory
+    /// holding them all.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Drop events before this time: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNN]`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// Drop events after this time (same syntax as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Keep only the events whose names match one of these patterns (`*` any characters,
+    /// `?` one), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub names: Vec<String>,
+    /// Read times without a time zone as UTC instead of local time.
+    #[arg(long)]
+    pub clock_gmt: bool,
+    /// Synchronize the traces' clocks first (`tracekit sync`) and write the synchronized
+    /// times.
+    #[arg(long)]
+    pub sync: bool,
+    /// Keep only the time range every stream covers (babeltrace2's --stream-intersection).
+    #[arg(long)]
+    pub stream_intersection: bool,
+    /// Data packet size of the output streams, in bytes.
+    #[arg(long, default_value_t = DEFAULT_PACKET_SIZE)]
+    pub packet_size: usize,
+}
+
+pub fn run(args: &ConvertArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let traces = ctf::open_all(&args.paths)?;
+    for t in &traces {
+        for e in &t.errors {
+            eprintln!("tracekit: warning: {e}");
+        }
+    }
+    let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
+    // A time without a date takes the date of the first message, as in `print`.
+    let reference = if args.begin.is_some() || args.end.is_some() {
+        crate::print::first_message_time(&traces)
+    } else {
+        None
+    };
+    let time = |s: &Option<String>| {
+        s.as_deref()
+            .map(|s| parse_time(s, &tz, reference))
+            .transpose()
+    };
+    let mut read = ReadOptions {
+        begin: time(&args.begin)?,
+        end: time(&args.end)?,
+        no_intersection: !args.stream_intersection,
+        ..Default::default()
+    };
+    if args.sync {
+        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
+        for m in crate::sync_cmd::verdicts(&session) {
+            eprintln!("tracekit: sync: {m}");
+        }
+        read.time_map = Some(Arc::new(session.time_maps()));
+    }
+    let source = FileSource::new(traces, read);
+    let options = CtfOptions {
+        dir: args.output.clone(),
+        names: NameFilter::new(&args.names),
+        packet_size: args.packet_size,
+    };
+    let sink = CtfSink::new(source.traces(), source.options(), options)?;
+    let (report, summary) = export::export(&source, sink)?;
+    for w in summary.warning_strings() {
+        eprintln!("tracekit: warning: {w}");
+    }
+    for e in summary.error_strings() {
+        eprintln!("tracekit: error: {e}");
+    }
+    for (dir, events) in &report.traces {
+        eprintln!("Created CTF trace `{}` ({events} events).", dir.display());
+    }
+    Ok(if summary.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
