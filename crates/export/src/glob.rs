@@ -1,20 +1,19 @@
-//! Event-name patterns: `*` matches any run of characters, `?` one character, as in LTTng's
-//! event-name patterns and shell globs (no character classes).
+//! Event-name patterns: `*` matches any run of characters, `?` one character, `[...]` one of
+//! a set, as in LTTng's event-name patterns and shell globs ([`pipeline::glob`]).
+
+use pipeline::glob::Glob;
 
 /// A set of name patterns; a name is kept when one of them matches. Empty: every name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NameFilter {
-    patterns: Vec<Vec<char>>,
+    patterns: Vec<Glob>,
 }
 
 impl NameFilter {
     /// A filter keeping the names matched by one of `patterns` (every name when empty).
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Self {
         NameFilter {
-            patterns: patterns
-                .iter()
-                .map(|p| p.as_ref().chars().collect())
-                .collect(),
+            patterns: patterns.iter().map(|p| Glob::new(p.as_ref())).collect(),
         }
     }
 
@@ -25,39 +24,8 @@ impl NameFilter {
 
     /// Whether `name` is kept.
     pub fn keeps(&self, name: &str) -> bool {
-        if self.patterns.is_empty() {
-            return true;
-        }
-        let name: Vec<char> = name.chars().collect();
-        self.patterns.iter().any(|p| matches(p, &name))
+        self.patterns.is_empty() || self.patterns.iter().any(|p| p.matches(name))
     }
-}
-
-/// Glob matching with backtracking to the last `*` only: linear in practice.
-fn matches(p: &[char], s: &[char]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, si));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || c == s[si] => {
-                pi += 1;
-                si += 1;
-            }
-            _ => match star {
-                Some((sp, ss)) => {
-                    pi = sp + 1;
-                    si = ss + 1;
-                    star = Some((sp, ss + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -78,5 +46,6 @@ mod tests {
         assert!(g.keeps("entryread"));
         assert!(!g.keeps("syscall_entry_readv"));
         assert!(NameFilter::new::<&str>(&[]).keeps("anything"));
+        assert!(NameFilter::new(&["sched_[sw]*"]).keeps("sched_waking"));
     }
 }

@@ -17,6 +17,7 @@
 
 pub mod bounds;
 pub mod diagnostic;
+pub mod glob;
 pub mod progress;
 pub mod range;
 pub mod sink;
