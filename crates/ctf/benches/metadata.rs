@@ -136,7 +136,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("generated_layout", |b| {
         b.iter(|| {
             let tc = ctf::tsdl::parse(black_box(&text)).expect("parses");
-            black_box(ctf::layout::Layout::compile(&tc).expect("compiles"))
+            black_box(ctf::access::Layout::compile(&tc).expect("compiles"))
         })
     });
     if let Ok(shared) = std::env::var("TRACEKIT_SHARED") {
@@ -147,7 +147,7 @@ fn benches(c: &mut Criterion) {
                 g.bench_function("many_threads", |b| {
                     b.iter(|| {
                         let tc = ctf::metadata::parse(black_box(&bytes)).expect("parses");
-                        black_box(ctf::layout::Layout::compile(&tc).expect("compiles"))
+                        black_box(ctf::access::Layout::compile(&tc).expect("compiles"))
                     })
                 });
             }

@@ -49,7 +49,9 @@ pub fn read_uint(data: &[u8], bit: u64, size: u32, little: bool) -> Option<u64> 
 pub struct BitRead {
     /// Bit offset from the base.
     pub off: u64,
+    /// Size in bits (1 to 64).
     pub size: u32,
+    /// Little-endian byte order.
     pub little: bool,
     byte: u64,
     shift: u32,
@@ -59,6 +61,7 @@ pub struct BitRead {
 }
 
 impl BitRead {
+    /// A read of `size` bits (clamped to 1..=64) at `off` bits from the base.
     pub fn new(off: u64, size: u32, little: bool) -> BitRead {
         let size = size.clamp(1, 64);
         let bit_in_byte = (off % 8) as u32;
@@ -115,7 +118,7 @@ pub fn sign_extend(v: u64, size: u32) -> i64 {
 
 /// Rounds `bit` up to a multiple of `align` (a power of two, in bits).
 #[inline]
-pub fn align_up(bit: u64, align: u32) -> u64 {
+pub(crate) fn align_up(bit: u64, align: u32) -> u64 {
     if align <= 1 {
         bit
     } else {

@@ -10,6 +10,7 @@ use crate::layout::{Layout, Len, Node, NodeId, NodeKind, TaggedHeader, NO_REG};
 /// One decoded field.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Slot {
+    /// The field's node in the trace's [`Layout`](crate::access::Layout).
     pub node: NodeId,
     /// Compound fields: number of descendant slots. Strings and BLOBs: length in bytes.
     pub aux: u32,
@@ -184,7 +185,7 @@ fn strided_slot(
 
 /// A decoding failure at a bit position of the buffer being decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
+pub(crate) struct DecodeError {
     pub bit: u64,
     pub message: String,
 }
@@ -200,7 +201,7 @@ impl DecodeError {
 
 /// Values of role-carrying fields seen while decoding.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Specials {
+pub(crate) struct Specials {
     pub magic: Option<u64>,
     /// Byte offset of the 16-byte UUID in the buffer.
     pub uuid_at: Option<u64>,
@@ -222,7 +223,7 @@ const MAX_EMPTY_SLOTS: u64 = 1 << 20;
 
 /// Decoding state of one data stream: registers, the default clock and role values.
 #[derive(Debug, Clone)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     regs: Vec<i128>,
     /// Current value of the stream's default clock, in cycles.
     pub clock: u64,

@@ -8,10 +8,12 @@ use std::path::PathBuf;
 pub struct MetadataError {
     /// 1-based line in the (depacketized) metadata text.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
 impl MetadataError {
+    /// An error at `line` (when known) saying `message`.
     pub fn new(line: Option<usize>, message: impl Into<String>) -> Self {
         MetadataError {
             line,
@@ -25,26 +27,40 @@ impl MetadataError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A file could not be read.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// A trace's metadata could not be read or parsed.
     #[error("{}: metadata: {source}", path.display())]
     Metadata {
+        /// The metadata file.
         path: PathBuf,
+        /// What is wrong in it.
         #[source]
         source: MetadataError,
     },
+    /// Stream data does not decode as the metadata describes it.
     #[error("{}: at byte {offset}: {message}", path.display())]
     Decode {
+        /// The stream file.
         path: PathBuf,
+        /// Byte offset in the file where decoding failed.
         offset: u64,
+        /// What is wrong.
         message: String,
     },
+    /// A directory given as a trace holds none.
     #[error("{}: no CTF trace found (no `metadata` file)", path.display())]
-    NotATrace { path: PathBuf },
+    NotATrace {
+        /// The directory.
+        path: PathBuf,
+    },
 }
 
 impl Error {

@@ -17,7 +17,7 @@ use crate::layout::{Layout, Len, NodeId, NodeKind, StreamLayout, NO_REG};
 
 /// A fixed-size integer at a constant bit offset from some base.
 #[derive(Debug, Clone, Copy)]
-pub struct IntRead {
+pub(crate) struct IntRead {
     pub bits: BitRead,
     pub signed: bool,
 }
@@ -39,7 +39,7 @@ impl IntRead {
 
 /// One option of a tagged header: where the id and timestamp are and where the header ends.
 #[derive(Debug, Clone)]
-pub struct HeaderOption {
+pub(crate) struct HeaderOption {
     pub id: Option<IntRead>,
     pub timestamp: Option<IntRead>,
     /// End of the header, in bits from its (aligned) start.
@@ -184,7 +184,7 @@ impl TagCases {
 
 /// A compiled LTTng-style event header.
 #[derive(Debug, Clone)]
-pub struct FastHeader {
+pub(crate) struct FastHeader {
     align: u32,
     tag: IntRead,
     /// The tag itself is the event id (LTTng's compact header: ids below 31).
@@ -204,7 +204,7 @@ pub struct FastHeader {
 
 /// Where a decoded header leaves the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeaderValues {
+pub(crate) struct HeaderValues {
     pub id: Option<u64>,
     /// New clock value (cycles), wrap-around resolved.
     pub clock: u64,
@@ -526,7 +526,7 @@ pub(crate) fn update_clock(clock: u64, raw: u64, size: u32) -> u64 {
 
 /// One scope of a fixed event body: a structure read on access from its start.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FixedScope {
+pub(crate) struct FixedScope {
     /// Which scope: 1 common context, 2 specific context, 3 payload.
     pub which: u8,
     pub node: NodeId,
@@ -543,7 +543,7 @@ pub struct FixedScope {
 /// The scopes of a [`FixedBody`], held in place: there are at most three (common context,
 /// specific context, payload), and a body is made for every event class of a trace.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FixedScopes {
+pub(crate) struct FixedScopes {
     items: [FixedScope; 3],
     len: u8,
 }
@@ -576,7 +576,7 @@ impl<'a> IntoIterator for &'a FixedScopes {
 /// An event body (common context, specific context, payload) made only of fixed-layout
 /// structures without effects: its scopes are placed, not decoded.
 #[derive(Debug, Clone, Default)]
-pub struct FixedBody {
+pub(crate) struct FixedBody {
     pub scopes: FixedScopes,
     /// How to read every member of every scope from its scope's start, scope after scope.
     pub reads: Box<[PlanRead]>,
@@ -882,7 +882,7 @@ impl IntWord {
 /// What [`crate::StreamReader::scan`] reads the events of a stream class with: the class of
 /// an id in one table load, and how to fold its body without making slots.
 #[derive(Debug, Clone, Default)]
-pub struct ScanTable {
+pub(crate) struct ScanTable {
     /// The class of each event class id below the table's length; None for an unknown id
     /// or a class left to the general path. Held here, not by index: one load less per
     /// event.
@@ -2179,6 +2179,7 @@ fn fold_words(words: &[WordRead], data: &[u8], start: usize, plan: impl Fn(usize
 pub struct PlanRead {
     /// Where the member is (bit offset from the structure start), its size and byte order.
     pub bits: BitRead,
+    /// What kind of scalar the member is.
     pub kind: ReadKind,
     /// Text: its length in bytes.
     pub text_len: u32,
@@ -2189,11 +2190,15 @@ pub struct PlanRead {
 /// The kind of scalar a [`PlanRead`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadKind {
+    /// An unsigned integer (or enumeration).
     UInt,
+    /// A signed integer (or enumeration).
     SInt,
+    /// A 32- or 64-bit floating point number.
     Float,
     /// Bit arrays and bit maps.
     Bits,
+    /// A boolean (CTF 2).
     Bool,
     /// A text of `size` bytes.
     Text,

@@ -18,27 +18,43 @@ pub struct FieldView<'a> {
 
 /// The value of a field, borrowing from the trace data.
 pub enum FieldValue<'a> {
+    /// An unsigned integer or enumeration (fixed or variable length).
     UInt {
+        /// The value.
         value: u64,
+        /// Preferred display base.
         base: DisplayBase,
+        /// The enumeration's labels, if it is one.
         mappings: Option<&'a [EnumMapping]>,
     },
+    /// A signed integer or enumeration.
     SInt {
+        /// The value.
         value: i64,
         /// Size in bits (64 for variable-length integers).
         size: u32,
+        /// Preferred display base.
         base: DisplayBase,
+        /// The enumeration's labels, if it is one.
         mappings: Option<&'a [EnumMapping]>,
     },
+    /// A boolean (CTF 2).
     Bool(bool),
     /// A CTF 2 bit array or bit map, with its flags (name → bit ranges).
     Bits(u64),
+    /// A floating point number (32-bit ones widened).
     Float(f64),
+    /// A string's bytes, without its terminator (traces may hold invalid UTF-8).
     Str(&'a [u8]),
+    /// A BLOB's bytes.
     Blob(&'a [u8]),
+    /// A structure: its members in order.
     Struct(Members<'a>),
+    /// An array or sequence: its elements in order.
     Array(Elements<'a>),
+    /// A variant: the selected option's name and value.
     Variant(&'a str, FieldView<'a>),
+    /// An optional field (CTF 2): its value when present.
     Optional(Option<FieldView<'a>>),
 }
 
@@ -276,7 +292,7 @@ impl<'a> FieldView<'a> {
     }
 
     /// For a fixed-layout structure: the bytes it was decoded from, its start (bit position
-    /// in those bytes) and its plan, whose [`crate::fast::PlanRead`]s read each member
+    /// in those bytes) and its plan, whose [`PlanRead`](crate::access::PlanRead)s read each member
     /// directly (what printers and exporters of whole events want).
     #[inline]
     pub fn fixed_struct(&self) -> Option<(&'a [u8], u64, &'a crate::layout::FixedPlan)> {
@@ -518,6 +534,7 @@ impl ExactSizeIterator for Elements<'_> {}
 /// A compound field entered during [`FieldView::walk`].
 #[derive(Debug, Clone, Copy)]
 pub enum Compound<'a> {
+    /// A structure.
     Struct,
     /// An array or sequence of this many elements.
     Array(usize),
@@ -530,8 +547,11 @@ pub enum Compound<'a> {
 /// Receives the fields of a walk in order. Scalars come with their member name (None for array
 /// elements and variant/optional contents) and role; compounds are bracketed by `enter`/`leave`.
 pub trait FieldVisitor {
+    /// A scalar field (`name` None for array elements and variant or optional contents).
     fn value(&mut self, name: Option<&str>, role: Option<Role>, value: &FieldValue<'_>);
+    /// A compound field begins; its contents follow until the matching [`Self::leave`].
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>);
+    /// The innermost compound field entered ends.
     fn leave(&mut self);
 }
 

@@ -14,6 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::access::Layout;
+use crate::decode::Decoder;
+use crate::error::{Error, Result};
+
 /// Where LTTng keeps the packet index of stream file `DIR/NAME`: `DIR/index/NAME.idx`.
 pub fn path_of(stream: &Path) -> PathBuf {
     let name = stream.file_name().unwrap_or_default().to_string_lossy();
@@ -26,8 +30,9 @@ pub fn path_of(stream: &Path) -> PathBuf {
 
 /// The first four bytes of an index file.
 pub const MAGIC: u32 = 0xC1F1_DCC1;
-/// Bytes of an entry of version 1.0 (seven integers) and 1.1 (nine).
+/// Bytes of an entry of version 1.0 (seven integers).
 pub const ENTRY_1_0: usize = 7 * 8;
+/// Bytes of an entry of version 1.1 (nine integers).
 pub const ENTRY_1_1: usize = 9 * 8;
 const HEADER: usize = 16;
 
@@ -38,15 +43,19 @@ pub struct PacketEntry {
     pub offset: u64,
     /// Packet and content sizes, in bits.
     pub packet_bits: u64,
+    /// Content size in bits (the rest of the packet is padding).
     pub content_bits: u64,
     /// First and last clock values of the packet (cycles).
     pub ts_begin: u64,
+    /// Last clock value of the packet (cycles).
     pub ts_end: u64,
     /// The stream's discarded-event counter at the packet's end.
     pub discarded: u64,
+    /// The packet's stream class id.
     pub stream_class_id: u64,
     /// Version 1.1 only.
     pub instance_id: Option<u64>,
+    /// The packet's sequence number (version 1.1 only).
     pub seq_num: Option<u64>,
 }
 
@@ -55,16 +64,25 @@ pub struct PacketEntry {
 #[non_exhaustive]
 pub enum IndexError {
     #[error("shorter than an index header ({0} bytes)")]
+    /// The bytes cannot hold an index header.
     Short(usize),
     #[error("bad magic number {0:#x} (expected {MAGIC:#x})")]
+    /// Not an index file.
     Magic(u32),
     #[error("unsupported index version {0}.{1}")]
+    /// A major version other than 1.
     Version(u32, u32),
     #[error("entries of {0} bytes, shorter than the version's {1}")]
+    /// Entries too short for the fields their version has.
     EntryLength(u32, usize),
     /// Entry `entry` (from 0) says something the data cannot hold.
     #[error("entry {entry}: {message}")]
-    Entry { entry: usize, message: String },
+    Entry {
+        /// The entry's position.
+        entry: usize,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -73,6 +91,55 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 fn be64(b: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The entry of the packet at byte `offset` of the stream file `path` (whose bytes are
+/// `data`), read from the packet's header and context as `layout`, the trace's compiled
+/// metadata, describes them: to rebuild an index, or check one, from the data alone. Fails when
+/// they do not decode or lack the stream class id, a size, the time range or the discarded
+/// counter.
+pub fn entry_at(layout: &Layout, path: &Path, data: &[u8], offset: u64) -> Result<PacketEntry> {
+    let fail = |message: String| Error::Decode {
+        path: path.to_path_buf(),
+        offset,
+        message,
+    };
+    let missing = |what: &str| fail(format!("the packet has no {what}"));
+    let mut dec = Decoder::new(layout);
+    let mut pos = offset.saturating_mul(8);
+    let mut slots = Vec::new();
+    let ph = layout.packet_header.ok_or_else(|| missing("header"))?;
+    dec.decode(layout, ph, data, &mut pos, &mut slots)
+        .map_err(|e| fail(e.message))?;
+    // No stream class id: the trace's only stream class.
+    let sc = match dec.specials.stream_class_id {
+        Some(id) => id,
+        None if layout.streams.len() == 1 => layout.streams.id_at(0),
+        None => return Err(missing("stream class id")),
+    };
+    let pc = layout
+        .streams
+        .get(sc)
+        .and_then(|s| s.packet_context)
+        .ok_or_else(|| missing("context"))?;
+    dec.decode(layout, pc, data, &mut pos, &mut slots)
+        .map_err(|e| fail(e.message))?;
+    let s = dec.specials;
+    Ok(PacketEntry {
+        offset,
+        packet_bits: s.packet_total_bits.ok_or_else(|| missing("packet size"))?,
+        content_bits: s
+            .packet_content_bits
+            .ok_or_else(|| missing("content size"))?,
+        ts_begin: s.ts_begin.ok_or_else(|| missing("beginning time"))?,
+        ts_end: s.ts_end.ok_or_else(|| missing("end time"))?,
+        discarded: s
+            .discarded
+            .ok_or_else(|| missing("discarded-event counter"))?,
+        stream_class_id: sc,
+        instance_id: s.stream_id,
+        seq_num: s.seq_num,
+    })
 }
 
 /// The entries of an index file. Trailing bytes shorter than an entry (an index being

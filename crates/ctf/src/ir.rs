@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 /// Byte order of a fixed-size field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ByteOrder {
+    /// Least significant byte first.
     Little,
+    /// Most significant byte first.
     Big,
 }
 
@@ -28,16 +30,22 @@ impl ByteOrder {
 /// Preferred display base of an integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DisplayBase {
+    /// Base 2.
     Binary,
+    /// Base 8.
     Octal,
+    /// Base 10.
     Decimal,
+    /// Base 16.
     Hexadecimal,
 }
 
 /// Text encoding of integers (character arrays) and strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
+    /// Plain bytes (integers) or no declared encoding.
     None,
+    /// UTF-8 text (TSDL's `UTF8` and `ASCII`).
     Utf8,
 }
 
@@ -47,17 +55,27 @@ pub enum Encoding {
 /// in their scopes. CTF 2 front end: from the `roles` property.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// The packet header's magic number (0xC1FC1FC1).
     PacketMagicNumber,
     /// The trace UUID held in the packet header (array/blob of 16 bytes).
     MetadataStreamUuid,
+    /// The packet header's stream class id.
     DataStreamClassId,
+    /// The packet header's stream instance id.
     DataStreamId,
+    /// The packet's total size in bits.
     PacketTotalLength,
+    /// The size in bits of the packet's content (the rest is padding).
     PacketContentLength,
+    /// The default clock's value at the packet's beginning.
     PacketBeginningDefaultClockTimestamp,
+    /// The default clock's value at the packet's end.
     PacketEndDefaultClockTimestamp,
+    /// The stream's count of discarded events so far.
     DiscardedEventRecordCounterSnapshot,
+    /// The packet's sequence number in its stream.
     PacketSequenceNumber,
+    /// The event header's event class id.
     EventRecordClassId,
     /// Any integer that updates the stream's default clock (TSDL: `map = clock.X.value` in an
     /// event header or context; CTF 2: `default-clock-timestamp`).
@@ -67,11 +85,14 @@ pub enum Role {
 /// An inclusive range of integer values (as i128 so that signed and unsigned 64-bit fit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IntRange {
+    /// Smallest value in the range.
     pub lower: i128,
+    /// Largest value in the range.
     pub upper: i128,
 }
 
 impl IntRange {
+    /// Whether `v` is in the range.
     pub fn contains(&self, v: i128) -> bool {
         self.lower <= v && v <= self.upper
     }
@@ -84,12 +105,17 @@ pub struct IntType {
     pub size: u32,
     /// Alignment in bits (power of two).
     pub align: u32,
+    /// Two's complement.
     pub signed: bool,
+    /// Byte order.
     pub byte_order: ByteOrder,
+    /// Preferred display base.
     pub base: DisplayBase,
+    /// Text encoding, for integers that are characters.
     pub encoding: Encoding,
     /// Name of the clock class this integer's value maps to (`map = clock.NAME.value`).
     pub mapped_clock: Option<String>,
+    /// Special meaning for the decoder, if any.
     pub role: Option<Role>,
 }
 
@@ -120,8 +146,11 @@ impl IntType {
 /// A variable-length (LEB128) integer (CTF 2 only).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarIntType {
+    /// Signed LEB128.
     pub signed: bool,
+    /// Preferred display base.
     pub base: DisplayBase,
+    /// Special meaning for the decoder, if any.
     pub role: Option<Role>,
     /// Enumeration-like mappings (CTF 2 `mappings`), empty if none.
     pub mappings: Vec<EnumMapping>,
@@ -134,7 +163,9 @@ pub struct FloatType {
     pub exp_dig: u32,
     /// Mantissa digits including the implicit bit (24 for binary32, 53 for binary64).
     pub mant_dig: u32,
+    /// Byte order.
     pub byte_order: ByteOrder,
+    /// Alignment in bits.
     pub align: u32,
 }
 
@@ -148,14 +179,18 @@ impl FloatType {
 /// One label of an enumeration and the value ranges it covers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumMapping {
+    /// The label.
     pub label: String,
+    /// Values the label stands for.
     pub ranges: Vec<IntRange>,
 }
 
 /// An integer whose values map to labels.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumType {
+    /// The underlying integer.
     pub int: IntType,
+    /// Labels and their ranges, in declaration order.
     pub mappings: Vec<EnumMapping>,
 }
 
@@ -172,6 +207,7 @@ impl EnumType {
 /// A null-terminated string.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StringType {
+    /// Text encoding.
     pub encoding: Encoding,
 }
 
@@ -180,6 +216,7 @@ pub struct StringType {
 pub struct Field {
     /// Display name (TSDL front end: with one leading underscore removed, as Babeltrace does).
     pub name: compact_str::CompactString,
+    /// Its type.
     pub ty: FieldType,
 }
 
@@ -188,6 +225,7 @@ pub struct Field {
 pub struct StructType {
     /// Minimum alignment in bits (the structure is aligned to the max of this and its members').
     pub min_align: u32,
+    /// Members, in order.
     pub fields: Vec<Field>,
 }
 
@@ -206,13 +244,17 @@ impl StructType {
 /// The root structure a field path starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
+    /// The trace's packet header.
     PacketHeader,
+    /// The stream class's packet context.
     PacketContext,
+    /// The stream class's event header.
     EventHeader,
     /// The stream class's `event.context` (common to all its events).
     EventCommonContext,
     /// The event class's own `context`.
     EventSpecificContext,
+    /// The event class's payload.
     EventPayload,
 }
 
@@ -223,14 +265,18 @@ pub enum Scope {
 /// designates the element type; the decoder uses the most recently decoded value).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldPath {
+    /// The root structure.
     pub scope: Scope,
+    /// Member (or option) positions from the root.
     pub indices: Vec<usize>,
 }
 
 /// One option of a variant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantOption {
+    /// The option's name.
     pub name: String,
+    /// Its type.
     pub ty: FieldType,
     /// Selector values choosing this option. For TSDL, the ranges of the tag enumeration's
     /// mapping(s) whose label names this option.
@@ -240,7 +286,9 @@ pub struct VariantOption {
 /// A variant (tagged union).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantType {
+    /// The field whose value selects the option.
     pub tag: FieldPath,
+    /// The options, in declaration order.
     pub options: Vec<VariantOption>,
 }
 
@@ -256,57 +304,74 @@ impl VariantType {
 /// A static-length array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArrayType {
+    /// Element type.
     pub elem: Box<FieldType>,
+    /// Number of elements.
     pub len: u64,
     /// Minimum alignment in bits (CTF 2 `minimum-alignment`; 1 for TSDL).
     pub min_align: u32,
+    /// Special meaning for the decoder, if any (a UUID array).
     pub role: Option<Role>,
 }
 
 /// A dynamic-length array (CTF 1.8 sequence).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SequenceType {
+    /// Element type.
     pub elem: Box<FieldType>,
+    /// The integer field holding the number of elements.
     pub length: FieldPath,
+    /// Minimum alignment in bits.
     pub min_align: u32,
 }
 
 /// Length of a BLOB or of a CTF 2 static/dynamic-length string.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Length {
+    /// A constant length.
     Static(u64),
+    /// The value of an integer field decoded before.
     Dynamic(FieldPath),
 }
 
 /// A byte sequence (CTF 2 static/dynamic-length BLOB).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlobType {
+    /// Length in bytes.
     pub length: Length,
+    /// IANA media type of the content (`application/octet-stream` by default).
     pub media_type: String,
+    /// Special meaning for the decoder, if any (a UUID BLOB).
     pub role: Option<Role>,
 }
 
 /// A string with a length in bytes rather than a terminator (CTF 2 static/dynamic-length string).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizedStringType {
+    /// Length in bytes (the text ends at the first null byte within it).
     pub length: Length,
+    /// Text encoding.
     pub encoding: Encoding,
 }
 
 /// A CTF 2 optional field: present when its selector says so.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionalType {
+    /// The field whose value says whether the field is present.
     pub selector: FieldPath,
     /// For an integer selector: the values making the field present. Empty: a boolean selector
     /// (present when non-zero).
     pub ranges: Vec<IntRange>,
+    /// The field's type when present.
     pub ty: Box<FieldType>,
 }
 
 /// A CTF 2 fixed-length bit array / bit map / boolean (decoded like an unsigned integer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BitArrayType {
+    /// Size, alignment and byte order, as for an unsigned integer.
     pub int: IntType,
+    /// Bit array, bit map or boolean.
     pub kind: BitArrayKind,
     /// Bit-map flags (name → bit ranges), empty if none.
     pub flags: Vec<EnumMapping>,
@@ -315,26 +380,42 @@ pub struct BitArrayType {
 /// Flavour of a [`BitArrayType`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BitArrayKind {
+    /// Plain bits, shown as an unsigned integer.
     BitArray,
+    /// Bits with named flags.
     BitMap,
+    /// False when zero, true otherwise.
     Boolean,
 }
 
 /// Any field type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldType {
+    /// A fixed-length integer.
     Int(IntType),
+    /// A variable-length integer.
     VarInt(VarIntType),
+    /// A floating-point number.
     Float(FloatType),
+    /// An enumeration.
     Enum(EnumType),
+    /// A null-terminated string.
     String(StringType),
+    /// A string of a given byte length.
     SizedString(SizedStringType),
+    /// A structure.
     Struct(StructType),
+    /// A variant.
     Variant(VariantType),
+    /// A static-length array.
     Array(ArrayType),
+    /// A dynamic-length array.
     Sequence(SequenceType),
+    /// A BLOB.
     Blob(BlobType),
+    /// An optional field.
     Optional(OptionalType),
+    /// A bit array, bit map or boolean.
     BitArray(BitArrayType),
 }
 
@@ -351,6 +432,7 @@ impl FieldType {
 /// A clock class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClockClass {
+    /// The clock's name.
     pub name: String,
     /// Frequency in Hz.
     pub freq: u64,
@@ -358,10 +440,13 @@ pub struct ClockClass {
     pub offset_s: i64,
     /// Offset from the origin, in cycles, added to `offset_s`.
     pub offset_cycles: i64,
+    /// Precision in cycles.
     pub precision: u64,
+    /// The clock's UUID, if any.
     pub uuid: Option<[u8; 16]>,
     /// True when the origin is the Unix epoch (TSDL `absolute`, CTF 2 `origin: unix-epoch`).
     pub absolute: bool,
+    /// Free-form description, if any.
     pub description: Option<String>,
 }
 
@@ -388,27 +473,39 @@ impl ClockClass {
 /// An environment value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvValue {
+    /// An integer.
     Int(i64),
+    /// A string.
     Str(String),
 }
 
 /// An event record class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventClass {
+    /// Id within its stream class.
     pub id: u64,
+    /// Name.
     pub name: String,
+    /// Log level (TSDL `loglevel`), if any.
     pub loglevel: Option<i64>,
+    /// EMF URI (TSDL `model.emf.uri`), if any.
     pub model_emf_uri: Option<String>,
+    /// The specific context's structure.
     pub context: Option<StructType>,
+    /// The payload's structure.
     pub payload: Option<StructType>,
 }
 
 /// A data stream class.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StreamClass {
+    /// Id within the trace class.
     pub id: u64,
+    /// The packet context's structure.
     pub packet_context: Option<StructType>,
+    /// The event header's structure.
     pub event_header: Option<StructType>,
+    /// The common context of all its events' structure.
     pub event_common_context: Option<StructType>,
     /// Index into [`TraceClass::clocks`] of the default clock (the one header timestamps map to).
     pub default_clock: Option<usize>,
@@ -421,12 +518,15 @@ pub struct StreamClass {
 pub struct TraceClass {
     /// `(major, minor)` of the CTF version (1.8 or 2.0).
     pub version: (u32, u32),
+    /// The trace's UUID, if any.
     pub uuid: Option<[u8; 16]>,
     /// The trace's default byte order (TSDL `trace.byte_order`).
     pub byte_order: ByteOrder,
+    /// The packet header's structure.
     pub packet_header: Option<StructType>,
     /// Environment, in declaration order.
     pub env: Vec<(String, EnvValue)>,
+    /// Clock classes, in declaration order.
     pub clocks: Vec<ClockClass>,
     /// Stream classes by id.
     pub streams: BTreeMap<u64, StreamClass>,

@@ -16,63 +16,95 @@ use rustc_hash::FxBuildHasher;
 /// Index of a node in [`Layout::nodes`].
 pub type NodeId = u32;
 /// Marks a node whose value is stored in no register.
-pub const NO_REG: u16 = u16::MAX;
+pub(crate) const NO_REG: u16 = u16::MAX;
 
 /// What a node decodes.
 #[derive(Debug, Clone)]
 pub enum NodeKind {
+    /// A fixed-size integer (or enumeration).
     Int {
+        /// Size in bits (1 to 64).
         size: u32,
+        /// Two's complement.
         signed: bool,
+        /// Little-endian byte order.
         little: bool,
+        /// Preferred display base.
         base: DisplayBase,
         /// Index into [`Layout::enums`] when this integer is an enumeration.
         enum_idx: Option<u32>,
     },
+    /// A LEB128 variable-length integer (CTF 2).
     VarInt {
+        /// Signed LEB128.
         signed: bool,
+        /// Preferred display base.
         base: DisplayBase,
+        /// Index into [`Layout::enums`] when this integer is an enumeration.
         enum_idx: Option<u32>,
     },
+    /// An IEEE 754 binary floating point number.
     Float {
+        /// Size in bits (32 or 64).
         size: u32,
+        /// Little-endian byte order.
         little: bool,
     },
     /// A bit array, bit map or boolean (CTF 2).
     Bits {
+        /// Size in bits.
         size: u32,
+        /// Little-endian byte order.
         little: bool,
+        /// Which of the three it is.
         kind: BitArrayKind,
     },
+    /// A null-terminated string.
     CString,
     /// A string of a given byte length (CTF 2), or an array/sequence of UTF-8 bytes (CTF 1.8
     /// `char[16]`), decoded as one text slot.
     SizedString {
+        /// Length in bytes.
         len: Len,
     },
+    /// A BLOB (CTF 2): raw bytes of a given length.
     Blob {
+        /// Length in bytes.
         len: Len,
     },
+    /// A structure.
     Struct {
         /// Members: `Layout::members[first..first + count]`.
         first: u32,
+        /// Number of members.
         count: u32,
     },
+    /// A variant: one of its options, chosen by the value of a tag field.
     Variant {
+        /// Register holding the tag's value.
         tag_reg: u16,
         /// Options: `Layout::members[first..first + count]`.
         first: u32,
+        /// Number of options.
         count: u32,
+        /// Tag ranges and the option (index from `first`) each selects.
         ranges: Arc<[(IntRange, u32)]>,
     },
+    /// A static array or a sequence (dynamic length).
     Array {
+        /// The element's node.
         elem: NodeId,
+        /// Number of elements.
         len: Len,
     },
+    /// An optional (CTF 2): the element, present or not according to a selector field.
     Optional {
+        /// Register holding the selector's value.
         sel_reg: u16,
-        /// Empty: present when the selector is non-zero.
+        /// Selector values for which it is present. Empty: present when the selector is
+        /// non-zero.
         ranges: Arc<[IntRange]>,
+        /// The element's node.
         elem: NodeId,
     },
 }
@@ -80,30 +112,34 @@ pub enum NodeKind {
 /// A length known statically or read from a register.
 #[derive(Debug, Clone, Copy)]
 pub enum Len {
+    /// This many.
     Static(u64),
+    /// The value of a previously decoded field, stored in this register.
     Reg(u16),
 }
 
 /// One compiled field.
 #[derive(Debug, Clone)]
 pub struct Node {
+    /// What the node decodes.
     pub kind: NodeKind,
     /// Alignment in bits applied before decoding.
     pub align: u32,
     /// Register this node's integer value is stored into, or [`NO_REG`].
-    pub store: u16,
+    pub(crate) store: u16,
+    /// The field's special meaning (timestamp, event id, packet size…), if any.
     pub role: Option<Role>,
     /// True when the integer updates the stream's default clock.
     pub clock: bool,
     /// True when decoding this node does more than produce its value (clock, register, role).
-    pub effects: bool,
+    pub(crate) effects: bool,
     /// For a structure of fixed-size scalars without side effects: the constant bit offset of
     /// each member. The decoder then records only where the structure starts and its members
     /// are read on access.
     pub plan: Option<Arc<FixedPlan>>,
     /// For other structures: the fixed layout of their leading fixed-size scalars (side
     /// effects allowed), decoded eagerly in one pass.
-    pub prefix: Option<Arc<FixedPlan>>,
+    pub(crate) prefix: Option<Arc<FixedPlan>>,
     /// For an array or sequence of fixed-size scalars without side effects whose size is a
     /// multiple of their alignment: the element size in bits. Such arrays take one slot (start
     /// position and count) and their elements are read on access. 0 otherwise.
@@ -116,6 +152,7 @@ pub struct Node {
 /// Constant layout of a structure whose members are all fixed-size scalars.
 #[derive(Debug)]
 pub struct FixedPlan {
+    /// Size of the whole structure in bits.
     pub size_bits: u64,
     /// Bit offset of each member from the structure start.
     pub offsets: Box<[u64]>,
@@ -126,18 +163,26 @@ pub struct FixedPlan {
 /// A structure member or variant option.
 #[derive(Debug, Clone)]
 pub struct Member {
+    /// The member's (or option's) name.
     pub name: Arc<str>,
+    /// Its type's node.
     pub node: NodeId,
 }
 
 /// Compiled layouts of one trace class: an arena of nodes plus the roots of every scope.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
+    /// Every node, indexed by [`NodeId`].
     pub nodes: Vec<Node>,
+    /// Members of every structure and options of every variant (see [`NodeKind`]).
     pub members: Vec<Member>,
+    /// Mappings of every enumeration (see `enum_idx` in [`NodeKind::Int`]).
     pub enums: Vec<Arc<[EnumMapping]>>,
-    pub registers: usize,
+    /// Number of registers the decoder needs.
+    pub(crate) registers: usize,
+    /// The packet header's node, if the trace has one.
     pub packet_header: Option<NodeId>,
+    /// Per stream class, by stream class id.
     pub streams: IdMap<StreamLayout>,
     /// Decoding steps of the structures without a fixed plan (see [`Node`]).
     pub(crate) pieces: Vec<crate::decode::Piece>,
@@ -148,27 +193,31 @@ pub struct Layout {
 /// Compiled layouts of one stream class.
 #[derive(Debug, Clone, Default)]
 pub struct StreamLayout {
+    /// The packet context's node.
     pub packet_context: Option<NodeId>,
+    /// The event header's node.
     pub event_header: Option<NodeId>,
+    /// The event common context's node.
     pub event_common_context: Option<NodeId>,
+    /// Per event class, by event class id.
     pub events: IdMap<EventLayout>,
     /// Default clock of the stream, as an index into `TraceClass::clocks`.
     pub clock: Option<usize>,
     /// A straight-line decoding of the event header when it has the tagged shape LTTng uses.
-    pub fast_header: Option<TaggedHeader>,
+    pub(crate) fast_header: Option<TaggedHeader>,
     /// The same header compiled to straight-line reads, when its only effects are the event
     /// id and the clock.
-    pub compiled_header: Option<crate::fast::FastHeader>,
+    pub(crate) compiled_header: Option<crate::fast::FastHeader>,
     /// How [`crate::StreamReader::scan`] reads this class's events, made from the compiled
     /// header and the events' fixed bodies (clear it with them).
-    pub scan: Option<crate::fast::ScanTable>,
+    pub(crate) scan: Option<crate::fast::ScanTable>,
 }
 
 /// An event header `struct { <scalar tag>; variant <tag> { struct { scalars… } … } }` (LTTng's
 /// compact and large headers): decoded without recursion, into the same slots as the general
 /// path.
 #[derive(Debug, Clone)]
-pub struct TaggedHeader {
+pub(crate) struct TaggedHeader {
     pub header: NodeId,
     pub tag: NodeId,
     pub tag_size: u32,
@@ -182,15 +231,38 @@ pub struct TaggedHeader {
 /// Compiled layouts of one event class.
 #[derive(Debug, Clone)]
 pub struct EventLayout {
+    /// The event class's name.
     pub name: Arc<str>,
+    /// The specific context's node.
     pub context: Option<NodeId>,
+    /// The payload's node.
     pub payload: Option<NodeId>,
     /// Common context, specific context and payload placed without decoding, when they are
     /// all fixed-layout structures.
-    pub fixed_body: Option<crate::fast::FixedBody>,
+    pub(crate) fixed_body: Option<crate::fast::FixedBody>,
+}
+
+impl StreamLayout {
+    /// Whether the event header decodes by straight-line reads (LTTng's compact and large
+    /// headers) rather than by the general decoder.
+    pub fn has_compiled_header(&self) -> bool {
+        self.compiled_header.is_some()
+    }
+
+    /// Whether [`crate::StreamReader::scan`] has a table of this stream class's event shapes,
+    /// to read their events by straight-line reads rather than through the general decoder.
+    pub fn has_scan_table(&self) -> bool {
+        self.scan.is_some()
+    }
 }
 
 impl EventLayout {
+    /// Whether the class's contexts and payload are placed without decoding (all fixed-layout
+    /// structures), their members read on access.
+    pub fn has_fixed_body(&self) -> bool {
+        self.fixed_body.is_some()
+    }
+
     /// Position of the payload member named `name`, to read it with
     /// [`crate::Event::payload_member`] without a name lookup per event.
     pub fn payload_index(&self, layout: &Layout, name: &str) -> Option<usize> {
@@ -200,6 +272,24 @@ impl EventLayout {
 }
 
 impl Layout {
+    /// The same layout with every compiled shortcut (straight-line headers, fixed event
+    /// bodies, the scan tables, arrays read on access) removed, so that the general decoder
+    /// does it all: the reference the shortcuts are checked against.
+    pub fn without_shortcuts(&self) -> Layout {
+        let mut layout = self.clone();
+        for (_, sl) in layout.streams.iter_mut() {
+            sl.compiled_header = None;
+            sl.scan = None;
+            for (_, el) in sl.events.iter_mut() {
+                el.fixed_body = None;
+            }
+        }
+        for n in &mut layout.nodes {
+            n.stride = 0;
+        }
+        layout
+    }
+
     /// Groups the members of structure `node` into [`crate::decode::Piece`]s (appended to
     /// [`Self::pieces`]): runs of fixed-size scalars wherever their offsets from the run's
     /// aligned start are constant, so that the decoder reads them without a call each.
@@ -935,10 +1025,12 @@ impl<T> IdMap<T> {
         self.items[index].0
     }
 
+    /// Number of items.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// No item.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }

@@ -1,18 +1,33 @@
 //! Common Trace Format (CTF 1.8 and CTF 2): metadata, decoding, merging and writing.
 //!
 //! Data flow: [`metadata`] turns the metadata stream into the resolved [`ir`] model;
-//! [`layout`] compiles it; a [`stream::StreamReader`] walks one data stream's packets and
-//! decodes events (sans-io, in [`decode`]) into zero-copy [`field::FieldView`]s; a
+//! it is compiled into an [`access::Layout`]; a [`stream::StreamReader`] walks one data
+//! stream's packets and decodes events (sans-io) into zero-copy [`field::FieldView`]s; a
 //! [`merge::Merger`] orders many streams by time.
+//!
+//! Reading: [`open_all`] opens every trace under some paths as [`Trace`]s, a [`Merger`] (or one
+//! [`StreamReader`] per stream) yields [`Message`]s, and the current [`Event`]'s scopes are read
+//! as [`FieldView`]s. Writing: [`writer::TraceWriter`]. Hot loops that read payloads straight
+//! from the stream bytes use [`access`].
 
+#![deny(missing_docs)]
+
+pub mod access;
+// `bits`, `decode`, `fast` and `layout` are the decoder's internals. Public only for the old
+// import paths of the text printer (tracekit's plan.rs), which only reach what `access`
+// re-exports (everything else in them is `pub(crate)`); private once it imports `access`.
+#[doc(hidden)]
 pub mod bits;
 pub mod ctf2;
+#[doc(hidden)]
 pub mod decode;
 pub mod error;
+#[doc(hidden)]
 pub mod fast;
 pub mod field;
 pub mod index;
 pub mod ir;
+#[doc(hidden)]
 pub mod layout;
 pub mod merge;
 pub mod metadata;

@@ -10,6 +10,7 @@ use crate::trace::Trace;
 
 /// Maps a trace's timestamps (ns from its clock origin) to the merged time line.
 pub trait TimeMap: Send + Sync {
+    /// `ns` of trace `trace` (its position among the traces merged) on the merged time line.
     fn map(&self, trace: usize, ns: i64) -> i64;
 }
 

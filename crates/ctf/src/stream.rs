@@ -32,14 +32,20 @@ pub enum Message {
     Event,
     /// The tracer discarded `count` events between two times (ns from origin).
     DiscardedEvents {
+        /// Number of events discarded.
         count: u64,
+        /// Start of the interval (ns from origin), when known.
         begin_ns: Option<i64>,
+        /// End of the interval (ns from origin), when known.
         end_ns: Option<i64>,
     },
     /// `count` packets are missing (packet sequence number gap).
     DiscardedPackets {
+        /// Number of packets missing.
         count: u64,
+        /// Start of the interval (ns from origin), when known.
         begin_ns: Option<i64>,
+        /// End of the interval (ns from origin), when known.
         end_ns: Option<i64>,
     },
 }
@@ -1237,7 +1243,8 @@ impl<'a> Event<'a> {
         self.payload()?.member_at(index)
     }
 
-    /// The compiled layout of this event's class.
+    /// The compiled layout of this event's class: its name and the nodes of its scopes, in
+    /// the trace's [`Layout`] (see [`crate::access`]).
     pub fn class_layout(&self) -> &'a EventLayout {
         self.layout()
     }
@@ -1264,7 +1271,7 @@ impl<'a> Event<'a> {
     /// The payload's slots without a field view: the packet's bytes (where positions and
     /// string offsets point) and the slots from the payload's own on (its descendants follow
     /// it). For readers that compiled their own reads of a payload class, checking the first
-    /// slot's node and count, rather than walking views.
+    /// slot's node and count, rather than walking views (see [`crate::access`]).
     #[inline]
     pub fn payload_slots(&self) -> Option<(&'a [u8], &'a [Slot])> {
         let slots = self.r.ev_slots.get(self.r.ev_at[EV_PAYLOAD]?..)?;

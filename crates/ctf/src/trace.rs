@@ -18,7 +18,9 @@ use crate::stream::{probe_first_packet, StreamReader};
 pub struct Trace {
     /// The trace directory.
     pub path: PathBuf,
+    /// The trace class its metadata describes.
     pub class: Arc<TraceClass>,
+    /// The trace class compiled for decoding (see [`crate::access`]).
     pub layout: Arc<Layout>,
     /// Data streams; each is one or more files (tracefile rotation) in time order.
     pub streams: Vec<StreamFiles>,
@@ -31,8 +33,11 @@ pub struct Trace {
 /// The files that make one data stream.
 #[derive(Debug, Clone)]
 pub struct StreamFiles {
+    /// The files, in time order.
     pub files: Vec<PathBuf>,
+    /// The stream class id of the first packet's header, when read.
     pub stream_class_id: Option<u64>,
+    /// The stream instance id of the first packet's header, when read.
     pub stream_id: Option<u64>,
     /// Per file (same order as `files`): its LTTng index, read the first time it is asked
     /// for ([`Self::file_index`]: most reads never need it). Shorter than `files` (empty) where

@@ -7,11 +7,13 @@ pub enum Value {
     U64(u64),
     /// Signed integer, enumeration or variable-length signed integer.
     I64(i64),
+    /// A floating point number.
     Float(f64),
     /// A string (null-terminated or sized). Bytes, since traces may hold invalid UTF-8.
     Str(Vec<u8>),
     /// A BLOB.
     Bytes(Vec<u8>),
+    /// Structure members, in declaration order.
     Struct(Vec<Value>),
     /// Array or sequence elements.
     Array(Vec<Value>),

@@ -7,30 +7,16 @@
 
 use std::sync::Arc;
 
-use ctf::layout::Layout;
 use ctf::writer::EventHeaderKind;
 use ctf::{Message, StreamReader, Trace};
 use scenario::kernel_mix::{generate, KernelMixParams};
 
 /// The same trace with every compiled shortcut removed: the general decoder does it all.
 fn without_shortcuts(t: &Trace) -> Arc<Trace> {
-    let mut layout: Layout = (*t.layout).clone();
-    let mut streams = std::mem::take(&mut layout.streams);
-    for (_, sl) in streams.iter_mut() {
-        sl.compiled_header = None;
-        sl.scan = None;
-        for (_, el) in sl.events.iter_mut() {
-            el.fixed_body = None;
-        }
-    }
-    layout.streams = streams;
-    for n in &mut layout.nodes {
-        n.stride = 0;
-    }
     Arc::new(Trace {
         path: t.path.clone(),
         class: t.class.clone(),
-        layout: Arc::new(layout),
+        layout: Arc::new(t.layout.without_shortcuts()),
         streams: t.streams.clone(),
         index: t.index,
         errors: t.errors.clone(),
@@ -129,14 +115,14 @@ fn check(header: EventHeaderKind) {
         .streams
         .iter()
         .flat_map(|(_, sl)| sl.events.iter())
-        .filter(|(_, el)| el.fixed_body.is_some())
+        .filter(|(_, el)| el.has_fixed_body())
         .count();
     assert!(fast_classes > 10, "only {fast_classes} fixed-body classes");
     assert!(fast
         .layout
         .streams
         .iter()
-        .all(|(_, sl)| sl.compiled_header.is_some()));
+        .all(|(_, sl)| sl.has_compiled_header()));
     let events = compare(&fast, u64::MAX);
     // The generator adds statedump events to the requested count.
     assert!(events >= 20_000, "{events} events");

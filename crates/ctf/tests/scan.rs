@@ -207,7 +207,11 @@ fn generated(header: EventHeaderKind) {
     let trace_dir = dir.path().join("kernel");
     generate(&trace_dir, &params).unwrap();
     let trace = Arc::new(Trace::open(&trace_dir).unwrap());
-    assert!(trace.layout.streams.iter().all(|(_, sl)| sl.scan.is_some()));
+    assert!(trace
+        .layout
+        .streams
+        .iter()
+        .all(|(_, sl)| sl.has_scan_table()));
     assert!(compare(&trace) >= 20_000);
 }
 

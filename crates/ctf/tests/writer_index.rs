@@ -2,7 +2,6 @@
 //! equal to what that packet's header and context hold (decoded here with the trace's own
 //! metadata, not the writer's offsets), published with the trace and valid after a flush.
 
-use ctf::decode::Decoder;
 use ctf::index::{self, PacketEntry};
 use ctf::ir::ByteOrder;
 use ctf::value::Value;
@@ -15,30 +14,10 @@ use std::path::{Path, PathBuf};
 /// The packets of a stream file as their headers and contexts describe them.
 fn packets_of(trace: &Trace, path: &Path) -> Vec<PacketEntry> {
     let data = std::fs::read(path).unwrap();
-    let layout = &trace.layout;
     let mut out = Vec::new();
-    let mut slots = Vec::new();
     let mut off = 0usize;
     while off < data.len() {
-        let mut dec = Decoder::new(layout);
-        let mut pos = off as u64 * 8;
-        let ph = layout.packet_header.expect("a packet header");
-        dec.decode(layout, ph, &data, &mut pos, &mut slots).unwrap();
-        let sc = dec.specials.stream_class_id.expect("stream_id");
-        let pc = layout.streams.get(sc).unwrap().packet_context.unwrap();
-        dec.decode(layout, pc, &data, &mut pos, &mut slots).unwrap();
-        let s = dec.specials;
-        let e = PacketEntry {
-            offset: off as u64,
-            packet_bits: s.packet_total_bits.unwrap(),
-            content_bits: s.packet_content_bits.unwrap(),
-            ts_begin: s.ts_begin.unwrap(),
-            ts_end: s.ts_end.unwrap(),
-            discarded: s.discarded.unwrap(),
-            stream_class_id: sc,
-            instance_id: s.stream_id,
-            seq_num: s.seq_num,
-        };
+        let e = index::entry_at(&trace.layout, path, &data, off as u64).unwrap();
         off += (e.packet_bits / 8) as usize;
         assert!(off <= data.len(), "{}: packet past the end", path.display());
         out.push(e);

@@ -2,7 +2,7 @@
 //! layout), or, for the fixed-layout payloads of most kernel events, by word loads compiled
 //! once per event class ([`WordPlan`]).
 
-use ctf::fast::{PlanRead, ReadKind};
+use ctf::access::{FixedPlan, NodeId, NodeKind, PlanRead, ReadKind, Slot};
 use ctf::{Event, FieldView};
 
 use crate::model::{Fields, F};
@@ -37,7 +37,7 @@ pub struct Payload<'a, 'f> {
     payload: Option<FieldView<'a>>,
     /// A fixed-layout payload's bytes, start and plan, looked up once per event rather than
     /// once per integer read (most events read two or three).
-    plan: Option<(&'a [u8], u64, &'a ctf::layout::FixedPlan)>,
+    plan: Option<(&'a [u8], u64, &'a FixedPlan)>,
     fields: &'f Fields,
 }
 
@@ -132,7 +132,7 @@ pub struct WordPlan {
     words: [Word; F::ALL.len()],
     /// The class's payload structure: an event whose payload slot is of another node was not
     /// decoded by its fixed plan.
-    node: ctf::layout::NodeId,
+    node: NodeId,
     /// Bytes from the payload start that the reads touch (an integer's 8-byte load included).
     need: usize,
 }
@@ -278,7 +278,7 @@ enum SlotRead {
 pub struct SlotPlan {
     reads: [SlotRead; F::ALL.len()],
     /// The class's payload structure.
-    node: ctf::layout::NodeId,
+    node: NodeId,
     /// Its member count: the slot count of its descendants when each member takes one.
     members: u32,
 }
@@ -288,7 +288,6 @@ impl SlotPlan {
     /// has a fixed layout (see [`WordPlan`]), a member that is not a scalar or a field that is
     /// neither an integer nor a string.
     pub fn of(ev: &Event<'_>, fields: &Fields) -> Option<SlotPlan> {
-        use ctf::layout::NodeKind;
         let tl = &ev.trace().layout;
         let node = ev.class_layout().payload?;
         let n = tl.nodes.get(node as usize)?;
@@ -336,7 +335,7 @@ impl SlotPlan {
 #[derive(Clone, Copy)]
 pub(crate) struct Slots<'a, 'p> {
     data: &'a [u8],
-    slots: &'a [ctf::decode::Slot],
+    slots: &'a [Slot],
     plan: &'p SlotPlan,
 }
 

@@ -6,6 +6,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(class) = ctf::metadata::parse(data) {
         // What `Trace::open` does next: must not panic either.
-        let _ = ctf::layout::Layout::compile(&class);
+        let _ = ctf::access::Layout::compile(&class);
     }
 });

@@ -44,8 +44,11 @@ pub trait ScanSink {
 /// What [`ScanSink::counts`] lends the scan.
 #[derive(Debug)]
 pub struct ScanCounts<'a> {
+    /// Events per event class position of the stream class.
     pub counts: &'a mut [u64],
+    /// Wrapping sum of [`crate::Event::fold_fields`] of the events.
     pub checksum: &'a mut u64,
+    /// The largest event clock value seen (cycles).
     pub max_cycles: &'a mut u64,
 }
 

@@ -43,6 +43,7 @@ pub struct SkipRule {
     /// The consumer's time window (ns from the stream's clock origin): it reads nothing before
     /// `lo` and stops at the first event after `hi`.
     pub lo: i64,
+    /// End of the window (see `lo`).
     pub hi: i64,
 }
 

@@ -1,7 +1,7 @@
 //! TSDL (CTF 1.8 metadata language) front end.
 //!
-//! Three passes: [`lexer`] splits the text into tokens, [`parser`] builds top-level blocks whose
-//! types are expanded (aliases substituted) but not yet resolved, and [`resolve`] produces the
+//! Three passes: `lexer` splits the text into tokens, `parser` builds top-level blocks whose
+//! types are expanded (aliases substituted) but not yet resolved, and `resolve` produces the
 //! [`TraceClass`]: byte orders (`native` is the trace's byte order, wherever the `trace` block
 //! is), absolute field paths, variant option ranges, roles and clocks.
 

@@ -13,13 +13,12 @@ pub const PACKET_MAGIC: u32 = 0xC1FC_1FC1;
 /// Bytes of the packet header (magic, uuid, stream_id, stream_instance_id).
 pub const PACKET_HEADER_LEN: usize = 32;
 /// Bytes of header + packet context.
-pub const PACKET_PREAMBLE_LEN: usize = 84;
+pub(crate) const PACKET_PREAMBLE_LEN: usize = 84;
 /// Byte offsets of the packet-context fields patched when a packet closes.
-pub const OFF_TIMESTAMP_BEGIN: usize = 32;
-pub const OFF_TIMESTAMP_END: usize = 40;
-pub const OFF_CONTENT_SIZE: usize = 48;
-pub const OFF_PACKET_SIZE: usize = 56;
-pub const OFF_EVENTS_DISCARDED: usize = 72;
+pub(crate) const OFF_TIMESTAMP_END: usize = 40;
+pub(crate) const OFF_CONTENT_SIZE: usize = 48;
+pub(crate) const OFF_PACKET_SIZE: usize = 56;
+pub(crate) const OFF_EVENTS_DISCARDED: usize = 72;
 
 /// Which LTTng event header a stream uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

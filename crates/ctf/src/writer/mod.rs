@@ -29,22 +29,39 @@ use std::path::{Path, PathBuf};
 /// Errors of the writer. Each names the file or directory involved.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// A file or directory could not be written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// An event's values do not fit its class's payload.
     #[error("{}: event class {event_id}: {message}", path.display())]
     Encode {
+        /// The stream file.
         path: PathBuf,
+        /// The event class.
         event_id: u64,
+        /// What does not fit.
         message: String,
     },
+    /// Events must come in time order within a stream.
     #[error("{}: timestamp {ts} is before the previous one ({last})", path.display())]
-    Timestamp { path: PathBuf, last: u64, ts: u64 },
+    Timestamp {
+        /// The stream file.
+        path: PathBuf,
+        /// The previous event's timestamp.
+        last: u64,
+        /// The rejected one.
+        ts: u64,
+    },
+    /// The trace class cannot be written as TSDL.
     #[error("metadata: {0}")]
     Tsdl(#[from] TsdlError),
+    /// A trace class or arguments the writer cannot use (no stream class 0, no UUID, no CPU…).
     #[error("{0}")]
     Invalid(String),
 }
@@ -73,6 +90,7 @@ pub enum MetadataMode {
 pub struct WriterOptions {
     /// Data packet size in bytes.
     pub packet_size: usize,
+    /// How the metadata file is written.
     pub metadata: MetadataMode,
     /// Stream file name prefix; files are `{prefix}_{cpu}`.
     pub stream_prefix: String,
@@ -91,9 +109,13 @@ impl Default for WriterOptions {
 /// Totals of a finished trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceStats {
+    /// The trace directory.
     pub dir: PathBuf,
+    /// Events written.
     pub events: u64,
+    /// Packets written.
     pub packets: u64,
+    /// Bytes of stream data written.
     pub bytes: u64,
     /// Events per CPU stream.
     pub per_cpu: Vec<u64>,

@@ -22,7 +22,9 @@ const INDEX_BATCH: usize = 256;
 /// Fixed parameters of a data stream.
 #[derive(Debug, Clone)]
 pub struct StreamParams {
+    /// The trace UUID, written in each packet header.
     pub uuid: [u8; 16],
+    /// Byte order of the stream's fields.
     pub byte_order: ByteOrder,
     /// Data stream class id (`stream_id`).
     pub stream_class_id: u32,
@@ -32,6 +34,7 @@ pub struct StreamParams {
     pub cpu_id: u32,
     /// Packet size in bytes (a multiple of 8, at least 4 KiB).
     pub packet_size: usize,
+    /// Which event header the stream's events have.
     pub header: EventHeaderKind,
 }
 
@@ -340,7 +343,10 @@ impl StreamWriter {
 /// What a finished stream holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamStats {
+    /// Events written.
     pub events: u64,
+    /// Packets written.
     pub packets: u64,
+    /// Bytes written.
     pub bytes: u64,
 }
