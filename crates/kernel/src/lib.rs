@@ -6,9 +6,12 @@
 //!   that emits [`Notification`]s.
 //! * [`Model`]: both together, fed events in time order.
 //! * [`CpuMap`]: a table per CPU id, for the state and the analyses.
+//! * [`lttng`]: the kernel trace classes lttng-modules writes, for the generator, the recorder
+//!   and the converters.
 
 pub mod cpu_map;
 pub mod hash;
+pub mod lttng;
 pub mod model;
 pub mod needs;
 pub mod payload;

@@ -4,9 +4,9 @@
 use ctf::ir::{ArrayType, ByteOrder, EventClass, Field, FieldType, IntType, StructType};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
+use kernel::lttng::{ev, trace_class, HostInfo, NetLayout};
 use kernel::{FdOp, Notification, StateOptions};
 use scenario::common::{statedump_fd, statedump_process, switch, Task};
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 
 const LE: ByteOrder = ByteOrder::Little;
 

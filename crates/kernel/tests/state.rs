@@ -2,12 +2,12 @@
 
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use ctf::{Merger, Message};
+use kernel::lttng::{ev, trace_class, HostInfo, NetLayout};
 use kernel::{Kind, Notification, StateOptions};
 use scenario::common::{
     irq_entry, irq_exit, read_entry, read_exit, statedump_fd, statedump_process, switch, vec1,
     wake, Task,
 };
-use scenario::lttng::{ev, trace_class, HostInfo, NetLayout};
 
 mod common;
 use common::run;

@@ -1,17 +1,19 @@
 //! Conversion of ftrace records to lttng-modules 2.13 event classes and payloads.
 //!
-//! The event classes of [`scenario::lttng`] are reused as they are (same ids and layouts); the
-//! system calls that class set does not cover get generated classes, one entry/exit pair per
-//! system call of the table, with their arguments typed from the `sys_enter_<name>/format`
-//! files. Everything here is pure: format descriptions in, values out.
+//! The event classes of [`kernel::lttng`] are used as they are (same ids and layouts); the
+//! system calls that class set does not cover get generated classes
+//! ([`kernel::lttng::syscalls`]), one entry/exit pair per system call of the table, with their
+//! arguments typed from the `sys_enter_<name>/format` files. Everything here is pure: format
+//! descriptions in, values out.
 
 use crate::format::{EventFormat, FieldDesc, FormatError};
-use ctf::ir::{
-    ArrayType, ByteOrder, DisplayBase, EventClass, Field, FieldType, IntType, StructType,
-    TraceClass,
-};
+use ctf::ir::TraceClass;
 use ctf::value::Value;
-use scenario::lttng::ev;
+use kernel::lttng::ev;
+use kernel::lttng::syscalls::{add_syscall_classes, fill, SyscallPlan};
+pub use kernel::lttng::syscalls::{
+    SyscallArg, SyscallDef, SYSCALL_ENTRY_UNKNOWN, SYSCALL_EXIT_UNKNOWN,
+};
 use std::collections::HashMap;
 
 /// The ftrace events the recorder knows, with their LTTng names.
@@ -344,35 +346,18 @@ pub fn rwbs_flags(s: &[u8]) -> u64 {
     flags
 }
 
-/// One system call argument as its `sys_enter_<name>/format` describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyscallArg {
-    pub name: String,
-    pub ctype: String,
-}
-
-/// A system call: its number, tracefs/LTTng name and arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyscallDef {
-    pub nr: u32,
-    pub name: String,
-    pub args: Vec<SyscallArg>,
-}
-
-impl SyscallDef {
-    /// From the table entry and the `sys_enter_<name>` format.
-    pub fn from_format(nr: u32, name: &str, f: &EventFormat) -> Self {
-        SyscallDef {
-            nr,
-            name: name.to_string(),
-            args: f
-                .own_fields()
-                .map(|fd| SyscallArg {
-                    name: fd.name.clone(),
-                    ctype: fd.ctype.clone(),
-                })
-                .collect(),
-        }
+/// The system call `name` numbered `nr`, its arguments from its `sys_enter_<name>` format.
+pub fn syscall_def(nr: u32, name: &str, f: &EventFormat) -> SyscallDef {
+    SyscallDef {
+        nr,
+        name: name.to_string(),
+        args: f
+            .own_fields()
+            .map(|fd| SyscallArg {
+                name: fd.name.clone(),
+                ctype: fd.ctype.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -384,256 +369,6 @@ pub fn tracefs_names(table_name: &str) -> Vec<String> {
         v.push("umount".into());
     }
     v
-}
-
-/// Arguments that are outputs (`sc_out` in lttng-modules): they go to the exit event only.
-const OUT_ARGS: &[(&str, &[&str])] = &[
-    ("read", &["buf"]),
-    ("pread64", &["buf"]),
-    ("readv", &["vec"]),
-    ("preadv", &["vec"]),
-    ("recvfrom", &["ubuf", "addr", "addr_len"]),
-    ("recvmsg", &["msg"]),
-    ("newstat", &["statbuf"]),
-    ("newfstat", &["statbuf"]),
-    ("newlstat", &["statbuf"]),
-    ("newfstatat", &["statbuf"]),
-    ("statx", &["buffer"]),
-    ("pipe", &["fildes"]),
-    ("pipe2", &["fildes"]),
-    ("wait4", &["stat_addr", "ru"]),
-    ("rt_sigaction", &["oact"]),
-    ("rt_sigprocmask", &["oset"]),
-    ("getrlimit", &["rlim"]),
-    ("prlimit64", &["old_rlim"]),
-    ("getdents64", &["dirent"]),
-    ("getdents", &["dirent"]),
-    ("clock_gettime", &["tp"]),
-    ("gettimeofday", &["tv", "tz"]),
-    ("nanosleep", &["rmtp"]),
-    ("clock_nanosleep", &["rmtp"]),
-    ("accept", &["upeer_sockaddr", "upeer_addrlen"]),
-    ("getsockname", &["usockaddr", "usockaddr_len"]),
-    ("getpeername", &["usockaddr", "usockaddr_len"]),
-    ("getsockopt", &["optval", "optlen"]),
-    ("socketpair", &["usockvec"]),
-    ("newuname", &["name"]),
-    ("sysinfo", &["info"]),
-    ("times", &["tbuf"]),
-    ("getcwd", &["buf"]),
-    ("readlink", &["buf"]),
-    ("readlinkat", &["buf"]),
-    ("getresuid", &["ruidp", "euidp", "suidp"]),
-    ("getresgid", &["rgidp", "egidp", "sgidp"]),
-];
-
-fn out_args(name: &str) -> &'static [&'static str] {
-    OUT_ARGS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, a)| *a)
-        .unwrap_or(&[])
-}
-
-/// The CTF integer type of a syscall argument, from its C type: pointers are hexadecimal
-/// 64-bit; `int`-like types 32-bit; `umode_t` 16-bit; the rest 64-bit.
-fn arg_type(ctype: &str) -> FieldType {
-    let t = ctype
-        .trim_start_matches("const ")
-        .trim_start_matches("struct ")
-        .trim();
-    let (size, signed, base) = if t.contains('*') {
-        (64, false, DisplayBase::Hexadecimal)
-    } else {
-        match t {
-            "int" | "pid_t" | "key_serial_t" | "clockid_t" | "timer_t" | "mqd_t" | "rwf_t"
-            | "s32" | "__s32" => (32, true, DisplayBase::Decimal),
-            "unsigned int" | "unsigned" | "uid_t" | "gid_t" | "qid_t" | "u32" | "__u32"
-            | "old_uid_t" | "old_gid_t" | "fmode_t" => (32, false, DisplayBase::Decimal),
-            "umode_t" | "unsigned short" => (16, false, DisplayBase::Decimal),
-            t if t.starts_with("unsigned")
-                || t.starts_with('u')
-                || t.starts_with("__u")
-                || t == "size_t"
-                || t == "aio_context_t"
-                || t == "cap_user_header_t"
-                || t == "cap_user_data_t" =>
-            {
-                (64, false, DisplayBase::Decimal)
-            }
-            _ => (64, true, DisplayBase::Decimal),
-        }
-    };
-    let mut i = if signed {
-        IntType::signed(size, ByteOrder::Little)
-    } else {
-        IntType::unsigned(size, ByteOrder::Little)
-    };
-    i.base = base;
-    FieldType::Int(i)
-}
-
-fn field(name: &str, ty: FieldType) -> Field {
-    Field {
-        name: name.into(),
-        ty,
-    }
-}
-
-fn event_class(id: u64, name: String, fields: Vec<Field>) -> EventClass {
-    EventClass {
-        id,
-        name,
-        loglevel: Some(4),
-        model_emf_uri: None,
-        context: None,
-        payload: Some(StructType {
-            min_align: 1,
-            fields,
-        }),
-    }
-}
-
-/// Where each payload value of a syscall event comes from.
-#[derive(Debug, Clone, PartialEq)]
-enum Src {
-    /// Raw argument `i` (of the entry; saved for exit events).
-    Arg(usize),
-    Ret,
-    /// A constant (what ftrace cannot give, such as user-space strings: left empty).
-    Const(Value),
-}
-
-#[derive(Debug, Clone)]
-struct SyscallPlan {
-    entry_id: u64,
-    exit_id: u64,
-    entry: Vec<Src>,
-    exit: Vec<Src>,
-    /// Whether the exit needs the saved entry arguments.
-    exit_needs_args: bool,
-}
-
-/// A value of the right shape for a field ftrace cannot fill.
-fn default_value(ty: &FieldType) -> Value {
-    match ty {
-        FieldType::String(_) | FieldType::SizedString(_) => Value::Str(Vec::new()),
-        FieldType::Sequence(_) => Value::Array(Vec::new()),
-        FieldType::Array(a) => Value::Array((0..a.len).map(|_| default_value(&a.elem)).collect()),
-        FieldType::Struct(s) => {
-            Value::Struct(s.fields.iter().map(|f| default_value(&f.ty)).collect())
-        }
-        FieldType::Variant(v) => Value::Variant(0, Box::new(default_value(&v.options[0].ty))),
-        FieldType::Float(_) => Value::Float(0.0),
-        _ => Value::U64(0),
-    }
-}
-
-/// The plan filling an existing payload layout by field names.
-fn plan_for(payload: &StructType, args: &[SyscallArg]) -> Vec<Src> {
-    payload
-        .fields
-        .iter()
-        .map(|f| {
-            if f.name == "ret" {
-                Src::Ret
-            } else if let (Some(i), FieldType::Int(_)) =
-                (args.iter().position(|a| a.name == f.name), &f.ty)
-            {
-                Src::Arg(i)
-            } else {
-                Src::Const(default_value(&f.ty))
-            }
-        })
-        .collect()
-}
-
-/// Class ids of the unknown-syscall events.
-pub const SYSCALL_ENTRY_UNKNOWN: u64 = 45;
-pub const SYSCALL_EXIT_UNKNOWN: u64 = 46;
-const FIRST_GENERATED_ID: u64 = 47;
-
-/// Adds the syscall event classes to `tc` (stream class 0) and returns the per-number plans.
-fn add_syscall_classes(tc: &mut TraceClass, defs: &[SyscallDef]) -> HashMap<u32, SyscallPlan> {
-    let sc = tc.streams.get_mut(&0).expect("stream class 0");
-    let by_name: HashMap<String, u64> =
-        sc.events.values().map(|e| (e.name.clone(), e.id)).collect();
-    let u64t = FieldType::Int(IntType::unsigned(64, ByteOrder::Little));
-    let args6 = FieldType::Array(ArrayType {
-        elem: Box::new(u64t.clone()),
-        len: 6,
-        min_align: 1,
-        role: None,
-    });
-    let i32t = FieldType::Int(IntType::signed(32, ByteOrder::Little));
-    let i64t = FieldType::Int(IntType::signed(64, ByteOrder::Little));
-    sc.events.insert(
-        SYSCALL_ENTRY_UNKNOWN,
-        event_class(
-            SYSCALL_ENTRY_UNKNOWN,
-            "syscall_entry_unknown".into(),
-            vec![field("id", i32t.clone()), field("args", args6.clone())],
-        ),
-    );
-    sc.events.insert(
-        SYSCALL_EXIT_UNKNOWN,
-        event_class(
-            SYSCALL_EXIT_UNKNOWN,
-            "syscall_exit_unknown".into(),
-            vec![
-                field("id", i32t),
-                field("ret", i64t.clone()),
-                field("args", args6),
-            ],
-        ),
-    );
-    let mut next = FIRST_GENERATED_ID;
-    let mut plans = HashMap::new();
-    for d in defs {
-        let en = format!("syscall_entry_{}", d.name);
-        let xn = format!("syscall_exit_{}", d.name);
-        let plan = match (by_name.get(&en), by_name.get(&xn)) {
-            (Some(&entry_id), Some(&exit_id)) => {
-                let entry = plan_for(sc.events[&entry_id].payload.as_ref().unwrap(), &d.args);
-                let exit = plan_for(sc.events[&exit_id].payload.as_ref().unwrap(), &d.args);
-                SyscallPlan {
-                    entry_id,
-                    exit_id,
-                    exit_needs_args: exit.iter().any(|s| matches!(s, Src::Arg(_))),
-                    entry,
-                    exit,
-                }
-            }
-            _ => {
-                let outs = out_args(&d.name);
-                let (mut ef, mut es) = (Vec::new(), Vec::new());
-                let (mut xf, mut xs) = (vec![field("ret", i64t.clone())], vec![Src::Ret]);
-                for (i, a) in d.args.iter().enumerate().take(6) {
-                    let fld = field(&a.name, arg_type(&a.ctype));
-                    if outs.contains(&a.name.as_str()) {
-                        xf.push(fld);
-                        xs.push(Src::Arg(i));
-                    } else {
-                        ef.push(fld);
-                        es.push(Src::Arg(i));
-                    }
-                }
-                let (entry_id, exit_id) = (next, next + 1);
-                next += 2;
-                sc.events.insert(entry_id, event_class(entry_id, en, ef));
-                sc.events.insert(exit_id, event_class(exit_id, xn, xf));
-                SyscallPlan {
-                    entry_id,
-                    exit_id,
-                    exit_needs_args: xs.len() > 1,
-                    entry: es,
-                    exit: xs,
-                }
-            }
-        };
-        plans.insert(d.nr, plan);
-    }
-    plans
 }
 
 /// Looks up the thread-group id of a thread the converter has not seen (e.g. in /proc).
@@ -812,16 +547,6 @@ impl Converter {
         };
         fill(&plan.exit, ret, &saved, out);
         plan.exit_id
-    }
-}
-
-fn fill(plan: &[Src], ret: i64, args: &[u64; 6], out: &mut Vec<Value>) {
-    for s in plan {
-        out.push(match s {
-            Src::Arg(i) => Value::U64(args.get(*i).copied().unwrap_or(0)),
-            Src::Ret => Value::I64(ret),
-            Src::Const(v) => v.clone(),
-        });
     }
 }
 
@@ -1008,21 +733,6 @@ mod tests {
         assert_eq!(sys.len(), 2);
     }
 
-    #[test]
-    fn arg_types() {
-        let t = |c| match arg_type(c) {
-            FieldType::Int(i) => (i.size, i.signed, i.base),
-            _ => unreachable!(),
-        };
-        assert_eq!(t("char *"), (64, false, DisplayBase::Hexadecimal));
-        assert_eq!(t("const char *"), (64, false, DisplayBase::Hexadecimal));
-        assert_eq!(t("int"), (32, true, DisplayBase::Decimal));
-        assert_eq!(t("unsigned int"), (32, false, DisplayBase::Decimal));
-        assert_eq!(t("size_t"), (64, false, DisplayBase::Decimal));
-        assert_eq!(t("long"), (64, true, DisplayBase::Decimal));
-        assert_eq!(t("umode_t"), (16, false, DisplayBase::Decimal));
-    }
-
     pub fn fmt(name: &str, id: u16, fields: &[(&str, &str, usize, usize, bool)]) -> EventFormat {
         let mut t = format!(
             "name: {name}\nID: {id}\nformat:\n\
@@ -1046,7 +756,7 @@ mod tests {
     }
 
     fn tc() -> TraceClass {
-        let h = scenario::lttng::HostInfo {
+        let h = kernel::lttng::HostInfo {
             hostname: "h".into(),
             trace_uuid: [1; 16],
             clock_uuid: [2; 16],
@@ -1055,9 +765,9 @@ mod tests {
             trace_name: "t".into(),
             kernel_release: "6".into(),
         };
-        scenario::lttng::trace_class(
+        kernel::lttng::trace_class(
             &h,
-            scenario::lttng::NetLayout::NetworkHeader,
+            kernel::lttng::NetLayout::NetworkHeader,
             ctf::writer::EventHeaderKind::Compact,
         )
     }
@@ -1109,8 +819,8 @@ mod tests {
         );
         let getpid_fmt = fmt("sys_enter_getpid", 98, &[]);
         let defs = vec![
-            SyscallDef::from_format(0, "read", &read_fmt),
-            SyscallDef::from_format(39, "getpid", &getpid_fmt),
+            syscall_def(0, "read", &read_fmt),
+            syscall_def(39, "getpid", &getpid_fmt),
         ];
         let mut class = tc();
         let mut c = Converter::new(

@@ -1,5 +1,5 @@
 //! Network headers for `net_dev_queue` / `net_if_receive_skb` (lttng-modules 2.9+
-//! `network_header` layout of [`scenario::lttng`]): parsing of the header bytes that the eBPF
+//! `network_header` layout of [`kernel::lttng`]): parsing of the header bytes that the eBPF
 //! helper copies (see `bpf/netheaders.bpf.c`), and the store that merges those records into
 //! the ftrace events of the same packet. Pure: bytes in, values out.
 

@@ -12,7 +12,7 @@ use crate::RecordError;
 use ctf::ir::{EnvValue, TraceClass};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
-use scenario::lttng::{HostInfo, NetLayout};
+use kernel::lttng::{HostInfo, NetLayout};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -129,7 +129,7 @@ fn build_trace_class(opts: &RecordOptions, name: &str) -> TraceClass {
         kernel_release: read("/proc/sys/kernel/osrelease"),
     };
     let mut tc =
-        scenario::lttng::trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
+        kernel::lttng::trace_class(&host, NetLayout::NetworkHeader, EventHeaderKind::Compact);
     let version = read("/proc/sys/kernel/version");
     for (k, v) in &mut tc.env {
         if k == "kernel_version" {
@@ -189,7 +189,7 @@ struct NetMerge {
 impl NetMerge {
     /// Fills the header fields (3, 4) of a net event payload, if its record is there.
     fn fill(&mut self, id: u64, raw_ts: u64, vals: &mut [Value]) {
-        let dir = if id == scenario::lttng::ev::NET_OUT {
+        let dir = if id == kernel::lttng::ev::NET_OUT {
             Dir::Tx
         } else {
             Dir::Rx
@@ -237,7 +237,7 @@ impl Sink {
         // The statedump opens the session: every CPU's stream starts here, as in LTTng.
         self.writer.set_session_start(ts);
         for (id, vals) in snap.events() {
-            if !self.statedump_fds && id == scenario::lttng::ev::STATEDUMP_FD {
+            if !self.statedump_fds && id == kernel::lttng::ev::STATEDUMP_FD {
                 continue;
             }
             self.writer.write_event(0, id, ts, &vals)?;
@@ -259,7 +259,7 @@ impl Sink {
                 return;
             };
             if let Some(net) = &mut self.net {
-                if id == scenario::lttng::ev::NET_OUT || id == scenario::lttng::ev::NET_IN {
+                if id == kernel::lttng::ev::NET_OUT || id == kernel::lttng::ev::NET_IN {
                     net.fill(id, ts, &mut self.vals);
                 }
             }

@@ -2,7 +2,7 @@
 //! recording. [`ProcSnapshot::read`] does the reading; everything else is pure.
 
 use ctf::value::Value;
-use scenario::lttng::ev;
+use kernel::lttng::ev;
 use std::path::Path;
 
 /// One thread, as /proc shows it.

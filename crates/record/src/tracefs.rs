@@ -1,6 +1,6 @@
 //! The I/O side: tracefs files, a private instance, per-CPU raw pipes, /proc and signals.
 
-use crate::convert::{tracefs_names, SyscallDef};
+use crate::convert::{syscall_def, tracefs_names, SyscallDef};
 use crate::format::{parse_format, parse_header_page, EventFormat, PageLayout};
 use crate::RecordError;
 use std::fs::File;
@@ -106,7 +106,7 @@ impl Tracefs {
         for &(nr, name) in crate::syscall_table::X86_64 {
             for n in tracefs_names(name) {
                 if let Ok(f) = self.event_format("syscalls", &format!("sys_enter_{n}")) {
-                    v.push(SyscallDef::from_format(nr, &n, &f));
+                    v.push(syscall_def(nr, &n, &f));
                     break;
                 }
             }

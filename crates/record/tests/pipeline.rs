@@ -3,7 +3,7 @@
 
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
-use record::convert::{select_events, Converter, SyscallDef};
+use record::convert::{select_events, syscall_def, Converter};
 use record::format::{parse_format, parse_header_page};
 use record::page::{decode_page, PageBuilder};
 use record::statedump::{ProcSnapshot, ThreadState};
@@ -91,8 +91,8 @@ fn pages_to_lttng_ctf_and_back() {
     ))
     .unwrap();
     let defs = vec![
-        SyscallDef::from_format(0, "read", &read),
-        SyscallDef::from_format(39, "getpid", &getpid),
+        syscall_def(0, "read", &read),
+        syscall_def(39, "getpid", &getpid),
     ];
     let sel = select_events(&["syscalls".into(), "irq_handler_entry".into()]).unwrap();
     let known: Vec<_> = sel
@@ -108,7 +108,7 @@ fn pages_to_lttng_ctf_and_back() {
         })
         .collect();
 
-    let host = scenario::lttng::HostInfo {
+    let host = kernel::lttng::HostInfo {
         hostname: "pipeline".into(),
         trace_uuid: [7; 16],
         clock_uuid: [8; 16],
@@ -117,9 +117,9 @@ fn pages_to_lttng_ctf_and_back() {
         trace_name: "kernel".into(),
         kernel_release: "6.18".into(),
     };
-    let mut tc = scenario::lttng::trace_class(
+    let mut tc = kernel::lttng::trace_class(
         &host,
-        scenario::lttng::NetLayout::NetworkHeader,
+        kernel::lttng::NetLayout::NetworkHeader,
         EventHeaderKind::Compact,
     );
     let mut conv = Converter::new(&mut tc, &known, &defs).unwrap();

@@ -1,5 +1,5 @@
 //! Arbitrary kernel traces: events of every class of the generated LTTng kernel layout
-//! ([`crate::lttng`]) in any order, with any field values, on one to four CPUs,
+//! ([`kernel::lttng`]) in any order, with any field values, on one to four CPUs,
 //! cut into packets anywhere and with discarded events counted anywhere. The values come
 //! from an [`Entropy`]: a seeded generator for the tests, the fuzzer's input for the fuzz
 //! target, so one generator serves both.
@@ -16,7 +16,7 @@ use ctf::ir::{ByteOrder, Encoding, EventClass, FieldType, IntType, StructType};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriteError, WriterOptions};
 
-use crate::lttng::{trace_class, with_byte_order, HostInfo, NetLayout};
+use kernel::lttng::{trace_class, with_byte_order, HostInfo, NetLayout};
 
 /// A source of arbitrary words.
 pub trait Entropy {

@@ -7,12 +7,12 @@
 //! Host clocks: `host_ns = floor(slope × true_ns + offset)` with `slope = 1 + drift`.
 
 use crate::common::*;
-use crate::lttng::{
-    ev, net_payload, trace_class, HostInfo, NetLayout, TcpSeg, TCP_ACK, TCP_PSH, TCP_SYN,
-};
 use crate::rng::Rng;
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriteError, WriterOptions};
+use kernel::lttng::{
+    ev, net_payload, trace_class, HostInfo, NetLayout, TcpSeg, TCP_ACK, TCP_PSH, TCP_SYN,
+};
 use serde_json::{json, Value as Json};
 use std::path::Path;
 use std::path::PathBuf;

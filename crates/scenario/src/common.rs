@@ -1,7 +1,7 @@
 //! Tasks and payload builders shared by the generators.
 
-use crate::lttng::ev;
 use ctf::value::Value;
+use kernel::lttng::ev;
 
 /// A kernel task (thread).
 #[derive(Debug, Clone, PartialEq)]

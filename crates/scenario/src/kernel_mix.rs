@@ -7,10 +7,10 @@
 //! interrupts 12 %, memory 5 %, block 3 %.
 
 use crate::common::*;
-use crate::lttng::{ev, trace_class, HostInfo, NetLayout};
 use crate::rng::Rng;
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceStats, TraceWriter, WriteError, WriterOptions};
+use kernel::lttng::{ev, trace_class, HostInfo, NetLayout};
 use std::path::Path;
 
 /// Parameters of `kernel-mix`.
@@ -360,20 +360,20 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                         ev::SOFTIRQ_ENTRY,
                         &vec1(SOFTIRQ_NET_RX),
                     )?;
-                    let seg = crate::lttng::TcpSeg {
+                    let seg = kernel::lttng::TcpSeg {
                         saddr: [10, 0, 0, 2],
                         daddr: [10, 0, 0, 1],
                         sport: 443,
                         dport: 40000 + rng.range(0, 999) as u16,
                         seq: rng.next_u64() as u32,
                         ack: rng.next_u64() as u32,
-                        flags: crate::lttng::TCP_ACK | crate::lttng::TCP_PSH,
+                        flags: kernel::lttng::TCP_ACK | kernel::lttng::TCP_PSH,
                         len: rng.range(0, 1448) as u32,
                         skbaddr: 0xffff_8881_0000_0000 | (rng.range(0, 1 << 24) << 8),
                         sk: 0xffff_8881_4000_0000,
                         ip_id: rng.next_u64() as u16,
                     };
-                    let pl = crate::lttng::net_payload(p.net, &seg, "eth0");
+                    let pl = kernel::lttng::net_payload(p.net, &seg, "eth0");
                     emit(&mut w, c, &mut rng, ev::NET_IN, &pl)?;
                     emit(&mut w, c, &mut rng, ev::SOFTIRQ_EXIT, &vec1(SOFTIRQ_NET_RX))?;
                 } else {

@@ -10,5 +10,8 @@ pub mod chaos;
 pub mod client_server;
 pub mod common;
 pub mod kernel_mix;
-pub mod lttng;
 pub mod rng;
+
+/// The trace classes and payload layouts the generators write, from their one home in
+/// `kernel`; re-exported so that users of the generators need no other import.
+pub use kernel::lttng;

@@ -17,8 +17,8 @@ use ctf::ir::ByteOrder;
 use ctf::trace::StreamFiles;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use ctf::{Message, StreamReader, Trace};
+use kernel::lttng::{ev, trace_class, with_byte_order, HostInfo, NetLayout};
 use scenario::common::{read_entry, read_exit, switch, Task};
-use scenario::lttng::{ev, trace_class, with_byte_order, HostInfo, NetLayout};
 
 /// The shared data directory (`TRACEKIT_SHARED`, e.g. `/work/shared`; CI sets `../shared`), or
 /// `None` when the variable is unset.

@@ -1,9 +1,9 @@
 //! `tracekit gen`: deterministic LTTng-like kernel traces with ground truth.
 
+use kernel::lttng::NetLayout;
 use scenario::chaos::{self, ChaosOptions};
 use scenario::client_server::{self, ClientServerParams};
 use scenario::kernel_mix::{self, KernelMixParams};
-use scenario::lttng::NetLayout;
 use scenario::rng::Rng;
 use std::path::PathBuf;
 

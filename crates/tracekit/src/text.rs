@@ -684,7 +684,7 @@ mod tests {
     use ctf::value::Value;
     use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
     use ctf::Message;
-    use scenario::lttng::{trace_class, HostInfo, NetLayout};
+    use kernel::lttng::{trace_class, HostInfo, NetLayout};
     use std::path::Path;
 
     /// How many events of `dir`'s traces went each way: (direct plan, tree plan, general).

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use ctf::writer::EventHeaderKind;
 use libfuzzer_sys::fuzz_target;
-use record::convert::{select_events, Converter, KnownEvent, SyscallDef};
+use record::convert::{select_events, syscall_def, Converter, KnownEvent, SyscallDef};
 use record::format::{parse_format, parse_header_page, EventFormat, PageLayout};
 use record::page::decode_page;
 use record::{netheader, statedump};
@@ -40,7 +40,7 @@ fn kernel() -> &'static Kernel {
             .filter_map(|&(nr, name)| {
                 let p = dir.join("syscalls").join(format!("sys_enter_{name}")).join("format");
                 let f = parse_format(&std::fs::read_to_string(p).ok()?).ok()?;
-                Some(SyscallDef::from_format(nr, name, &f))
+                Some(syscall_def(nr, name, &f))
             })
             .collect();
         Kernel {
@@ -53,7 +53,7 @@ fn kernel() -> &'static Kernel {
 
 fuzz_target!(|data: &[u8]| {
     let k = kernel();
-    let host = scenario::lttng::HostInfo {
+    let host = kernel::lttng::HostInfo {
         hostname: "fuzz".into(),
         trace_uuid: [1; 16],
         clock_uuid: [2; 16],
@@ -62,9 +62,9 @@ fuzz_target!(|data: &[u8]| {
         trace_name: "kernel".into(),
         kernel_release: "6.18".into(),
     };
-    let mut tc = scenario::lttng::trace_class(
+    let mut tc = kernel::lttng::trace_class(
         &host,
-        scenario::lttng::NetLayout::NetworkHeader,
+        kernel::lttng::NetLayout::NetworkHeader,
         EventHeaderKind::Compact,
     );
     let mut conv = Converter::new(&mut tc, &k.events, &k.syscalls).expect("converter");

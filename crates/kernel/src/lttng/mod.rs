@@ -1,67 +1,130 @@
-//! Event classes as lttng-modules 2.13 declares them (x86-64 kernel), and the payload
-//! builders the generators use. Ids below 31 go to the most frequent events so that they get
-//! compact event headers.
+//! The kernel trace classes of lttng-modules, for everything that writes LTTng-layout CTF:
+//! the scenario generator, the recorder and the converters.
+//!
+//! * [`trace_class`]: the whole trace class of a kernel trace as lttng-modules 2.13 declares it
+//!   on x86-64 ([`TRACER_VERSION`]), with the network events of 2.9+ or of the older versions
+//!   ([`NetLayout`]); [`event_classes`] its event classes alone; [`ev`] their ids.
+//! * [`with_byte_order`]: the same trace class in the other byte order.
+//! * [`net`]: payloads of the network events.
+//! * [`syscalls`]: the classes of the system calls the fixed set does not declare, typed the
+//!   way lttng-modules types them, and where each of their payload values comes from.
+//!
+//! Ids below 31 go to the most frequent events so that they get compact event headers.
+
+#![deny(missing_docs)]
+
+pub mod net;
+pub mod syscalls;
+
+pub use net::{net_payload, TcpSeg, TCP_ACK, TCP_FIN, TCP_PSH, TCP_SYN};
 
 use ctf::ir::{
     ArrayType, ByteOrder, DisplayBase, Encoding, EnumMapping, EnumType, EnvValue, EventClass,
     Field, FieldPath, FieldType, IntRange, IntType, Scope, SequenceType, StringType, StructType,
     TraceClass, VariantOption, VariantType,
 };
-use ctf::value::Value;
 use ctf::writer::lttng::{monotonic_clock, skeleton};
 use ctf::writer::{to_tsdl, EventHeaderKind, WriteError};
 
+/// The lttng-modules version (major, minor, patch level) whose classes [`trace_class`] writes.
+pub const TRACER_VERSION: (i64, i64, i64) = (2, 13, 11);
+
 /// Event class ids.
 pub mod ev {
+    /// `sched_switch`.
     pub const SCHED_SWITCH: u64 = 0;
+    /// `sched_waking`.
     pub const SCHED_WAKING: u64 = 1;
+    /// `sched_wakeup`.
     pub const SCHED_WAKEUP: u64 = 2;
+    /// `syscall_entry_read`.
     pub const SYS_READ: u64 = 3;
+    /// `syscall_exit_read`.
     pub const SYSX_READ: u64 = 4;
+    /// `syscall_entry_write`.
     pub const SYS_WRITE: u64 = 5;
+    /// `syscall_exit_write`.
     pub const SYSX_WRITE: u64 = 6;
+    /// `syscall_entry_recvfrom`.
     pub const SYS_RECVFROM: u64 = 7;
+    /// `syscall_exit_recvfrom`.
     pub const SYSX_RECVFROM: u64 = 8;
+    /// `syscall_entry_sendto`.
     pub const SYS_SENDTO: u64 = 9;
+    /// `syscall_exit_sendto`.
     pub const SYSX_SENDTO: u64 = 10;
+    /// `syscall_entry_epoll_wait`.
     pub const SYS_EPOLL_WAIT: u64 = 11;
+    /// `syscall_exit_epoll_wait`.
     pub const SYSX_EPOLL_WAIT: u64 = 12;
+    /// `syscall_entry_futex`.
     pub const SYS_FUTEX: u64 = 13;
+    /// `syscall_exit_futex`.
     pub const SYSX_FUTEX: u64 = 14;
+    /// `irq_handler_entry`.
     pub const IRQ_ENTRY: u64 = 15;
+    /// `irq_handler_exit`.
     pub const IRQ_EXIT: u64 = 16;
+    /// `irq_softirq_raise`.
     pub const SOFTIRQ_RAISE: u64 = 17;
+    /// `irq_softirq_entry`.
     pub const SOFTIRQ_ENTRY: u64 = 18;
+    /// `irq_softirq_exit`.
     pub const SOFTIRQ_EXIT: u64 = 19;
+    /// `timer_hrtimer_expire_entry`.
     pub const HRTIMER_ENTRY: u64 = 20;
+    /// `timer_hrtimer_expire_exit`.
     pub const HRTIMER_EXIT: u64 = 21;
     /// `net_dev_queue`, or `inet_sock_local_out` in the old layout.
     pub const NET_OUT: u64 = 22;
     /// `net_if_receive_skb`, or `inet_sock_local_in` in the old layout.
     pub const NET_IN: u64 = 23;
+    /// `kmem_mm_page_alloc`.
     pub const PAGE_ALLOC: u64 = 24;
+    /// `kmem_mm_page_free`.
     pub const PAGE_FREE: u64 = 25;
+    /// `block_rq_issue`.
     pub const BLOCK_ISSUE: u64 = 26;
+    /// `block_rq_complete`.
     pub const BLOCK_COMPLETE: u64 = 27;
+    /// `syscall_entry_openat`.
     pub const SYS_OPENAT: u64 = 28;
+    /// `syscall_exit_openat`.
     pub const SYSX_OPENAT: u64 = 29;
+    /// `syscall_entry_close`.
     pub const SYS_CLOSE: u64 = 30;
+    /// `syscall_exit_close`.
     pub const SYSX_CLOSE: u64 = 31;
+    /// `syscall_entry_connect`.
     pub const SYS_CONNECT: u64 = 32;
+    /// `syscall_exit_connect`.
     pub const SYSX_CONNECT: u64 = 33;
+    /// `syscall_entry_accept4`.
     pub const SYS_ACCEPT4: u64 = 34;
+    /// `syscall_exit_accept4`.
     pub const SYSX_ACCEPT4: u64 = 35;
+    /// `sched_wakeup_new`.
     pub const SCHED_WAKEUP_NEW: u64 = 36;
+    /// `sched_process_fork`.
     pub const SCHED_FORK: u64 = 37;
+    /// `sched_process_exec`.
     pub const SCHED_EXEC: u64 = 38;
+    /// `sched_process_exit`.
     pub const SCHED_EXIT: u64 = 39;
+    /// `lttng_statedump_start`.
     pub const STATEDUMP_START: u64 = 40;
+    /// `lttng_statedump_end`.
     pub const STATEDUMP_END: u64 = 41;
+    /// `lttng_statedump_process_state`.
     pub const STATEDUMP_PROCESS: u64 = 42;
+    /// `lttng_statedump_file_descriptor`.
     pub const STATEDUMP_FD: u64 = 43;
+    /// `lttng_statedump_block_device`.
     pub const STATEDUMP_BLOCK: u64 = 44;
-    /// Far above the ids a recorder generates for other system calls.
+    /// `lttng_statedump_interrupt`: far above the ids a recorder generates for other system
+    /// calls ([`super::syscalls`]).
     pub const STATEDUMP_INTERRUPT: u64 = 2000;
+    /// `lttng_statedump_cpu_topology`.
     pub const STATEDUMP_CPU: u64 = 2001;
 }
 
@@ -355,7 +418,7 @@ fn sockaddr_fields(port: &str, base: usize) -> Vec<Field> {
     ]
 }
 
-/// All event classes of the layout: (id, name, payload fields).
+/// All event classes of the layout, ids from [`ev`].
 pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
     use ev::*;
     let sched = || vec![comm("comm"), i32f("tid"), i32f("prio"), i32f("target_cpu")];
@@ -654,32 +717,43 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
         ),
     ];
     list.into_iter()
-        .map(|(id, name, fields)| EventClass {
-            id,
-            name: name.to_string(),
-            loglevel: Some(4),
-            model_emf_uri: None,
-            context: None,
-            payload: Some(st(fields)),
-        })
+        .map(|(id, name, fields)| event_class(id, name.to_string(), fields))
         .collect()
+}
+
+/// An event class as lttng-modules declares a kernel event (log level 4, the payload only).
+pub fn event_class(id: u64, name: String, fields: Vec<Field>) -> EventClass {
+    EventClass {
+        id,
+        name,
+        loglevel: Some(4),
+        model_emf_uri: None,
+        context: None,
+        payload: Some(st(fields)),
+    }
 }
 
 /// What identifies one traced host.
 #[derive(Debug, Clone)]
 pub struct HostInfo {
+    /// `hostname` of the environment.
     pub hostname: String,
+    /// The trace's UUID (packet headers and metadata).
     pub trace_uuid: [u8; 16],
+    /// The monotonic clock's UUID.
     pub clock_uuid: [u8; 16],
     /// Clock offset: Unix-epoch time of monotonic zero, in ns.
     pub clock_offset_ns: i128,
     /// `trace_creation_datetime`, e.g. `20240305T101500+0000`.
     pub creation: String,
+    /// `trace_name` of the environment.
     pub trace_name: String,
+    /// `kernel_release` of the environment, e.g. `6.1.0-18-amd64`.
     pub kernel_release: String,
 }
 
-/// The whole trace class of an LTTng 2.13 kernel trace.
+/// The whole trace class of an LTTng 2.13 kernel trace of host `h`, stream class 0 holding
+/// [`event_classes`], with the event headers `header`.
 pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> TraceClass {
     let env = vec![
         ("hostname".to_string(), EnvValue::Str(h.hostname.clone())),
@@ -694,9 +768,9 @@ pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> Tra
             EnvValue::Str("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)".into()),
         ),
         ("tracer_name".into(), EnvValue::Str("lttng-modules".into())),
-        ("tracer_major".into(), EnvValue::Int(2)),
-        ("tracer_minor".into(), EnvValue::Int(13)),
-        ("tracer_patchlevel".into(), EnvValue::Int(11)),
+        ("tracer_major".into(), EnvValue::Int(TRACER_VERSION.0)),
+        ("tracer_minor".into(), EnvValue::Int(TRACER_VERSION.1)),
+        ("tracer_patchlevel".into(), EnvValue::Int(TRACER_VERSION.2)),
         (
             "trace_buffering_scheme".into(),
             EnvValue::Str("global".into()),
@@ -714,7 +788,10 @@ pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> Tra
         off.rem_euclid(1_000_000_000) as i64,
     );
     let mut tc = skeleton(h.trace_uuid, LE, clock, env, header);
-    let sc = tc.streams.get_mut(&0).unwrap();
+    let sc = tc
+        .streams
+        .get_mut(&0)
+        .expect("the LTTng skeleton has stream class 0");
     for e in event_classes(net) {
         sc.events.insert(e.id, e);
     }
@@ -734,89 +811,4 @@ pub fn with_byte_order(tc: &TraceClass, bo: ByteOrder) -> Result<TraceClass, Wri
     let to = format!("byte_order = {};", name(bo));
     ctf::tsdl::parse(&text.replacen(&from, &to, 1))
         .map_err(|e| WriteError::Invalid(format!("trace class in another byte order: {e}")))
-}
-
-/// A 16-byte `comm` value.
-pub fn comm_value(s: &str) -> Value {
-    Value::str(s)
-}
-
-/// A TCP segment as the network events describe it.
-#[derive(Debug, Clone, Copy)]
-pub struct TcpSeg {
-    pub saddr: [u8; 4],
-    pub daddr: [u8; 4],
-    pub sport: u16,
-    pub dport: u16,
-    pub seq: u32,
-    pub ack: u32,
-    /// TCP flags (FIN=1, SYN=2, RST=4, PSH=8, ACK=16).
-    pub flags: u16,
-    /// Payload bytes.
-    pub len: u32,
-    pub skbaddr: u64,
-    pub sk: u64,
-    pub ip_id: u16,
-}
-
-pub const TCP_SYN: u16 = 2;
-pub const TCP_PSH: u16 = 8;
-pub const TCP_ACK: u16 = 16;
-pub const TCP_FIN: u16 = 1;
-
-/// The payload of `net_dev_queue`/`net_if_receive_skb` (or the old `inet_sock_local_*`).
-pub fn net_payload(net: NetLayout, s: &TcpSeg, dev: &str) -> Vec<Value> {
-    match net {
-        NetLayout::NetworkHeader => {
-            let tot = 20 + 20 + s.len;
-            let tcp = Value::Struct(vec![
-                Value::U64(s.sport as u64),
-                Value::U64(s.dport as u64),
-                Value::U64(s.seq as u64),
-                Value::U64(s.ack as u64),
-                Value::U64(5),
-                Value::U64(0),
-                Value::U64(s.flags as u64),
-                Value::U64(64240),
-                Value::U64((s.seq ^ s.ack) as u64 & 0xffff),
-                Value::U64(0),
-            ]);
-            let bytes =
-                |a: [u8; 4]| Value::Array(a.iter().map(|&b| Value::U64(b as u64)).collect());
-            let ipv4 = Value::Struct(vec![
-                Value::U64(4),
-                Value::U64(5),
-                Value::U64(0),
-                Value::U64(tot as u64),
-                Value::U64(s.ip_id as u64),
-                Value::U64(0x4000),
-                Value::U64(64),
-                Value::U64(6),
-                Value::U64((s.ip_id as u64 * 31) & 0xffff),
-                bytes(s.saddr),
-                bytes(s.daddr),
-                Value::U64(1),
-                Value::Variant(1, Box::new(tcp)),
-            ]);
-            vec![
-                Value::U64(s.skbaddr),
-                Value::U64(tot as u64 + 14),
-                Value::str(dev),
-                Value::U64(1),
-                Value::Variant(1, Box::new(ipv4)),
-            ]
-        }
-        NetLayout::InetSock => vec![
-            Value::U64(s.sk),
-            Value::U64(u32::from_be_bytes(s.saddr) as u64),
-            Value::U64(u32::from_be_bytes(s.daddr) as u64),
-            Value::U64(s.sport as u64),
-            Value::U64(s.dport as u64),
-            Value::U64(s.seq as u64),
-            Value::U64(s.ack as u64),
-            Value::U64((s.seq ^ s.ack) as u64 & 0xffff),
-            Value::U64(64240),
-            Value::U64(s.flags as u64),
-        ],
-    }
 }
