@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ctf::merge::TimeMap;
 use ctf::Trace;
 use kernel::{classify_unnumbered, Kind as K, PacketDir};
-use pipeline::{FileSource, Flow, ReadOptions, Sink, Source, Summary};
+use pipeline::{classes_where, FileSource, Flow, ReadOptions, Sink, Source, Summary, Wanted};
 
 use crate::builder::{BuildStats, Builder, Ctx, KEvent};
 use crate::graph::Graph;
@@ -144,6 +144,8 @@ pub struct Built {
     pub trace_hosts: Vec<u32>,
     pub first_ts: i64,
     pub last_ts: i64,
+    /// Errors met reading the events (those of the classes the graph does not read may go
+    /// unseen: their payloads are skipped).
     pub read_errors: usize,
 }
 
@@ -278,6 +280,19 @@ impl GraphSink {
 }
 
 impl Sink for GraphSink {
+    /// The classes the graph reads: the others are left out of the read where the source
+    /// can (most of a kernel trace's events are system calls, which the graph does not read).
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        let info = self.infos.get(trace.index)?;
+        Some(classes_where(trace, |name| {
+            kind_of(
+                classify_unnumbered(name).kind,
+                info.wakeup,
+                info.has_wakeup_new,
+            ) != Kind::Ignore
+        }))
+    }
+
     #[inline]
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
         let ti = ev.trace().index;
