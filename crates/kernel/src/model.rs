@@ -313,22 +313,6 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
         "do_IRQ_return" => DoIrqReturn,
         "netif_receive_skb_internal_entry" => PacketRxEntry,
         "netif_receive_skb_internal_return" => PacketRxReturn,
-        n if n.starts_with("x86_irq_vectors_local_timer") => {
-            if n.ends_with("_entry") {
-                LocalTimerEntry
-            } else {
-                LocalTimerExit
-            }
-        }
-        n if n.starts_with("x86_irq_vectors_") && !n.contains("local_timer") => {
-            if n.ends_with("_entry") {
-                IrqVectorEntry
-            } else if n.ends_with("_exit") {
-                IrqVectorExit
-            } else {
-                Other
-            }
-        }
         _ => {
             if let Some(s) = name
                 .strip_prefix("syscall_entry_")
@@ -345,6 +329,8 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
             } else if let Some(s) = name.strip_prefix("sys_") {
                 fdop = FdOp::of(s);
                 SyscallEntry(intern(s))
+            } else if let Some(v) = name.strip_prefix("x86_irq_vectors_") {
+                irq_vector(v)
             } else {
                 Other
             }
@@ -356,6 +342,25 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
         compat: name.starts_with("compat_syscall_"),
         wakeup_prio_plus_100: false,
         fdop,
+    }
+}
+
+/// The kind of `x86_irq_vectors_{v}`.
+fn irq_vector(v: &str) -> Kind {
+    if v.starts_with("local_timer") {
+        if v.ends_with("_entry") {
+            Kind::LocalTimerEntry
+        } else {
+            Kind::LocalTimerExit
+        }
+    } else if v.contains("local_timer") {
+        Kind::Other
+    } else if v.ends_with("_entry") {
+        Kind::IrqVectorEntry
+    } else if v.ends_with("_exit") {
+        Kind::IrqVectorExit
+    } else {
+        Kind::Other
     }
 }
 
@@ -747,6 +752,7 @@ mod tests {
             ("x86_irq_vectors_reschedule_entry", Kind::IrqVectorEntry),
             ("x86_irq_vectors_call_function_exit", Kind::IrqVectorExit),
             ("x86_irq_vectors_vector_raise", Kind::Other),
+            ("x86_irq_vectors_not_local_timer_entry", Kind::Other),
             ("x86_irq_vectors_local_timer_entry", Kind::LocalTimerEntry),
             ("x86_irq_vectors_local_timer_exit", Kind::LocalTimerExit),
         ];
