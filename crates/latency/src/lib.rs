@@ -1236,6 +1236,8 @@ impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
     }
 }
 
+// Every event is wanted (the default): each one advances the trackers' clock, which fires
+// timeouts in the order of the events read.
 impl<F: FnMut(Report) -> Result<(), E>, E> Sink for LatencySink<F, E> {
     #[inline]
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
