@@ -7,7 +7,6 @@ pub mod io;
 pub mod iotop;
 pub mod irq;
 pub mod lami;
-pub mod latency;
 pub mod memtop;
 pub mod period;
 pub mod period_expr;

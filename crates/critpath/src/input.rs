@@ -5,12 +5,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ctf::merge::TimeMap;
-use ctf::{Merger, Message, Trace};
+use ctf::Trace;
+use kernel::{classify_unnumbered, Kind as K, PacketDir};
+use pipeline::{classes_where, FileSource, Flow, ReadOptions, Sink, Source, Summary, Wanted};
 
 use crate::builder::{BuildStats, Builder, Ctx, KEvent};
 use crate::graph::Graph;
 use crate::net::{Dir, NetObs, PacketMatcher, SyncMatcher};
 
+/// What the graph builder makes of an event class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Switch,
@@ -53,55 +56,43 @@ struct TraceInfo {
     /// (dense tables, no hashing per event).
     classes: Vec<Vec<Option<Class>>>,
     /// Which wake-up event the trace uses.
-    wakeup: &'static str,
+    wakeup: K,
     has_wakeup_new: bool,
     /// CPU of each stream, by [`ctf::Event::stream_index`].
     stream_cpu: Vec<Option<u32>>,
 }
 
-fn kind_of(name: &str, wakeup: &str, has_new: bool) -> Kind {
-    match name {
-        "sched_switch" => Kind::Switch,
-        n if n == wakeup => Kind::Wakeup,
-        "sched_wakeup_new" if has_new => Kind::WakeupNew,
-        "sched_process_fork" => Kind::Fork,
-        "sched_process_exit" => Kind::Exit,
-        "sched_process_exec" => Kind::Exec,
-        "irq_handler_entry" => Kind::IrqEntry,
-        "irq_handler_exit" => Kind::IrqExit,
-        "softirq_entry" | "irq_softirq_entry" => Kind::SoftirqEntry,
-        "softirq_exit" | "irq_softirq_exit" => Kind::SoftirqExit,
-        "softirq_raise" | "irq_softirq_raise" => Kind::SoftirqRaise,
-        "hrtimer_expire_entry" | "timer_hrtimer_expire_entry" => Kind::HrtimerEntry,
-        "hrtimer_expire_exit" | "timer_hrtimer_expire_exit" => Kind::HrtimerExit,
-        "do_IRQ_entry" => Kind::DoIrqEntry,
-        "do_IRQ_return" => Kind::DoIrqExit,
-        "netif_receive_skb_internal_entry" => Kind::PacketRxEntry,
-        "netif_receive_skb_internal_return" => Kind::PacketRxExit,
-        "net_dev_queue" | "inet_sock_local_out" => Kind::NetSend,
-        "net_if_receive_skb" | "netif_receive_skb" | "inet_sock_local_in" => Kind::NetRecv,
-        "ipi_entry" => Kind::IpiEntry,
-        "ipi_exit" => Kind::IpiExit,
-        "block_rq_issue" => Kind::BlockIssue,
-        "block_rq_complete" => Kind::BlockComplete,
-        "lttng_statedump_process_state" => Kind::Statedump,
-        n if n.starts_with("x86_irq_vectors_") && !n.contains("local_timer") => {
-            if n.ends_with("_entry") {
-                Kind::IpiEntry
-            } else if n.ends_with("_exit") {
-                Kind::IpiExit
-            } else {
-                Kind::Ignore
-            }
-        }
-        n if n.starts_with("x86_irq_vectors_local_timer") => {
-            if n.ends_with("_entry") {
-                Kind::HrtimerEntry
-            } else {
-                Kind::HrtimerExit
-            }
-        }
-        _ => Kind::Ignore,
+/// The builder's kind of an event of kernel kind `k`, in a trace whose wake-ups are `wakeup`
+/// events.
+fn kind_of(k: K, wakeup: K, has_new: bool) -> Kind {
+    match k {
+        K::SchedSwitch => Kind::Switch,
+        k if k == wakeup => Kind::Wakeup,
+        K::SchedWakeupNew if has_new => Kind::WakeupNew,
+        K::SchedProcessFork => Kind::Fork,
+        K::SchedProcessExit => Kind::Exit,
+        K::SchedProcessExec => Kind::Exec,
+        K::IrqHandlerEntry => Kind::IrqEntry,
+        K::IrqHandlerExit => Kind::IrqExit,
+        K::SoftirqEntry => Kind::SoftirqEntry,
+        K::SoftirqExit => Kind::SoftirqExit,
+        K::SoftirqRaise => Kind::SoftirqRaise,
+        K::HrtimerExpireEntry | K::LocalTimerEntry => Kind::HrtimerEntry,
+        K::HrtimerExpireExit | K::LocalTimerExit => Kind::HrtimerExit,
+        K::DoIrqEntry => Kind::DoIrqEntry,
+        K::DoIrqReturn => Kind::DoIrqExit,
+        K::PacketRxEntry => Kind::PacketRxEntry,
+        K::PacketRxReturn => Kind::PacketRxExit,
+        K::IpiEntry | K::IrqVectorEntry => Kind::IpiEntry,
+        K::IpiExit | K::IrqVectorExit => Kind::IpiExit,
+        K::BlockRqIssue => Kind::BlockIssue,
+        K::BlockRqComplete => Kind::BlockComplete,
+        K::StatedumpProcessState => Kind::Statedump,
+        k => match k.packet_direction() {
+            Some(PacketDir::Send) => Kind::NetSend,
+            Some(PacketDir::Recv) => Kind::NetRecv,
+            None => Kind::Ignore,
+        },
     }
 }
 
@@ -153,79 +144,162 @@ pub struct Built {
     pub trace_hosts: Vec<u32>,
     pub first_ts: i64,
     pub last_ts: i64,
+    /// Errors met reading the events (those of the classes the graph does not read may go
+    /// unseen: their payloads are skipped).
     pub read_errors: usize,
 }
 
-/// Reads every event of `traces` in time order and builds their execution graph.
+/// Reads every event of `traces` in time order (from a [`FileSource`] over all of them, on
+/// the time line of `opts.time_map`) and builds their execution graph.
 pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
-    let mut b = Builder::new();
-    let mut host_keys: HashMap<String, u32> = HashMap::new();
-    let mut infos = Vec::new();
-    for t in traces {
-        let (key, name) = host_of(t);
-        let host = *host_keys.entry(key).or_insert_with(|| b.add_host(&name));
-        let names: Vec<&str> = t
-            .class
-            .streams
-            .values()
-            .flat_map(|s| s.events.values().map(|e| e.name.as_str()))
-            .collect();
-        let wakeup = if names.contains(&"sched_ttwu") {
-            "sched_ttwu"
-        } else if names.contains(&"sched_waking") {
-            "sched_waking"
-        } else {
-            "sched_wakeup"
-        };
-        let has_wakeup_new = wakeup != "sched_ttwu" && names.contains(&"sched_wakeup_new");
-        infos.push(TraceInfo {
-            host,
-            classes: Vec::new(),
-            wakeup,
-            has_wakeup_new,
-            stream_cpu: Vec::new(),
-        });
-    }
-    let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
-    let uses_flows = {
-        let f: Vec<Option<bool>> = traces
-            .iter()
-            .map(|t| sync::extract::has_flow_fields(t))
-            .collect();
-        f.iter().any(|x| x.is_some()) && f.iter().all(|x| *x != Some(false))
-    };
-    let matching_hosts = {
-        let mut h: Vec<u32> = traces
-            .iter()
-            .zip(&trace_hosts)
-            .filter(|(t, _)| sync::extract::can_match(t))
-            .map(|(_, h)| *h)
-            .collect();
-        h.sort_unstable();
-        h.dedup();
-        h.len()
-    };
-    // The default matcher only pairs packets of different hosts: with one host, network
-    // events need no packet key at all.
-    let match_packets = opts.matcher.is_some() || host_keys.len() > 1;
-    let mut matcher = opts
-        .matcher
-        .unwrap_or_else(|| Box::new(SyncMatcher::new(matching_hosts)));
-    let mut m = Merger::new(traces);
-    if let Some(tm) = opts.time_map {
-        m = m.with_time_map(tm);
-    }
-    let mut first_ts = i64::MAX;
-    let mut last_ts = i64::MIN;
-    let mut comm_buf = [String::new(), String::new()];
-    while let Some(msg) = m.next() {
-        if !matches!(msg, Message::Event) {
-            continue;
+    let mut sink = GraphSink::new(traces, opts.matcher);
+    let source = FileSource::new(
+        traces.to_vec(),
+        ReadOptions {
+            // Every event of every stream: the graph covers the whole traces.
+            no_intersection: true,
+            time_map: opts.time_map,
+            ..ReadOptions::default()
+        },
+    );
+    source.run(&mut sink);
+    sink.built()
+}
+
+/// The graph builder as a [`Sink`]: fed the time-ordered events of `traces` (by any
+/// [`pipeline::Source`] over them, in their order), it builds their execution graph
+/// ([`GraphSink::built`]).
+pub struct GraphSink {
+    b: Builder,
+    infos: Vec<TraceInfo>,
+    trace_hosts: Vec<u32>,
+    /// Network events carry the flow (4-tuple) in every trace that has them.
+    uses_flows: bool,
+    /// Network events are matched into packets.
+    match_packets: bool,
+    matcher: Box<dyn PacketMatcher>,
+    first_ts: i64,
+    last_ts: i64,
+    comm_buf: [String; 2],
+    /// Errors of opening the traces, which [`Built::read_errors`] does not count.
+    open_errors: usize,
+    read_errors: usize,
+}
+
+impl GraphSink {
+    /// A builder for the events of `traces`, pairing packets with `matcher` (default:
+    /// [`SyncMatcher`]).
+    pub fn new(traces: &[Arc<Trace>], matcher: Option<Box<dyn PacketMatcher>>) -> Self {
+        let mut b = Builder::new();
+        let mut host_keys: HashMap<String, u32> = HashMap::new();
+        let mut infos = Vec::new();
+        for t in traces {
+            let (key, name) = host_of(t);
+            let host = *host_keys.entry(key).or_insert_with(|| b.add_host(&name));
+            let kinds: Vec<K> = t
+                .class
+                .streams
+                .values()
+                .flat_map(|s| s.events.values().map(|e| classify_unnumbered(&e.name).kind))
+                .collect();
+            let wakeup = if kinds.contains(&K::SchedTtwu) {
+                K::SchedTtwu
+            } else if kinds.contains(&K::SchedWaking) {
+                K::SchedWaking
+            } else {
+                K::SchedWakeup
+            };
+            let has_wakeup_new = wakeup != K::SchedTtwu && kinds.contains(&K::SchedWakeupNew);
+            infos.push(TraceInfo {
+                host,
+                classes: Vec::new(),
+                wakeup,
+                has_wakeup_new,
+                stream_cpu: Vec::new(),
+            });
         }
-        let Some(ts) = m.current_time() else { continue };
-        let Some(ev) = m.event() else { continue };
+        let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
+        let uses_flows = {
+            let f: Vec<Option<bool>> = traces
+                .iter()
+                .map(|t| sync::extract::has_flow_fields(t))
+                .collect();
+            f.iter().any(|x| x.is_some()) && f.iter().all(|x| *x != Some(false))
+        };
+        let matching_hosts = {
+            let mut h: Vec<u32> = traces
+                .iter()
+                .zip(&trace_hosts)
+                .filter(|(t, _)| sync::extract::can_match(t))
+                .map(|(_, h)| *h)
+                .collect();
+            h.sort_unstable();
+            h.dedup();
+            h.len()
+        };
+        // The default matcher only pairs packets of different hosts: with one host, network
+        // events need no packet key at all.
+        let match_packets = matcher.is_some() || host_keys.len() > 1;
+        let matcher = matcher.unwrap_or_else(|| Box::new(SyncMatcher::new(matching_hosts)));
+        GraphSink {
+            b,
+            infos,
+            trace_hosts,
+            uses_flows,
+            match_packets,
+            matcher,
+            first_ts: i64::MAX,
+            last_ts: i64::MIN,
+            comm_buf: [String::new(), String::new()],
+            open_errors: traces.iter().map(|t| t.errors.len()).sum(),
+            read_errors: 0,
+        }
+    }
+
+    /// The graph of the events read, once the source has finished.
+    pub fn built(self) -> Built {
+        let end = if self.last_ts == i64::MIN {
+            0
+        } else {
+            self.last_ts
+        };
+        let (graph, stats) = self.b.finish(end);
+        Built {
+            graph,
+            stats,
+            trace_hosts: self.trace_hosts,
+            first_ts: if self.first_ts == i64::MAX {
+                0
+            } else {
+                self.first_ts
+            },
+            last_ts: end,
+            read_errors: self.read_errors,
+        }
+    }
+}
+
+impl Sink for GraphSink {
+    /// The classes the graph reads: the others are left out of the read where the source
+    /// can (most of a kernel trace's events are system calls, which the graph does not read).
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        let info = self.infos.get(trace.index)?;
+        Some(classes_where(trace, |name| {
+            kind_of(
+                classify_unnumbered(name).kind,
+                info.wakeup,
+                info.has_wakeup_new,
+            ) != Kind::Ignore
+        }))
+    }
+
+    #[inline]
+    fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
         let ti = ev.trace().index;
-        let info = &mut infos[ti];
+        // Events of a trace the sink was not made for are not the graph's.
+        let Some(info) = self.infos.get_mut(ti) else {
+            return Flow::Continue;
+        };
         let (sc, ec) = ev.class_index();
         if info.classes.len() <= sc {
             info.classes.resize(sc + 1, Vec::new());
@@ -235,7 +309,11 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
             row.resize(ec + 1, None);
         }
         let class = *row[ec].get_or_insert_with(|| {
-            let kind = kind_of(ev.name(), info.wakeup, info.has_wakeup_new);
+            let kind = kind_of(
+                classify_unnumbered(ev.name()).kind,
+                info.wakeup,
+                info.has_wakeup_new,
+            );
             let mut idx = [None; 5];
             let layout = ev.class_layout();
             for (i, f) in fields_of(kind).iter().enumerate() {
@@ -244,10 +322,10 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
             Class { kind, idx }
         });
         if class.kind == Kind::Ignore {
-            continue;
+            return Flow::Continue;
         }
-        first_ts = first_ts.min(ts);
-        last_ts = last_ts.max(ts);
+        self.first_ts = self.first_ts.min(ts);
+        self.last_ts = self.last_ts.max(ts);
         let si = ev.stream_index();
         if info.stream_cpu.len() <= si {
             info.stream_cpu.resize(si + 1, None);
@@ -275,49 +353,53 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
         };
         let kev = match class.kind {
             Kind::Switch => {
-                text(2, &mut comm_buf[0]);
-                text(4, &mut comm_buf[1]);
+                text(2, &mut self.comm_buf[0]);
+                text(4, &mut self.comm_buf[1]);
                 KEvent::Switch {
                     prev_tid: int(0).unwrap_or(-1),
                     prev_state: int(1).unwrap_or(0),
-                    prev_comm: &comm_buf[0],
+                    prev_comm: &self.comm_buf[0],
                     next_tid: int(3).unwrap_or(-1),
-                    next_comm: &comm_buf[1],
+                    next_comm: &self.comm_buf[1],
                 }
             }
             Kind::Wakeup | Kind::WakeupNew => {
-                text(1, &mut comm_buf[0]);
+                text(1, &mut self.comm_buf[0]);
                 let tid = int(0).unwrap_or(-1);
                 if class.kind == Kind::Wakeup {
                     KEvent::Wakeup {
                         tid,
-                        comm: &comm_buf[0],
+                        comm: &self.comm_buf[0],
                     }
                 } else {
                     KEvent::WakeupNew {
                         tid,
-                        comm: &comm_buf[0],
+                        comm: &self.comm_buf[0],
                     }
                 }
             }
             Kind::Fork => {
-                text(2, &mut comm_buf[0]);
+                text(2, &mut self.comm_buf[0]);
                 KEvent::Fork {
                     parent_tid: int(0).unwrap_or(-1),
                     child_tid: int(1).unwrap_or(-1),
-                    child_comm: &comm_buf[0],
+                    child_comm: &self.comm_buf[0],
                 }
             }
             Kind::Exit => KEvent::Exit {
                 tid: int(0).unwrap_or(-1),
             },
             Kind::Exec => {
-                text(1, &mut comm_buf[0]);
-                let base = comm_buf[0].rsplit('/').next().unwrap_or("").to_string();
-                comm_buf[0] = base.chars().take(15).collect();
+                text(1, &mut self.comm_buf[0]);
+                let base = self.comm_buf[0]
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                self.comm_buf[0] = base.chars().take(15).collect();
                 KEvent::Exec {
                     tid: int(0).unwrap_or(-1),
-                    comm: &comm_buf[0],
+                    comm: &self.comm_buf[0],
                 }
             }
             Kind::IrqEntry => KEvent::Enter(Ctx::Irq(int(0))),
@@ -346,20 +428,20 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
                 sector: int(1).unwrap_or(0) as u64,
             },
             Kind::Statedump => {
-                text(1, &mut comm_buf[0]);
+                text(1, &mut self.comm_buf[0]);
                 KEvent::Statedump {
                     tid: int(0).unwrap_or(-1),
-                    comm: &comm_buf[0],
+                    comm: &self.comm_buf[0],
                     status: int(2).unwrap_or(0),
                 }
             }
-            Kind::Ignore => continue,
+            Kind::Ignore => return Flow::Continue,
         };
-        let v = b.event(host, cpu, ts, &kev);
-        if let Some(v) = v.filter(|_| match_packets) {
+        let v = self.b.event(host, cpu, ts, &kev);
+        if let Some(v) = v.filter(|_| self.match_packets) {
             let key = ev.payload().and_then(|p| sync::extract::packet_key(&p));
             if let Some(mut key) = key {
-                if !uses_flows {
+                if !self.uses_flows {
                     key.flow = 0;
                 }
                 let obs = NetObs {
@@ -375,21 +457,16 @@ pub fn build_graph(traces: &[Arc<Trace>], opts: BuildOptions) -> Built {
                     raw_ts: ev.time_ns().unwrap_or(ts),
                     vertex: v,
                 };
-                for (s, r) in matcher.push(obs) {
-                    b.link_packet(s, r);
+                for (s, r) in self.matcher.push(obs) {
+                    self.b.link_packet(s, r);
                 }
             }
         }
+        Flow::Continue
     }
-    let read_errors = m.errors.len();
-    let end = if last_ts == i64::MIN { 0 } else { last_ts };
-    let (graph, stats) = b.finish(end);
-    Built {
-        graph,
-        stats,
-        trace_hosts,
-        first_ts: if first_ts == i64::MAX { 0 } else { first_ts },
-        last_ts: end,
-        read_errors,
+
+    fn finish(&mut self, summary: &Summary) {
+        // Read errors only: those of opening the traces come first in the summary's.
+        self.read_errors = summary.errors.len().saturating_sub(self.open_errors);
     }
 }

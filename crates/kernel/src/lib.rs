@@ -20,7 +20,10 @@ pub mod threads;
 
 pub use cpu_map::CpuMap;
 pub use hash::{IntMap, IntSet};
-pub use model::{Class, FdOp, Fields, Kind, Resolved, Resolver, SyscallNames, F};
+pub use model::{
+    classify_unnumbered, syscall_name, Class, FdOp, Fields, Kind, PacketDir, Resolved, Resolver,
+    SyscallNames, F,
+};
 pub use payload::{Payload, SlotPlan, WordPlan};
 pub use state::{
     Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, SoftIrqs, State,
@@ -128,7 +131,7 @@ impl Model {
         let (i, cpu) = self.lookup(ev);
         let class = self.resolver.at(i);
         let r = class.resolved;
-        if r.kind != Kind::Other {
+        if r.kind.is_modelled() {
             self.state.handle(class, ts, cpu, ev, out);
         }
         r

@@ -52,8 +52,99 @@ pub enum Kind {
     StatedumpProcessState,
     StatedumpFileDescriptor,
     StatedumpBlockDevice,
+    /// `sched_ttwu` (the wake-up event of some older kernels; not read by the state machine).
+    SchedTtwu,
+    /// `net_dev_queue`: a packet queued for sending (not read by the state machine).
+    NetDevQueue,
+    /// `inet_sock_local_out` (lttng addons): a TCP segment sent (not read by the state machine).
+    InetSockLocalOut,
+    /// `inet_sock_local_in` (lttng addons): a TCP segment received (not read by the state
+    /// machine).
+    InetSockLocalIn,
+    /// `ipi_entry` (not read by the state machine).
+    IpiEntry,
+    /// `ipi_exit` (not read by the state machine).
+    IpiExit,
+    /// `do_IRQ_entry` (a kprobe-style event; not read by the state machine).
+    DoIrqEntry,
+    /// `do_IRQ_return` (not read by the state machine).
+    DoIrqReturn,
+    /// `netif_receive_skb_internal_entry` (not read by the state machine).
+    PacketRxEntry,
+    /// `netif_receive_skb_internal_return` (not read by the state machine).
+    PacketRxReturn,
+    /// `x86_irq_vectors_*_entry` of a vector other than the local timer (not read by the state
+    /// machine).
+    IrqVectorEntry,
+    /// `x86_irq_vectors_*_exit` of a vector other than the local timer (not read by the state
+    /// machine).
+    IrqVectorExit,
+    /// `x86_irq_vectors_local_timer_entry` (not read by the state machine).
+    LocalTimerEntry,
+    /// Any other `x86_irq_vectors_local_timer*` event: its exit (not read by the state
+    /// machine).
+    LocalTimerExit,
     /// Anything else (ignored by the state machine).
     Other,
+}
+
+impl Kind {
+    /// Whether the state machine reads events of this kind (the kinds after
+    /// [`Kind::StatedumpBlockDevice`] are known names other consumers read: critical path,
+    /// synchronization).
+    #[inline]
+    pub fn is_modelled(self) -> bool {
+        !matches!(
+            self,
+            Kind::SchedTtwu
+                | Kind::NetDevQueue
+                | Kind::InetSockLocalOut
+                | Kind::InetSockLocalIn
+                | Kind::IpiEntry
+                | Kind::IpiExit
+                | Kind::DoIrqEntry
+                | Kind::DoIrqReturn
+                | Kind::PacketRxEntry
+                | Kind::PacketRxReturn
+                | Kind::IrqVectorEntry
+                | Kind::IrqVectorExit
+                | Kind::LocalTimerEntry
+                | Kind::LocalTimerExit
+                | Kind::Other
+        )
+    }
+
+    /// The direction of a network event a packet can be matched by (TCP fields in its
+    /// payload): sent (`inet_sock_local_out`, `net_dev_queue`) or received
+    /// (`inet_sock_local_in`, `netif_receive_skb`, `net_if_receive_skb`). `net_dev_xmit` is
+    /// not one: it is the end of a send the queueing event already gave.
+    pub fn packet_direction(self) -> Option<PacketDir> {
+        match self {
+            Kind::InetSockLocalOut | Kind::NetDevQueue => Some(PacketDir::Send),
+            Kind::InetSockLocalIn | Kind::NetifReceiveSkb => Some(PacketDir::Recv),
+            _ => None,
+        }
+    }
+}
+
+/// The direction of a network event ([`Kind::packet_direction`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PacketDir {
+    /// A packet sent by the host.
+    Send,
+    /// A packet received by the host.
+    Recv,
+}
+
+/// The system call named by an event class name (`syscall_entry_NAME`,
+/// `compat_syscall_entry_NAME`, `syscall_exit_NAME`, `compat_syscall_exit_NAME`, `sys_NAME`):
+/// `NAME`; None for other names (`exit_syscall` names none).
+pub fn syscall_name(name: &str) -> Option<&str> {
+    name.strip_prefix("syscall_entry_")
+        .or_else(|| name.strip_prefix("compat_syscall_entry_"))
+        .or_else(|| name.strip_prefix("syscall_exit_"))
+        .or_else(|| name.strip_prefix("compat_syscall_exit_"))
+        .or_else(|| name.strip_prefix("sys_"))
 }
 
 /// How an event class was named, for the version-dependent details of the model.
@@ -212,6 +303,16 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
         "lttng_statedump_file_descriptor" => StatedumpFileDescriptor,
         "lttng_statedump_block_device" => StatedumpBlockDevice,
         "exit_syscall" => SyscallExit(None),
+        "sched_ttwu" => SchedTtwu,
+        "net_dev_queue" => NetDevQueue,
+        "inet_sock_local_out" => InetSockLocalOut,
+        "inet_sock_local_in" => InetSockLocalIn,
+        "ipi_entry" => IpiEntry,
+        "ipi_exit" => IpiExit,
+        "do_IRQ_entry" => DoIrqEntry,
+        "do_IRQ_return" => DoIrqReturn,
+        "netif_receive_skb_internal_entry" => PacketRxEntry,
+        "netif_receive_skb_internal_return" => PacketRxReturn,
         _ => {
             if let Some(s) = name
                 .strip_prefix("syscall_entry_")
@@ -228,6 +329,8 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
             } else if let Some(s) = name.strip_prefix("sys_") {
                 fdop = FdOp::of(s);
                 SyscallEntry(intern(s))
+            } else if let Some(v) = name.strip_prefix("x86_irq_vectors_") {
+                irq_vector(v)
             } else {
                 Other
             }
@@ -239,6 +342,25 @@ fn classify_with(name: &str, mut intern: impl FnMut(&str) -> u32) -> Resolved {
         compat: name.starts_with("compat_syscall_"),
         wakeup_prio_plus_100: false,
         fdop,
+    }
+}
+
+/// The kind of `x86_irq_vectors_{v}`.
+fn irq_vector(v: &str) -> Kind {
+    if v.starts_with("local_timer") {
+        if v.ends_with("_entry") {
+            Kind::LocalTimerEntry
+        } else {
+            Kind::LocalTimerExit
+        }
+    } else if v.contains("local_timer") {
+        Kind::Other
+    } else if v.ends_with("_entry") {
+        Kind::IrqVectorEntry
+    } else if v.ends_with("_exit") {
+        Kind::IrqVectorExit
+    } else {
+        Kind::Other
     }
 }
 
@@ -497,17 +619,18 @@ impl Resolver {
         ) {
             r.wakeup_prio_plus_100 = tracer_version(ev.trace()).is_some_and(|v| v < (2, 7, 1));
         }
-        let fields = if r.kind == Kind::Other {
-            Fields::NONE
-        } else {
+        let modelled = r.kind.is_modelled();
+        let fields = if modelled {
             Fields::of(ev)
+        } else {
+            Fields::NONE
         };
-        let words = if r.kind == Kind::Other || self.generic {
+        let words = if !modelled || self.generic {
             None
         } else {
             WordPlan::of(ev, &fields)
         };
-        let slots = if words.is_some() || r.kind == Kind::Other || self.generic {
+        let slots = if words.is_some() || !modelled || self.generic {
             None
         } else {
             SlotPlan::of(ev, &fields)
@@ -612,5 +735,42 @@ mod tests {
             assert_eq!(classify_unnumbered(name).kind, kind, "{name}");
         }
         assert_eq!(s.names.len(), 3, "classify named openat, read and close");
+    }
+
+    /// The names other consumers than the state machine read have kinds of their own, which
+    /// the state machine leaves alone.
+    #[test]
+    fn kinds_outside_the_state_machine() {
+        let cases = [
+            ("sched_ttwu", Kind::SchedTtwu),
+            ("net_dev_queue", Kind::NetDevQueue),
+            ("inet_sock_local_out", Kind::InetSockLocalOut),
+            ("inet_sock_local_in", Kind::InetSockLocalIn),
+            ("ipi_entry", Kind::IpiEntry),
+            ("do_IRQ_return", Kind::DoIrqReturn),
+            ("netif_receive_skb_internal_entry", Kind::PacketRxEntry),
+            ("x86_irq_vectors_reschedule_entry", Kind::IrqVectorEntry),
+            ("x86_irq_vectors_call_function_exit", Kind::IrqVectorExit),
+            ("x86_irq_vectors_vector_raise", Kind::Other),
+            ("x86_irq_vectors_not_local_timer_entry", Kind::Other),
+            ("x86_irq_vectors_local_timer_entry", Kind::LocalTimerEntry),
+            ("x86_irq_vectors_local_timer_exit", Kind::LocalTimerExit),
+        ];
+        for (name, kind) in cases {
+            let k = classify_unnumbered(name).kind;
+            assert_eq!(k, kind, "{name}");
+            assert!(!k.is_modelled(), "{name}");
+        }
+        assert!(Kind::NetDevXmit.is_modelled());
+        assert_eq!(Kind::NetDevXmit.packet_direction(), None);
+        assert_eq!(
+            classify_unnumbered("net_if_receive_skb")
+                .kind
+                .packet_direction(),
+            Some(PacketDir::Recv)
+        );
+        assert_eq!(syscall_name("compat_syscall_exit_read"), Some("read"));
+        assert_eq!(syscall_name("sys_open"), Some("open"));
+        assert_eq!(syscall_name("exit_syscall"), None);
     }
 }

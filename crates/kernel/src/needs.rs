@@ -64,7 +64,11 @@ pub fn wants(interest: Interest, kind: Kind) -> bool {
         NetDevXmit | NetifReceiveSkb => interest.reads(Facet::Netifs) || note(NoteKind::Net),
         PageAlloc | PageFree => note(NoteKind::Page),
         SchedProcessExit | SchedProcessFree | BlockBioBackmerge | HrtimerExpireEntry
-        | HrtimerExpireExit | StatedumpStart | StatedumpEnd | Other => false,
+        | HrtimerExpireExit | StatedumpStart | StatedumpEnd => false,
+        // Not read by the state machine ([`Kind::is_modelled`]).
+        SchedTtwu | NetDevQueue | InetSockLocalOut | InetSockLocalIn | IpiEntry | IpiExit
+        | DoIrqEntry | DoIrqReturn | PacketRxEntry | PacketRxReturn | IrqVectorEntry
+        | IrqVectorExit | LocalTimerEntry | LocalTimerExit | Other => false,
     }
 }
 

@@ -796,7 +796,7 @@ fn run_live(
     let mut merged_mark = 0;
     let mut buf = vec![0u8; s.layout.page_size()];
     let mut vals: Vec<Value> = Vec::new();
-    let mut inputs: Vec<(u64, u32, analysis::latency::Input)> = Vec::new();
+    let mut inputs: Vec<(u64, u32, latency::Input)> = Vec::new();
     loop {
         let stop = signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d);
         if stop {

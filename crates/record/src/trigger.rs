@@ -1,11 +1,11 @@
 //! `--snapshot-on RULE`: latency rules checked live on the decoded events of a flight
-//! recording, with the sans-io trackers of [`analysis::latency`].
+//! recording, with the sans-io trackers of [`latency`].
 
 use std::collections::HashMap;
 
-use analysis::latency::{Config, Input, Latency, Report, Tracker};
 use ctf::ir::TraceClass;
 use ctf::value::Value;
+use latency::{ClassKind, Config, Input, Latency, Report, Tracker};
 
 /// A rule: a latency of `tracker` of at least `threshold` ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,8 +221,8 @@ impl Debounce {
 
 /// Builds tracker [`Input`]s from converted events (event id and payload values).
 pub struct InputMaker {
-    /// Per event id: the name and the payload field names.
-    classes: HashMap<u64, (String, Vec<String>)>,
+    /// Per event id: what the trackers make of the class, and the payload field names.
+    classes: HashMap<u64, (ClassKind, Vec<String>)>,
 }
 
 impl InputMaker {
@@ -240,7 +240,7 @@ impl InputMaker {
                             .collect()
                     })
                     .unwrap_or_default();
-                classes.insert(e.id, (e.name.clone(), fields));
+                classes.insert(e.id, (ClassKind::of(&e.name), fields));
             }
         }
         InputMaker { classes }
@@ -248,10 +248,10 @@ impl InputMaker {
 
     /// The input of event `id` with payload `vals` on `cpu`, if a tracker uses it.
     pub fn input(&self, id: u64, cpu: u32, vals: &[Value]) -> Option<Input> {
-        let (name, fields) = self.classes.get(&id)?;
+        let (class, fields) = self.classes.get(&id)?;
         let get = |f: &str| fields.iter().position(|n| n == f).and_then(|i| vals.get(i));
-        analysis::latency::input_from(
-            name,
+        latency::input_of_class(
+            class,
             cpu,
             |f| get(f.name()).and_then(|v| v.as_int()).map(|v| v as i64),
             |f| match get(f.name()) {

@@ -12,15 +12,16 @@
 use std::hash::Hasher;
 
 use ctf::{Event, FieldValue, FieldView, Trace};
+use kernel::PacketDir;
 
 use crate::matching::{Dir, FastHasher, NetEvent, PacketKey};
 
-/// Direction of a network event class by name.
+/// Direction of a network event class by name (the kernel model's
+/// [`kernel::Kind::packet_direction`]).
 pub fn direction(name: &str) -> Option<Dir> {
-    match name {
-        "inet_sock_local_out" | "net_dev_queue" => Some(Dir::Send),
-        "inet_sock_local_in" | "netif_receive_skb" | "net_if_receive_skb" => Some(Dir::Recv),
-        _ => None,
+    match kernel::classify_unnumbered(name).kind.packet_direction()? {
+        PacketDir::Send => Some(Dir::Send),
+        PacketDir::Recv => Some(Dir::Recv),
     }
 }
 

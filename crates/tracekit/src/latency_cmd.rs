@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use analysis::latency::{parse_duration, run_traces_mapped, Config, Report, Summary, Tracker};
 use clap::{Args, ValueEnum};
+use latency::{parse_duration, run_traces_mapped, Config, Report, Summary, Tracker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TrackerArg {

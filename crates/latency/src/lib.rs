@@ -1,5 +1,6 @@
-//! `tracekit latency`: entry/exit latency trackers in the spirit of latency_tracker, as sans-io
-//! state machines driven only by event timestamps (deterministic, and usable live).
+//! Entry/exit latency trackers (`tracekit latency`, `tracekit record --snapshot-on`) in the
+//! spirit of latency_tracker, as sans-io state machines driven only by event timestamps
+//! (deterministic, and usable live).
 //!
 //! # API
 //!
@@ -14,7 +15,10 @@
 //!   with [`Latency::feed`] (it calls `advance` first); it appends [`Report`]s to the given
 //!   vector. [`Latency::finish`] returns the [`Summary`] (counts and log2 histograms of every
 //!   matched latency, reported or not). [`input_of`] turns a CTF event into an [`Input`];
-//!   the recorder can build [`Input`]s from a live session the same way.
+//!   the recorder can build [`Input`]s from a live session the same way ([`input_of_class`],
+//!   event names classified by the [`kernel`] model).
+//! * [`LatencySink`]: the trackers as a [`pipeline::Sink`], fed by any source
+//!   ([`run_traces`]: trace files).
 //!
 //! Trackers (key: in → out):
 //! * `wakeup` (tid: first `sched_waking`/`sched_wakeup(_new)` → `sched_switch` in), with the
@@ -27,12 +31,16 @@
 //! * `irq` (CPU: `irq_handler_entry` → `irq_handler_exit`; and (CPU, vec): soft IRQ raise →
 //!   entry, the raise latency).
 
+#![deny(missing_docs)]
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::Hash;
+use std::sync::Arc;
 
 use compact_str::CompactString;
-use kernel::IntMap;
+use kernel::{IntMap, Kind};
+use pipeline::{FileSource, Flow, ReadOptions, Sink, Source};
 
 /// Limits of a matcher.
 #[derive(Debug, Clone, Copy)]
@@ -67,18 +75,26 @@ struct Entry<P> {
 pub enum Outcome<K, P> {
     /// A completed measurement over the threshold.
     Latency {
+        /// What was measured.
         key: K,
+        /// The time of the entry (ns).
         start: i64,
+        /// The time of the exit (ns).
         end: i64,
+        /// What the entry recorded.
         payload: P,
         /// It had timed out before.
         timed_out: bool,
     },
     /// A measurement pending for longer than the timeout, at time `now`.
     Timeout {
+        /// What is measured.
         key: K,
+        /// The time of the entry (ns).
         start: i64,
+        /// The deadline that passed (ns).
         now: i64,
+        /// What the entry recorded.
         payload: P,
     },
 }
@@ -108,8 +124,11 @@ impl<K, P> Outcome<K, P> {
 /// Counters of a matcher.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Measurements completed (an entry and its exit).
     pub matched: u64,
+    /// Completed measurements at or over the threshold.
     pub reported: u64,
+    /// Entries pending past the timeout.
     pub timeouts: u64,
     /// `event_in` dropped because `max_pending` entries were in flight.
     pub skipped: u64,
@@ -121,20 +140,26 @@ pub struct Counters {
 
 /// A generic entry/exit matcher.
 pub struct Matcher<K, P> {
+    /// Its limits.
     pub config: Config,
     pending: IntMap<K, Entry<P>>,
     deadlines: BinaryHeap<Reverse<(i64, u64)>>,
     keys: IntMap<u64, K>,
     seq: u64,
+    /// What happened so far.
     pub counters: Counters,
     /// Every matched latency (ns), as a log2 histogram: bucket i holds [2^i, 2^(i+1)).
     pub hist: [u64; 64],
+    /// The sum of the matched latencies (ns).
     pub sum: i128,
+    /// The smallest matched latency (ns).
     pub min: Option<i64>,
+    /// The largest matched latency (ns).
     pub max: Option<i64>,
 }
 
 impl<K: Eq + Hash + Clone, P: Clone> Matcher<K, P> {
+    /// An empty matcher with limits `config`.
     pub fn new(config: Config) -> Self {
         Matcher {
             config,
@@ -267,14 +292,20 @@ impl<K: Eq + Hash + Clone, P: Clone> Matcher<K, P> {
 /// The trackers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tracker {
+    /// From a thread's wake-up to its running.
     Wakeup,
+    /// From a thread's switch out to its switch in.
     Offcpu,
+    /// From a system call's entry to its exit.
     Syscall,
+    /// From a block request's issue to its completion.
     Block,
+    /// Hard IRQ handlers, and soft IRQs from their raise to their entry.
     Irq,
 }
 
 impl Tracker {
+    /// Every tracker.
     pub const ALL: [Tracker; 5] = [
         Tracker::Wakeup,
         Tracker::Offcpu,
@@ -282,6 +313,8 @@ impl Tracker {
         Tracker::Block,
         Tracker::Irq,
     ];
+
+    /// The tracker's name (on the command line and in reports).
     pub fn name(self) -> &'static str {
         match self {
             Tracker::Wakeup => "wakeup",
@@ -299,13 +332,19 @@ fn owned_waker(w: Option<(i32, CompactString)>) -> Option<(i32, String)> {
 }
 
 /// A kernel event, as the trackers need it.
+///
+/// The fields are the events' payload fields of the same names; `cpu` is the CPU that
+/// recorded the event.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
 pub enum Input {
+    /// `sched_waking`, `sched_wakeup` or `sched_wakeup_new`: thread `tid` woken.
     Waking {
         cpu: u32,
         tid: i32,
         comm: CompactString,
     },
+    /// `sched_switch`.
     Switch {
         cpu: u32,
         prev_tid: i32,
@@ -314,58 +353,55 @@ pub enum Input {
         next_tid: i32,
         next_comm: CompactString,
     },
-    SyscallEntry {
-        cpu: u32,
-        name: CompactString,
-    },
-    SyscallExit {
-        cpu: u32,
-        ret: i64,
-    },
+    /// A system call entry, `name` the call's.
+    SyscallEntry { cpu: u32, name: CompactString },
+    /// A system call exit, returning `ret`.
+    SyscallExit { cpu: u32, ret: i64 },
+    /// `block_rq_issue`, by thread `tid` when the tracer records it.
     BlockIssue {
         dev: u64,
         sector: u64,
         nr_sector: u64,
         tid: Option<i32>,
     },
-    BlockComplete {
-        dev: u64,
-        sector: u64,
-    },
+    /// `block_rq_complete`.
+    BlockComplete { dev: u64, sector: u64 },
+    /// `irq_handler_entry`.
     IrqEntry {
         cpu: u32,
         irq: i64,
         name: CompactString,
     },
-    IrqExit {
-        cpu: u32,
-        irq: i64,
-    },
-    SoftIrqRaise {
-        cpu: u32,
-        vec: u64,
-    },
-    SoftIrqEntry {
-        cpu: u32,
-        vec: u64,
-    },
+    /// `irq_handler_exit`.
+    IrqExit { cpu: u32, irq: i64 },
+    /// A soft IRQ raised (`softirq_raise`, `irq_softirq_raise`).
+    SoftIrqRaise { cpu: u32, vec: u64 },
+    /// A soft IRQ handler entered (`softirq_entry`, `irq_softirq_entry`).
+    SoftIrqEntry { cpu: u32, vec: u64 },
 }
 
 /// One reported occurrence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// The tracker that measured.
     pub tracker: Tracker,
+    /// Start of the measurement (ns).
     pub begin: i64,
     /// End of the measurement, or the time of the timeout.
     pub end: i64,
+    /// `end - begin` (ns).
     pub latency: i64,
     /// A timeout (the measurement is still pending at `end`).
     pub timeout: bool,
     /// The measurement had timed out before completing.
     pub timed_out: bool,
+    /// The thread measured, for the thread trackers and block requests.
     pub tid: Option<i32>,
+    /// Its last known command name.
     pub comm: Option<String>,
+    /// The CPU, where it is known.
     pub cpu: Option<u32>,
+    /// The thread (tid, command name) that woke the one measured.
     pub waker: Option<(i32, String)>,
     /// What was measured: syscall name, IRQ, device and sector, thread state.
     pub detail: String,
@@ -424,12 +460,17 @@ struct Irq {
 /// Per-tracker summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackerSummary {
+    /// The tracker.
     pub tracker: Tracker,
+    /// What its matchers counted.
     pub counters: Counters,
     /// Still in flight at the end.
     pub pending: usize,
+    /// The smallest matched latency (ns).
     pub min: Option<i64>,
+    /// The largest matched latency (ns).
     pub max: Option<i64>,
+    /// The mean matched latency (ns).
     pub avg: Option<f64>,
     /// log2 histogram of the matched latencies: (lower bound ns, count), non-empty buckets.
     pub hist: Vec<(i64, u64)>,
@@ -438,6 +479,7 @@ pub struct TrackerSummary {
 /// The summary of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// One per enabled tracker, in the order they were given.
     pub trackers: Vec<TrackerSummary>,
 }
 
@@ -467,6 +509,7 @@ fn on<K: Eq + Hash + Clone, P: Clone>(
 }
 
 impl Latency {
+    /// The trackers `trackers`, each with limits `config`.
     pub fn new(trackers: &[Tracker], config: Config) -> Self {
         Latency {
             enabled: trackers.to_vec(),
@@ -895,8 +938,9 @@ pub fn state_name(s: i64) -> String {
     }
 }
 
-/// The payload fields the trackers read.
+/// The payload fields the trackers read (each variant is the field [`Field::name`] gives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
 pub enum Field {
     PrevTid,
     PrevComm,
@@ -956,8 +1000,8 @@ impl Field {
 
 /// The tracker input of event `ev` on `cpu`, its fields looked up by name.
 pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
-    input_from(
-        ev.name(),
+    input_of_class(
+        &ClassKind::of(ev.name()),
         cpu,
         |f| ev.field(f.name()).and_then(|v| v.as_i64()),
         |f| text_of(ev.field(f.name())),
@@ -968,6 +1012,46 @@ pub fn input_of(ev: &ctf::Event<'_>, cpu: u32) -> Option<Input> {
 fn text_of(v: Option<ctf::FieldView<'_>>) -> CompactString {
     v.and_then(|v| v.as_bytes())
         .map_or_else(CompactString::default, CompactString::from_utf8_lossy)
+}
+
+/// What the trackers make of an event class, from its name (any lttng-modules naming,
+/// classified by the [`kernel`] model): found once per class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassKind {
+    kind: Kind,
+    /// The system call of a system call entry (empty otherwise).
+    syscall: CompactString,
+}
+
+impl ClassKind {
+    /// The class named `name`.
+    pub fn of(name: &str) -> Self {
+        let kind = kernel::classify_unnumbered(name).kind;
+        let syscall = match kind {
+            Kind::SyscallEntry(_) => kernel::syscall_name(name).unwrap_or_default().into(),
+            _ => CompactString::default(),
+        };
+        ClassKind { kind, syscall }
+    }
+
+    /// Whether a tracker reads events of the class.
+    pub fn is_read(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::SchedSwitch
+                | Kind::SchedWaking
+                | Kind::SchedWakeup
+                | Kind::SchedWakeupNew
+                | Kind::BlockRqIssue
+                | Kind::BlockRqComplete
+                | Kind::IrqHandlerEntry
+                | Kind::IrqHandlerExit
+                | Kind::SoftirqRaise
+                | Kind::SoftirqEntry
+                | Kind::SyscallEntry(_)
+                | Kind::SyscallExit(_)
+        )
+    }
 }
 
 /// Per event class: the payload position of each [`Field`] (by discriminant), found once.
@@ -984,10 +1068,23 @@ fn class_fields(ev: &ctf::Event<'_>) -> ClassFields {
 }
 
 /// The tracker input of an event named `name` (any lttng-modules naming) on `cpu`, its
-/// payload fields read through `int` and `text`: shared by the offline reader and by live
-/// sources such as the recorder, which hold their events in other forms.
+/// payload fields read through `int` and `text`: for live sources such as the recorder,
+/// which hold their events in other forms ([`input_of_class`] with the class's kind found
+/// once).
 pub fn input_from(
     name: &str,
+    cpu: u32,
+    int: impl Fn(Field) -> Option<i64>,
+    text: impl Fn(Field) -> CompactString,
+) -> Option<Input> {
+    input_of_class(&ClassKind::of(name), cpu, int, text)
+}
+
+/// The tracker input of an event of `class` on `cpu`, its payload fields read through `int`
+/// and `text`: shared by the offline reader and by live sources.
+#[inline]
+pub fn input_of_class(
+    class: &ClassKind,
     cpu: u32,
     int: impl Fn(Field) -> Option<i64>,
     text: impl Fn(Field) -> CompactString,
@@ -996,8 +1093,8 @@ pub fn input_from(
     let i = &int;
     let u = |f| int(f).map(|v| v as u64);
     let s = &text;
-    Some(match name {
-        "sched_switch" => Input::Switch {
+    Some(match class.kind {
+        Kind::SchedSwitch => Input::Switch {
             cpu,
             prev_tid: i(F::PrevTid)? as i32,
             prev_comm: s(F::PrevComm),
@@ -1005,68 +1102,179 @@ pub fn input_from(
             next_tid: i(F::NextTid)? as i32,
             next_comm: s(F::NextComm),
         },
-        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Input::Waking {
+        Kind::SchedWaking | Kind::SchedWakeup | Kind::SchedWakeupNew => Input::Waking {
             cpu,
             tid: i(F::Tid)? as i32,
             comm: s(F::Comm),
         },
-        "block_rq_issue" => Input::BlockIssue {
+        Kind::BlockRqIssue => Input::BlockIssue {
             dev: u(F::Dev)?,
             sector: u(F::Sector)?,
             nr_sector: u(F::NrSector).unwrap_or(0),
             tid: i(F::Tid).map(|t| t as i32),
         },
-        "block_rq_complete" => Input::BlockComplete {
+        Kind::BlockRqComplete => Input::BlockComplete {
             dev: u(F::Dev)?,
             sector: u(F::Sector)?,
         },
-        "irq_handler_entry" => Input::IrqEntry {
+        Kind::IrqHandlerEntry => Input::IrqEntry {
             cpu,
             irq: i(F::Irq)?,
             name: s(F::Name),
         },
-        "irq_handler_exit" => Input::IrqExit {
+        Kind::IrqHandlerExit => Input::IrqExit {
             cpu,
             irq: i(F::Irq)?,
         },
-        "softirq_raise" | "irq_softirq_raise" => Input::SoftIrqRaise {
+        Kind::SoftirqRaise => Input::SoftIrqRaise {
             cpu,
             vec: u(F::Vec)?,
         },
-        "softirq_entry" | "irq_softirq_entry" => Input::SoftIrqEntry {
+        Kind::SoftirqEntry => Input::SoftIrqEntry {
             cpu,
             vec: u(F::Vec)?,
         },
-        "exit_syscall" => Input::SyscallExit {
+        Kind::SyscallEntry(_) => Input::SyscallEntry {
+            cpu,
+            name: class.syscall.clone(),
+        },
+        // Named (`syscall_exit_*`) or not (`exit_syscall`).
+        Kind::SyscallExit(_) => Input::SyscallExit {
             cpu,
             ret: i(F::Ret).unwrap_or(0),
         },
-        n => {
-            if let Some(sc) = n
-                .strip_prefix("syscall_entry_")
-                .or_else(|| n.strip_prefix("compat_syscall_entry_"))
-                .or_else(|| n.strip_prefix("sys_"))
-            {
-                Input::SyscallEntry {
-                    cpu,
-                    name: sc.into(),
-                }
-            } else if n.starts_with("syscall_exit_") || n.starts_with("compat_syscall_exit_") {
-                Input::SyscallExit {
-                    cpu,
-                    ret: i(F::Ret).unwrap_or(0),
-                }
-            } else {
-                return None;
+        _ => return None,
+    })
+}
+
+/// What [`LatencySink`] knows of an event class.
+#[derive(Debug, Clone)]
+struct SinkClass {
+    kind: ClassKind,
+    fields: ClassFields,
+}
+
+/// The trackers as a [`Sink`]: fed time-ordered events by a [`pipeline::Source`], they call
+/// `on_report` for each report; [`LatencySink::summary`] gives the summary at the end. The
+/// CPU of an event is its stream's `cpu_id` (else the stream index). The first error of
+/// `on_report` stops the read.
+pub struct LatencySink<F, E> {
+    lat: Latency,
+    on_report: F,
+    error: Option<E>,
+    /// Per trace, per stream: its CPU, once known.
+    cpus: Vec<Vec<Option<u32>>>,
+    /// Per trace, per stream class, per event class ([`ctf::Event::class_index`]).
+    classes: Vec<Vec<Vec<Option<SinkClass>>>>,
+    reports: Vec<Report>,
+}
+
+impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
+    /// The trackers `trackers` with limits `config`, reporting to `on_report`.
+    pub fn new(trackers: &[Tracker], config: Config, on_report: F) -> Self {
+        LatencySink {
+            lat: Latency::new(trackers, config),
+            on_report,
+            error: None,
+            cpus: Vec::new(),
+            classes: Vec::new(),
+            reports: Vec::new(),
+        }
+    }
+
+    /// The summary of the events read, or the error of `on_report` that stopped the read.
+    pub fn summary(self) -> Result<Summary, E> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.lat.finish()),
+        }
+    }
+
+    /// The CPU of `ev`'s stream.
+    #[inline]
+    fn cpu_of(&mut self, ev: &ctf::Event<'_>) -> u32 {
+        let (t, s) = (ev.trace().index, ev.stream_index());
+        if let Some(&Some(cpu)) = self.cpus.get(t).and_then(|v| v.get(s)) {
+            return cpu;
+        }
+        let cpu = ev
+            .packet_context()
+            .and_then(|p| p.field("cpu_id"))
+            .and_then(|f| f.as_u64())
+            .map_or(s as u32, |c| c as u32);
+        if self.cpus.len() <= t {
+            self.cpus.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.cpus[t];
+        if v.len() <= s {
+            v.resize(s + 1, None);
+        }
+        v[s] = Some(cpu);
+        cpu
+    }
+
+    /// The class of `ev`, found once.
+    #[inline]
+    fn class_of(&mut self, ev: &ctf::Event<'_>) -> &SinkClass {
+        let t = ev.trace().index;
+        let (sc, ec) = ev.class_index();
+        if self.classes.len() <= t {
+            self.classes.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.classes[t];
+        if v.len() <= sc {
+            v.resize_with(sc + 1, Vec::new);
+        }
+        let v = &mut v[sc];
+        if v.len() <= ec {
+            v.resize(ec + 1, None);
+        }
+        v[ec].get_or_insert_with(|| SinkClass {
+            kind: ClassKind::of(ev.name()),
+            fields: class_fields(ev),
+        })
+    }
+}
+
+// Every event is wanted (the default): each one advances the trackers' clock, which fires
+// timeouts in the order of the events read.
+impl<F: FnMut(Report) -> Result<(), E>, E> Sink for LatencySink<F, E> {
+    #[inline]
+    fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
+        let cpu = self.cpu_of(ev);
+        let class = self.class_of(ev);
+        let input = if class.kind.is_read() {
+            let at = &class.fields;
+            let payload = ev.payload();
+            let pos = |f: Field| Some((payload.as_ref()?, at[f as usize]? as usize));
+            input_of_class(
+                &class.kind,
+                cpu,
+                // Straight from the layout for fixed-layout payloads (most kernel events).
+                |f| pos(f).and_then(|(p, i)| p.int_member(i)).map(|v| v as i64),
+                |f| text_of(pos(f).and_then(|(p, i)| p.member_at(i))),
+            )
+        } else {
+            None
+        };
+        match input {
+            Some(i) => self.lat.feed(ts, &i, &mut self.reports),
+            None => self.lat.advance(ts, &mut self.reports),
+        }
+        for r in self.reports.drain(..) {
+            if let Err(e) = (self.on_report)(r) {
+                self.error = Some(e);
+                return Flow::Stop;
             }
         }
-    })
+        Flow::Continue
+    }
 }
 
 /// Runs the trackers over time-ordered traces, calling `on_report` for each report; returns
 /// the summary. The CPU of an event is its stream's `cpu_id` (else the stream index).
 pub fn run_traces<E>(
-    traces: &[std::sync::Arc<ctf::Trace>],
+    traces: &[Arc<ctf::Trace>],
     trackers: &[Tracker],
     config: Config,
     on_report: impl FnMut(Report) -> Result<(), E>,
@@ -1074,58 +1282,27 @@ pub fn run_traces<E>(
     run_traces_mapped(traces, None, trackers, config, on_report)
 }
 
-/// [`run_traces`] with the events' times mapped by `time_map` (e.g. synchronized clocks).
+/// [`run_traces`] with the events' times mapped by `time_map` (e.g. synchronized clocks):
+/// a [`LatencySink`] fed every event of every stream by a [`FileSource`].
 pub fn run_traces_mapped<E>(
-    traces: &[std::sync::Arc<ctf::Trace>],
-    time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>>,
+    traces: &[Arc<ctf::Trace>],
+    time_map: Option<Arc<dyn ctf::merge::TimeMap>>,
     trackers: &[Tracker],
     config: Config,
-    mut on_report: impl FnMut(Report) -> Result<(), E>,
+    on_report: impl FnMut(Report) -> Result<(), E>,
 ) -> Result<Summary, E> {
-    let mut lat = Latency::new(trackers, config);
-    let mut merger = ctf::Merger::new(traces);
-    if let Some(m) = time_map {
-        merger = merger.with_time_map(m);
-    }
-    let mut cpus: IntMap<(usize, usize), u32> = IntMap::default();
-    let mut fields: IntMap<(usize, usize, usize), ClassFields> = IntMap::default();
-    let mut reports = Vec::new();
-    while let Some(m) = merger.next() {
-        if *m != ctf::Message::Event {
-            continue;
-        }
-        let (Some(ts), Some(ev)) = (merger.current_time(), merger.event()) else {
-            continue;
-        };
-        let key = (ev.trace().index, ev.stream_index());
-        let cpu = *cpus.entry(key).or_insert_with(|| {
-            ev.packet_context()
-                .and_then(|p| p.field("cpu_id"))
-                .and_then(|f| f.as_u64())
-                .map_or(key.1 as u32, |c| c as u32)
-        });
-        let (sc, ec) = ev.class_index();
-        let at = *fields
-            .entry((ev.trace().index, sc, ec))
-            .or_insert_with(|| class_fields(&ev));
-        let payload = ev.payload();
-        let pos = |f: Field| Some((payload.as_ref()?, at[f as usize]? as usize));
-        let input = input_from(
-            ev.name(),
-            cpu,
-            // Straight from the layout for fixed-layout payloads (most kernel events).
-            |f| pos(f).and_then(|(p, i)| p.int_member(i)).map(|v| v as i64),
-            |f| text_of(pos(f).and_then(|(p, i)| p.member_at(i))),
-        );
-        match input {
-            Some(i) => lat.feed(ts, &i, &mut reports),
-            None => lat.advance(ts, &mut reports),
-        }
-        for r in reports.drain(..) {
-            on_report(r)?;
-        }
-    }
-    Ok(lat.finish())
+    let mut sink = LatencySink::new(trackers, config, on_report);
+    let source = FileSource::new(
+        traces.to_vec(),
+        ReadOptions {
+            // Every event of every stream.
+            no_intersection: true,
+            time_map,
+            ..ReadOptions::default()
+        },
+    );
+    source.run(&mut sink);
+    sink.summary()
 }
 
 /// Parses a duration: a number with a unit `ns`, `us`/`µs`, `ms` or `s` (no unit: µs).

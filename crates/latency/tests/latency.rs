@@ -1,7 +1,7 @@
 //! `tracekit latency` trackers on a generated trace with known latencies, and on the shared
 //! real traces (no crash, sensible counts; needs `TRACEKIT_SHARED`).
 
-use analysis::latency::{run_traces, Config, Report, Tracker};
+use latency::{run_traces, Config, Report, Tracker};
 use scenario::common::{
     block_complete, block_issue, irq_entry, irq_exit, read_entry, read_exit, switch, wake, Task,
 };
@@ -80,7 +80,7 @@ fn write_trace(dir: &std::path::Path) {
     w.finish().unwrap();
 }
 
-fn run(dir: &std::path::Path, trackers: &[Tracker]) -> (Vec<Report>, analysis::latency::Summary) {
+fn run(dir: &std::path::Path, trackers: &[Tracker]) -> (Vec<Report>, latency::Summary) {
     let traces = ctf::open_all(&[dir.to_path_buf()]).unwrap();
     let mut v = Vec::new();
     let s = run_traces(&traces, trackers, Config::default(), |r| {
@@ -220,7 +220,7 @@ fn shared_traces() {
 /// reports and summary, on a generated kernel mix with a threshold low enough to report often.
 #[test]
 fn fields_by_position_read_what_fields_by_name_read() {
-    use analysis::latency::{input_of, Latency};
+    use latency::{input_of, Latency};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("mix");
     testkit::kernel_mix(&dir, 60_000, 3, 11);
