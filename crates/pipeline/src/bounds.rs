@@ -106,4 +106,3 @@ pub fn intersection_on(
 ) -> Option<(i64, i64)> {
     common_range(&mapped_stream_bounds(traces, time_map))
 }
-

@@ -214,7 +214,8 @@ impl Source for FileSource {
                         count += 1;
                         sink.event(&ev, ts)
                     }
-                    Next::Notice(msg, ts, trace, stream) => match notice_of(msg, ts, trace, stream) {
+                    Next::Notice(msg, ts, trace, stream) => match notice_of(msg, ts, trace, stream)
+                    {
                         Some(n) => sink.notice(&n),
                         None => Flow::Continue,
                     },
