@@ -143,7 +143,7 @@ impl FileSource {
 
     /// The events in range, pulled one at a time, without the classes no sink of `wanted`
     /// needs: for a consumer that drives the read itself (tests, a viewer paging through).
-    pub fn events(&self, wanted: Option<&dyn Fn(&Trace) -> Vec<Vec<bool>>>) -> RangeEvents {
+    pub fn events(&self, wanted: Option<&crate::range::WantedOf<'_>>) -> RangeEvents {
         let events = match wanted {
             Some(w) => RangeEvents::with_wanted(&self.traces, &self.options, w),
             None => RangeEvents::new(&self.traces, &self.options),

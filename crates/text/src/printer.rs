@@ -80,6 +80,11 @@ impl TextBuf {
         self.used
     }
 
+    /// Whether there is no text.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
     /// Empties the text, keeping the memory.
     pub fn clear(&mut self) {
         self.used = 0;
