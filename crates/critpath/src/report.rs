@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::input::Built;
+
 use crate::algo::{critical_path, PathOptions};
 use crate::graph::{EdgeType, Graph, WorkerId};
 
@@ -298,4 +300,111 @@ impl Summary {
             list.join(", ")
         )
     }
+}
+
+/// The path as a timeline and its totals.
+/// `write_time` writes a time of day (the printer's `HH:MM:SS.NNNNNNNNN`).
+pub fn render_text(report: &Report, mut write_time: impl FnMut(&mut Vec<u8>, i64)) -> String {
+    let mut out = String::new();
+    let s = &report.summary;
+    let mut t = Vec::new();
+    write_time(&mut t, s.begin);
+    let b = String::from_utf8_lossy(&t).into_owned();
+    t.clear();
+    write_time(&mut t, s.end);
+    let e = String::from_utf8_lossy(&t).into_owned();
+    out.push_str(&format!(
+        "Critical path of {}/{} on {}, {} to {} ({})\n\n",
+        s.comm,
+        s.tid,
+        s.host,
+        b,
+        e,
+        human(s.end - s.begin)
+    ));
+    out.push_str(&format!(
+        "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+        "#", "start", "duration", "host", "thread", "state"
+    ));
+    for (i, seg) in report.path.iter().enumerate() {
+        t.clear();
+        write_time(&mut t, seg.start);
+        let thread = format!("{}/{}", seg.comm, seg.tid);
+        let state = match seg.cpu {
+            Some(c) => format!("{} (interrupt context, CPU {c})", seg.state),
+            None => seg.state.to_string(),
+        };
+        out.push_str(&format!(
+            "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
+            i + 1,
+            String::from_utf8_lossy(&t),
+            human(seg.duration()),
+            seg.host,
+            thread,
+            state
+        ));
+    }
+    out.push_str("\nTotal per state:\n");
+    let mut states: Vec<(&&str, &i64)> = s.by_state.iter().collect();
+    states.sort_by(|a, b| b.1.cmp(a.1));
+    for (st, ns) in states {
+        out.push_str(&format!(
+            "  {:<14} {:>12}  {:>5.1}%\n",
+            st,
+            human(*ns),
+            100.0 * *ns as f64 / s.total_ns.max(1) as f64
+        ));
+    }
+    out.push_str("\nTotal per thread:\n");
+    for w in &s.by_worker {
+        let detail: Vec<String> = w
+            .by_state
+            .iter()
+            .map(|(st, ns)| format!("{st} {}", human(*ns)))
+            .collect();
+        out.push_str(&format!(
+            "  {:<24} {:<10} {:>12}  ({})\n",
+            format!("{}/{}", w.comm, w.tid),
+            w.host,
+            human(w.total_ns),
+            detail.join(", ")
+        ));
+    }
+    out.push('\n');
+    out.push_str(&s.sentence());
+    out.push('\n');
+    out
+}
+
+/// The JSON report: the path, its totals and the graph's size.
+pub fn to_json(report: &Report, built: &Built) -> Result<String, serde_json::Error> {
+    #[derive(Serialize)]
+    struct GraphInfo<'a> {
+        hosts: &'a [String],
+        workers: usize,
+        vertices: usize,
+        vertical_edges: usize,
+        heap_bytes: usize,
+        stats: &'a crate::builder::BuildStats,
+    }
+    #[derive(Serialize)]
+    struct Out<'a> {
+        path: &'a [Segment],
+        summary: &'a Summary,
+        graph: GraphInfo<'a>,
+    }
+    let g = &built.graph;
+    let out = Out {
+        path: &report.path,
+        summary: &report.summary,
+        graph: GraphInfo {
+            hosts: &g.hosts,
+            workers: g.workers.len(),
+            vertices: g.len(),
+            vertical_edges: g.vertical_edges().len(),
+            heap_bytes: g.heap_bytes(),
+            stats: &built.stats,
+        },
+    };
+    serde_json::to_string_pretty(&out)
 }

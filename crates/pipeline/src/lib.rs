@@ -18,10 +18,12 @@
 pub mod bounds;
 pub mod diagnostic;
 pub mod glob;
+pub mod parallel;
 pub mod progress;
 pub mod range;
 pub mod sink;
 pub mod source;
+pub mod time;
 
 pub use bounds::{intersection, intersection_on};
 pub use diagnostic::{Diagnostic, DiagnosticKind};

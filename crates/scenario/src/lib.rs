@@ -9,6 +9,7 @@
 pub mod chaos;
 pub mod client_server;
 pub mod common;
+pub mod ground_truth;
 pub mod kernel_mix;
 pub mod rng;
 

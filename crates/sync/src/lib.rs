@@ -6,6 +6,8 @@
 //! - [`hull`]: the fully incremental convex-hull algorithm for one pair of hosts.
 //! - [`transform`]: exact clock transforms, their composition and [`TimeMaps`].
 //! - [`graph`]: N hosts: reference choice, spanning tree, per-trace transforms.
+//! - [`session`]: one pass over opened traces, through [`pipeline::parallel`].
+//! - [`report`]: the text and JSON reports of a session.
 
 pub mod bigint;
 pub mod extract;
@@ -13,6 +15,7 @@ pub mod graph;
 pub mod hull;
 pub mod matching;
 pub mod rational;
+pub mod report;
 pub mod session;
 pub mod transform;
 

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use ctf::{Message, Trace};
+use pipeline::parallel::{self, Batch, Producer, StreamTime};
+use pipeline::{Flow, ReadOptions};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
 use crate::graph::{SyncResult, Synchronizer, DEFAULT_WINDOW_NS};
@@ -91,19 +93,52 @@ impl Session {
     }
 }
 
-/// Decodes one stream, sending its network events in chunks; returns the trace index, the
-/// stream's first and last event times and its decoding errors.
+/// A stream's network events, as its worker sends them to the merge.
+struct NetBatch(Vec<NetEvent>);
+
+impl Batch for NetBatch {
+    fn new() -> Self {
+        NetBatch(Vec::with_capacity(4096))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn time(&self, i: usize) -> i64 {
+        self.0[i].ts
+    }
+
+    fn is_full(&self) -> bool {
+        self.0.len() >= 4096
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// What a stream's worker found besides its network events.
+struct StreamFacts {
+    trace: usize,
+    first: Option<i64>,
+    last: Option<i64>,
+    errors: Vec<String>,
+}
+
+/// Decodes one stream, sending on its network events; returns the stream's first and last
+/// event times and its decoding errors.
 fn stream_net_events(
     mut r: ctf::StreamReader,
     mut ex: Extractor,
     can_match: bool,
     strip_flow: bool,
-    tx: std::sync::mpsc::SyncSender<Vec<NetEvent>>,
-) -> (usize, Option<i64>, Option<i64>, Vec<String>) {
-    let ti = r.trace().index;
+    out: &mut Producer<NetBatch>,
+) -> StreamFacts {
+    let trace = r.trace().index;
     let (mut first, mut last) = (None, None);
     let mut errors = Vec::new();
-    let mut chunk = Vec::with_capacity(4096);
+    let mut batch = out.empty();
     while let Some(m) = r.next() {
         match m {
             Ok(Message::Event) => {
@@ -118,8 +153,8 @@ fn stream_net_events(
                     if strip_flow {
                         ne.key.flow = 0;
                     }
-                    chunk.push(ne);
-                    if chunk.len() == 4096 && tx.send(std::mem::take(&mut chunk)).is_err() {
+                    batch.0.push(ne);
+                    if !out.flush_if_full(&mut batch) {
                         break;
                     }
                 }
@@ -128,10 +163,13 @@ fn stream_net_events(
             Err(e) => errors.push(e.to_string()),
         }
     }
-    if !chunk.is_empty() {
-        let _ = tx.send(chunk);
+    out.finish(batch);
+    StreamFacts {
+        trace,
+        first,
+        last,
+        errors,
     }
-    (ti, first, last, errors)
 }
 
 /// Host IDs of the traces (traces sharing an ID are one host): (ids, host of each trace).
@@ -186,61 +224,38 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
     let mut errors = Vec::new();
     // Each stream is decoded on its own thread, which sends on only its network events; they
     // are merged here by (time, stream position), the order a full time merge would give them.
-    let readers: Vec<ctf::StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
-    let outcomes = std::thread::scope(|scope| {
-        let mut receivers = Vec::with_capacity(readers.len());
-        let mut handles = Vec::with_capacity(readers.len());
-        for r in readers {
-            let ti = r.trace().index;
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NetEvent>>(4);
-            let ex = Extractor::new(host_of[ti], ti as u32);
-            let can = infos[ti].can_match;
-            let strip_flow = !uses_flows;
-            handles.push(scope.spawn(move || stream_net_events(r, ex, can, strip_flow, tx)));
-            receivers.push(rx);
-        }
-        let mut cursors: Vec<(
-            std::vec::IntoIter<NetEvent>,
-            std::sync::mpsc::Receiver<Vec<NetEvent>>,
-        )> = receivers
-            .into_iter()
-            .map(|rx| (Vec::new().into_iter(), rx))
-            .collect();
-        let mut heads: Vec<Option<NetEvent>> = vec![None; cursors.len()];
-        let mut heap = std::collections::BinaryHeap::new();
-        let next_of = |c: &mut (
-            std::vec::IntoIter<NetEvent>,
-            std::sync::mpsc::Receiver<Vec<NetEvent>>,
-        )| loop {
-            if let Some(e) = c.0.next() {
-                return Some(e);
-            }
-            c.0 = c.1.recv().ok()?.into_iter();
-        };
-        for (i, c) in cursors.iter_mut().enumerate() {
-            if let Some(e) = next_of(c) {
-                heap.push(std::cmp::Reverse((e.ts, i)));
-                heads[i] = Some(e);
-            }
-        }
-        while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
-            let ne = heads[i].take().expect("queued stream has a head");
+    let strip_flow = !uses_flows;
+    let can: Vec<bool> = infos.iter().map(|t| t.can_match).collect();
+    let work = |r: ctf::StreamReader, _: &StreamTime, out: &mut Producer<NetBatch>| {
+        let ti = r.trace().index;
+        let ex = Extractor::new(host_of[ti], ti as u32);
+        stream_net_events(r, ex, can[ti], strip_flow, out)
+    };
+    let every = ReadOptions {
+        no_intersection: true,
+        ..ReadOptions::default()
+    };
+    let (outcomes, _, _) = parallel::run(
+        traces,
+        &every,
+        work,
+        |b: &mut NetBatch, i: usize, _: i64| {
+            let ne = b.0[i];
             infos[ne.trace as usize].net_events += 1;
             if let Some(m) = matcher.push(ne) {
                 sync.add(&m);
             }
-            if let Some(e) = next_of(&mut cursors[i]) {
-                heap.push(std::cmp::Reverse((e.ts, i)));
-                heads[i] = Some(e);
-            }
-        }
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("stream worker panicked"))
-            .collect::<Vec<_>>()
-    });
-    for (ti, first, last, errs) in outcomes {
-        let info = &mut infos[ti];
+            Flow::Continue
+        },
+    );
+    for StreamFacts {
+        trace,
+        first,
+        last,
+        errors: errs,
+    } in outcomes
+    {
+        let info = &mut infos[trace];
         info.first_ns = match (info.first_ns, first) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

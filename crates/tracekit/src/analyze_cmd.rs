@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use analysis::lami::{error_json, metadata_json};
 use analysis::{Common, Metadata};
 use clap::{Args, ValueEnum};
+use pipeline::time::{parse_analyses_duration, parse_analyses_time};
 
 /// The analyses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -376,64 +377,6 @@ fn metadata_of(n: Name) -> &'static Metadata {
     }
 }
 
-/// Parses a time: ns since the epoch, `YYYY-MM-DD HH:MM:SS[.ns]`, or `HH:MM:SS[.ns]` on the
-/// day of `day_of` (ns since the epoch).
-pub fn parse_time(s: &str, day_of: i64) -> Result<i64, String> {
-    let s = s.trim();
-    if let Ok(v) = s.parse::<i64>() {
-        return Ok(v);
-    }
-    let bad = || format!("invalid time '{s}' (expected [YYYY-MM-DD ]HH:MM:SS[.ns])");
-    let (date, time) = match s.split_once(' ') {
-        Some((d, t)) => (Some(d), t),
-        None => (None, s),
-    };
-    let (hms, frac) = match time.split_once('.') {
-        Some((a, b)) => (a, Some(b)),
-        None => (time, None),
-    };
-    let parts: Vec<i64> = hms
-        .split(':')
-        .map(|p| p.parse::<i64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad())?;
-    if parts.len() != 3 {
-        return Err(bad());
-    }
-    let mut ns = (parts[0] * 3600 + parts[1] * 60 + parts[2]) * 1_000_000_000;
-    if let Some(f) = frac {
-        if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        ns += f.parse::<i64>().map_err(|_| bad())? * 10i64.pow(9 - f.len() as u32);
-    }
-    let day_ns = match date {
-        None => day_of.div_euclid(86_400 * 1_000_000_000) * 86_400 * 1_000_000_000,
-        Some(d) => {
-            let p: Vec<i64> = d
-                .split('-')
-                .map(|x| x.parse::<i64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| bad())?;
-            if p.len() != 3 {
-                return Err(bad());
-            }
-            days_from_civil(p[0], p[1], p[2]) * 86_400 * 1_000_000_000
-        }
-    };
-    Ok(day_ns + ns)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 fn fail(mi: bool, msg: &str) -> ExitCode {
     if mi {
         println!("{}", error_json(msg));
@@ -480,7 +423,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let refresh = match a.refresh.as_deref().map(analysis::parse_duration) {
+    let refresh = match a.refresh.as_deref().map(parse_analyses_duration) {
         None => None,
         Some(Ok(r)) => Some(r),
         Some(Err(m)) => return Ok(fail(a.mi, &format!("--refresh: {m}"))),
@@ -539,9 +482,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         for (src, dst) in [(b, &mut common.begin), (e, &mut common.end)] {
             if let Some(s) = src {
-                match parse_time(&s, day) {
+                match parse_analyses_time(&s, day) {
                     Ok(v) => *dst = Some(v),
-                    Err(m) => return Ok(fail(a.mi, &m)),
+                    Err(m) => return Ok(fail(a.mi, &m.to_string())),
                 }
             }
         }
@@ -679,21 +622,6 @@ fn run_kernel(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times() {
-        let day = 1_457_113_582_794_565_804;
-        assert_eq!(
-            parse_time("17:46:22.794565804", day).unwrap(),
-            1_457_113_582_794_565_804
-        );
-        assert_eq!(
-            parse_time("2016-03-04 17:46:22.5", 0).unwrap(),
-            1_457_113_582_500_000_000
-        );
-        assert_eq!(parse_time("12", 0).unwrap(), 12);
-        assert!(parse_time("1:2", 0).is_err());
-    }
 
     #[test]
     fn lttng_command_names() {

@@ -9,8 +9,6 @@ use ::pipeline::{FileSource, ReadOptions, Source};
 use export::ctf::{CtfOptions, CtfSink, DEFAULT_PACKET_SIZE};
 use export::NameFilter;
 
-use crate::timefmt::{parse_time, TimeFormatter};
-
 #[derive(clap::Args)]
 pub struct ConvertArgs {
     /// Trace directories, or directories holding traces (searched recursively).
@@ -53,21 +51,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("tracekit: warning: {e}");
         }
     }
-    let tz = TimeFormatter::new(args.clock_gmt).tz().clone();
-    // A time without a date takes the date of the first message, as in `print`.
-    let reference = if args.begin.is_some() || args.end.is_some() {
-        crate::print::first_message_time(&traces)
-    } else {
-        None
-    };
-    let time = |s: &Option<String>| {
-        s.as_deref()
-            .map(|s| parse_time(s, &tz, reference))
-            .transpose()
-    };
     let mut read = ReadOptions {
-        begin: time(&args.begin)?,
-        end: time(&args.end)?,
         no_intersection: !args.stream_intersection,
         ..Default::default()
     };
@@ -78,6 +62,14 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         read.time_map = Some(Arc::new(session.time_maps()));
     }
+    // As `print` reads them: a time without a date takes the first message's.
+    (read.begin, read.end) = text::parse_bounds(
+        &traces,
+        args.begin.as_deref(),
+        args.end.as_deref(),
+        args.clock_gmt,
+        read.time_map.as_ref(),
+    )?;
     let source = FileSource::new(traces, read);
     let options = CtfOptions {
         dir: args.output.clone(),

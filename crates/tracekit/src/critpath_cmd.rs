@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use critpath::input::{build_graph, BuildOptions, Built};
-use critpath::report::{critical_path_of, find_thread, human, Report};
+use critpath::report::{critical_path_of, find_thread, Report};
 
-use crate::timefmt::{parse_time, TimeFormatter};
+use pipeline::time::parse_time;
+use text::TimeFormatter;
 
 #[derive(clap::Args)]
 pub struct CritpathArgs {
@@ -139,123 +140,17 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         );
     }
     if args.json {
-        #[derive(serde::Serialize)]
-        struct GraphInfo<'a> {
-            hosts: &'a [String],
-            workers: usize,
-            vertices: usize,
-            vertical_edges: usize,
-            heap_bytes: usize,
-            stats: &'a critpath::builder::BuildStats,
-        }
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            path: &'a [critpath::Segment],
-            summary: &'a critpath::Summary,
-            graph: GraphInfo<'a>,
-        }
-        let g = &built.graph;
-        let out = Out {
-            path: &report.path,
-            summary: &report.summary,
-            graph: GraphInfo {
-                hosts: &g.hosts,
-                workers: g.workers.len(),
-                vertices: g.len(),
-                vertical_edges: g.vertical_edges().len(),
-                heap_bytes: g.heap_bytes(),
-                stats: &built.stats,
-            },
-        };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", critpath::report::to_json(&report, &built)?);
     } else {
         print!("{}", render_text(&report, args.gmt));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The path as a timeline and its totals.
+/// The path as a timeline and its totals, times of day in UTC with `gmt`.
 pub fn render_text(report: &Report, gmt: bool) -> String {
     let mut fmt = TimeFormatter::new(gmt);
-    let mut out = String::new();
-    let s = &report.summary;
-    let mut t = Vec::new();
-    fmt.write_time(&mut t, s.begin);
-    let b = String::from_utf8_lossy(&t).into_owned();
-    t.clear();
-    fmt.write_time(&mut t, s.end);
-    let e = String::from_utf8_lossy(&t).into_owned();
-    out.push_str(&format!(
-        "Critical path of {}/{} on {}, {} to {} ({})\n\n",
-        s.comm,
-        s.tid,
-        s.host,
-        b,
-        e,
-        human(s.end - s.begin)
-    ));
-    out.push_str(&format!(
-        "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
-        "#", "start", "duration", "host", "thread", "state"
-    ));
-    for (i, seg) in report.path.iter().enumerate() {
-        t.clear();
-        fmt.write_time(&mut t, seg.start);
-        let thread = format!("{}/{}", seg.comm, seg.tid);
-        let state = match seg.cpu {
-            Some(c) => format!("{} (interrupt context, CPU {c})", seg.state),
-            None => seg.state.to_string(),
-        };
-        out.push_str(&format!(
-            "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",
-            i + 1,
-            String::from_utf8_lossy(&t),
-            human(seg.duration()),
-            seg.host,
-            thread,
-            state
-        ));
-    }
-    out.push_str("\nTotal per state:\n");
-    let mut states: Vec<(&&str, &i64)> = s.by_state.iter().collect();
-    states.sort_by(|a, b| b.1.cmp(a.1));
-    for (st, ns) in states {
-        out.push_str(&format!(
-            "  {:<14} {:>12}  {:>5.1}%\n",
-            st,
-            human(*ns),
-            100.0 * *ns as f64 / s.total_ns.max(1) as f64
-        ));
-    }
-    out.push_str("\nTotal per thread:\n");
-    for w in &s.by_worker {
-        let detail: Vec<String> = w
-            .by_state
-            .iter()
-            .map(|(st, ns)| format!("{st} {}", human(*ns)))
-            .collect();
-        out.push_str(&format!(
-            "  {:<24} {:<10} {:>12}  ({})\n",
-            format!("{}/{}", w.comm, w.tid),
-            w.host,
-            human(w.total_ns),
-            detail.join(", ")
-        ));
-    }
-    out.push('\n');
-    out.push_str(&s.sentence());
-    out.push('\n');
-    out
-}
-
-/// A decimal string (up to 9 decimals) times 1e9.
-fn nano_units(s: &str) -> Option<i128> {
-    let neg = s.starts_with('-');
-    let s = s.trim_start_matches('-');
-    let (i, f) = s.split_once('.').unwrap_or((s, ""));
-    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
-    let v = i.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?;
-    Some(if neg { -v } else { v })
+    critpath::report::render_text(report, |b, t| fmt.write_time(b, t))
 }
 
 /// `tracekit demo`'s section: the critical path of the scenario's marked request, computed
@@ -264,24 +159,11 @@ pub fn demo_section(
     traces: &[Arc<ctf::Trace>],
     ground_truth: &std::path::Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let gt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(ground_truth)?)?;
-    let m = &gt["marked_request"];
-    let (Some(client), Some(tid)) = (m["client"].as_str(), m["tid"].as_i64()) else {
+    let Some(m) = scenario::ground_truth::MarkedRequest::read(ground_truth)? else {
         return Ok(());
     };
-    let num = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<i64>().ok());
-    let (Some(begin), Some(end)) = (num(&m["begin"]), num(&m["end"])) else {
-        return Ok(());
-    };
-    let host = gt["hosts"]
-        .as_array()
-        .and_then(|h| h.iter().find(|h| h["name"] == client))
-        .ok_or("ground truth: no client host")?;
-    let slope = host["slope"].as_str().and_then(nano_units).ok_or("slope")?;
-    let offset = host["offset_ns"]
-        .as_str()
-        .and_then(nano_units)
-        .ok_or("offset")?;
+    let client = m.client.as_str();
+    let tid = m.tid;
     let ci = traces
         .iter()
         .position(|t| t.hostname() == Some(client))
@@ -289,10 +171,7 @@ pub fn demo_section(
     let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
     let maps = session.time_maps();
     // True time → the client's clock → the synchronized time line.
-    let on_client = |t: i64| {
-        let host_ns = (slope * t as i128 + offset).div_euclid(1_000_000_000) as i64;
-        ctf::merge::TimeMap::map(&maps, ci, host_ns)
-    };
+    let on_client = |t: i64| ctf::merge::TimeMap::map(&maps, ci, m.on_client(t));
     let built = build_graph(
         traces,
         BuildOptions {
@@ -304,13 +183,13 @@ pub fn demo_section(
         &built,
         tid,
         Some(client),
-        Some(on_client(begin)),
-        Some(on_client(end)),
+        Some(on_client(m.begin)),
+        Some(on_client(m.end)),
         true,
     )?;
     println!(
         "\n== Critical path of the marked request (request {} of {}/{}), hosts synchronized",
-        m["index"], client, tid
+        m.index, client, tid
     );
     println!(
         "   (tracekit critpath {} --sync --tid {tid} --host {client} --begin … --end …)\n",
@@ -331,22 +210,7 @@ pub fn demo_section(
         }
         out
     };
-    let expected = shape(
-        m["critical_path"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|s| {
-                        (
-                            s["host"].as_str().unwrap_or("").to_string(),
-                            s["tid"].as_i64().unwrap_or(0),
-                            s["state"].as_str().unwrap_or("").to_string(),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    );
+    let expected = shape(m.critical_path.clone());
     let got = shape(
         report
             .path

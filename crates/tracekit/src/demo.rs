@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use scenario::client_server::{self, ClientServerParams};
 
-use crate::count::count_traces;
 use crate::progress::Progress;
 
 #[derive(clap::Args)]
@@ -51,7 +50,10 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     for t in &traces {
         show_trace(t);
     }
-    let counts = count_traces(&traces, &Progress::for_traces(&traces));
+    let counts = {
+        let progress = Progress::for_traces(&traces);
+        text::count_traces(&traces, &|n| progress.add(n))
+    };
     let net: u64 = [
         "net_dev_queue",
         "net_if_receive_skb",

@@ -11,14 +11,10 @@ mod lami_links;
 mod latency_cmd;
 mod output;
 mod period_cmd;
-mod pipeline;
-mod plan;
 mod print;
 mod progress;
 mod record_cmd;
 mod sync_cmd;
-mod text;
-mod timefmt;
 
 use std::process::ExitCode;
 

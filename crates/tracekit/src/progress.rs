@@ -35,12 +35,27 @@ impl Progress {
         }
     }
 
+    /// Whether the line is shown (stderr is a terminal and the traces are large).
+    pub fn shown(&self) -> bool {
+        self.bar.is_some()
+    }
+
     /// Removes the progress line.
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
     }
+}
+
+impl pipeline::Progress for Progress {
+    fn at(&self, p: pipeline::ProgressPoint) {
+        if let Some(b) = &self.bar {
+            b.set_position(p.events);
+        }
+    }
+
+    fn done(&self, _events: u64) {}
 }
 
 /// Whether a progress display is wanted for reading `traces`: stderr is a terminal and the

@@ -3,11 +3,13 @@
 use std::io::{self, Write};
 
 use ctf::field::{Compound, FieldValue, FieldVisitor};
-use ctf::ir::{DisplayBase, EnumMapping, EnvValue, Role};
+use ctf::ir::{EnvValue, Role};
 use ctf::stream::Event;
 
-use crate::plan::{put_hex, put_i64, put_u64, put_value, ClassPlan};
+use crate::plan::ClassPlan;
+use crate::put::put_u64;
 use crate::timefmt::{TimeFormatter, STAMP_LEN};
+use crate::value::put_value;
 
 /// Text being gathered for output: a buffer kept at its full length, so that its bytes are
 /// always initialized, of which the first `used` hold text. An event line is written straight
@@ -19,6 +21,7 @@ pub struct TextBuf {
 }
 
 impl TextBuf {
+    /// An empty buffer of `n` bytes.
     pub fn with_capacity(n: usize) -> TextBuf {
         TextBuf {
             bytes: vec![0; n],
@@ -66,15 +69,23 @@ impl TextBuf {
         self.used += n;
     }
 
+    /// Appends `s`.
     pub fn extend(&mut self, s: &[u8]) {
         self.room(s.len())[..s.len()].copy_from_slice(s);
         self.used += s.len();
     }
 
+    /// Bytes of text.
     pub fn len(&self) -> usize {
         self.used
     }
 
+    /// Whether there is no text.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    /// Empties the text, keeping the memory.
     pub fn clear(&mut self) {
         self.used = 0;
     }
@@ -247,6 +258,7 @@ fn packet_text<'c>(
 }
 
 impl TextPrinter {
+    /// A printer writing time stamps with `times`.
     pub fn new(times: TimeFormatter) -> Self {
         TextPrinter {
             times,
@@ -414,10 +426,15 @@ impl TextPrinter {
 
 /// A loss to report: what was lost, how many, when, and in which stream.
 pub struct Loss<'a> {
+    /// `event` or `packet`.
     pub what: &'static str,
+    /// How many were lost.
     pub count: u64,
+    /// The start of the range in which they were lost (ns).
     pub begin_ns: Option<i64>,
+    /// The end of that range (ns).
     pub end_ns: Option<i64>,
+    /// The stream that lost them.
     pub reader: &'a ctf::StreamReader,
 }
 
@@ -519,168 +536,11 @@ impl FieldVisitor for TextWriter<'_> {
     }
 }
 
-fn write_int(b: &mut Vec<u8>, signed_value: Option<i64>, bits: u64, base: DisplayBase) {
-    use std::io::Write as _;
-    match base {
-        DisplayBase::Decimal => match signed_value {
-            Some(v) => put_i64(b, v),
-            None => put_u64(b, bits),
-        },
-        DisplayBase::Hexadecimal => put_hex(b, bits),
-        DisplayBase::Octal => {
-            let _ = write!(b, "0{bits:o}");
-        }
-        DisplayBase::Binary => {
-            let _ = write!(b, "0b{bits:b}");
-        }
-    }
-}
-
-/// Writes what precedes an enumeration's integer: its labels for value `v` (Babeltrace 2 lists
-/// several matching labels in declaration order, without braces) and ` : container = `.
-pub(crate) fn write_enum_open(b: &mut Vec<u8>, v: i128, mappings: &[EnumMapping]) {
-    let labels = mappings
-        .iter()
-        .filter(|m| m.ranges.iter().any(|r| r.contains(v)))
-        .map(|m| m.label.as_str());
-    b.extend_from_slice(b"( ");
-    let mut any = false;
-    for l in labels {
-        if any {
-            b.extend_from_slice(b", ");
-        }
-        any = true;
-        b.push(b'"');
-        b.extend_from_slice(l.as_bytes());
-        b.push(b'"');
-    }
-    if !any {
-        b.extend_from_slice(b"<unknown>");
-    }
-    b.extend_from_slice(b" : container = ");
-}
-
-pub(crate) fn write_scalar(b: &mut Vec<u8>, value: &FieldValue<'_>) {
-    use std::io::Write as _;
-    match *value {
-        FieldValue::UInt {
-            value,
-            base,
-            mappings,
-        } => {
-            if let Some(m) = mappings {
-                write_enum_open(b, value as i128, m);
-            }
-            write_int(b, None, value, base);
-            if mappings.is_some() {
-                b.extend_from_slice(b" )");
-            }
-        }
-        FieldValue::SInt {
-            value,
-            size,
-            base,
-            mappings,
-        } => {
-            if let Some(m) = mappings {
-                write_enum_open(b, value as i128, m);
-            }
-            let bits = if size >= 64 {
-                value as u64
-            } else {
-                value as u64 & ((1u64 << size) - 1)
-            };
-            write_int(b, Some(value), bits, base);
-            if mappings.is_some() {
-                b.extend_from_slice(b" )");
-            }
-        }
-        FieldValue::Bool(x) => b.extend_from_slice(if x { b"true" } else { b"false" }),
-        FieldValue::Bits(x) => {
-            let _ = write!(b, "0x{x:X}");
-        }
-        FieldValue::Float(f) => b.extend_from_slice(format_g(f, 6).as_bytes()),
-        FieldValue::Str(s) => {
-            b.push(b'"');
-            let s = s.split(|&c| c == 0).next().unwrap_or(s);
-            write_escaped(b, s);
-            b.push(b'"');
-        }
-        FieldValue::Blob(bytes) => {
-            for x in bytes {
-                let _ = write!(b, "{x:02x}");
-            }
-        }
-        // Compounds come through `enter`/`leave`.
-        _ => {}
-    }
-}
-
-/// Writes a string's bytes, escaping control characters as Babeltrace does.
-pub(crate) fn write_escaped(b: &mut Vec<u8>, s: &[u8]) {
-    let plain = |c: u8| c >= 0x20 && !matches!(c, b'\\' | b'"' | b'\'' | b'?');
-    if s.iter().all(|&c| plain(c)) {
-        b.extend_from_slice(s);
-        return;
-    }
-    for &c in s {
-        match c {
-            b'\n' => b.extend_from_slice(b"\\n"),
-            b'\t' => b.extend_from_slice(b"\\t"),
-            b'\r' => b.extend_from_slice(b"\\r"),
-            b'\\' => b.extend_from_slice(b"\\\\"),
-            b'"' => b.extend_from_slice(b"\\\""),
-            b'\'' => b.extend_from_slice(b"\\'"),
-            b'?' => b.extend_from_slice(b"\\?"),
-            0x07 => b.extend_from_slice(b"\\a"),
-            0x08 => b.extend_from_slice(b"\\b"),
-            0x0b => b.extend_from_slice(b"\\v"),
-            0x0c => b.extend_from_slice(b"\\f"),
-            c if c < 0x20 => {
-                use std::io::Write as _;
-                let _ = write!(b, "\\x{c:02x}");
-            }
-            c => b.push(c),
-        }
-    }
-}
-
-/// Formats like C's `printf("%.{prec}g")`.
-pub fn format_g(f: f64, prec: usize) -> String {
-    if f.is_nan() {
-        return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
-    }
-    if f.is_infinite() {
-        return if f < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    let p = prec.max(1);
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let e = format!("{:.*e}", p - 1, f);
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= p as i32 {
-        let mant = trim_zeros(mant);
-        format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
-    } else {
-        let decimals = (p as i32 - 1 - exp).max(0) as usize;
-        trim_zeros(&format!("{f:.decimals$}")).to_string()
-    }
-}
-
-fn trim_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::MAX_DEPTH;
+    use crate::value::format_g;
     use ctf::value::Value;
     use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
     use ctf::Message;

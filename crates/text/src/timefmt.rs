@@ -3,7 +3,7 @@
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
-use crate::plan::four_digits;
+use crate::put::{eight_digits, four_digits, nine_digits, ASCII_ZEROS};
 
 /// Renders ns-since-epoch timestamps as `HH:MM:SS.nnnnnnnnn` in UTC or the local time zone
 /// (the `TZ` variable, as Babeltrace).
@@ -31,6 +31,7 @@ const NO_BLOCK: u64 = u64::MAX;
 const BLOCK_LIMIT: i64 = i64::MAX / BLOCK_NS as i64 * BLOCK_NS as i64;
 
 impl TimeFormatter {
+    /// Times in UTC with `gmt`, in the local time zone otherwise.
     pub fn new(gmt: bool) -> Self {
         let tz = if gmt {
             TimeZone::UTC
@@ -180,103 +181,6 @@ pub fn write_delta(out: &mut Vec<u8>, d: i64) {
     let mut t = *b".nnnnnnnnn) ";
     nine_digits(&mut t[1..10], dn);
     out.extend_from_slice(&t);
-}
-
-/// The eight decimal digits of `x` (below 10^8), zero-padded, as the bytes of a
-/// little-endian word (first digit in the lowest byte), each digit's value (not yet ASCII):
-/// the number is split into two 4-digit halves, then 2-digit quarters, then digits, each step
-/// working on every lane of the word at once. A division by 100 (resp. 10) of a lane below
-/// 10^4 (resp. 100) is a multiplication by 10486 / 2^20 (resp. 103 / 2^10), exact in that
-/// range, and no lane's product reaches the next lane.
-#[inline(always)]
-pub(crate) fn eight_digits(x: u32) -> u64 {
-    let x = x as u64;
-    // 32-bit lanes: [first four digits, last four].
-    let v = (x / 10_000) | ((x % 10_000) << 32);
-    let hi = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
-    // 16-bit lanes: pairs of digits.
-    let v = hi | (v - hi * 100) << 16;
-    let hi = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
-    // 8-bit lanes: digits.
-    hi | (v - hi * 10) << 8
-}
-
-pub(crate) const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
-
-/// Writes `n` (below 10^9) as exactly nine digits, zero-padded.
-#[inline]
-pub fn nine_digits(out: &mut [u8], n: u32) {
-    let out: &mut [u8; 9] = out.try_into().expect("nine bytes");
-    out[0] = b'0' + (n / 100_000_000) as u8;
-    out[1..].copy_from_slice(&(eight_digits(n % 100_000_000) + ASCII_ZEROS).to_le_bytes());
-}
-
-/// Whether [`parse_time`] reads `s` without its reference time: seconds since the epoch, or a
-/// time of day with its date.
-pub fn has_date(s: &str) -> bool {
-    let s = s.trim();
-    !s.contains(':') || s.contains(' ')
-}
-
-/// Parses Babeltrace's time syntax: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` (in `tz`) or
-/// `[-]SECONDS[.NNNNNNNNN]` since the epoch. A time without a date takes the date of
-/// `reference_ns` (the first event), as Babeltrace does.
-pub fn parse_time(s: &str, tz: &TimeZone, reference_ns: Option<i64>) -> Result<i64, String> {
-    let s = s.trim();
-    let bad = || {
-        format!("invalid time `{s}`: expected [YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]] or SECONDS[.NNNNNNNNN]")
-    };
-    if !s.contains(':') {
-        let (neg, body) = match s.strip_prefix('-') {
-            Some(b) => (true, b),
-            None => (false, s),
-        };
-        let (secs, frac) = body.split_once('.').unwrap_or((body, ""));
-        let secs: i64 = secs.parse().map_err(|_| bad())?;
-        let ns = parse_frac(frac).ok_or_else(bad)?;
-        let v = secs
-            .checked_mul(1_000_000_000)
-            .and_then(|v| v.checked_add(ns))
-            .ok_or_else(bad)?;
-        return Ok(if neg { -v } else { v });
-    }
-    let (date, time) = match s.split_once(' ') {
-        Some((d, t)) => (Some(d), t),
-        None => (None, s),
-    };
-    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-    let parts: Vec<&str> = hms.split(':').collect();
-    if parts.len() < 2 || parts.len() > 3 {
-        return Err(bad());
-    }
-    let num = |p: &str| p.parse::<i8>().map_err(|_| bad());
-    let (h, m) = (num(parts[0])?, num(parts[1])?);
-    let sec = if parts.len() == 3 { num(parts[2])? } else { 0 };
-    let ns = parse_frac(frac).ok_or_else(bad)?;
-    let day = match date {
-        Some(d) => d.parse::<jiff::civil::Date>().map_err(|_| bad())?,
-        None => {
-            let r = reference_ns.unwrap_or(0);
-            Timestamp::from_nanosecond(r as i128)
-                .map_err(|_| bad())?
-                .to_zoned(tz.clone())
-                .date()
-        }
-    };
-    let dt = day.at(h, m, sec, 0);
-    let z = dt.to_zoned(tz.clone()).map_err(|_| bad())?;
-    Ok(z.timestamp().as_second() * 1_000_000_000 + ns)
-}
-
-fn parse_frac(frac: &str) -> Option<i64> {
-    if frac.is_empty() {
-        return Some(0);
-    }
-    if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let v: i64 = frac.parse().ok()?;
-    Some(v * 10i64.pow(9 - frac.len() as u32))
 }
 
 #[cfg(test)]
@@ -432,21 +336,5 @@ mod tests {
             TimeFormatter::new(true).write_time(&mut whole, ns);
             assert_eq!(&got[1..19], &whole[..], "time {ns}");
         }
-    }
-
-    #[test]
-    fn parses_both_syntaxes() {
-        let utc = TimeZone::UTC;
-        assert_eq!(parse_time("12.5", &utc, None).unwrap(), 12_500_000_000);
-        assert_eq!(
-            parse_time("2016-04-07 03:33:20.000000001", &utc, None).unwrap(),
-            1_460_000_000_000_000_001
-        );
-        // Without a date: the reference event's day.
-        assert_eq!(
-            parse_time("03:33:21", &utc, Some(1_460_000_000_123_456_789)).unwrap(),
-            1_460_000_001_000_000_000
-        );
-        assert!(parse_time("3:xx", &utc, None).is_err());
     }
 }

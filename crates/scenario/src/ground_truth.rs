@@ -1,0 +1,109 @@
+//! Reading back the ground truth `client-server` writes (`ground-truth.json`): the marked
+//! request and its critical path, and the clock of the host that made it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The ground truth could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GroundTruthError {
+    /// The file could not be read.
+    #[error("ground truth: {0}")]
+    Io(#[from] std::io::Error),
+    /// The file is not JSON.
+    #[error("ground truth: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A field is missing or malformed.
+    #[error("ground truth: {0}")]
+    Field(&'static str),
+}
+
+/// The request the generator marked, as it happened.
+#[derive(Debug, Clone)]
+pub struct MarkedRequest {
+    /// Its index among the requests.
+    pub index: u64,
+    /// The client host's name.
+    pub client: String,
+    /// The client thread that made it.
+    pub tid: i64,
+    /// When it began and ended (true time, ns since the epoch).
+    pub begin: i64,
+    /// See `begin`.
+    pub end: i64,
+    /// Its critical path: (host, thread, state) of each segment.
+    pub critical_path: Vec<(String, i64, String)>,
+    /// The client's clock, `host_ns = floor(slope × true_ns + offset_ns)`, both ×10^9.
+    slope: i128,
+    offset: i128,
+}
+
+impl MarkedRequest {
+    /// The marked request of the ground truth at `path`; None when it has none.
+    pub fn read(path: &Path) -> Result<Option<MarkedRequest>, GroundTruthError> {
+        let gt: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let m = &gt["marked_request"];
+        let (Some(client), Some(tid)) = (m["client"].as_str(), m["tid"].as_i64()) else {
+            return Ok(None);
+        };
+        let num = |v: &Value| v.as_str().and_then(|s| s.parse::<i64>().ok());
+        let (Some(begin), Some(end)) = (num(&m["begin"]), num(&m["end"])) else {
+            return Ok(None);
+        };
+        let host = gt["hosts"]
+            .as_array()
+            .and_then(|h| h.iter().find(|h| h["name"] == client))
+            .ok_or(GroundTruthError::Field("no client host"))?;
+        let slope = host["slope"]
+            .as_str()
+            .and_then(nano_units)
+            .ok_or(GroundTruthError::Field("slope"))?;
+        let offset = host["offset_ns"]
+            .as_str()
+            .and_then(nano_units)
+            .ok_or(GroundTruthError::Field("offset"))?;
+        let critical_path = m["critical_path"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|s| {
+                        (
+                            s["host"].as_str().unwrap_or("").to_string(),
+                            s["tid"].as_i64().unwrap_or(0),
+                            s["state"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(MarkedRequest {
+            index: m["index"]
+                .as_u64()
+                .ok_or(GroundTruthError::Field("index"))?,
+            client: client.to_string(),
+            tid,
+            begin,
+            end,
+            critical_path,
+            slope,
+            offset,
+        }))
+    }
+
+    /// The client's clock reading at true time `t`.
+    pub fn on_client(&self, t: i64) -> i64 {
+        (self.slope * t as i128 + self.offset).div_euclid(1_000_000_000) as i64
+    }
+}
+
+/// A decimal string (up to 9 decimals) times 10^9.
+fn nano_units(s: &str) -> Option<i128> {
+    let neg = s.starts_with('-');
+    let s = s.trim_start_matches('-');
+    let (i, f) = s.split_once('.').unwrap_or((s, ""));
+    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
+    let v = i.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?;
+    Some(if neg { -v } else { v })
+}

@@ -1,0 +1,357 @@
+//! Printing traces in parallel: one worker per stream decodes and formats its events, time
+//! stamp included ([`pipeline::parallel`]); the merging thread fills in what depends on the
+//! merged order, the delta from the previous line, in place before it copies each line out.
+//!
+//! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
+//! byte-identical to a sequential printer's.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use ctf::merge::TimeMap;
+use ctf::{Message, StreamReader, Trace};
+use pipeline::parallel::{self, Batch, Producer, StreamTime};
+use pipeline::time::{has_date, parse_time, TimeError};
+use pipeline::{Flow, Progress, ReadOptions};
+
+use crate::printer::{Loss, TextBuf, TextPrinter};
+use crate::timefmt::{short_delta, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
+
+/// Errors of [`print`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `--begin` or `--end` could not be read.
+    #[error(transparent)]
+    Time(#[from] TimeError),
+    /// Writing the output failed (other than the reader going away).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// How to print.
+#[derive(Clone, Default)]
+pub struct PrintOptions {
+    /// Times in UTC instead of the local time zone.
+    pub gmt: bool,
+    /// Only what comes at or after this time, in babeltrace2's syntax
+    /// ([`pipeline::time::parse_time`]; a time of day is on the first message's date).
+    pub begin: Option<String>,
+    /// Only what comes at or before this time (same syntax).
+    pub end: Option<String>,
+    /// Puts each trace's times on one time line (`--sync`).
+    pub time_map: Option<Arc<dyn TimeMap>>,
+    /// Told how far printing has gone.
+    pub progress: Option<Arc<dyn Progress>>,
+}
+
+/// What the output held.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// Event lines printed.
+    pub events: u64,
+    /// Decoding errors reported.
+    pub errors: u64,
+}
+
+/// What a formatted entry is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
+    /// fills in its delta.
+    Event,
+    /// A loss warning (stderr), complete.
+    Loss,
+    /// A decoding error (stderr), complete.
+    Error,
+    /// A warning about the stream (stderr), complete.
+    Warning,
+}
+
+struct Entry {
+    /// Time on the merged time line; `i64::MIN` when the stream has no clock.
+    time: i64,
+    kind: Kind,
+    /// End of this entry's text in the chunk.
+    end: u32,
+}
+
+/// A batch of formatted entries from one stream.
+struct Chunk {
+    entries: Vec<Entry>,
+    text: TextBuf,
+}
+
+const CHUNK_ENTRIES: usize = 4096;
+const CHUNK_BYTES: usize = 1 << 20;
+
+impl Batch for Chunk {
+    fn new() -> Chunk {
+        Chunk {
+            entries: Vec::with_capacity(CHUNK_ENTRIES + 64),
+            text: TextBuf::with_capacity(CHUNK_BYTES + (64 << 10)),
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline(always)]
+    fn time(&self, i: usize) -> i64 {
+        self.entries[i].time
+    }
+
+    /// A decoding error is reported wherever it falls.
+    #[inline(always)]
+    fn ranged(&self, i: usize) -> bool {
+        self.entries[i].kind != Kind::Error
+    }
+
+    #[inline(always)]
+    fn is_full(&self) -> bool {
+        self.entries.len() >= CHUNK_ENTRIES || self.text.len() >= CHUNK_BYTES
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.text.clear();
+    }
+}
+
+/// Bytes of output gathered before they are written.
+const OUT_BYTES: usize = 1 << 19;
+
+/// Decodes and formats one stream into chunks.
+fn worker(mut r: StreamReader, times: TimeFormatter, time: &StreamTime, out: &mut Producer<Chunk>) {
+    let mut printer = TextPrinter::new(times);
+    let mut warnings_sent = 0;
+    let mut chunk = out.empty();
+    while let Some(m) = r.next() {
+        let (time, kind) = match m {
+            Ok(Message::Event) => {
+                let ev = r.event();
+                let t = time.of(ev.time_ns());
+                printer.event(&mut chunk.text, &ev, t);
+                (t, Kind::Event)
+            }
+            Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
+                let (what, count, begin_ns, end_ns) = match msg {
+                    Message::DiscardedEvents {
+                        count,
+                        begin_ns,
+                        end_ns,
+                    } => ("event", count, begin_ns, end_ns),
+                    Message::DiscardedPackets {
+                        count,
+                        begin_ns,
+                        end_ns,
+                    } => ("packet", count, begin_ns, end_ns),
+                    Message::Event => unreachable!(),
+                };
+                let loss = Loss {
+                    what,
+                    count,
+                    begin_ns,
+                    end_ns,
+                    reader: &r,
+                };
+                let _ = printer.discarded(&mut chunk.text, &loss);
+                (time.of(begin_ns), Kind::Loss)
+            }
+            Err(e) => {
+                let _ = writeln!(chunk.text, "tracekit: error: {e}");
+                // Errors keep their place just after the previous entry of the stream.
+                let t = chunk.entries.last().map_or(i64::MIN, |e| e.time);
+                (t, Kind::Error)
+            }
+        };
+        chunk.entries.push(Entry {
+            time,
+            kind,
+            end: chunk.text.len() as u32,
+        });
+        if r.warnings.len() > warnings_sent {
+            for w in &r.warnings[warnings_sent..] {
+                let _ = writeln!(chunk.text, "tracekit: warning: {w}");
+                chunk.entries.push(Entry {
+                    time,
+                    kind: Kind::Warning,
+                    end: chunk.text.len() as u32,
+                });
+            }
+            warnings_sent = r.warnings.len();
+        }
+        // Fails when the merge stopped early (--end, broken pipe).
+        if !out.flush_if_full(&mut chunk) {
+            return;
+        }
+    }
+    out.finish(chunk);
+}
+
+/// Prints every stream of `traces` merged by time as `babeltrace2` does: event lines to
+/// `out`, loss warnings, warnings and decoding errors to `err`, in the order babeltrace2
+/// gives them. A closed output (`EPIPE`) ends printing without an error.
+pub fn print<W: Write, E: Write>(
+    traces: &[Arc<Trace>],
+    options: &PrintOptions,
+    out: &mut W,
+    err: &mut E,
+) -> Result<Outcome, Error> {
+    let tz = TimeFormatter::new(options.gmt).tz().clone();
+    let (begin, end) = parse_bounds(
+        traces,
+        options.begin.as_deref(),
+        options.end.as_deref(),
+        options.gmt,
+        options.time_map.as_ref(),
+    )?;
+    let read = ReadOptions {
+        begin,
+        end,
+        no_intersection: true,
+        time_map: options.time_map.clone(),
+        progress: options.progress.clone(),
+    };
+    let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
+        worker(r, TimeFormatter::with_tz(tz.clone()), time, p)
+    };
+    let writer = Writer {
+        out,
+        err,
+        buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
+        last_ns: None,
+        outcome: Outcome::default(),
+        failed: None,
+    };
+    let (_, _, mut w) = parallel::run(traces, &read, work, writer);
+    if w.failed.is_none() {
+        if let Err(e) = w.out.write_all(&w.buf) {
+            w.failed = Some(e);
+        }
+    }
+    match w.failed {
+        Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(w.outcome),
+    }
+}
+
+/// The merge's end: writes the merged entries out, event lines with their deltas.
+struct Writer<'o, W, E> {
+    out: &'o mut W,
+    err: &'o mut E,
+    /// Event lines gathered before they are written.
+    buf: Vec<u8>,
+    /// The time of the last event line.
+    last_ns: Option<i64>,
+    outcome: Outcome,
+    /// Writing failed (and printing stopped).
+    failed: Option<io::Error>,
+}
+
+impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
+    #[inline(always)]
+    fn item(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+        let start = if i == 0 {
+            0
+        } else {
+            c.entries[i - 1].end as usize
+        };
+        let e = &c.entries[i];
+        let (kind, end) = (e.kind, e.end as usize);
+        let text = &mut c.text.text_mut()[start..end];
+        let buf = &mut self.buf;
+        let written = match kind {
+            Kind::Event => {
+                if time == i64::MIN {
+                    buf.extend_from_slice(text);
+                } else {
+                    // The stamp holds the first event's delta: the others' goes in.
+                    match self.last_ns.map(|l| time.wrapping_sub(l)) {
+                        None => buf.extend_from_slice(text),
+                        Some(d) => match short_delta(d) {
+                            Some(x) => {
+                                text[DELTA_AT..DELTA_AT + DELTA_LEN].copy_from_slice(&x);
+                                buf.extend_from_slice(text);
+                            }
+                            None => {
+                                buf.extend_from_slice(&text[..DELTA_AT]);
+                                write_delta(buf, d);
+                                buf.extend_from_slice(&text[DELTA_AT + DELTA_LEN..]);
+                            }
+                        },
+                    }
+                    self.last_ns = Some(time);
+                }
+                self.outcome.events += 1;
+                if buf.len() < OUT_BYTES {
+                    return Flow::Continue;
+                }
+                let w = self.out.write_all(buf);
+                buf.clear();
+                w
+            }
+            Kind::Loss | Kind::Error | Kind::Warning => {
+                if kind == Kind::Error {
+                    self.outcome.errors += 1;
+                }
+                // Keep stdout and stderr in the order babeltrace2 gives them.
+                let w = self.out.write_all(buf).and_then(|_| self.out.flush());
+                buf.clear();
+                w.and_then(|_| self.err.write_all(text))
+            }
+        };
+        match written {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                self.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+}
+
+/// babeltrace2's `--begin` and `--end` of `traces` in ns on the time line of `time_map`: a
+/// time without a date takes the date of the first message, in the local time zone unless
+/// `gmt` (see [`pipeline::time::parse_time`]).
+pub fn parse_bounds(
+    traces: &[Arc<Trace>],
+    begin: Option<&str>,
+    end: Option<&str>,
+    gmt: bool,
+    time_map: Option<&Arc<dyn TimeMap>>,
+) -> Result<(Option<i64>, Option<i64>), TimeError> {
+    let tz = TimeFormatter::new(gmt).tz().clone();
+    let dateless = |s: Option<&str>| s.is_some_and(|s| !has_date(s));
+    let reference = if dateless(begin) || dateless(end) {
+        first_message_time(traces, time_map)
+    } else {
+        None
+    };
+    let parse = |s: Option<&str>| s.map(|s| parse_time(s, &tz, reference)).transpose();
+    Ok((parse(begin)?, parse(end)?))
+}
+
+/// The time printing takes as the first of `traces` when it reads every packet: the smallest
+/// time of the streams' first messages (an event's, a loss report's beginning) on the time
+/// line of `time_map`, None when one of them has none (an error, no clock) or no stream has a
+/// message.
+fn first_message_time(traces: &[Arc<Trace>], time_map: Option<&Arc<dyn TimeMap>>) -> Option<i64> {
+    let mut first = i64::MAX;
+    for mut r in traces.iter().flat_map(|t| t.readers()) {
+        let time = match r.next() {
+            Some(Ok(Message::Event)) => r.event().time_ns(),
+            Some(Ok(m)) => m.time_ns(),
+            Some(Err(_)) => None,
+            None => continue,
+        };
+        let time = match (time, time_map) {
+            (Some(t), Some(m)) => Some(m.map(r.trace().index, t)),
+            (t, _) => t,
+        };
+        first = first.min(time.unwrap_or(i64::MIN));
+    }
+    (first != i64::MAX && first != i64::MIN).then_some(first)
+}
