@@ -4,13 +4,16 @@
 use std::sync::Arc;
 
 use ctf::merge::TimeMap;
-use ctf::{Merger, Message, SkipRule, Trace};
+use ctf::{Event, Trace};
 use kernel::{Interest, Model, Notification, State, StateOptions};
+use pipeline::{FileSource, Flow, ReadOptions, Sink, Source, Summary, Wanted};
 
 use crate::lami::Table;
 
+pub use pipeline::{intersection, intersection_on, Progress, ProgressPoint, RangeEvents};
+
 /// Options shared by every analysis.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Common {
     /// Only events at or after this time (ns since the epoch).
     pub begin: Option<i64>,
@@ -28,72 +31,49 @@ pub struct Common {
     /// [`kernel::StateOptions::lttng_analyses_quirks`]); off by default.
     pub lttng_analyses_quirks: bool,
     /// Clock transformations putting every trace on one time line (`--sync`).
-    pub time_map: Option<SharedTimeMap>,
+    pub time_map: Option<Arc<dyn TimeMap>>,
     /// Read every event, even those no analysis of the pass needs (which are otherwise left
-    /// out of the read: see [`RangeEvents::for_interest`]); the results are the same.
+    /// out of the read: see [`events_for_interest`]); the results are the same.
     pub read_every_event: bool,
     /// The process ends right after the run: the state model and the analyses are left to
     /// the operating system instead of being freed piece by piece (a thread, a name, a table
     /// row at a time: ~3 % of a run on a trace with thousands of threads).
     pub exit_after: bool,
     /// Told how far each read has gone (`--output-progress`).
-    pub progress: Option<SharedProgress>,
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
-/// Where a read stands, for a progress display.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProgressPoint {
-    /// The time reached (ns, on the analysis' time line).
-    pub ts: i64,
-    /// The range the read covers: from its first event to its end or, if before, the
-    /// streams' last time.
-    pub begin: i64,
-    pub end: i64,
-    /// Events read so far, those no analysis needed included.
-    pub events: u64,
-}
-
-impl ProgressPoint {
-    /// The part of the range read, in `[0, 1]`.
-    pub fn fraction(&self) -> f64 {
-        if self.end <= self.begin {
-            return 1.0;
-        }
-        let done = (self.ts as i128 - self.begin as i128) as f64;
-        (done / (self.end as i128 - self.begin as i128) as f64).clamp(0.0, 1.0)
-    }
-}
-
-/// Reads report to it about every hundredth of their range ([`RangeEvents`]).
-pub trait ProgressSink: Send + Sync {
-    /// The read reached `point`.
-    fn at(&self, point: ProgressPoint);
-    /// The read ended, `events` events read (a read that met a loss in a lossless pass does
-    /// not end: the pass is made again).
-    fn done(&self, events: u64);
-}
-
-/// A [`ProgressSink`] shared by the options of an analysis.
-#[derive(Clone)]
-pub struct SharedProgress(pub Arc<dyn ProgressSink>);
-
-impl std::fmt::Debug for SharedProgress {
+impl std::fmt::Debug for Common {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SharedProgress")
-    }
-}
-
-/// A [`TimeMap`] shared by the options of an analysis.
-#[derive(Clone)]
-pub struct SharedTimeMap(pub Arc<dyn TimeMap>);
-
-impl std::fmt::Debug for SharedTimeMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SharedTimeMap")
+        f.debug_struct("Common")
+            .field("begin", &self.begin)
+            .field("end", &self.end)
+            .field("cpus", &self.cpus)
+            .field("tids", &self.tids)
+            .field("procnames", &self.procnames)
+            .field("no_intersection", &self.no_intersection)
+            .field("lttng_analyses_quirks", &self.lttng_analyses_quirks)
+            .field("time_map", &self.time_map.is_some())
+            .field("read_every_event", &self.read_every_event)
+            .field("exit_after", &self.exit_after)
+            .field("progress", &self.progress.is_some())
+            .finish()
     }
 }
 
 impl Common {
+    /// The options of a read over the analysed range.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            begin: self.begin,
+            end: self.end,
+            no_intersection: self.no_intersection,
+            time_map: self.time_map.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+
+    /// Whether `cpu` passes `--cpu`.
     #[inline]
     pub fn cpu_ok(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
@@ -147,17 +127,8 @@ pub trait Analysis {
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table>;
 }
 
-/// Errors of a run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Ctf(#[from] ctf::Error),
-    #[error("no events in the analysed time range")]
-    NoEvents,
-    /// No event could be read at all, because of these errors.
-    #[error("no readable events: {}", .0.join("; "))]
-    Unreadable(Vec<String>),
-}
+/// Errors of a run: those of the read.
+pub type RunError = pipeline::Error;
 
 /// What a run read.
 #[derive(Debug, Clone)]
@@ -177,405 +148,69 @@ pub struct Analysed {
     pub interleaved_syscalls: u64,
 }
 
-/// Time (ns) bounds of every stream, from the packet contexts: (first packet's
-/// `timestamp_begin`, last packet's `timestamp_end`); None when the stream has no clock.
-fn stream_bounds(trace: &Arc<Trace>) -> Vec<Option<(i64, i64)>> {
-    let mut out = Vec::new();
-    for (si, mut r) in trace.readers().into_iter().enumerate() {
-        if !ctf::StreamReader::new(trace.clone(), si).first_packet_opens() {
-            // A stream the metadata does not describe (a file from another trace…) has no
-            // events: its index or garbage timestamps must not narrow the intersection.
-            out.push(None);
-            continue;
-        }
-        let clock = trace.stream_clock(trace.stream_class_id(trace.streams[si].stream_class_id));
-        if let (Some(c), Some((b, e))) = (clock, index_bounds(&trace.streams[si])) {
-            out.push(Some((c.cycles_to_ns(b) as i64, c.cycles_to_ns(e) as i64)));
-            continue;
-        }
-        // Without an index, the packet contexts alone give the range: no event is decoded.
-        if let Some(range) = ctf::StreamReader::new(trace.clone(), si).packet_time_bounds() {
-            out.push(Some(range));
-            continue;
-        }
-        let mut first: Option<i64> = None;
-        let mut last: Option<i64> = None;
-        let mut key = u64::MAX;
-        while let Some(m) = r.next() {
-            let Ok(Message::Event) = m else { continue };
-            let ev = r.event();
-            if ev.packet_key() == key {
-                continue;
-            }
-            key = ev.packet_key();
-            let pc = ev.packet_context();
-            let get = |n: &str| -> Option<i64> {
-                let c = pc?.field(n)?.as_u64()?;
-                Some(clock.as_ref()?.cycles_to_ns(c) as i64)
-            };
-            let b = get("timestamp_begin").or(ev.time_ns());
-            let e = get("timestamp_end").or(ev.time_ns());
-            if first.is_none() {
-                first = b;
-            }
-            if e.is_some() {
-                last = e;
-            }
-        }
-        out.push(first.zip(last));
+/// The event classes of `trace` a kernel model consumer with `interest` needs (None: every
+/// one), without the system calls `interest` does not count when `lossless`
+/// ([`kernel::needs::wanted_classes_lossless`]).
+fn wanted_for(trace: &Trace, interest: Interest, lossless: bool) -> Wanted {
+    if interest == Interest::ALL {
+        return None;
     }
-    out
-}
-
-/// (first `timestamp_begin`, last `timestamp_end`) in cycles from the LTTng packet index files
-/// (`index/NAME.idx`) of a stream's files, which also list the empty packets the reader skips.
-fn index_bounds(stream: &ctf::trace::StreamFiles) -> Option<(u64, u64)> {
-    let first = stream.index(0)?.first()?;
-    let last = stream.index(stream.files.len().checked_sub(1)?)?.last()?;
-    Some((first.ts_begin, last.ts_end))
-}
-
-/// The time range of every readable stream of every trace, on the time line of `time_map`
-/// (each trace's clock otherwise).
-fn mapped_stream_bounds(
-    traces: &[Arc<Trace>],
-    time_map: Option<&SharedTimeMap>,
-) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
-    for t in traces {
-        let map = |ns: i64| time_map.map_or(ns, |m| m.0.map(t.index, ns));
-        out.extend(
-            stream_bounds(t)
-                .into_iter()
-                .flatten()
-                .map(|(b, e)| (map(b), map(e))),
-        );
-    }
-    out
-}
-
-/// The range every one of `bounds` covers (None for no bounds).
-fn common_range(bounds: &[(i64, i64)]) -> Option<(i64, i64)> {
-    (!bounds.is_empty()).then(|| {
-        bounds
-            .iter()
-            .fold((i64::MIN, i64::MAX), |(b, e), &(sb, se)| {
-                (b.max(sb), e.min(se))
-            })
+    Some(if lossless {
+        kernel::needs::wanted_classes_lossless(trace, interest)
+    } else {
+        kernel::needs::wanted_classes(trace, interest)
     })
 }
 
-/// The time range every stream of every trace covers.
-pub fn intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
-    intersection_on(traces, None)
+/// Whether a pass of `interest` can first be made without the system calls it does not count
+/// ([`kernel::needs::wanted_classes_lossless`]), which is right while nothing is lost: not
+/// where it would read what a full pass reads, nor where it cannot be sure to lose nothing:
+/// with `--no-intersection` (a stream that starts late lost its start), with `--sync`, or
+/// when a stream file could not be opened.
+fn lossless_applies(traces: &[Arc<Trace>], common: &Common, interest: Interest) -> bool {
+    kernel::needs::narrower_when_lossless(interest)
+        && !common.no_intersection
+        && common.time_map.is_none()
+        && traces.iter().all(|t| t.errors.is_empty())
 }
 
-/// [`intersection`] on the time line of `time_map` (each trace's clock otherwise).
-pub fn intersection_on(
+/// The events of `traces` in the analysed range, without those a kernel model consumer with
+/// `interest` does not need (see [`kernel::needs`]): the events a pass of [`run_refresh`]
+/// reads, pulled one at a time. The events given out, their order, the range's first event
+/// and its last time are those a full read gives; every event is read with `--sync`'s time
+/// map.
+pub fn events_for_interest(
     traces: &[Arc<Trace>],
-    time_map: Option<&SharedTimeMap>,
-) -> Option<(i64, i64)> {
-    common_range(&mapped_stream_bounds(traces, time_map))
+    common: &Common,
+    interest: Interest,
+) -> RangeEvents {
+    let options = common.read_options();
+    if interest == Interest::ALL {
+        return RangeEvents::new(traces, &options);
+    }
+    RangeEvents::with_wanted(traces, &options, |t| {
+        kernel::needs::wanted_classes(t, interest)
+    })
 }
 
-/// Per stream class position, per event class position of a trace: whether a consumer
-/// needs the class's events.
-type WantedClasses<'a> = dyn Fn(&Trace) -> Vec<Vec<bool>> + 'a;
-
-/// The merged events of some traces within the analysed range (`--begin`/`--end` and, unless
-/// `--no-intersection`, the range every readable stream covers), on the time line of
-/// `--sync`'s time map when there is one: the read loop every analysis pass shares.
-pub struct RangeEvents {
-    merger: Merger,
-    lo: i64,
-    hi: i64,
-    done: bool,
-    /// The readers leave out the events the consumer does not need.
-    skipping: bool,
-    /// When skipping: the last event given out in the range, its place in the merge order
-    /// ([`Merger::current_order`]) and its time.
-    last: Option<((i64, usize, u64), i64)>,
-    /// The read leaves out what only a lossy trace needs ([`Self::for_interest_lossless`]):
-    /// it ends at the first loss.
-    lossless: bool,
-    /// A lossless read met a loss (and ended there).
-    lost: bool,
-    /// Where progress is reported, if anywhere.
-    progress: Option<SharedProgress>,
-    /// The smaller of `hi` and the time after which the next progress report comes: one
-    /// comparison per event for both.
-    watch: i64,
-    /// The range reported ([`ProgressPoint`]), set at the first report, and its hundredth.
-    progress_range: Option<(i64, i64, i64)>,
-    /// Where progress reports put the end: `hi` or the streams' last time if before.
-    streams_end: i64,
+/// As [`events_for_interest`], also without the system calls `interest` does not count: the
+/// read ends at the first discarded event or packet (before giving out anything after it),
+/// after which [`RangeEvents::lost`] says so, and the whole pass must be made again with
+/// [`events_for_interest`]. None where it would read what [`events_for_interest`] reads, or
+/// cannot be sure to lose nothing (see [`run_refresh`]).
+pub fn events_for_interest_lossless(
+    traces: &[Arc<Trace>],
+    common: &Common,
+    interest: Interest,
+) -> Option<RangeEvents> {
+    if !lossless_applies(traces, common, interest) {
+        return None;
+    }
+    let events = RangeEvents::with_wanted(traces, &common.read_options(), |t| {
+        kernel::needs::wanted_classes_lossless(t, interest)
+    });
+    Some(events.lossless())
 }
-
-impl RangeEvents {
-    pub fn new(traces: &[Arc<Trace>], common: &Common) -> Self {
-        Self::build(traces, common, None)
-    }
-
-    /// As [`Self::new`], without the events a kernel model consumer with `interest` does not
-    /// need (see [`kernel::needs`]): the events given out, their order, the range's first
-    /// event and its last time ([`Self::last_time`]) are those a full read gives. Reads every
-    /// event with `--sync`'s time map.
-    pub fn for_interest(traces: &[Arc<Trace>], common: &Common, interest: Interest) -> Self {
-        if interest == Interest::ALL {
-            return Self::new(traces, common);
-        }
-        Self::with_wanted(traces, common, |t| {
-            kernel::needs::wanted_classes(t, interest)
-        })
-    }
-
-    /// As [`Self::for_interest`], also without the system calls `interest` does not count
-    /// ([`kernel::needs::wanted_classes_lossless`]), which is right while nothing is lost: the
-    /// read ends at the first discarded event or packet (before giving out anything after
-    /// it), after which [`Self::lost`] says so, and the whole pass must be made again with
-    /// [`Self::for_interest`]. None where it would read what [`Self::for_interest`] reads, or
-    /// cannot be sure to lose nothing: with `--no-intersection` (a stream that starts late
-    /// lost its start), with `--sync`, or when a stream file could not be opened.
-    pub fn for_interest_lossless(
-        traces: &[Arc<Trace>],
-        common: &Common,
-        interest: Interest,
-    ) -> Option<Self> {
-        if !kernel::needs::narrower_when_lossless(interest)
-            || common.no_intersection
-            || common.time_map.is_some()
-            || traces.iter().any(|t| !t.errors.is_empty())
-        {
-            return None;
-        }
-        let mut events = Self::with_wanted(traces, common, |t| {
-            kernel::needs::wanted_classes_lossless(t, interest)
-        });
-        events.lossless = true;
-        Some(events)
-    }
-
-    /// Whether a read made by [`Self::for_interest_lossless`] met a loss: a discarded event
-    /// or packet, or data it could not read.
-    pub fn lost(&self) -> bool {
-        self.lost || self.lossless && !self.merger.errors.is_empty()
-    }
-
-    /// As [`Self::new`], without the events of the classes `wanted` says (per stream class
-    /// position, per event class position of a trace) no consumer needs; see
-    /// [`Self::for_interest`].
-    pub fn with_wanted(
-        traces: &[Arc<Trace>],
-        common: &Common,
-        wanted: impl Fn(&Trace) -> Vec<Vec<bool>>,
-    ) -> Self {
-        Self::build(traces, common, Some(&wanted))
-    }
-
-    fn build(traces: &[Arc<Trace>], common: &Common, wanted: Option<&WantedClasses<'_>>) -> Self {
-        let (mut lo, mut hi) = (
-            common.begin.unwrap_or(i64::MIN),
-            common.end.unwrap_or(i64::MAX),
-        );
-        // The streams' bounds (read from indexes or packet contexts: read once) for the
-        // intersection and the end of progress reports.
-        let bounds = if !common.no_intersection || common.progress.is_some() {
-            mapped_stream_bounds(traces, common.time_map.as_ref())
-        } else {
-            Vec::new()
-        };
-        if !common.no_intersection {
-            if let Some((b, e)) = common_range(&bounds) {
-                lo = lo.max(b);
-                hi = hi.min(e);
-            }
-        }
-        let mut merger = Merger::new(traces);
-        // Packets that end before the range are not read at all where indexes say so.
-        if common.time_map.is_none() && lo > i64::MIN {
-            merger.seek_ns(lo);
-        }
-        let mut skipping = false;
-        if let Some(m) = &common.time_map {
-            merger = merger.with_time_map(m.0.clone());
-        } else if let Some(wanted_of) = wanted {
-            // One table per trace, shared by its streams' readers.
-            let tables: Vec<_> = traces.iter().map(|t| Arc::new(wanted_of(t))).collect();
-            merger = merger.with_skip(|t| SkipRule {
-                wanted: traces
-                    .iter()
-                    .position(|x| std::ptr::eq(&**x, t))
-                    .map(|i| tables[i].clone())
-                    .unwrap_or_else(|| Arc::new(wanted_of(t))),
-                lo,
-                hi,
-            });
-            skipping = true;
-        }
-        // Progress reports end where the streams do, if before the range's end.
-        let streams_end = bounds
-            .iter()
-            .map(|&(_, e)| e)
-            .max()
-            .map_or(hi, |e| e.min(hi));
-        RangeEvents {
-            merger,
-            lo,
-            hi,
-            done: false,
-            skipping,
-            last: None,
-            lossless: false,
-            lost: false,
-            watch: if common.progress.is_some() {
-                i64::MIN
-            } else {
-                hi
-            },
-            progress: common.progress.clone(),
-            progress_range: None,
-            streams_end,
-        }
-    }
-
-    /// Reports the read at `ts` and sets the next report a hundredth of the range later.
-    #[cold]
-    #[inline(never)]
-    fn report_progress(&mut self, ts: i64) {
-        let Some(sink) = &self.progress else {
-            self.watch = self.hi;
-            return;
-        };
-        let (begin, end, step) = *self.progress_range.get_or_insert_with(|| {
-            // From the first event: a trace's packets can begin well before it.
-            let begin = ts;
-            let end = self.streams_end.max(begin);
-            let step = ((end as i128 - begin as i128) / 100).clamp(1, i64::MAX as i128) as i64;
-            (begin, end, step)
-        });
-        let events = self.merger.readers().iter().map(|r| r.events_read).sum();
-        sink.0.at(ProgressPoint {
-            ts,
-            begin,
-            end,
-            events,
-        });
-        self.watch = self.hi.min(ts.saturating_add(step - 1));
-    }
-
-    /// Tells the progress sink the read is over.
-    #[cold]
-    fn end_progress(&mut self) {
-        if let Some(sink) = &self.progress {
-            let events = self.merger.readers().iter().map(|r| r.events_read).sum();
-            sink.0.done(events);
-        }
-    }
-
-    /// The time of the last event in the range a full read would have given out (so far),
-    /// whether or not it was left out.
-    pub fn last_time(&self) -> Option<i64> {
-        if !self.skipping {
-            return None;
-        }
-        [self.last, self.merger.last_left_out()]
-            .into_iter()
-            .flatten()
-            .max_by_key(|(order, _)| *order)
-            .map(|(_, t)| t)
-    }
-
-    /// The next event in the range and its time (ns); None past the range or at the end.
-    // Inlined: the per-event loop of every pass (a call per event is ~2 % of an analysis).
-    #[allow(clippy::should_implement_trait)]
-    #[inline(always)]
-    pub fn next(&mut self) -> Option<(ctf::Event<'_>, i64)> {
-        if self.done {
-            return None;
-        }
-        let ts = loop {
-            match self.merger.next() {
-                None => {
-                    self.done = true;
-                    self.end_progress();
-                    return None;
-                }
-                Some(Message::Event) => {}
-                // Every other message reports a loss.
-                Some(_) if self.lossless => {
-                    self.lost = true;
-                    self.done = true;
-                    return None;
-                }
-                Some(_) => continue,
-            }
-            let Some(ts) = self.merger.current_time() else {
-                continue;
-            };
-            if ts < self.lo {
-                continue;
-            }
-            if ts > self.watch {
-                if ts > self.hi {
-                    self.done = true;
-                    self.end_progress();
-                    return None;
-                }
-                self.report_progress(ts);
-            }
-            break ts;
-        };
-        if self.skipping {
-            self.last = self.merger.current_order().map(|o| (o, ts));
-        }
-        self.merger.event().map(|ev| (ev, ts))
-    }
-
-    /// Why a pass analysed no event: the read errors if there were any.
-    pub fn nothing_read(&self, traces: &[Arc<Trace>]) -> RunError {
-        let errors = self.errors(traces);
-        if errors.is_empty() {
-            RunError::NoEvents
-        } else {
-            RunError::Unreadable(errors)
-        }
-    }
-
-    /// The readers' warnings so far (each names its file).
-    pub fn warnings(&self) -> Vec<String> {
-        self.merger
-            .readers()
-            .iter()
-            .flat_map(|r| r.warnings.iter().cloned())
-            .collect()
-    }
-
-    /// Problems met while opening `traces` and reading them (each names its file and offset).
-    pub fn errors(&self, traces: &[Arc<Trace>]) -> Vec<String> {
-        let mut errors: Vec<String> = traces.iter().flat_map(|t| t.errors.clone()).collect();
-        errors.extend(self.merger.errors.iter().map(|e| e.to_string()));
-        errors
-    }
-}
-
-/// Ends a refresh period: `report` gets its range and each analysis' tables.
-fn finish_period(
-    analyses: &mut [Box<dyn Analysis>],
-    model: &Model,
-    begin: i64,
-    end: i64,
-    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-) {
-    let range = Range { begin, end };
-    report(
-        range,
-        analyses
-            .iter_mut()
-            .map(|a| a.finish(model, range))
-            .collect(),
-    );
-}
-
 /// Runs analyses over `traces` in one pass, cut into refresh periods of `refresh` ns
 /// (lttng-analyses's `--refresh`; None: one period). As in lttng-analyses, a period ends at
 /// the first event at or after its begin + `refresh`, and that event begins the next period
@@ -602,82 +237,204 @@ pub fn run_refresh(
         ),
         _ => None,
     };
+    let source = FileSource::new(traces.to_vec(), common.read_options());
     if let Some(interest) = interest {
         // Fewer events where the trace lost none; where it did, nothing was reported yet and
         // the pass is made again, reading what a lossy trace needs.
-        if let Some(events) = RangeEvents::for_interest_lossless(traces, common, interest) {
-            if let Some(done) = pass(traces, common, None, make, report, upfront.take(), events)? {
+        if lossless_applies(traces, common, interest) {
+            let lossless = source.clone().lossless();
+            let mut pass = Pass::new(common, None, make, report, upfront.take());
+            pass.wanted = Some((interest, true));
+            if let Some(done) = pass.run(&lossless)? {
                 return Ok(done);
             }
             upfront = Some(make());
         }
     }
-    let events = match interest {
-        Some(interest) => RangeEvents::for_interest(traces, common, interest),
-        None => RangeEvents::new(traces, common),
-    };
-    let done = pass(traces, common, refresh, make, report, upfront, events)?;
+    let mut pass = Pass::new(common, refresh, make, report, upfront);
+    pass.wanted = interest.map(|i| (i, false));
+    let done = pass.run(&source)?;
     Ok(done.expect("only a lossless read stops at a loss"))
 }
 
-/// One pass of [`run_refresh`] over `events`, with the analyses `upfront` for the first
-/// period when they are built already. None when `events` is a lossless read that met a loss
-/// (see [`RangeEvents::for_interest_lossless`]): nothing was reported then.
-fn pass(
-    traces: &[Arc<Trace>],
-    common: &Common,
+/// One pass of [`run_refresh`]: the kernel model and the analyses of each refresh period,
+/// fed by a source.
+struct Pass<'a> {
+    common: &'a Common,
     refresh: Option<i64>,
-    make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
-    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-    mut upfront: Option<Vec<Box<dyn Analysis>>>,
-    mut events: RangeEvents,
-) -> Result<Option<Analysed>, RunError> {
-    let mut model = Model::new(StateOptions {
-        lttng_analyses_quirks: common.lttng_analyses_quirks,
-    });
-    let mut analyses: Vec<Box<dyn Analysis>> = Vec::new();
-    let mut interests: Vec<Interest> = Vec::new();
-    let mut notes = Vec::with_capacity(8);
-    let mut first: Option<i64> = None;
-    let mut period_begin = 0i64;
-    let mut last = 0i64;
-    // The time at which the current period ends: one comparison per event. The first event
-    // starts the first period.
-    let mut cut = i64::MIN;
-    while let Some((ev, ts)) = events.next() {
+    make: &'a mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+    report: &'a mut dyn FnMut(Range, Vec<Vec<Table>>),
+    /// The analyses of the first period when they are built already.
+    upfront: Option<Vec<Box<dyn Analysis>>>,
+    /// What the analyses need, and whether the read is lossless (the system calls they do
+    /// not count left out); None: every event.
+    wanted: Option<(Interest, bool)>,
+    model: Model,
+    analyses: Vec<Box<dyn Analysis>>,
+    interests: Vec<Interest>,
+    notes: Vec<Notification>,
+    first: Option<i64>,
+    period_begin: i64,
+    last: i64,
+    /// The time at which the current period ends: one comparison per event. The first event
+    /// starts the first period.
+    cut: i64,
+}
+
+impl<'a> Pass<'a> {
+    fn new(
+        common: &'a Common,
+        refresh: Option<i64>,
+        make: &'a mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+        report: &'a mut dyn FnMut(Range, Vec<Vec<Table>>),
+        upfront: Option<Vec<Box<dyn Analysis>>>,
+    ) -> Self {
+        Pass {
+            common,
+            refresh,
+            make,
+            report,
+            upfront,
+            wanted: None,
+            model: Model::new(StateOptions {
+                lttng_analyses_quirks: common.lttng_analyses_quirks,
+            }),
+            analyses: Vec::new(),
+            interests: Vec::new(),
+            notes: Vec::with_capacity(8),
+            first: None,
+            period_begin: 0,
+            last: 0,
+            cut: i64::MIN,
+        }
+    }
+
+    /// Reads `source` into the pass. None when it is a lossless read that met a loss: nothing
+    /// was reported then.
+    fn run(mut self, source: &FileSource) -> Result<Option<Analysed>, RunError> {
+        let summary = source.run(&mut self);
+        let done = self.end(&summary);
+        if self.common.exit_after && matches!(done, Ok(Some(_))) {
+            std::mem::forget(self);
+        }
+        done
+    }
+
+    /// Starts a period at `ts` with new analyses (those built already for the first).
+    #[cold]
+    #[inline(never)]
+    fn start_period(&mut self, ts: i64) {
+        if self.first.is_none() {
+            self.first = Some(ts);
+        } else {
+            self.finish_period(ts);
+        }
+        self.period_begin = ts;
+        self.cut = self.refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
+        self.analyses = self.upfront.take().unwrap_or_else(&mut *self.make);
+        self.interests = self.analyses.iter().map(|a| a.interest()).collect();
+        self.model.state.set_interest(
+            self.interests
+                .iter()
+                .fold(Interest::NONE, |all, i| all.union(*i)),
+        );
+        for a in self.analyses.iter_mut() {
+            a.start(ts);
+        }
+    }
+
+    /// Ends the current period at `end`: `report` gets its range and each analysis' tables.
+    fn finish_period(&mut self, end: i64) {
+        let range = Range {
+            begin: self.period_begin,
+            end,
+        };
+        let model = &self.model;
+        (self.report)(
+            range,
+            self.analyses
+                .iter_mut()
+                .map(|a| a.finish(model, range))
+                .collect(),
+        );
+    }
+
+    /// After the read: the last period's report and what the pass read.
+    fn end(&mut self, summary: &Summary) -> Result<Option<Analysed>, RunError> {
+        if summary.lost {
+            return Ok(None);
+        }
+        let Some(first) = self.first else {
+            return Err(summary.nothing_read());
+        };
+        let errors = summary.error_strings();
+        let mut warnings = summary.warning_strings();
+        let interleaved_syscalls = self.model.state.interleaved_syscalls;
+        // Only a read of every system call counts them all (others see the first event of
+        // each class, whatever they leave out).
+        let every_call = self.common.read_every_event
+            || self
+                .interests
+                .iter()
+                .any(|i| i.has(kernel::NoteKind::SyscallDone));
+        if interleaved_syscalls > 0 && every_call {
+            warnings.push(format!(
+                "{interleaved_syscalls} system call events did not pair on their thread (an \
+                 entry while the thread was in another call, or the exit of another call): \
+                 events were lost, counted as discarded or not, or the trace is damaged; the \
+                 durations of the calls around them are not reliable"
+            ));
+        }
+        let last = summary.last_in_range.unwrap_or(self.last);
+        self.finish_period(last);
+        Ok(Some(Analysed {
+            range: Range {
+                begin: first,
+                end: last,
+            },
+            errors,
+            warnings,
+            interleaved_syscalls,
+        }))
+    }
+}
+
+impl Sink for Pass<'_> {
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        let (interest, lossless) = self.wanted?;
+        wanted_for(trace, interest, lossless)
+    }
+
+    #[inline(always)]
+    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
         // (Times clamped to the largest i64 reach `cut` without refresh periods, or with a
         // saturated one: a new period begins only after a first one, and later in time.)
-        if ts >= cut && (first.is_none() || refresh.is_some() && ts > period_begin) {
-            if first.is_none() {
-                first = Some(ts);
-            } else {
-                finish_period(&mut analyses, &model, period_begin, ts, report);
-            }
-            period_begin = ts;
-            cut = refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
-            analyses = upfront.take().unwrap_or_else(&mut *make);
-            interests = analyses.iter().map(|a| a.interest()).collect();
-            model.state.set_interest(
-                interests
-                    .iter()
-                    .fold(Interest::NONE, |all, i| all.union(*i)),
-            );
-            for a in analyses.iter_mut() {
-                a.start(ts);
-            }
+        if ts >= self.cut
+            && (self.first.is_none() || self.refresh.is_some() && ts > self.period_begin)
+        {
+            self.start_period(ts);
         }
-        model.process(&ev, ts, &mut notes);
-        last = ts;
+        // The fields the per-event work uses, borrowed apart once.
+        let Pass {
+            model,
+            analyses,
+            interests,
+            notes,
+            last,
+            ..
+        } = self;
+        model.process(ev, ts, notes);
+        *last = ts;
         // Most events notify nothing; the others are handed over in place, not moved out.
         if !notes.is_empty() {
             if let [a] = &mut analyses[..] {
                 // The state made only what this one wants.
-                for n in &notes {
+                for n in notes.iter() {
                     a.notify(&model.state, n);
                 }
             } else {
-                for n in &notes {
-                    for (a, i) in analyses.iter_mut().zip(&interests) {
+                for n in notes.iter() {
+                    for (a, i) in analyses.iter_mut().zip(interests.iter()) {
                         if i.takes(n) {
                             a.notify(&model.state, n);
                         }
@@ -686,43 +443,6 @@ fn pass(
             }
             notes.clear();
         }
+        Flow::Continue
     }
-    if events.lost() {
-        return Ok(None);
-    }
-    let Some(first) = first else {
-        return Err(events.nothing_read(traces));
-    };
-    let errors = events.errors(traces);
-    let mut warnings = events.warnings();
-    let interleaved_syscalls = model.state.interleaved_syscalls;
-    // Only a read of every system call counts them all (others see the first event of each
-    // class, whatever they leave out).
-    let every_call = common.read_every_event
-        || interests
-            .iter()
-            .any(|i| i.has(kernel::NoteKind::SyscallDone));
-    if interleaved_syscalls > 0 && every_call {
-        warnings.push(format!(
-            "{interleaved_syscalls} system call events did not pair on their thread (an entry \
-             while the thread was in another call, or the exit of another call): events were \
-             lost, counted as discarded or not, or the trace is damaged; the durations of the \
-             calls around them are not reliable"
-        ));
-    }
-    let last = events.last_time().unwrap_or(last);
-    finish_period(&mut analyses, &model, period_begin, last, report);
-    if common.exit_after {
-        std::mem::forget(model);
-        std::mem::forget(analyses);
-    }
-    Ok(Some(Analysed {
-        range: Range {
-            begin: first,
-            end: last,
-        },
-        errors,
-        warnings,
-        interleaved_syscalls,
-    }))
 }

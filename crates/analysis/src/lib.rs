@@ -16,8 +16,7 @@ pub mod syscallstats;
 pub mod text;
 
 pub use driver::{
-    run_refresh, Analysed, Analysis, Common, ProgressPoint, ProgressSink, Range, RunError,
-    SharedProgress,
+    intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range, RunError,
 };
 pub use lami::{Metadata, Table};
 

@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 use ctf::{FieldValue, FieldView, Trace};
 
-use crate::driver::{Common, Range, RangeEvents};
+use pipeline::{classes_where, FileSource, Flow, Sink, Source, Wanted};
+
+use crate::driver::{Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::period_expr::{
     parse_captures, parse_period, py_str_repr, CExpr, Captures, ParseError, PeriodDef, Ref, Scope,
@@ -969,59 +971,90 @@ type PassOut = (Engine, i64, i64, Vec<String>, Option<Reducer>);
 fn pass(
     traces: &[Arc<Trace>],
     common: &Common,
-    mut engine: Engine,
-    mut reducer: Option<Reducer>,
+    engine: Engine,
+    reducer: Option<Reducer>,
 ) -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
-    // With `--cpu`, the range ends at the last event of those CPUs, which the events left out
-    // of the read do not tell.
-    let mut events = if common.cpus.is_none() && !common.read_every_event {
-        RangeEvents::with_wanted(traces, common, |t| {
-            let streams = &t.layout.streams;
-            (0..streams.len())
-                .map(|sc| {
-                    let events = &streams.at(sc).events;
-                    (0..events.len())
-                        .map(|ev| engine.wants_name(&events.at(ev).name))
-                        .collect()
-                })
-                .collect()
-        })
-    } else {
-        RangeEvents::new(traces, common)
+    let source = FileSource::new(traces.to_vec(), common.read_options());
+    let mut sink = PeriodSink {
+        common,
+        engine,
+        reducer,
+        first: None,
+        last: 0,
+        regressed: false,
+        cpu_cache: Default::default(),
+        classes: Default::default(),
     };
-    let mut first: Option<i64> = None;
-    let mut last = 0;
-    let mut cpu_cache: kernel::IntMap<(usize, usize), Option<u32>> = Default::default();
-    // Per trace and event class (`Event::class_index`).
-    let mut classes: kernel::IntMap<(usize, (usize, usize)), ClassAccess> = Default::default();
-    while let Some((ev, ts)) = events.next() {
-        if let Some(cpus) = &common.cpus {
+    let summary = source.run(&mut sink);
+    if sink.regressed {
+        return Ok(None);
+    }
+    let Some(first) = sink.first else {
+        return Err(summary.nothing_read().into());
+    };
+    let last = summary.last_in_range.unwrap_or(sink.last);
+    let errors = summary.error_strings();
+    Ok(Some((sink.engine, first, last, errors, sink.reducer)))
+}
+
+/// The period engine fed by a read: the events of `--cpu`'s CPUs, in time order.
+struct PeriodSink<'a> {
+    common: &'a Common,
+    engine: Engine,
+    /// Takes the completed periods as they come, when the run does not keep them all.
+    reducer: Option<Reducer>,
+    first: Option<i64>,
+    last: i64,
+    /// A reducing pass stopped where time went backwards.
+    regressed: bool,
+    /// Per trace and stream: its CPU.
+    cpu_cache: kernel::IntMap<(usize, usize), Option<u32>>,
+    /// Per trace and event class (`Event::class_index`).
+    classes: kernel::IntMap<(usize, (usize, usize)), ClassAccess>,
+}
+
+impl Sink for PeriodSink<'_> {
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        // With `--cpu`, the range ends at the last event of those CPUs, which the events left
+        // out of the read do not tell.
+        if self.common.cpus.is_some() || self.common.read_every_event {
+            return None;
+        }
+        Some(classes_where(trace, |name| self.engine.wants_name(name)))
+    }
+
+    #[inline(always)]
+    fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
+        if let Some(cpus) = &self.common.cpus {
             let key = (ev.trace().index, ev.stream_index());
-            let cpu = *cpu_cache.entry(key).or_insert_with(|| {
+            let cpu = *self.cpu_cache.entry(key).or_insert_with(|| {
                 ev.packet_context()
                     .and_then(|p| p.field("cpu_id"))
                     .and_then(|f| f.as_u64())
                     .map(|c| c as u32)
             });
             if cpu.is_some_and(|c| !cpus.contains(&c)) {
-                continue;
+                return Flow::Continue;
             }
         }
-        if reducer.is_some() && first.is_some() && ts < last {
-            return Ok(None);
+        if self.reducer.is_some() && self.first.is_some() && ts < self.last {
+            self.regressed = true;
+            return Flow::Stop;
         }
-        first.get_or_insert(ts);
-        last = ts;
-        let n = classes.len();
-        let access = classes
+        self.first.get_or_insert(ts);
+        self.last = ts;
+        let n = self.classes.len();
+        let engine = &mut self.engine;
+        let access = self
+            .classes
             .entry((ev.trace().index, ev.class_index()))
-            .or_insert_with(|| ClassAccess::new(&ev, engine.whats(), n));
+            .or_insert_with(|| ClassAccess::new(ev, engine.whats(), n));
         engine.process(&CtfEvent {
-            ev: &ev,
+            ev,
             ts,
             access: Some(access),
         });
-        if let Some(r) = &mut reducer {
+        if let Some(r) = &mut self.reducer {
             if !engine.done.is_empty() {
                 r.add(
                     &mut engine.done,
@@ -1029,13 +1062,8 @@ fn pass(
                 );
             }
         }
+        Flow::Continue
     }
-    let Some(first) = first else {
-        return Err(events.nothing_read(traces).into());
-    };
-    let last = events.last_time().unwrap_or(last);
-    let errors = events.errors(traces);
-    Ok(Some((engine, first, last, errors, reducer)))
 }
 
 /// Ordered by what periodtop reports first: longest, then earliest, then first begun.

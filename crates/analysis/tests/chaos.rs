@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use analysis::driver::{Analysed, RangeEvents};
+use analysis::driver::{events_for_interest_lossless, Analysed};
 use analysis::lami::results_json;
 use analysis::period::{run as run_periods, PeriodCmd, PeriodOptions};
 use analysis::{run_names, Common, Options, NAMES};
@@ -52,7 +52,7 @@ fn run(
 /// Whether the analyses of `interest` read only the system calls they count: the lossless
 /// read applies and meets no loss.
 fn narrowed_read(traces: &[Arc<ctf::Trace>], common: &Common, interest: kernel::Interest) -> bool {
-    RangeEvents::for_interest_lossless(traces, common, interest).is_some_and(|mut read| {
+    events_for_interest_lossless(traces, common, interest).is_some_and(|mut read| {
         while read.next().is_some() {}
         !read.lost()
     })

@@ -1,11 +1,11 @@
 //! A pass whose analyses count only some system calls (the I/O analyses) leaves the others out
-//! of the read while the trace has lost nothing (`RangeEvents::for_interest_lossless`); at the
+//! of the read while the trace has lost nothing (`driver::events_for_interest_lossless`); at the
 //! first loss it reads again with every system call, and its results are those of a full read.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use analysis::driver::RangeEvents;
+use analysis::driver::{events_for_interest, events_for_interest_lossless, RangeEvents};
 use analysis::{Common, Options};
 use kernel::Interest;
 use scenario::common::{futex_entry, futex_exit, read_entry, read_exit, switch, Task};
@@ -99,9 +99,8 @@ fn tables(traces: &[Arc<ctf::Trace>], name: &str, read_every_event: bool) -> Str
 fn a_whole_trace_is_read_without_the_calls_not_counted() {
     let (_tmp, traces) = open(false);
     for name in ["iolatencystats", "iousagetop"] {
-        let lossless =
-            RangeEvents::for_interest_lossless(&traces, &Common::default(), interest_of(name))
-                .expect("a lossless read applies");
+        let lossless = events_for_interest_lossless(&traces, &Common::default(), interest_of(name))
+            .expect("a lossless read applies");
         let (names, lost) = read(lossless);
         assert!(!lost, "{name}");
         let futex = |names: &[String]| names.iter().filter(|n| n.contains("futex")).count();
@@ -114,7 +113,7 @@ fn a_whole_trace_is_read_without_the_calls_not_counted() {
             2,
             "{name}: only the first of each: {names:?}"
         );
-        let (all, _) = read(RangeEvents::for_interest(
+        let (all, _) = read(events_for_interest(
             &traces,
             &Common::default(),
             interest_of(name),
@@ -124,8 +123,7 @@ fn a_whole_trace_is_read_without_the_calls_not_counted() {
     // Counting every call, or none: nothing more to leave out.
     for name in ["syscallstats", "cputop"] {
         assert!(
-            RangeEvents::for_interest_lossless(&traces, &Common::default(), interest_of(name))
-                .is_none(),
+            events_for_interest_lossless(&traces, &Common::default(), interest_of(name)).is_none(),
             "{name}"
         );
     }
@@ -135,20 +133,16 @@ fn a_whole_trace_is_read_without_the_calls_not_counted() {
         ..Default::default()
     };
     assert!(
-        RangeEvents::for_interest_lossless(&traces, &common, interest_of("iolatencystats"))
-            .is_none()
+        events_for_interest_lossless(&traces, &common, interest_of("iolatencystats")).is_none()
     );
 }
 
 #[test]
 fn a_lossless_read_stops_at_the_first_loss() {
     let (_tmp, traces) = open(true);
-    let lossless = RangeEvents::for_interest_lossless(
-        &traces,
-        &Common::default(),
-        interest_of("iolatencystats"),
-    )
-    .unwrap();
+    let lossless =
+        events_for_interest_lossless(&traces, &Common::default(), interest_of("iolatencystats"))
+            .unwrap();
     let (names, lost) = read(lossless);
     assert!(lost);
     // Nothing after the packet that reports the loss.

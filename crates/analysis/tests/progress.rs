@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use analysis::{Common, Options, ProgressPoint, ProgressSink, SharedProgress};
+use analysis::{Common, Options, Progress, ProgressPoint};
 
 #[derive(Default)]
 struct Recorder {
@@ -12,7 +12,7 @@ struct Recorder {
     done: Mutex<Vec<u64>>,
 }
 
-impl ProgressSink for Recorder {
+impl Progress for Recorder {
     fn at(&self, p: ProgressPoint) {
         self.points.lock().unwrap().push(p);
     }
@@ -30,7 +30,7 @@ fn run(
 ) -> (Arc<Recorder>, analysis::Range) {
     let rec = Arc::new(Recorder::default());
     let common = Common {
-        progress: Some(SharedProgress(rec.clone())),
+        progress: Some(rec.clone()),
         ..common
     };
     let done = analysis::run_names(

@@ -1,5 +1,5 @@
 //! A pass leaves out of the read the events none of its analyses needs (`kernel::needs`,
-//! `RangeEvents::for_interest`): every analysis, alone and with all the others, under every
+//! `driver::events_for_interest`): every analysis, alone and with all the others, under every
 //! filter and time window, must give the tables it gives when every event is read, on
 //! generated kernel traces and on every shared kernel trace.
 

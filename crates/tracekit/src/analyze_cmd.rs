@@ -333,7 +333,7 @@ fn compatibility(paths: &[PathBuf]) -> Result<(), String> {
 /// `--output-progress`: LAMI progress lines on standard output.
 struct ProgressLines;
 
-impl analysis::ProgressSink for ProgressLines {
+impl analysis::Progress for ProgressLines {
     fn at(&self, p: analysis::ProgressPoint) {
         let line = format!(
             "{:.4} {}/{}; {} events read\n",
@@ -447,13 +447,13 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         lttng_analyses_quirks: a.lttng_analyses_quirks,
         exit_after: true,
         progress: if a.output_progress {
-            Some(analysis::SharedProgress(std::sync::Arc::new(ProgressLines)))
+            Some(std::sync::Arc::new(ProgressLines))
         } else if a.no_progress || refresh.is_some() && !a.mi {
             // (Text results printed during the read would break into the bar's line.)
             None
         } else {
             crate::progress::RangeBar::for_traces(&traces)
-                .map(|b| analysis::SharedProgress(std::sync::Arc::new(b)))
+                .map(|b| std::sync::Arc::new(b) as std::sync::Arc<dyn analysis::Progress>)
         },
         ..Default::default()
     };
@@ -462,9 +462,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         for m in crate::sync_cmd::verdicts(&session) {
             eprintln!("tracekit: sync: {m}");
         }
-        common.time_map = Some(analysis::driver::SharedTimeMap(std::sync::Arc::new(
-            session.time_maps(),
-        )));
+        common.time_map = Some(std::sync::Arc::new(session.time_maps()));
     }
     if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
         let day = analysis::driver::intersection(&traces)

@@ -93,7 +93,7 @@ impl RangeBar {
     }
 }
 
-impl analysis::ProgressSink for RangeBar {
+impl analysis::Progress for RangeBar {
     fn at(&self, p: analysis::ProgressPoint) {
         // The message first: setting the position may draw the bar.
         self.bar.set_message(format!("{} events read", p.events));
