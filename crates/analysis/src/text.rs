@@ -3,29 +3,7 @@
 use crate::lami::{Cell as LamiCell, Metadata, Table};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table as Ct};
 
-/// Formats a nanosecond timestamp as `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` (UTC).
-pub fn fmt_ts(ns: i64) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let sub = ns.rem_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{sub:09}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
-}
+pub use pipeline::time::format_utc as fmt_ts;
 
 fn fmt_duration(v: f64) -> String {
     if v >= 1e9 {

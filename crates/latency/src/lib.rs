@@ -42,6 +42,8 @@ use compact_str::CompactString;
 use kernel::{IntMap, Kind};
 use pipeline::{FileSource, Flow, ReadOptions, Sink, Source};
 
+pub mod report;
+
 /// Limits of a matcher.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -1305,26 +1307,6 @@ pub fn run_traces_mapped<E>(
     sink.summary()
 }
 
-/// Parses a duration: a number with a unit `ns`, `us`/`µs`, `ms` or `s` (no unit: µs).
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration '{s}' (e.g. 500us, 1ms, 2s)"))?;
-    let mul = match unit.trim() {
-        "ns" => 1.0,
-        "" | "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        u => return Err(format!("invalid duration unit '{u}' in '{s}'")),
-    };
-    Ok((v * mul).round() as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1390,15 +1372,6 @@ mod tests {
         assert!(o.is_empty(), "the first entry was replaced");
         m.advance(150, &mut o);
         assert_eq!(o.len(), 1);
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
-        assert_eq!(parse_duration("1.5us"), Ok(1500));
-        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
-        assert_eq!(parse_duration("250"), Ok(250_000));
-        assert!(parse_duration("1h").is_err());
     }
 
     #[test]

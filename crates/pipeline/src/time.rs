@@ -39,9 +39,17 @@ pub enum TimeError {
     /// A duration without a unit where one is required.
     #[error("`{0}`: missing unit (ns, us, ms or s)")]
     MissingUnit(String),
-    /// A unit other than `ns`, `us`, `µs`, `ms`, `s`.
+    /// An lttng-analyses duration with a unit other than `ns`, `us`, `µs`, `ms`, `s`.
     #[error("unrecognised units: {0} (s, ms, us or ns)")]
     Unit(String),
+    /// A tracekit duration with a unit other than `ns`, `us`, `µs`, `ms`, `s`.
+    #[error("invalid duration unit '{unit}' in '{input}' (ns, us, ms or s)")]
+    DurationUnit {
+        /// The unit given.
+        unit: String,
+        /// The whole duration given.
+        input: String,
+    },
     /// A duration that is not positive, or too long.
     #[error("invalid duration: '{0}' (must be positive)")]
     OutOfRange(String),
@@ -199,6 +207,30 @@ pub fn parse_analyses_time(s: &str, day_of: i64) -> Result<i64, TimeError> {
     Ok(day_ns + ns)
 }
 
+/// Formats a nanosecond timestamp as `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` (UTC).
+pub fn format_utc(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let sub = ns.rem_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // The civil date of a day number (the inverse of `days_from_civil`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{sub:09}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -222,17 +254,32 @@ fn split_duration(t: &str) -> (&str, Option<&str>) {
 /// e.g. `500us`, `1.5ms`; without a unit, in `default` (None: the unit is required). Returns
 /// ns rounded to the nearest; it must be at least 1 ns and below 10^18 ns.
 pub fn parse_duration(s: &str, default: Option<Unit>) -> Result<i64, TimeError> {
+    duration_at_least(s, default, 1.0)
+}
+
+/// Parses a latency threshold (`tracekit latency --threshold`, as the latency tracker's
+/// module parameters): [`parse_duration`]'s syntax, microseconds without a unit, and zero
+/// allowed (every occurrence is over it).
+pub fn parse_threshold(s: &str) -> Result<i64, TimeError> {
+    duration_at_least(s, Some(Unit::Us), 0.0)
+}
+
+/// [`parse_duration`] with `min` ns as the smallest duration accepted.
+fn duration_at_least(s: &str, default: Option<Unit>, min: f64) -> Result<i64, TimeError> {
     let t = s.trim();
     let (num, unit) = split_duration(t);
     let unit = match unit {
-        Some(u) => Unit::of(u).ok_or_else(|| TimeError::Unit(u.to_string()))?,
+        Some(u) => Unit::of(u).ok_or_else(|| TimeError::DurationUnit {
+            unit: u.to_string(),
+            input: s.to_string(),
+        })?,
         None => default.ok_or_else(|| TimeError::MissingUnit(s.to_string()))?,
     };
     let v: f64 = num
         .parse()
         .map_err(|_| TimeError::Duration(s.to_string()))?;
     let ns = (v * unit.ns()).round();
-    if !(1.0..1e18).contains(&ns) {
+    if !(min..1e18).contains(&ns) {
         return Err(TimeError::OutOfRange(s.to_string()));
     }
     Ok(ns as i64)
@@ -310,9 +357,13 @@ mod tests {
         ));
         assert!(matches!(
             parse_duration("7h", None),
-            Err(TimeError::Unit(_))
+            Err(TimeError::DurationUnit { .. })
         ));
         assert!(parse_duration("0ns", None).is_err());
+        assert_eq!(parse_threshold("0").unwrap(), 0);
+        assert_eq!(parse_threshold("250").unwrap(), 250_000);
+        assert_eq!(parse_threshold("1ms").unwrap(), 1_000_000);
+        assert!(parse_threshold("1 fortnight").is_err());
         assert_eq!(parse_analyses_duration("1").unwrap(), 1_000_000_000);
         assert_eq!(parse_analyses_duration("250ms").unwrap(), 250_000_000);
         assert_eq!(parse_analyses_duration("0.5 s").unwrap(), 500_000_000);

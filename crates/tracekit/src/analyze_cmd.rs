@@ -458,11 +458,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         ..Default::default()
     };
     if a.sync {
-        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
-        for m in crate::sync_cmd::verdicts(&session) {
-            eprintln!("tracekit: sync: {m}");
-        }
-        common.time_map = Some(std::sync::Arc::new(session.time_maps()));
+        common.time_map = Some(crate::sync_cmd::time_map(&traces));
     }
     if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
         let day = analysis::driver::intersection(&traces)

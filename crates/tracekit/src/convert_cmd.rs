@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use ::pipeline::{FileSource, ReadOptions, Source};
 use export::ctf::{CtfOptions, CtfSink, DEFAULT_PACKET_SIZE};
@@ -56,11 +55,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         ..Default::default()
     };
     if args.sync {
-        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
-        for m in crate::sync_cmd::verdicts(&session) {
-            eprintln!("tracekit: sync: {m}");
-        }
-        read.time_map = Some(Arc::new(session.time_maps()));
+        read.time_map = Some(crate::sync_cmd::time_map(&traces));
     }
     // As `print` reads them: a time without a date takes the first message's.
     (read.begin, read.end) = text::parse_bounds(

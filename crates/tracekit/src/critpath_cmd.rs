@@ -50,11 +50,7 @@ pub struct CritpathArgs {
 pub fn build(traces: &[Arc<ctf::Trace>], sync: bool) -> Result<Built, Box<dyn std::error::Error>> {
     let mut opts = BuildOptions::default();
     if sync {
-        let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
-        for m in crate::sync_cmd::verdicts(&session) {
-            eprintln!("tracekit: sync: {m}");
-        }
-        opts.time_map = Some(Arc::new(session.time_maps()));
+        opts.time_map = Some(crate::sync_cmd::time_map(traces));
     }
     Ok(build_graph(traces, opts))
 }
@@ -168,7 +164,7 @@ pub fn demo_section(
         .iter()
         .position(|t| t.hostname() == Some(client))
         .ok_or("no trace of the client")?;
-    let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+    let session = sync::synchronize(traces, &sync::SyncOptions::default());
     let maps = session.time_maps();
     // True time → the client's clock → the synchronized time line.
     let on_client = |t: i64| ctf::merge::TimeMap::map(&maps, ci, m.on_client(t));

@@ -130,7 +130,7 @@ fn show_sync(
 ) -> Result<(), Box<dyn std::error::Error>> {
     use ctf::merge::TimeMap;
     println!("\n== Clock synchronization (tracekit sync)");
-    let session = crate::sync_cmd::session_for(traces, None, 60.0)?;
+    let session = sync::synchronize(traces, &sync::SyncOptions::default());
     for m in crate::sync_cmd::verdicts(&session) {
         println!("note: {m}");
     }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use latency::{parse_duration, run_traces_mapped, Config, Report, Summary, Tracker};
+use latency::report::{report_text, summary_json, summary_text};
+use latency::{run_traces_mapped, Config, Report, Tracker};
+use pipeline::time::parse_threshold;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TrackerArg {
@@ -45,96 +47,11 @@ pub struct LatencyArgs {
     pub sync: bool,
 }
 
-fn fmt_ns(ns: i64) -> String {
-    if ns >= 1_000_000_000 {
-        format!("{:.3} s", ns as f64 / 1e9)
-    } else if ns >= 1_000_000 {
-        format!("{:.3} ms", ns as f64 / 1e6)
-    } else {
-        format!("{:.3} us", ns as f64 / 1e3)
-    }
-}
-
-fn report_text(r: &Report) -> String {
-    let who = match (&r.comm, r.tid) {
-        (Some(c), Some(t)) => format!("{c} ({t})"),
-        (None, Some(t)) => format!("? ({t})"),
-        _ => "-".into(),
-    };
-    let cpu = r.cpu.map_or(String::new(), |c| format!(" cpu {c}"));
-    let waker = r
-        .waker
-        .as_ref()
-        .map_or(String::new(), |(t, c)| format!(" waker {c} ({t})"));
-    let kind = if r.timeout {
-        "TIMEOUT "
-    } else if r.timed_out {
-        "late    "
-    } else {
-        ""
-    };
-    format!(
-        "[{}, {}] {:<8} {kind}{:>12}  {who}{cpu}{waker}  {}\n",
-        analysis::text::fmt_ts(r.begin),
-        &analysis::text::fmt_ts(r.end)[11..],
-        r.tracker.name(),
-        fmt_ns(r.latency),
-        r.detail
-    )
-}
-
-fn summary_text(s: &Summary) -> String {
-    let mut o = String::new();
-    for t in &s.trackers {
-        let c = &t.counters;
-        o.push_str(&format!(
-            "\n{}: {} matched, {} over the threshold, {} timeouts, {} still pending, {} skipped (full), {} unmatched ends\n",
-            t.tracker.name(),
-            c.matched,
-            c.reported,
-            c.timeouts,
-            t.pending,
-            c.skipped,
-            c.unmatched_out
-        ));
-        if let (Some(min), Some(max), Some(avg)) = (t.min, t.max, t.avg) {
-            o.push_str(&format!(
-                "  min {}  avg {}  max {}\n",
-                fmt_ns(min),
-                fmt_ns(avg as i64),
-                fmt_ns(max)
-            ));
-            let m = t.hist.iter().map(|h| h.1).max().unwrap_or(1);
-            for &(lo, n) in &t.hist {
-                let bar = "#".repeat(((n as f64 * 50.0 / m as f64).ceil()) as usize);
-                o.push_str(&format!("  >= {:>12} {:>9} {bar}\n", fmt_ns(lo), n));
-            }
-        }
-    }
-    o
-}
-
-fn summary_json(s: &Summary) -> serde_json::Value {
-    serde_json::json!({"summary": s.trackers.iter().map(|t| serde_json::json!({
-        "tracker": t.tracker.name(),
-        "matched": t.counters.matched,
-        "reported": t.counters.reported,
-        "timeouts": t.counters.timeouts,
-        "pending": t.pending,
-        "skipped": t.counters.skipped,
-        "unmatched_out": t.counters.unmatched_out,
-        "min_ns": t.min,
-        "avg_ns": t.avg,
-        "max_ns": t.max,
-        "log2_histogram": t.hist.iter().map(|(lo, n)| serde_json::json!({"ge_ns": lo, "count": n})).collect::<Vec<_>>(),
-    })).collect::<Vec<_>>()})
-}
-
 pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let threshold = parse_duration(&a.threshold)?;
+    let threshold = parse_threshold(&a.threshold)?;
     let timeout = match a.timeout.trim() {
         "none" | "0" => None,
-        t => Some(parse_duration(t)?),
+        t => Some(parse_threshold(t)?),
     };
     let trackers: Vec<Tracker> = if a.tracker.is_empty() {
         Tracker::ALL.to_vec()
@@ -156,11 +73,7 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let traces = ctf::open_all(&a.paths)?;
     let time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>> = if a.sync {
-        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
-        for m in crate::sync_cmd::verdicts(&session) {
-            eprintln!("tracekit: sync: {m}");
-        }
-        Some(std::sync::Arc::new(session.time_maps()))
+        Some(crate::sync_cmd::time_map(&traces))
     } else {
         None
     };

@@ -42,11 +42,7 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         progress: progress.shown().then(|| progress.clone() as _),
     };
     if args.sync {
-        let session = crate::sync_cmd::session_for(&traces, None, 60.0)?;
-        for m in crate::sync_cmd::verdicts(&session) {
-            eprintln!("tracekit: sync: {m}");
-        }
-        options.time_map = Some(std::sync::Arc::new(session.time_maps()));
+        options.time_map = Some(crate::sync_cmd::time_map(&traces));
     }
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let outcome = text::print(&traces, &options, &mut out, &mut io::stderr().lock())?;

@@ -1,12 +1,12 @@
 //! `tracekit sync`: synchronizes traces of different hosts by matching the TCP packets they
 //! exchanged (fully incremental convex hull per host pair, exact arithmetic).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use sync::report::{to_json, to_text};
-use sync::{FormulaKind, Session, SyncOptions};
+use sync::{FormulaKind, SyncOptions};
 
 pub use sync::report::verdicts;
 
@@ -46,45 +46,14 @@ impl From<FormulaArg> for FormulaKind {
     }
 }
 
-/// Finds the trace index of `--reference PATH`.
-pub fn resolve_reference(traces: &[Arc<ctf::Trace>], p: &Path) -> Result<usize, String> {
-    let want = std::fs::canonicalize(p).map_err(|e| format!("--reference {}: {e}", p.display()))?;
-    traces
-        .iter()
-        .position(|t| {
-            std::fs::canonicalize(&t.path)
-                .map(|c| c == want || c.starts_with(&want))
-                .unwrap_or(false)
-        })
-        .ok_or_else(|| format!("--reference {}: not one of the traces given", p.display()))
-}
-
-/// Synchronizes opened traces (shared by `sync` and the `--sync` flags), default formula.
-pub fn session_for(
-    traces: &[Arc<ctf::Trace>],
-    reference: Option<&Path>,
-    window_s: f64,
-) -> Result<Session, String> {
-    session_with(traces, reference, window_s, FormulaKind::default())
-}
-
-/// [`session_for`] with the formula chosen in each pair's feasible region.
-pub fn session_with(
-    traces: &[Arc<ctf::Trace>],
-    reference: Option<&Path>,
-    window_s: f64,
-    formula: FormulaKind,
-) -> Result<Session, String> {
-    let reference = reference
-        .map(|p| resolve_reference(traces, p))
-        .transpose()?;
-    let opts = SyncOptions {
-        reference,
-        window_ns: (window_s * 1e9).max(1.0) as i64,
-        formula,
-        ..SyncOptions::default()
-    };
-    Ok(sync::synchronize(traces, &opts))
+/// `--sync` of every command: synchronizes `traces` with the default options, tells on
+/// stderr what the result is worth, and returns the time line to read them on.
+pub fn time_map(traces: &[Arc<ctf::Trace>]) -> Arc<dyn ctf::merge::TimeMap> {
+    let session = sync::synchronize(traces, &SyncOptions::default());
+    for m in verdicts(&session) {
+        eprintln!("tracekit: sync: {m}");
+    }
+    Arc::new(session.time_maps())
 }
 
 pub fn run(args: &SyncArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -97,12 +66,17 @@ pub fn run(args: &SyncArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("tracekit: warning: {e}");
         }
     }
-    let s = session_with(
-        &traces,
-        args.reference.as_deref(),
-        args.window,
-        args.formula.into(),
-    )?;
+    let opts = SyncOptions {
+        reference: args
+            .reference
+            .as_deref()
+            .map(|p| sync::reference_index(&traces, p))
+            .transpose()?,
+        window_ns: (args.window * 1e9).max(1.0) as i64,
+        formula: args.formula.into(),
+        ..SyncOptions::default()
+    };
+    let s = sync::synchronize(&traces, &opts);
     for e in s.errors.iter().take(20) {
         eprintln!("tracekit: warning: {e}");
     }
