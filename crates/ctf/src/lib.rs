@@ -13,22 +13,16 @@
 #![deny(missing_docs)]
 
 pub mod access;
-// `bits`, `decode`, `fast` and `layout` are the decoder's internals. Public only for the old
-// import paths of the text printer (tracekit's plan.rs), which only reach what `access`
-// re-exports (everything else in them is `pub(crate)`); private once it imports `access`.
-#[doc(hidden)]
-pub mod bits;
+// The decoder's internals; what other crates read of them is in `access`.
+mod bits;
 pub mod ctf2;
-#[doc(hidden)]
-pub mod decode;
+mod decode;
 pub mod error;
-#[doc(hidden)]
-pub mod fast;
+mod fast;
 pub mod field;
 pub mod index;
 pub mod ir;
-#[doc(hidden)]
-pub mod layout;
+mod layout;
 pub mod merge;
 pub mod metadata;
 pub mod stream;

@@ -4,7 +4,7 @@
 //! costs its values, formatted straight into the output without intermediate buffers.
 //!
 //! When every scope of the class is a fixed-layout structure, the plan reads each value
-//! straight from the structure's [`ctf::layout::FixedPlan`] and writes the whole line into a
+//! straight from the structure's [`ctf::access::FixedPlan`] and writes the whole line into a
 //! slice known to have room for its longest form ([`ClassPlan::write_direct`]): no `Vec`
 //! capacity checks or length updates per piece, and the literals are copied as fixed-size
 //! blocks. Other classes (nested structures, arrays, variants, strings) follow a tree compiled
@@ -16,11 +16,11 @@
 //! shape, number of values); anything unexpected sends the event back to the general writer,
 //! so the output is always the one [`crate::printer`] gives.
 
-use ctf::bits::{read_uint, sign_extend};
-use ctf::decode::Slot;
+use ctf::access::{read_uint, sign_extend};
+use ctf::access::Slot;
 use ctf::field::{Compound, FieldValue, FieldVisitor};
 use ctf::ir::{DisplayBase, Role};
-use ctf::layout::{Layout, NodeId, NodeKind};
+use ctf::access::{Layout, NodeId, NodeKind};
 use ctf::stream::Event;
 use ctf::FieldView;
 
@@ -179,7 +179,7 @@ impl Op {
     /// little-endian (as tracers on common hardware write them: big-endian ones go the general
     /// way rather than cost every value a byte-order test) and one load from a byte-aligned
     /// structure reads them.
-    fn of(kind: &NodeKind, read: &ctf::fast::PlanRead) -> Op {
+    fn of(kind: &NodeKind, read: &ctf::access::PlanRead) -> Op {
         let one_load = read.bits.little && read.bits.off % 8 + read.bits.size as u64 <= 64;
         match *kind {
             NodeKind::Int {
@@ -194,7 +194,7 @@ impl Op {
                 _ => Op::General,
             },
             NodeKind::SizedString {
-                len: ctf::layout::Len::Static(n),
+                len: ctf::access::Len::Static(n),
             } if read.bits.off.is_multiple_of(8) && n <= u32::MAX as u64 => Op::Text(n as u32),
             _ => Op::General,
         }
