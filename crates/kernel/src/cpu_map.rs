@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 /// CPU ids below this (Linux's largest `NR_CPUS`) index a vector. Ids above, which only a
 /// damaged trace gives, go in an ordered map: a wakeup's `target_cpu` of 4 billion must not
 /// size a vector.
-pub const DENSE_CPUS: u32 = 8192;
+const DENSE_CPUS: u32 = 8192;
 
 /// A value per CPU id, created on first use; iterated in id order.
 #[derive(Debug, Clone)]
@@ -32,6 +32,7 @@ impl<T> CpuMap<T> {
         }
     }
 
+    /// The value of CPU `id`, mutably, if made.
     pub fn get_mut(&mut self, id: u32) -> Option<&mut T> {
         match self.dense.get_mut(id as usize) {
             Some(v) => v.as_mut(),
@@ -74,6 +75,7 @@ impl<T> CpuMap<T> {
         dense.chain(self.far.iter().map(|(&i, v)| (i, v)))
     }
 
+    /// The values made, mutably, by CPU id.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut T)> {
         let dense = self
             .dense

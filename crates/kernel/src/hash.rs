@@ -68,9 +68,10 @@ impl Hasher for IntHasher {
 
 /// The hasher builder of [`IntMap`] and [`IntSet`].
 pub type IntBuild = BuildHasherDefault<IntHasher>;
-/// A hash map with [`IntHasher`].
+/// A hash map with a fast multiply-rotate hasher for integer keys (not DoS-resistant, which
+/// keys read from a trace do not need).
 pub type IntMap<K, V> = HashMap<K, V, IntBuild>;
-/// A hash set with [`IntHasher`].
+/// A hash set with the hasher of [`IntMap`].
 pub type IntSet<K> = HashSet<K, IntBuild>;
 
 #[cfg(test)]

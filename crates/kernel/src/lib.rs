@@ -6,39 +6,42 @@
 //!   that emits [`Notification`]s.
 //! * [`Model`]: both together, fed events in time order.
 //! * [`CpuMap`]: a table per CPU id, for the state and the analyses.
+//! * [`needs`]: which events the state needs for a given [`Interest`], so a reader can skip
+//!   the others.
 //! * [`lttng`]: the kernel trace classes lttng-modules writes, for the generator, the recorder
 //!   and the converters.
 
-pub mod cpu_map;
-pub mod hash;
+#![deny(missing_docs)]
+
+mod cpu_map;
+mod hash;
 pub mod lttng;
 pub mod model;
 pub mod needs;
-pub mod payload;
+mod payload;
 pub mod state;
-pub mod threads;
+mod threads;
 
 pub use cpu_map::CpuMap;
 pub use hash::{IntMap, IntSet};
 pub use model::{
-    classify_unnumbered, syscall_name, Class, FdOp, Fields, Kind, PacketDir, Resolved, Resolver,
-    SyscallNames, F,
+    classify_unnumbered, syscall_name, Class, FdOp, Kind, PacketDir, Resolved, Resolver,
+    SyscallNames,
 };
-pub use payload::{Payload, SlotPlan, WordPlan};
+pub use payload::{SlotPlan, WordPlan};
 pub use state::{
-    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, SoftIrqs, State,
-    StateOptions, Thread,
+    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
 };
 pub use threads::Threads;
 
 use ctf::Event;
 
 /// A [`pipeline::Sink`] that feeds a [`Model`] and gathers its notifications.
-pub struct Feed<'a> {
+pub(crate) struct Feed<'a> {
     /// The model fed.
-    pub model: &'a mut Model,
+    pub(crate) model: &'a mut Model,
     /// Where the notifications go.
-    pub out: &'a mut Vec<Notification>,
+    pub(crate) out: &'a mut Vec<Notification>,
 }
 
 impl pipeline::Sink for Feed<'_> {
@@ -52,7 +55,9 @@ impl pipeline::Sink for Feed<'_> {
 /// A resolver and a state machine, fed time-ordered events.
 #[derive(Debug, Default)]
 pub struct Model {
+    /// The event classes met so far, resolved to kinds (and the system call names).
     pub resolver: Resolver,
+    /// The state of the host the events come from.
     pub state: State,
     /// Per trace, per stream: what each event needs besides its payload, found by one lookup.
     streams: Vec<Vec<StreamEntry>>,
@@ -84,6 +89,7 @@ impl Default for StreamEntry {
 }
 
 impl Model {
+    /// A model with an empty state, reading payloads by the fastest way each class allows.
     pub fn new(options: StateOptions) -> Self {
         Model {
             state: State::new(options),
@@ -117,11 +123,6 @@ impl Model {
             },
         );
         source.run(&mut Feed { model: self, out }).errors
-    }
-
-    /// The CPU that recorded `ev` (its stream's `cpu_id`, else the stream index).
-    pub fn cpu_of(&mut self, ev: &Event<'_>) -> u32 {
-        self.lookup(ev).1
     }
 
     /// Resolves `ev`, applies it at time `ts` and appends the notifications to `out`.

@@ -11,23 +11,35 @@ use crate::payload::{SlotPlan, WordPlan};
 /// What a kernel event means, independent of the tracer version that named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// `sched_switch`.
     SchedSwitch,
     /// `sched_wakeup`.
     SchedWakeup,
     /// `sched_waking` (lttng-modules ≥ 2.8).
     SchedWaking,
+    /// `sched_wakeup_new`: a new thread's first wakeup.
     SchedWakeupNew,
+    /// `sched_migrate_task`.
     SchedMigrateTask,
+    /// `sched_process_fork`.
     SchedProcessFork,
+    /// `sched_process_exec`.
     SchedProcessExec,
+    /// `sched_process_exit`.
     SchedProcessExit,
+    /// `sched_process_free`.
     SchedProcessFree,
+    /// `sched_pi_setprio`: a priority change (priority inheritance).
     SchedPiSetprio,
+    /// `irq_handler_entry`.
     IrqHandlerEntry,
+    /// `irq_handler_exit`.
     IrqHandlerExit,
     /// `softirq_raise` (< 2.7) or `irq_softirq_raise` (≥ 2.7).
     SoftirqRaise,
+    /// `softirq_entry` (< 2.7) or `irq_softirq_entry` (≥ 2.7).
     SoftirqEntry,
+    /// `softirq_exit` (< 2.7) or `irq_softirq_exit` (≥ 2.7).
     SoftirqExit,
     /// A system call entry; the value indexes the [`Resolver`]'s syscall name table.
     SyscallEntry(u32),
@@ -38,19 +50,31 @@ pub enum Kind {
     PageAlloc,
     /// `mm_page_free` / `kmem_mm_page_free`.
     PageFree,
+    /// `block_rq_issue`.
     BlockRqIssue,
+    /// `block_rq_complete`.
     BlockRqComplete,
+    /// `block_bio_remap`: a request for a partition sent on to its whole disk.
     BlockBioRemap,
+    /// `block_bio_backmerge`.
     BlockBioBackmerge,
+    /// `net_dev_xmit`: a packet sent on an interface.
     NetDevXmit,
     /// `netif_receive_skb` / `net_if_receive_skb`.
     NetifReceiveSkb,
+    /// `hrtimer_expire_entry` (< 2.7) or `timer_hrtimer_expire_entry` (≥ 2.7).
     HrtimerExpireEntry,
+    /// `hrtimer_expire_exit` (< 2.7) or `timer_hrtimer_expire_exit` (≥ 2.7).
     HrtimerExpireExit,
+    /// `lttng_statedump_start`.
     StatedumpStart,
+    /// `lttng_statedump_end`.
     StatedumpEnd,
+    /// `lttng_statedump_process_state`: a thread alive when tracing started.
     StatedumpProcessState,
+    /// `lttng_statedump_file_descriptor`: a descriptor open when tracing started.
     StatedumpFileDescriptor,
+    /// `lttng_statedump_block_device`: a disk's name.
     StatedumpBlockDevice,
     /// `sched_ttwu` (the wake-up event of some older kernels; not read by the state machine).
     SchedTtwu,
@@ -93,7 +117,7 @@ impl Kind {
     /// [`Kind::StatedumpBlockDevice`] are known names other consumers read: critical path,
     /// synchronization).
     #[inline]
-    pub fn is_modelled(self) -> bool {
+    pub(crate) fn is_modelled(self) -> bool {
         !matches!(
             self,
             Kind::SchedTtwu
@@ -150,22 +174,24 @@ pub fn syscall_name(name: &str) -> Option<&str> {
 /// How an event class was named, for the version-dependent details of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resolved {
+    /// What the event means.
     pub kind: Kind,
     /// The name uses the ≥ 2.7 prefixes (`irq_softirq_*`, `timer_hrtimer_*`, `kmem_mm_page_*`).
-    pub prefixed: bool,
+    pub(crate) prefixed: bool,
     /// A `compat_syscall_*` event (32-bit system call on a 64-bit kernel).
-    pub compat: bool,
+    pub(crate) compat: bool,
     /// Subtract 100 from the `prio` of `sched_wak*` events (lttng-modules < 2.7.1 report the
     /// kernel priority there).
-    pub wakeup_prio_plus_100: bool,
+    pub(crate) wakeup_prio_plus_100: bool,
     /// What the system call of an entry or a named exit does to file descriptors (None for
     /// other events).
-    pub fdop: FdOp,
+    pub(crate) fdop: FdOp,
 }
 
 /// The effect of a system call on file descriptors, and its I/O class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FdOp {
+    /// No descriptor use (or not a system call).
     #[default]
     None,
     /// open, openat, creat: `filename`, `flags`; the new descriptor is the return value.
@@ -227,13 +253,13 @@ impl FdOp {
 }
 
 /// Classifies an event class name, numbering system calls in `syscalls`.
-pub fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
+pub(crate) fn classify(name: &str, syscalls: &mut SyscallNames) -> Resolved {
     classify_with(name, |s| syscalls.intern(s))
 }
 
-/// [`classify`] where which system call it is does not matter: system calls are all numbered
-/// 0. (Deciding which of a kernel trace's ~1,200 classes to read needs no name table:
-/// building one cost 0.7 M instructions per run.)
+/// How the event class `name` was named, where which system call it is does not matter:
+/// system calls are all numbered 0. (Deciding which of a kernel trace's ~1,200 classes to read needs no name table, and
+/// interning its hundreds of system call names would be paid again by every run.)
 pub fn classify_unnumbered(name: &str) -> Resolved {
     classify_with(name, |_| 0)
 }
@@ -365,7 +391,7 @@ fn irq_vector(v: &str) -> Kind {
 }
 
 /// The lttng-modules version of a trace, from its environment.
-pub fn tracer_version(trace: &ctf::Trace) -> Option<(i64, i64, i64)> {
+pub(crate) fn tracer_version(trace: &ctf::Trace) -> Option<(i64, i64, i64)> {
     use ctf::ir::EnvValue;
     if trace.class.env_str("tracer_name")? != "lttng-modules" {
         return None;
@@ -391,7 +417,8 @@ pub struct SyscallNames {
 }
 
 impl SyscallNames {
-    pub fn intern(&mut self, name: &str) -> u32 {
+    /// The index of `name`, added if new.
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.index.get(name) {
             return i;
         }
@@ -402,6 +429,7 @@ impl SyscallNames {
         i
     }
 
+    /// The name `i` (from a [`Kind::SyscallEntry`] or [`Kind::SyscallExit`]).
     pub fn name(&self, i: u32) -> &str {
         &self.names[i as usize]
     }
@@ -419,7 +447,7 @@ macro_rules! fields {
         /// A payload field the state machine reads.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
-        pub enum F {
+        pub(crate) enum F {
             $($(#[$m])* $v,)*
         }
 
@@ -427,8 +455,9 @@ macro_rules! fields {
             /// Every field, in declaration order.
             pub const ALL: &'static [F] = &[$(F::$v,)*];
 
-            /// The payload member name.
-            pub fn name(self) -> &'static str {
+            /// The payload member name (the inverse of [`F::of_name`], for tests).
+            #[cfg(test)]
+            fn name(self) -> &'static str {
                 match self {
                     $(F::$v => $n,)*
                 }
@@ -494,7 +523,7 @@ const NO_FIELD: u16 = u16::MAX;
 /// Positions of the [`F`] fields in one event class's payload (None: the class has no such
 /// member), so that events are read by position instead of by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fields([u16; F::ALL.len()]);
+pub(crate) struct Fields([u16; F::ALL.len()]);
 
 impl Fields {
     /// No field.
@@ -532,8 +561,8 @@ impl Fields {
 /// What the model knows about an event class: its kind and field positions.
 #[derive(Debug, Clone)]
 pub struct Class {
-    pub resolved: Resolved,
-    pub fields: Fields,
+    pub(crate) resolved: Resolved,
+    pub(crate) fields: Fields,
     /// The fields as word reads, when the payload has a fixed layout that allows them.
     pub words: Option<WordPlan>,
     /// The fields as slot reads, when the payload has no fixed layout but allows them.
@@ -549,19 +578,21 @@ pub struct Resolver {
     /// Indexed by trace, then [`Event::class_index`]: a [`Resolver::classes`] index.
     tables: Vec<Vec<Vec<u32>>>,
     classes: Vec<Class>,
+    /// The names of the system calls the [`Kind`]s number.
     pub syscalls: SyscallNames,
     /// Read every payload through the CTF field views (no [`WordPlan`]s).
     generic: bool,
 }
 
 impl Resolver {
+    /// A resolver that has met no class yet.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A resolver whose classes have no [`WordPlan`]: payloads are read the general way, which
     /// the word reads must agree with.
-    pub fn generic() -> Self {
+    pub(crate) fn generic() -> Self {
         Resolver {
             generic: true,
             ..Self::default()
@@ -576,14 +607,14 @@ impl Resolver {
 
     /// The class of `ev`: its kind and field positions.
     #[inline]
-    pub fn class(&mut self, ev: &Event<'_>) -> &Class {
+    pub(crate) fn class(&mut self, ev: &Event<'_>) -> &Class {
         let i = self.index(ev);
         &self.classes[i as usize]
     }
 
     /// The index of the class of `ev`, for [`Resolver::at`].
     #[inline]
-    pub fn index(&mut self, ev: &Event<'_>) -> u32 {
+    pub(crate) fn index(&mut self, ev: &Event<'_>) -> u32 {
         let t = ev.trace().index;
         let (sc, ec) = ev.class_index();
         if let Some(&i) = self
@@ -601,7 +632,7 @@ impl Resolver {
 
     /// The class of index `i` (from [`Resolver::index`]).
     #[inline]
-    pub fn at(&self, i: u32) -> &Class {
+    pub(crate) fn at(&self, i: u32) -> &Class {
         &self.classes[i as usize]
     }
 

@@ -22,7 +22,7 @@
 //! and the calls a consumer does not count can be left out too
 //! ([`wanted_classes_lossless`]): for the descriptor tables, the calls that change none; for
 //! the I/O notifications and [`NoteKind::FdSyscallDone`], the calls that work on no
-//! descriptor. (An analysis of I/O in `many-threads` then reads 100 k events fewer: `clone`,
+//! descriptor. (An analysis of I/O then skips the frequent calls on no descriptor: `clone`,
 //! `futex`, `mmap`…)
 
 use ctf::Trace;
@@ -31,7 +31,7 @@ use crate::model::{classify_unnumbered, FdOp, Kind};
 use crate::state::{Facet, Interest, NoteKind};
 
 /// Whether events of `kind` can change what a consumer with `interest` sees.
-pub fn wants(interest: Interest, kind: Kind) -> bool {
+pub(crate) fn wants(interest: Interest, kind: Kind) -> bool {
     use Kind::*;
     let note = |k| interest.has(k);
     // Notifications that carry (or are attributed by) thread state read it too.
@@ -75,7 +75,7 @@ pub fn wants(interest: Interest, kind: Kind) -> bool {
 /// In a trace that lost nothing: whether the entries and exits of a system call that does
 /// `op` to file descriptors can change what a consumer with `interest` sees (see the module
 /// documentation).
-pub fn wants_call(interest: Interest, op: FdOp) -> bool {
+pub(crate) fn wants_call(interest: Interest, op: FdOp) -> bool {
     interest.has(NoteKind::SyscallDone)
         || op != FdOp::None
             && (interest.has(NoteKind::FdSyscallDone)
@@ -101,7 +101,7 @@ pub fn wanted_classes(trace: &Trace, interest: Interest) -> Vec<Vec<bool>> {
 }
 
 /// [`wanted_classes`] for a read that lost nothing: without the system calls `interest` does
-/// not count ([`wants_call`]). A reader that meets a loss must read again with
+/// not count (see the module documentation). A reader that meets a loss must read again with
 /// [`wanted_classes`].
 pub fn wanted_classes_lossless(trace: &Trace, interest: Interest) -> Vec<Vec<bool>> {
     classes_where(trace, |name| {

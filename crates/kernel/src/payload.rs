@@ -33,7 +33,7 @@ pub(crate) trait Read<'a>: Copy {
 
 /// An event's payload, read through its class's pre-resolved field positions.
 #[derive(Clone, Copy)]
-pub struct Payload<'a, 'f> {
+pub(crate) struct Payload<'a, 'f> {
     payload: Option<FieldView<'a>>,
     /// A fixed-layout payload's bytes, start and plan, looked up once per event rather than
     /// once per integer read (most events read two or three).
@@ -124,7 +124,7 @@ enum Word {
     Text { byte: u32, len: u32 },
 }
 
-/// The [`F`] fields of a fixed-layout payload compiled to word reads, for classes whose
+/// The fields the state machine reads from a fixed-layout payload, compiled to word reads, for classes whose
 /// fields all have such a read (integers of at most 64 bits that fit in 8 bytes from their
 /// first one, fixed-length texts).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +140,7 @@ pub struct WordPlan {
 impl WordPlan {
     /// The plan of the class of `ev`, whose field positions are `fields`; None when its payload
     /// has no fixed layout or a field has no word read.
-    pub fn of(ev: &Event<'_>, fields: &Fields) -> Option<WordPlan> {
+    pub(crate) fn of(ev: &Event<'_>, fields: &Fields) -> Option<WordPlan> {
         let tl = &ev.trace().layout;
         let node = ev.class_layout().payload?;
         let plan = tl.nodes.get(node as usize)?.plan.as_deref()?;
@@ -270,10 +270,11 @@ enum SlotRead {
     Text(u16),
 }
 
-/// The [`F`] fields of a payload without a fixed layout (it holds a null-terminated string:
+/// The fields the state machine reads from a payload without a fixed layout (it holds a
+/// null-terminated string:
 /// `irq_handler_entry`, `openat` entries, network events) read straight from its member
 /// slots, for classes whose members take one slot each and whose fields are integers or
-/// strings: what [`Payload`] reads through field views, without finding each member again.
+/// strings: what the field views would read, without finding each member again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlotPlan {
     reads: [SlotRead; F::ALL.len()],
@@ -287,7 +288,7 @@ impl SlotPlan {
     /// The plan of the class of `ev`, whose field positions are `fields`; None when its payload
     /// has a fixed layout (see [`WordPlan`]), a member that is not a scalar or a field that is
     /// neither an integer nor a string.
-    pub fn of(ev: &Event<'_>, fields: &Fields) -> Option<SlotPlan> {
+    pub(crate) fn of(ev: &Event<'_>, fields: &Fields) -> Option<SlotPlan> {
         let tl = &ev.trace().layout;
         let node = ev.class_layout().payload?;
         let n = tl.nodes.get(node as usize)?;

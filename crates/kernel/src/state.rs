@@ -16,18 +16,22 @@ use crate::threads::Threads;
 /// A thread as the state knows it.
 #[derive(Debug, Clone, Default)]
 pub struct Thread {
+    /// The thread id.
     pub tid: i32,
+    /// Its process id (thread group), once an event told it.
     pub pid: Option<i32>,
     /// The command name, from the events' stored names (see `comm_key`). Inline (no heap
     /// allocation up to 24 bytes): Linux names are at most 15, and analyses copy one per thread.
     pub comm: CompactString,
+    /// Its priority, once an event told it.
     pub prio: Option<i32>,
     /// The system call in progress: (name index, entry time, `cmd` argument if any, whether
     /// it works on file descriptors).
-    pub current_syscall: Option<(u32, i64, Option<i64>, bool)>,
-    /// The first wakeup since the thread last ran, and the thread that woke it.
-    pub last_wakeup: Option<i64>,
-    pub last_waker: Option<i32>,
+    pub(crate) current_syscall: Option<(u32, i64, Option<i64>, bool)>,
+    /// The first wakeup since the thread last ran.
+    pub(crate) last_wakeup: Option<i64>,
+    /// The thread that made that wakeup (None: an interrupt or an unknown thread).
+    pub(crate) last_waker: Option<i32>,
     /// The descriptor arguments of the system call in progress, when it touches descriptors
     /// (for reads and writes, only when the state makes [`NoteKind::Io`] notifications).
     pub io_entry: Option<IoEntry>,
@@ -41,8 +45,8 @@ pub struct Thread {
 
 impl Thread {
     /// Sets `comm` from the stored bytes `raw` of an event's string field (see [`set_comm`]).
-    /// Inlined: the usual case, the same 16 bytes again, is one comparison (out of line, it
-    /// cost +2 % of `analyze cputop`'s instructions on a generated trace).
+    /// Inlined: the usual case, the same 16 bytes again, is one comparison, and a call for it
+    /// at every switch costs measurably in every analysis that follows threads.
     #[inline(always)]
     fn set_comm(&mut self, raw: &[u8]) {
         match <[u8; 16]>::try_from(raw) {
@@ -66,6 +70,7 @@ impl Thread {
 /// The descriptor-related arguments of a system call entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IoEntry {
+    /// What the call does to descriptors.
     pub op: FdOp,
     /// `fd` / `oldfd` / `fildes`.
     pub fd: Option<i64>,
@@ -84,14 +89,19 @@ pub struct IoEntry {
 /// A completed system call that uses or creates a file descriptor (or `sync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoDone {
+    /// The thread that made the call.
     pub tid: i32,
     /// The process whose descriptor table it used.
     pub pid: i32,
     /// System call name index.
     pub name: u32,
+    /// What the call does to descriptors.
     pub op: FdOp,
+    /// The time of the entry.
     pub entry_ts: i64,
+    /// The time of the exit.
     pub exit_ts: i64,
+    /// The return value.
     pub ret: i64,
     /// The descriptor used or created (None for sync, failed opens).
     pub fd: Option<i64>,
@@ -104,7 +114,10 @@ pub struct IoDone {
 /// A file descriptor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fd {
+    /// The name the descriptor was opened with (a path, `socket`, `pipe`, or a connected
+    /// socket's peer `ADDRESS:PORT`).
     pub filename: String,
+    /// Whether it is closed on exec.
     pub cloexec: bool,
     /// The open file ([`State::files`] index): shared by duplicated and inherited descriptors.
     pub file: u32,
@@ -113,6 +126,7 @@ pub struct Fd {
 /// An open file (what descriptors refer to).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenFile {
+    /// Its name (see [`Fd::filename`]).
     pub name: String,
     /// The system call that created it ([`FdOp::None`]: the statedump).
     pub origin: FdOp,
@@ -121,13 +135,16 @@ pub struct OpenFile {
 /// A process (thread group): its file descriptor table.
 #[derive(Debug, Clone, Default)]
 pub struct Process {
+    /// The process id.
     pub pid: i32,
+    /// Its open descriptors, by number.
     pub fds: IntMap<i64, Fd>,
 }
 
 /// A CPU.
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
+    /// The CPU id.
     pub id: u32,
     /// The running thread (None before the CPU's first `sched_switch`). Set by the state only:
     /// it goes with the thread's slot below.
@@ -138,7 +155,7 @@ pub struct Cpu {
     /// The hard IRQ being handled: (irq, entry time).
     pub current_hard_irq: Option<(i64, i64)>,
     /// Per soft IRQ vector: pending raise times and the running handler.
-    pub softirqs: SoftIrqs,
+    pub(crate) softirqs: SoftIrqs,
 }
 
 /// Linux's soft IRQ vectors (`HI` to `RCU`).
@@ -148,7 +165,7 @@ const SOFTIRQ_VECTORS: usize = 10;
 /// running handler's (entry time, raise time). Linux's vectors are held in arrays (a map
 /// look-up was most of the cost of a soft IRQ event), any other number in maps.
 #[derive(Debug, Clone, Default)]
-pub struct SoftIrqs {
+pub(crate) struct SoftIrqs {
     raises: [VecDeque<i64>; SOFTIRQ_VECTORS],
     running: [Option<(i64, Option<i64>)>; SOFTIRQ_VECTORS],
     other_raises: IntMap<u64, VecDeque<i64>>,
@@ -157,7 +174,7 @@ pub struct SoftIrqs {
 
 impl SoftIrqs {
     /// Vector `vec` was raised at `ts`.
-    pub fn raise(&mut self, vec: u64, ts: i64) {
+    pub(crate) fn raise(&mut self, vec: u64, ts: i64) {
         match self.raises.get_mut(vec as usize) {
             Some(q) => q.push_back(ts),
             None => self.other_raises.entry(vec).or_default().push_back(ts),
@@ -165,7 +182,7 @@ impl SoftIrqs {
     }
 
     /// The handler of `vec` started at `ts`: it takes the oldest pending raise.
-    pub fn enter(&mut self, vec: u64, ts: i64) {
+    pub(crate) fn enter(&mut self, vec: u64, ts: i64) {
         let i = vec as usize;
         if i < SOFTIRQ_VECTORS {
             self.running[i] = Some((ts, self.raises[i].pop_front()));
@@ -176,7 +193,7 @@ impl SoftIrqs {
     }
 
     /// The handler of `vec` ended: its (entry time, raise time), if its entry was seen.
-    pub fn exit(&mut self, vec: u64) -> Option<(i64, Option<i64>)> {
+    pub(crate) fn exit(&mut self, vec: u64) -> Option<(i64, Option<i64>)> {
         match self.running.get_mut(vec as usize) {
             Some(r) => r.take(),
             None => self.other_running.remove(&vec),
@@ -187,7 +204,9 @@ impl SoftIrqs {
 /// A disk (block device).
 #[derive(Debug, Clone, Default)]
 pub struct Disk {
+    /// The device number.
     pub dev: u64,
+    /// Its name, from the statedump (None when the trace has none).
     pub name: Option<String>,
     /// Issued requests by sector: (issue time, nr_sector, tid, write, device issued for).
     pub pending: IntMap<u64, (i64, u64, Option<i32>, bool, u64)>,
@@ -199,25 +218,48 @@ pub enum Notification {
     /// A context switch. `next_prio_known` is the state's priority of `next_tid` before this
     /// event updated it. `wakeup` is the pending wakeup of `next_tid` (time, waker).
     SchedSwitch {
+        /// Event time.
         ts: i64,
+        /// The CPU switching.
         cpu: u32,
+        /// The thread switched out.
         prev_tid: i32,
+        /// The thread switched in.
         next_tid: i32,
+        /// The priority of `next_tid` the state knew before this event.
         next_prio_known: Option<i32>,
         /// `next_prio` of the event.
         next_prio: Option<i32>,
+        /// The first wakeup of `next_tid` since it last ran: (time, waking thread).
         wakeup: Option<(i64, Option<i32>)>,
     },
     /// The priority of a thread changed.
-    PrioChanged { ts: i64, tid: i32, prio: i32 },
+    PrioChanged {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+        /// Its new priority.
+        prio: i32,
+    },
     /// A thread moved to another CPU.
-    Migrate { ts: i64, tid: i32 },
+    Migrate {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+    },
     /// A completed system call of thread `tid` (name index of the entry).
     SyscallDone {
+        /// The thread that made the call.
         tid: i32,
+        /// The call's name index ([`crate::Resolver::syscalls`]).
         name: u32,
+        /// The time of the entry.
         entry_ts: i64,
+        /// The time of the exit.
         exit_ts: i64,
+        /// The return value.
         ret: i64,
         /// The `cmd` argument of the entry (fcntl, ioctl…).
         cmd: Option<i64>,
@@ -230,43 +272,73 @@ pub enum Notification {
     /// A packet sent (`net_dev_xmit`) or received (`netif_receive_skb`) on interface
     /// `iface` ([`State::netifs`] index).
     Net {
+        /// Event time.
         ts: i64,
+        /// The interface ([`State::netifs`] index).
         iface: u32,
+        /// The packet's `len` (0 when the event has none).
         len: u64,
+        /// Sent (else received).
         sent: bool,
     },
     /// A completed hard IRQ handler.
     HardIrqDone {
+        /// The CPU that ran it.
         cpu: u32,
+        /// The IRQ number.
         irq: i64,
+        /// Handler entry time.
         begin: i64,
+        /// Handler exit time.
         end: i64,
     },
     /// A soft IRQ was raised.
-    SoftIrqRaise { ts: i64, cpu: u32, vec: u64 },
+    SoftIrqRaise {
+        /// Event time.
+        ts: i64,
+        /// The CPU it was raised on.
+        cpu: u32,
+        /// The soft IRQ vector.
+        vec: u64,
+    },
     /// A completed soft IRQ handler, with the raise that led to it (if seen).
     SoftIrqDone {
+        /// The CPU that ran it.
         cpu: u32,
+        /// The soft IRQ vector.
         vec: u64,
+        /// The time of the raise the handler served, if seen.
         raise: Option<i64>,
+        /// Handler entry time.
         begin: i64,
+        /// Handler exit time.
         end: i64,
     },
     /// A completed block request (issue → complete with the same sector count). `disk` is the
     /// device it was issued for (the partition, through `block_bio_remap`).
     BlockDone {
+        /// The device number it was issued for.
         disk: u64,
+        /// Issue time.
         issue: i64,
+        /// Completion time.
         complete: i64,
+        /// Its size in sectors.
         nr_sector: u64,
+        /// A write (else a read).
         write: bool,
+        /// The thread that issued it, if known.
         tid: Option<i32>,
     },
     /// A page allocation / free on `cpu` while `tid` ran.
     Page {
+        /// Event time.
         ts: i64,
+        /// The CPU.
         cpu: u32,
+        /// The thread running on it, if known.
         tid: Option<i32>,
+        /// An allocation (else a free).
         alloc: bool,
     },
 }
@@ -275,16 +347,27 @@ pub enum Notification {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum NoteKind {
+    /// [`Notification::SchedSwitch`].
     SchedSwitch,
+    /// [`Notification::PrioChanged`].
     PrioChanged,
+    /// [`Notification::Migrate`].
     Migrate,
+    /// [`Notification::SyscallDone`].
     SyscallDone,
+    /// [`Notification::Io`].
     Io,
+    /// [`Notification::Net`].
     Net,
+    /// [`Notification::HardIrqDone`].
     HardIrqDone,
+    /// [`Notification::SoftIrqRaise`].
     SoftIrqRaise,
+    /// [`Notification::SoftIrqDone`].
     SoftIrqDone,
+    /// [`Notification::BlockDone`].
     BlockDone,
+    /// [`Notification::Page`].
     Page,
     /// [`Notification::SyscallDone`] of the system calls that work on file descriptors only
     /// (those [`crate::model::FdOp`] names): for consumers that count no other call, such as
@@ -428,18 +511,22 @@ pub struct StateOptions {
 /// The state of one traced host.
 #[derive(Debug, Default)]
 pub struct State {
+    /// How events are handled.
     pub options: StateOptions,
+    /// Every thread seen.
     pub threads: Threads,
+    /// Processes (their descriptor tables), by pid.
     pub processes: IntMap<i32, Process>,
     /// CPUs by id (any id a trace gives: see [`CpuMap`]).
     cpus: CpuMap<Cpu>,
+    /// Disks seen, by device number.
     pub disks: IntMap<u64, Disk>,
     /// Names of hard IRQs, from their handler entries.
     pub irq_names: IntMap<i64, String>,
     /// Statedump file table addresses → pid.
-    pub file_tables: IntMap<i64, i32>,
+    pub(crate) file_tables: IntMap<i64, i32>,
     /// Remapped bios: (device, sector) → original device (partition).
-    pub remaps: IntMap<(u64, u64), u64>,
+    pub(crate) remaps: IntMap<(u64, u64), u64>,
     /// Devices that partitions are remapped to (whole disks).
     pub whole_disks: IntSet<u64>,
     /// Names of the open files descriptors refer to (see [`Fd::file`]); a connected socket is
@@ -578,6 +665,7 @@ fn set_comm_array(comm: &mut CompactString, word: u128, b: &[u8; 16]) {
 }
 
 impl State {
+    /// An empty state (no thread, CPU or disk known), making every notification.
     pub fn new(options: StateOptions) -> Self {
         State {
             options,
@@ -603,7 +691,7 @@ impl State {
     }
 
     /// Adds descriptor `fd` of process `pid` on a new open file named `filename`.
-    pub fn new_fd(
+    pub(crate) fn new_fd(
         &mut self,
         pid: i32,
         fd: i64,
@@ -628,7 +716,7 @@ impl State {
     }
 
     /// The process `pid`, created if unknown.
-    pub fn process_mut(&mut self, pid: i32) -> &mut Process {
+    pub(crate) fn process_mut(&mut self, pid: i32) -> &mut Process {
         self.processes.entry(pid).or_insert_with(|| Process {
             pid,
             ..Default::default()
@@ -740,10 +828,10 @@ impl State {
     }
 
     /// The CPU `id`, created if unknown.
-    // Always inlined: with a CPU's soft IRQ arrays, LLVM stopped inlining it into `apply`
-    // (+0.5 % instructions on the analyses of the generated trace).
+    // Always inlined: with a CPU's soft IRQ arrays, LLVM stopped inlining it into `apply`,
+    // leaving a call on most events.
     #[inline(always)]
-    pub fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
+    pub(crate) fn cpu_mut(&mut self, id: u32) -> &mut Cpu {
         self.cpus.get_or_insert_with(id, || Cpu {
             id,
             ..Default::default()
@@ -755,10 +843,12 @@ impl State {
         self.cpus.values()
     }
 
+    /// The thread running on `cpu` (None before the CPU's first `sched_switch`).
     pub fn current_tid(&self, cpu: u32) -> Option<i32> {
         self.cpus.get(cpu)?.current_tid
     }
 
+    /// The thread `tid`, if seen.
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
         self.threads.get(tid)
     }
@@ -797,7 +887,7 @@ impl State {
     /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
     /// Inlined into the caller's event loop: one call (to the state machine proper) per event.
     #[inline(always)]
-    pub fn handle(
+    pub(crate) fn handle(
         &mut self,
         class: &Class,
         ts: i64,

@@ -14,9 +14,9 @@ const DIRECT: u32 = 1 << 22;
 const NO_SLOT: u32 = u32::MAX;
 /// Threads the list has room for from its first insertion. Room the list does not use costs
 /// address space only (the pages are never touched), whereas regrowing copies every thread
-/// and touches twice their memory: on `many-threads` (8,000 threads), regrowth was 35 % of
-/// `analyze cputop`'s page faults and 4 % of its instructions. Blocks instead of one vector
-/// cost an extra load per access: +3 % instructions on traces with few threads.
+/// and touches twice their memory: on traces of thousands of threads, regrowth made a large
+/// share of an analysis's page faults. Blocks instead of one vector would cost an extra load
+/// per access, which shows even on traces with few threads.
 const RESERVED: usize = 1 << 16;
 
 /// Threads by slot and by tid.
@@ -32,7 +32,7 @@ pub struct Threads {
 impl Threads {
     /// The slot of thread `tid`, if known.
     #[inline]
-    pub fn slot(&self, tid: i32) -> Option<u32> {
+    pub(crate) fn slot(&self, tid: i32) -> Option<u32> {
         let t = tid as u32;
         if t < DIRECT {
             let page = self.pages.get((t >> PAGE_BITS) as usize)?.as_deref()?;
@@ -45,7 +45,7 @@ impl Threads {
 
     /// The slot of thread `tid`, which is created (with only its tid set) if unknown.
     #[inline]
-    pub fn slot_or_insert(&mut self, tid: i32) -> u32 {
+    pub(crate) fn slot_or_insert(&mut self, tid: i32) -> u32 {
         match self.slot(tid) {
             Some(s) => s,
             None => self.insert(tid),
@@ -89,24 +89,27 @@ impl Threads {
 
     /// The thread in slot `slot` (from [`Threads::slot`]).
     #[inline]
-    pub fn at(&self, slot: u32) -> &Thread {
+    pub(crate) fn at(&self, slot: u32) -> &Thread {
         &self.list[slot as usize]
     }
 
     /// The thread in slot `slot`, mutably.
     #[inline]
-    pub fn at_mut(&mut self, slot: u32) -> &mut Thread {
+    pub(crate) fn at_mut(&mut self, slot: u32) -> &mut Thread {
         &mut self.list[slot as usize]
     }
 
+    /// Whether thread `tid` was seen.
     pub fn contains(&self, tid: i32) -> bool {
         self.slot(tid).is_some()
     }
 
+    /// How many threads were seen.
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    /// Whether no thread was seen.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

@@ -4,15 +4,15 @@
 //!
 //! # API
 //!
-//! * [`Matcher<K, P>`]: the generic part. `event_in(key, ts, payload)` starts a measurement
-//!   (an existing entry with the same key is kept unless `replace`; when `max_pending` entries
-//!   are in flight the new one is dropped and counted in `skipped`); `event_out(key, ts)`
-//!   ends it and reports it when `end − start ≥ threshold`; `advance(now)` fires a
-//!   [`Outcome::Timeout`] for each entry older than `timeout` (once: the entry stays, so a later
-//!   `event_out` still reports the whole latency). Time only comes from the arguments, so the
-//!   same input always gives the same output.
+//! * Each tracker is a generic entry/exit matcher (internal) with the limits of a [`Config`]:
+//!   an entry starts a measurement (an existing entry with the same key is kept unless the
+//!   tracker replaces it; when `max_pending` entries are in flight the new one is dropped and
+//!   counted in [`Counters::skipped`]); an exit ends it and reports it when
+//!   `end − start ≥ threshold`; time passing fires a timeout report for each entry older than
+//!   `timeout` (once: the entry stays, so a later exit still reports the whole latency). Time
+//!   only comes from the event timestamps, so the same input always gives the same output.
 //! * [`Latency`]: the classic trackers over kernel events. Feed it [`Input`]s in time order
-//!   with [`Latency::feed`] (it calls `advance` first); it appends [`Report`]s to the given
+//!   with [`Latency::feed`] (it calls [`Latency::advance`] first); it appends [`Report`]s to the given
 //!   vector. [`Latency::finish`] returns the [`Summary`] (counts and log2 histograms of every
 //!   matched latency, reported or not). [`input_of`] turns a CTF event into an [`Input`];
 //!   the recorder can build [`Input`]s from a live session the same way ([`input_of_class`],
@@ -74,7 +74,7 @@ struct Entry<P> {
 
 /// What a matcher reports.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome<K, P> {
+pub(crate) enum Outcome<K, P> {
     /// A completed measurement over the threshold.
     Latency {
         /// What was measured.
@@ -104,7 +104,7 @@ pub enum Outcome<K, P> {
 impl<K, P> Outcome<K, P> {
     /// `(key, start, end, payload, is_timeout, timed_out_before)`, the end of a timeout being
     /// the time it was noticed.
-    pub fn into_parts(self) -> (K, i64, i64, P, bool, bool) {
+    pub(crate) fn into_parts(self) -> (K, i64, i64, P, bool, bool) {
         match self {
             Outcome::Latency {
                 key,
@@ -141,7 +141,7 @@ pub struct Counters {
 }
 
 /// A generic entry/exit matcher.
-pub struct Matcher<K, P> {
+pub(crate) struct Matcher<K, P> {
     /// Its limits.
     pub config: Config,
     pending: IntMap<K, Entry<P>>,
@@ -930,7 +930,7 @@ fn softirq_report(x: Outcome<(u32, u64), ()>) -> Report {
 }
 
 /// The name of a `prev_state` value.
-pub fn state_name(s: i64) -> String {
+pub(crate) fn state_name(s: i64) -> String {
     match s {
         0 => "R".into(),
         1 => "S".into(),
@@ -942,21 +942,34 @@ pub fn state_name(s: i64) -> String {
 
 /// The payload fields the trackers read (each variant is the field [`Field::name`] gives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum Field {
+    /// `prev_tid` (`sched_switch`).
     PrevTid,
+    /// `prev_comm` (`sched_switch`).
     PrevComm,
+    /// `prev_state` (`sched_switch`).
     PrevState,
+    /// `next_tid` (`sched_switch`).
     NextTid,
+    /// `next_comm` (`sched_switch`).
     NextComm,
+    /// `tid` (wakeups, `block_rq_issue`).
     Tid,
+    /// `comm` (wakeups).
     Comm,
+    /// `dev` (block requests).
     Dev,
+    /// `sector` (block requests).
     Sector,
+    /// `nr_sector` (`block_rq_issue`).
     NrSector,
+    /// `irq` (IRQ handlers).
     Irq,
+    /// `name` (`irq_handler_entry`).
     Name,
+    /// `vec` (soft IRQs).
     Vec,
+    /// `ret` (system call exits).
     Ret,
 }
 
@@ -1037,7 +1050,7 @@ impl ClassKind {
     }
 
     /// Whether a tracker reads events of the class.
-    pub fn is_read(&self) -> bool {
+    pub(crate) fn is_read(&self) -> bool {
         matches!(
             self.kind,
             Kind::SchedSwitch
@@ -1067,19 +1080,6 @@ fn class_fields(ev: &ctf::Event<'_>) -> ClassFields {
             .payload_index(layout, f.name())
             .and_then(|i| u16::try_from(i).ok())
     })
-}
-
-/// The tracker input of an event named `name` (any lttng-modules naming) on `cpu`, its
-/// payload fields read through `int` and `text`: for live sources such as the recorder,
-/// which hold their events in other forms ([`input_of_class`] with the class's kind found
-/// once).
-pub fn input_from(
-    name: &str,
-    cpu: u32,
-    int: impl Fn(Field) -> Option<i64>,
-    text: impl Fn(Field) -> CompactString,
-) -> Option<Input> {
-    input_of_class(&ClassKind::of(name), cpu, int, text)
 }
 
 /// The tracker input of an event of `class` on `cpu`, its payload fields read through `int`

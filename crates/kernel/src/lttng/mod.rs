@@ -1,9 +1,9 @@
 //! The kernel trace classes of lttng-modules, for everything that writes LTTng-layout CTF:
 //! the scenario generator, the recorder and the converters.
 //!
-//! * [`trace_class`]: the whole trace class of a kernel trace as lttng-modules 2.13 declares it
-//!   on x86-64 ([`TRACER_VERSION`]), with the network events of 2.9+ or of the older versions
-//!   ([`NetLayout`]); [`event_classes`] its event classes alone; [`ev`] their ids.
+//! * [`trace_class`]: the whole trace class of a kernel trace as lttng-modules 2.13.11 declares
+//!   it on x86-64, with the network events of 2.9+ or of the older versions ([`NetLayout`]);
+//!   [`ev`] the ids of its event classes.
 //! * [`with_byte_order`]: the same trace class in the other byte order.
 //! * [`net`]: payloads of the network events.
 //! * [`syscalls`]: the classes of the system calls the fixed set does not declare, typed the
@@ -27,7 +27,7 @@ use ctf::writer::lttng::{monotonic_clock, skeleton};
 use ctf::writer::{to_tsdl, EventHeaderKind, WriteError};
 
 /// The lttng-modules version (major, minor, patch level) whose classes [`trace_class`] writes.
-pub const TRACER_VERSION: (i64, i64, i64) = (2, 13, 11);
+pub(crate) const TRACER_VERSION: (i64, i64, i64) = (2, 13, 11);
 
 /// Event class ids.
 pub mod ev {
@@ -419,7 +419,7 @@ fn sockaddr_fields(port: &str, base: usize) -> Vec<Field> {
 }
 
 /// All event classes of the layout, ids from [`ev`].
-pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
+pub(crate) fn event_classes(net: NetLayout) -> Vec<EventClass> {
     use ev::*;
     let sched = || vec![comm("comm"), i32f("tid"), i32f("prio"), i32f("target_cpu")];
     let ret = || vec![i64f("ret")];
@@ -722,7 +722,7 @@ pub fn event_classes(net: NetLayout) -> Vec<EventClass> {
 }
 
 /// An event class as lttng-modules declares a kernel event (log level 4, the payload only).
-pub fn event_class(id: u64, name: String, fields: Vec<Field>) -> EventClass {
+pub(crate) fn event_class(id: u64, name: String, fields: Vec<Field>) -> EventClass {
     EventClass {
         id,
         name,
@@ -753,7 +753,7 @@ pub struct HostInfo {
 }
 
 /// The whole trace class of an LTTng 2.13 kernel trace of host `h`, stream class 0 holding
-/// [`event_classes`], with the event headers `header`.
+/// the event classes of [`ev`], with the event headers `header`.
 pub fn trace_class(h: &HostInfo, net: NetLayout, header: EventHeaderKind) -> TraceClass {
     let env = vec![
         ("hostname".to_string(), EnvValue::Str(h.hostname.clone())),

@@ -1,5 +1,5 @@
 //! System call event classes: `syscall_entry_<name>` / `syscall_exit_<name>` pairs for the
-//! system calls the fixed set of [`super::event_classes`] does not declare, typed as
+//! system calls the fixed set of [`super::trace_class`] does not declare, typed as
 //! lttng-modules types them (arguments from the C types, output arguments on the exit event),
 //! and the plans that fill their payloads from raw arguments.
 
@@ -79,7 +79,7 @@ const OUT_ARGS: &[(&str, &[&str])] = &[
 ];
 
 /// The output arguments of system call `name`.
-pub fn out_args(name: &str) -> &'static [&'static str] {
+pub(crate) fn out_args(name: &str) -> &'static [&'static str] {
     OUT_ARGS
         .iter()
         .find(|(n, _)| *n == name)
@@ -89,7 +89,7 @@ pub fn out_args(name: &str) -> &'static [&'static str] {
 
 /// The CTF integer type of a syscall argument, from its C type: pointers are hexadecimal
 /// 64-bit; `int`-like types 32-bit; `umode_t` 16-bit; the rest 64-bit.
-pub fn arg_type(ctype: &str) -> FieldType {
+pub(crate) fn arg_type(ctype: &str) -> FieldType {
     let t = ctype
         .trim_start_matches("const ")
         .trim_start_matches("struct ")
@@ -190,7 +190,7 @@ pub const SYSCALL_ENTRY_UNKNOWN: u64 = 45;
 /// Class id of `syscall_exit_unknown` (`id`, `ret`, `args[6]`).
 pub const SYSCALL_EXIT_UNKNOWN: u64 = 46;
 /// The first class id [`add_syscall_classes`] gives to the classes it generates.
-pub const FIRST_GENERATED_ID: u64 = 47;
+pub(crate) const FIRST_GENERATED_ID: u64 = 47;
 
 /// Adds the syscall event classes to `tc` (stream class 0 of a [`super::trace_class`]): the
 /// unknown-syscall pair, then for each of `defs` its entry/exit pair, reused when `tc` has it
