@@ -18,7 +18,7 @@
 //!   first vertex: the device interrupt is when it arrived; handling it is interrupt time.
 //! - Vertical edges: waker → wakee (task, or kernel worker for interrupt context), parent →
 //!   child at the child's first wake-up, sender → receiver for matched packets (given by a
-//!   [`PacketMatcher`]), block request issue → its completion.
+//!   [`PacketMatcher`](crate::net::PacketMatcher)), block request issue → its completion.
 //!
 //! Not copied from Trace Compass: IPI exits close IPI context (its IPI context was never
 //! pushed); a second wake-up of a task that is already runnable is ignored instead of
@@ -29,7 +29,7 @@ use crate::graph::{EdgeType, FastMap, Graph, VId, Worker, WorkerId};
 
 /// Scheduling status of a thread (the Linux kernel analysis's statuses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Unknown,
     WaitFork,
     WaitCpu,
@@ -44,7 +44,7 @@ pub enum Status {
 
 impl Status {
     /// The type of a horizontal edge spent in this status.
-    pub fn edge(self) -> EdgeType {
+    pub(crate) fn edge(self) -> EdgeType {
         match self {
             Status::Run | Status::Exit => EdgeType::Running,
             Status::WaitBlocked => EdgeType::Blocked,
@@ -54,7 +54,7 @@ impl Status {
     }
 
     /// From `lttng_statedump_process_state`'s `status`.
-    pub fn from_statedump(s: i64) -> Status {
+    pub(crate) fn from_statedump(s: i64) -> Status {
         match s {
             1 => Status::WaitFork,
             2 => Status::WaitCpu,
@@ -74,8 +74,11 @@ pub enum Ctx {
     Irq(Option<i64>),
     /// `do_IRQ` (whole IRQ, with threaded handlers).
     CompleteIrq,
+    /// Softirq with its vector.
     Softirq(Option<u64>),
+    /// Timer expiry (`hrtimer_expire_*`, `local_timer_*`).
     Hrtimer,
+    /// Inter-processor interrupt (`ipi_*`, x86 `irq_vectors_*`).
     Ipi,
     /// `netif_receive_skb_internal`: packet reception, in whatever context it runs.
     PacketReception,
@@ -87,55 +90,93 @@ impl Ctx {
     }
 }
 
-/// A decoded kernel event.
+/// A decoded kernel event: what the builder needs of one LTTng kernel event, whatever the
+/// layout it was read from. Thread ids are those of the event's host; `comm`s may be empty
+/// (unknown).
 #[derive(Clone, Copy, Debug)]
 pub enum KEvent<'a> {
+    /// `sched_switch`: `prev` leaves the CPU, `next` runs on it.
     Switch {
+        /// Thread switched out.
         prev_tid: i64,
+        /// Its `prev_state` (0: still runnable, preempted; else blocked or exiting).
         prev_state: i64,
+        /// Its command name.
         prev_comm: &'a str,
+        /// Thread switched in.
         next_tid: i64,
+        /// Its command name.
         next_comm: &'a str,
     },
     /// `sched_waking`, `sched_wakeup` or `sched_ttwu` (whichever the trace uses).
     Wakeup {
+        /// Thread woken.
         tid: i64,
+        /// Its command name.
         comm: &'a str,
     },
+    /// `sched_wakeup_new`: the first wake-up of a new thread.
     WakeupNew {
+        /// Thread woken.
         tid: i64,
+        /// Its command name.
         comm: &'a str,
     },
+    /// `sched_process_fork`.
     Fork {
+        /// Thread that forked.
         parent_tid: i64,
+        /// The new thread.
         child_tid: i64,
+        /// The new thread's command name.
         child_comm: &'a str,
     },
+    /// `sched_process_exit`.
     Exit {
+        /// Thread exiting.
         tid: i64,
     },
+    /// `sched_process_exec`.
     Exec {
+        /// Thread that executed a program.
         tid: i64,
+        /// Its new command name (the program's file name, as the kernel sets it).
         comm: &'a str,
     },
+    /// Entry into an interrupt context.
     Enter(Ctx),
+    /// Exit from an interrupt context.
     Leave(Ctx),
+    /// `softirq_raise`: a hard IRQ that raises a softirq goes on into it (one episode).
     SoftirqRaise {
+        /// Softirq vector.
         vec: Option<u64>,
     },
+    /// A network packet sent ([`Builder::event`] returns its vertex for matching).
     NetSend,
+    /// A network packet received ([`Builder::event`] returns its vertex for matching).
     NetRecv,
+    /// `block_rq_issue`: a block request sent to its device.
     BlockIssue {
+        /// Device number.
         dev: u64,
+        /// First sector of the request.
         sector: u64,
     },
+    /// `block_rq_complete`: the request with the same device and sector completed.
     BlockComplete {
+        /// Device number.
         dev: u64,
+        /// First sector of the request.
         sector: u64,
     },
+    /// `lttng_statedump_process_state`: a thread that existed when tracing started.
     Statedump {
+        /// Thread id.
         tid: i64,
+        /// Its command name.
         comm: &'a str,
+        /// Its status (lttng-modules' `status` numbering).
         status: i64,
     },
 }
@@ -159,28 +200,40 @@ struct Cpu {
     raised: bool,
 }
 
-/// Counters of what the builder saw.
+/// Counters of what the builder saw (in `critpath --json`'s `graph.stats`).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct BuildStats {
+    /// Events handled.
     pub events: u64,
+    /// `sched_switch` events.
     pub switches: u64,
+    /// Wake-up events.
     pub wakeups: u64,
+    /// Wake-ups of threads that were not waiting (running, or already runnable).
     pub wakeups_ignored: u64,
+    /// Packets sent.
     pub packets_sent: u64,
+    /// Packets received.
     pub packets_received: u64,
+    /// Matched packets joined by a vertical edge.
     pub packet_links: u64,
+    /// Matched packets whose edge the graph refused (backward in time, or a vertex already
+    /// linked).
     pub packet_links_refused: u64,
+    /// Block requests joined from issue to completion.
     pub block_links: u64,
+    /// Vertices that would have been earlier than their worker's last one (placed at its
+    /// time instead).
     pub time_regressions: u64,
 }
 
 /// Builds the execution graph of one or several hosts.
 pub struct Builder {
-    pub g: Graph,
+    g: Graph,
     threads: FastMap<(u32, i64), Thread>,
     cpus: Vec<Vec<Cpu>>,
     blocks: FastMap<(u32, u64, u64), VId>,
-    pub stats: BuildStats,
+    stats: BuildStats,
 }
 
 impl Default for Builder {
@@ -197,6 +250,7 @@ enum Source {
 }
 
 impl Builder {
+    /// A builder without hosts.
     pub fn new() -> Self {
         Builder {
             g: Graph::new(),

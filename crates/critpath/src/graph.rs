@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// A fast hasher for the small integer keys of the graph's tables (multiply-rotate).
 #[derive(Default, Clone, Copy)]
-pub struct IntHasher(u64);
+pub(crate) struct IntHasher(u64);
 
 impl Hasher for IntHasher {
     fn finish(&self) -> u64 {
@@ -43,7 +43,7 @@ impl Hasher for IntHasher {
 }
 
 /// A hash map with [`IntHasher`].
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// Vertex index.
 pub type VId = u32;
@@ -61,17 +61,27 @@ pub enum EdgeType {
     None = 0,
     /// Zero-duration link.
     Eps,
+    /// State unknown (before a thread's first known status, an unexplained wait).
     Unknown,
     /// A plain dependency (wake-up by a task, fork).
     Default,
+    /// Running on a CPU.
     Running,
+    /// Blocked, until a wake-up that explains the wait.
     Blocked,
+    /// Interrupt work: a kernel worker's episode, or a wait ended by the `SCHED` softirq.
     Interrupted,
+    /// Runnable, waiting for a CPU.
     Preempted,
+    /// A wait ended by a timer.
     Timer,
+    /// A wait ended by a packet; on a vertical edge, the packet in flight.
     Network,
+    /// Waiting for user input (Trace Compass's type; the builder does not make it).
     UserInput,
+    /// A wait ended by block I/O; on a vertical edge, the request in flight.
     BlockDevice,
+    /// A wait ended by an inter-processor interrupt.
     Ipi,
 }
 
@@ -97,12 +107,12 @@ impl EdgeType {
 
     /// An interval of this type is a wait that the critical path explains by following the
     /// wake-up back to its source.
-    pub fn is_blocking(self) -> bool {
+    pub(crate) fn is_blocking(self) -> bool {
         matches!(self, EdgeType::Blocked | EdgeType::Network)
     }
 
     /// The state name used in reports.
-    pub fn state_name(self) -> &'static str {
+    pub(crate) fn state_name(self) -> &'static str {
         match self {
             EdgeType::Running => "running",
             EdgeType::Preempted => "preempted",
@@ -120,21 +130,24 @@ impl EdgeType {
 /// A worker: a thread of a host, or the interrupt context of one CPU of a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Worker {
+    /// Index of its host in the graph.
     pub host: u32,
     /// Thread id; −1 for a kernel (interrupt-context) worker.
     pub tid: i64,
     /// The CPU of a kernel worker.
     pub cpu: Option<u32>,
+    /// Command name of a thread (its last known one).
     pub comm: String,
 }
 
 impl Worker {
-    pub fn is_kernel(&self) -> bool {
+    /// A kernel (interrupt-context) worker.
+    pub(crate) fn is_kernel(&self) -> bool {
         self.cpu.is_some()
     }
 
     /// `comm/tid`, or `kernel/CPU`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.cpu {
             Some(c) => format!("kernel/{c}"),
             None => format!("{}/{}", self.comm, self.tid),
@@ -145,27 +158,32 @@ impl Worker {
 /// A vertical edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VEdge {
+    /// Source vertex (the cause).
     pub from: VId,
+    /// Target vertex (the effect), never earlier than `from`.
     pub to: VId,
+    /// Why `to` depends on `from`.
     pub ty: EdgeType,
-    /// Qualifier string index, or `u32::MAX`.
+    /// Qualifier string index ([`Graph::qual_id`]), or `u32::MAX`.
     pub qual: u32,
 }
 
 /// An edge seen from the algorithm: horizontal or vertical.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Edge {
-    pub from: VId,
-    pub to: VId,
-    pub ty: EdgeType,
-    pub qual: u32,
+pub(crate) struct Edge {
+    pub(crate) from: VId,
+    pub(crate) to: VId,
+    pub(crate) ty: EdgeType,
+    pub(crate) qual: u32,
 }
 
 /// The execution graph.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
-    pub hosts: Vec<String>,
-    pub workers: Vec<Worker>,
+    /// Host names, by host index.
+    pub(crate) hosts: Vec<String>,
+    /// Workers, by [`WorkerId`].
+    pub(crate) workers: Vec<Worker>,
     head: Vec<VId>,
     tail: Vec<VId>,
     ts: Vec<i64>,
@@ -181,16 +199,17 @@ pub struct Graph {
     quals: Vec<String>,
     qual_ids: HashMap<String, u32>,
     /// Vertical edges refused because they went back in time.
-    pub backward_links: u64,
+    pub(crate) backward_links: u64,
 }
 
 impl Graph {
+    /// An empty graph.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// An empty graph with the same hosts and workers (the shape of a critical path).
-    pub fn with_workers_of(g: &Graph) -> Self {
+    pub(crate) fn with_workers_of(g: &Graph) -> Self {
         Graph {
             hosts: g.hosts.clone(),
             workers: g.workers.clone(),
@@ -202,11 +221,13 @@ impl Graph {
         }
     }
 
+    /// Adds a host; workers name it by the returned index.
     pub fn add_host(&mut self, name: &str) -> u32 {
         self.hosts.push(name.to_string());
         self.hosts.len() as u32 - 1
     }
 
+    /// Adds a worker, without vertices.
     pub fn add_worker(&mut self, w: Worker) -> WorkerId {
         self.workers.push(w);
         self.head.push(NIL);
@@ -214,11 +235,12 @@ impl Graph {
         self.workers.len() as WorkerId - 1
     }
 
+    /// The worker `w`.
     pub fn worker(&self, w: WorkerId) -> &Worker {
         &self.workers[w as usize]
     }
 
-    pub fn worker_mut(&mut self, w: WorkerId) -> &mut Worker {
+    pub(crate) fn worker_mut(&mut self, w: WorkerId) -> &mut Worker {
         &mut self.workers[w as usize]
     }
 
@@ -227,6 +249,7 @@ impl Graph {
         self.ts.len()
     }
 
+    /// True when the graph has no vertex.
     pub fn is_empty(&self) -> bool {
         self.ts.is_empty()
     }
@@ -253,23 +276,28 @@ impl Graph {
         i
     }
 
-    pub fn qual_str(&self, q: u32) -> Option<&str> {
+    /// The qualifier string of index `q`.
+    pub(crate) fn qual_str(&self, q: u32) -> Option<&str> {
         self.quals.get(q as usize).map(|s| s.as_str())
     }
 
+    /// The time of vertex `v` (ns on the common time line).
     pub fn ts(&self, v: VId) -> i64 {
         self.ts[v as usize]
     }
 
-    pub fn worker_of(&self, v: VId) -> WorkerId {
+    /// The worker of vertex `v`.
+    pub(crate) fn worker_of(&self, v: VId) -> WorkerId {
         self.worker[v as usize]
     }
 
+    /// The first vertex of `w`.
     pub fn head(&self, w: WorkerId) -> Option<VId> {
         let h = self.head[w as usize];
         (h != NIL).then_some(h)
     }
 
+    /// The last vertex of `w`.
     pub fn tail(&self, w: WorkerId) -> Option<VId> {
         let t = self.tail[w as usize];
         (t != NIL).then_some(t)
@@ -333,29 +361,29 @@ impl Graph {
     }
 
     /// True when `v` has no incoming vertical edge.
-    pub fn vin_free(&self, v: VId) -> bool {
+    pub(crate) fn vin_free(&self, v: VId) -> bool {
         !self.vin.contains_key(&v)
     }
 
     /// True when `v` has no outgoing vertical edge.
-    pub fn vout_free(&self, v: VId) -> bool {
+    pub(crate) fn vout_free(&self, v: VId) -> bool {
         !self.vout.contains_key(&v)
     }
 
     /// The next vertex of the same worker, whatever joins them.
-    pub fn next_vertex(&self, v: VId) -> Option<VId> {
+    pub(crate) fn next_vertex(&self, v: VId) -> Option<VId> {
         let n = self.next[v as usize];
         (n != NIL).then_some(n)
     }
 
     /// The previous vertex of the same worker.
-    pub fn prev_vertex(&self, v: VId) -> Option<VId> {
+    pub(crate) fn prev_vertex(&self, v: VId) -> Option<VId> {
         let p = self.prev[v as usize];
         (p != NIL).then_some(p)
     }
 
     /// The horizontal edge leaving `v`.
-    pub fn out_h(&self, v: VId) -> Option<Edge> {
+    pub(crate) fn out_h(&self, v: VId) -> Option<Edge> {
         let n = self.next[v as usize];
         let ty = EdgeType::from_u8(self.out_ty[v as usize]);
         (n != NIL && ty != EdgeType::None).then(|| Edge {
@@ -367,7 +395,7 @@ impl Graph {
     }
 
     /// The horizontal edge reaching `v`.
-    pub fn in_h(&self, v: VId) -> Option<Edge> {
+    pub(crate) fn in_h(&self, v: VId) -> Option<Edge> {
         let p = self.prev[v as usize];
         if p == NIL {
             return None;
@@ -376,13 +404,8 @@ impl Graph {
     }
 
     /// The vertical edge reaching `v`.
-    pub fn in_v(&self, v: VId) -> Option<Edge> {
+    pub(crate) fn in_v(&self, v: VId) -> Option<Edge> {
         self.vin.get(&v).map(|&i| self.vedge(i))
-    }
-
-    /// The vertical edge leaving `v`.
-    pub fn out_v(&self, v: VId) -> Option<Edge> {
-        self.vout.get(&v).map(|&i| self.vedge(i))
     }
 
     fn vedge(&self, i: u32) -> Edge {
@@ -414,7 +437,7 @@ impl Graph {
     }
 
     /// The last vertex of `w` at or before `ts` (or its first vertex when all are later).
-    pub fn vertex_at(&self, w: WorkerId, ts: i64) -> Option<VId> {
+    pub(crate) fn vertex_at(&self, w: WorkerId, ts: i64) -> Option<VId> {
         let mut best = self.head(w)?;
         for v in self.vertices_of(w) {
             if self.ts(v) <= ts {
@@ -428,7 +451,7 @@ impl Graph {
 
     /// Removes the tail vertex of `w` from its chain (it stays allocated but unreachable).
     /// Refused when it has vertical edges.
-    pub fn pop_tail(&mut self, w: WorkerId) -> bool {
+    pub(crate) fn pop_tail(&mut self, w: WorkerId) -> bool {
         let t = self.tail[w as usize];
         if t == NIL || self.vin.contains_key(&t) || self.vout.contains_key(&t) {
             return false;
@@ -446,7 +469,7 @@ impl Graph {
     }
 
     /// Moves the timestamp of the tail vertex of `w` (used to cut the end of a path).
-    pub fn set_tail_ts(&mut self, w: WorkerId, ts: i64) {
+    pub(crate) fn set_tail_ts(&mut self, w: WorkerId, ts: i64) {
         let t = self.tail[w as usize];
         if t != NIL {
             self.ts[t as usize] = ts;
@@ -454,7 +477,7 @@ impl Graph {
     }
 
     /// Releases the spare capacity of the vertex columns.
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.ts.shrink_to_fit();
         self.worker.shrink_to_fit();
         self.prev.shrink_to_fit();
@@ -536,7 +559,7 @@ impl Graph {
 }
 
 /// One-letter (or short) name of an edge type, for dumps.
-pub fn short(t: EdgeType) -> &'static str {
+pub(crate) fn short(t: EdgeType) -> &'static str {
     match t {
         EdgeType::None => "none",
         EdgeType::Eps => "E",

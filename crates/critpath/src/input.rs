@@ -119,7 +119,7 @@ fn fields_of(kind: Kind) -> &'static [&'static str] {
 
 /// The host identity of a trace (the synchronization crate's: its clock's UUID, else its
 /// `hostname`, else its path) and its display name.
-pub fn host_of(t: &Trace) -> (String, String) {
+pub(crate) fn host_of(t: &Trace) -> (String, String) {
     let name = t
         .hostname()
         .map(str::to_string)
@@ -132,17 +132,21 @@ pub fn host_of(t: &Trace) -> (String, String) {
 pub struct BuildOptions {
     /// Clock transformation of every trace onto the common time line (synchronization).
     pub time_map: Option<Arc<dyn TimeMap>>,
-    /// Packet matcher (default: [`SyncMatcher`]).
+    /// Packet matcher (default: the synchronization crate's, the pairs `tracekit sync` uses).
     pub matcher: Option<Box<dyn PacketMatcher>>,
 }
 
 /// The graph of some traces and what was seen building it.
 pub struct Built {
+    /// The execution graph.
     pub graph: Graph,
+    /// What the builder saw.
     pub stats: BuildStats,
     /// Host index of every trace.
     pub trace_hosts: Vec<u32>,
+    /// Time of the first event the graph read (ns on the common time line; 0 without any).
     pub first_ts: i64,
+    /// Time of the last one, where every thread's history ends.
     pub last_ts: i64,
     /// Errors met reading the events (those of the classes the graph does not read may go
     /// unseen: their payloads are skipped).
@@ -188,7 +192,7 @@ pub struct GraphSink {
 
 impl GraphSink {
     /// A builder for the events of `traces`, pairing packets with `matcher` (default:
-    /// [`SyncMatcher`]).
+    /// the synchronization crate's).
     pub fn new(traces: &[Arc<Trace>], matcher: Option<Box<dyn PacketMatcher>>) -> Self {
         let mut b = Builder::new();
         let mut host_keys: HashMap<String, u32> = HashMap::new();

@@ -8,6 +8,8 @@
 //! - [`algo`]: the bounded backward-walk critical path (Giraldeau & Dagenais).
 //! - [`report`]: segments, totals, the summary sentence.
 
+#![deny(missing_docs)]
+
 pub mod algo;
 pub mod builder;
 pub mod graph;

@@ -2,10 +2,8 @@
 //! receive on another host.
 //!
 //! The builder hands every network event to a [`PacketMatcher`] with its vertex; the matcher
-//! answers with (send vertex, receive vertex) pairs as they become known. [`SyncMatcher`]
-//! uses the synchronization crate's matching; [`PairsMatcher`] takes known pairs.
-
-use std::collections::HashMap;
+//! answers with (send vertex, receive vertex) pairs as they become known. The default
+//! matcher uses the synchronization crate's matching.
 
 use crate::graph::{FastMap, VId};
 
@@ -14,14 +12,19 @@ pub use sync::matching::{Dir, PacketKey};
 /// One network event seen by the builder.
 #[derive(Clone, Copy, Debug)]
 pub struct NetObs {
+    /// Host index in the graph.
     pub host: u32,
+    /// Index of the trace the event is from.
     pub trace: u32,
+    /// Send or receive.
     pub dir: Dir,
+    /// What identifies the packet on both ends.
     pub key: PacketKey,
     /// Time on the common time line.
     pub ts: i64,
     /// Raw time on the trace's own clock.
     pub raw_ts: i64,
+    /// The event's vertex in the graph.
     pub vertex: VId,
 }
 
@@ -34,7 +37,7 @@ pub trait PacketMatcher {
 /// The synchronization crate's matcher (the same pairs `tracekit sync` uses: TCP `seq`,
 /// `ack_seq`, `flags` and the flow when every trace has it; first send with first receive;
 /// local deliveries never paired across hosts), mapped back to graph vertices.
-pub struct SyncMatcher {
+pub(crate) struct SyncMatcher {
     m: sync::matching::Matcher,
     /// Vertices of the events the matcher holds, by (trace, raw time, direction).
     pending: FastMap<(u32, i64, bool), VId>,
@@ -43,7 +46,7 @@ pub struct SyncMatcher {
 
 impl SyncMatcher {
     /// `hosts`: number of hosts that can match (enables the matcher's cleanup).
-    pub fn new(hosts: usize) -> Self {
+    pub(crate) fn new(hosts: usize) -> Self {
         let mut m = sync::matching::Matcher::new();
         m.set_hosts(hosts);
         SyncMatcher {
@@ -51,11 +54,6 @@ impl SyncMatcher {
             pending: FastMap::default(),
             max_pending: 1 << 22,
         }
-    }
-
-    /// Statistics of the underlying matcher.
-    pub fn stats(&self) -> &sync::matching::MatchStats {
-        &self.m.stats
     }
 }
 
@@ -93,47 +91,5 @@ impl PacketMatcher for SyncMatcher {
                 Vec::new()
             }
         }
-    }
-}
-
-/// A matcher fed with known pairs of (trace, raw timestamp) ends — for tests and for
-/// external matchers that work on raw event times.
-#[derive(Default)]
-pub struct PairsMatcher {
-    pairs: HashMap<(u32, i64), (u32, i64)>,
-    rev: HashMap<(u32, i64), (u32, i64)>,
-    seen: HashMap<(u32, i64), VId>,
-}
-
-impl PairsMatcher {
-    /// `pairs`: ((send trace, send raw ns), (receive trace, receive raw ns)).
-    pub fn new(pairs: impl IntoIterator<Item = ((u32, i64), (u32, i64))>) -> Self {
-        let mut m = PairsMatcher::default();
-        for (s, r) in pairs {
-            m.pairs.insert(s, r);
-            m.rev.insert(r, s);
-        }
-        m
-    }
-}
-
-impl PacketMatcher for PairsMatcher {
-    fn push(&mut self, o: NetObs) -> Vec<(VId, VId)> {
-        let me = (o.trace, o.raw_ts);
-        let other = match o.dir {
-            Dir::Send => self.pairs.get(&me),
-            Dir::Recv => self.rev.get(&me),
-        };
-        let Some(other) = other.copied() else {
-            return Vec::new();
-        };
-        if let Some(v) = self.seen.remove(&other) {
-            return vec![match o.dir {
-                Dir::Send => (o.vertex, v),
-                Dir::Recv => (v, o.vertex),
-            }];
-        }
-        self.seen.insert(me, o.vertex);
-        Vec::new()
     }
 }

@@ -12,11 +12,18 @@ use crate::graph::{EdgeType, Graph, WorkerId};
 /// One segment of the critical path.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Segment {
+    /// Start (ns on the common time line).
     pub start: i64,
+    /// End (ns).
     pub end: i64,
+    /// Host name.
     pub host: String,
+    /// Thread the time is spent in (or on behalf of); −1 for interrupt work attributed to no
+    /// thread.
     pub tid: i64,
+    /// The thread's command name (`kernel/CPU` for unattributed interrupt work).
     pub comm: String,
+    /// The state name (`running`, `preempted`, `blocked`, `network`, `timer`…).
     pub state: &'static str,
     /// Set when the time was spent in interrupt context on this CPU (on behalf of `tid`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -24,7 +31,8 @@ pub struct Segment {
 }
 
 impl Segment {
-    pub fn duration(&self) -> i64 {
+    /// Its length (ns).
+    pub(crate) fn duration(&self) -> i64 {
         self.end - self.start
     }
 }
@@ -32,22 +40,34 @@ impl Segment {
 /// Time of one worker on the path.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerTotal {
+    /// Host name.
     pub host: String,
+    /// Thread id (as in [`Segment::tid`]).
     pub tid: i64,
+    /// Command name.
     pub comm: String,
+    /// Its time on the path (ns).
     pub total_ns: i64,
+    /// That time by state name.
     pub by_state: BTreeMap<&'static str, i64>,
 }
 
 /// Totals of a path.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    /// Host of the followed thread.
     pub host: String,
+    /// The followed thread.
     pub tid: i64,
+    /// Its command name.
     pub comm: String,
+    /// Start of the path (ns on the common time line).
     pub begin: i64,
+    /// End of the path (ns).
     pub end: i64,
+    /// Sum of the segments' durations (ns).
     pub total_ns: i64,
+    /// That time by state name.
     pub by_state: BTreeMap<&'static str, i64>,
     /// Largest first.
     pub by_worker: Vec<WorkerTotal>,
@@ -58,17 +78,33 @@ pub struct Summary {
 /// A computed critical path.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The segments, in time order.
     pub path: Vec<Segment>,
+    /// Their totals.
     pub summary: Summary,
 }
 
-/// Errors of [`critical_path_of`].
+/// Errors of [`find_thread`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PathError {
+    /// No thread with that id (on that host) has any history in the graph.
     #[error("no thread {tid}{} in the traces", host.as_ref().map(|h| format!(" on host {h}")).unwrap_or_default())]
-    NoThread { tid: i64, host: Option<String> },
+    NoThread {
+        /// The thread id asked for.
+        tid: i64,
+        /// The host asked for.
+        host: Option<String>,
+    },
+    /// Threads with that id exist on several hosts, and no host was given.
     #[error("thread {tid} exists on several hosts ({0}); choose one with --host", hosts.join(", "))]
-    Ambiguous { tid: i64, hosts: Vec<String> },
+    Ambiguous {
+        /// The thread id asked for.
+        tid: i64,
+        /// The hosts that have it.
+        hosts: Vec<String>,
+    },
+    /// No host has that name.
     #[error("no host named {0}")]
     NoHost(String),
 }
@@ -261,7 +297,7 @@ fn summarize(g: &Graph, w: WorkerId, path: &[Segment], begin: i64, end: i64) -> 
 }
 
 /// A duration for people: `20.2 ms`, `350 µs`, `1.25 s`.
-pub fn human(ns: i64) -> String {
+pub(crate) fn human(ns: i64) -> String {
     let a = ns.unsigned_abs() as f64;
     if a >= 1e9 {
         format!("{:.3} s", ns as f64 / 1e9)
@@ -275,9 +311,9 @@ pub fn human(ns: i64) -> String {
 }
 
 impl Summary {
-    /// One sentence: "wget/1234 on client1: 20.2 ms on the critical path: 14.1 ms running in
-    /// apache/2196 on httpd, 3.2 ms network to …".
-    pub fn sentence(&self) -> String {
+    /// One sentence, largest parts first: "wget/1234 on client1 spent 20.2 ms: 14.1 ms
+    /// running in apache/2196 on httpd, 3.2 ms network in itself, …".
+    pub(crate) fn sentence(&self) -> String {
         let mut parts: Vec<(i64, String)> = Vec::new();
         for w in &self.by_worker {
             for (st, ns) in &w.by_state {

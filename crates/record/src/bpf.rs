@@ -74,6 +74,3 @@ mod imp {
 }
 
 pub use imp::NetProbe;
-
-/// Whether this build has the eBPF helper.
-pub const AVAILABLE: bool = cfg!(feature = "bpf");

@@ -21,8 +21,9 @@ use std::collections::HashMap;
 pub struct KnownEvent {
     /// lttng-modules event name.
     pub lttng: &'static str,
-    /// tracefs system and event.
+    /// tracefs system.
     pub system: &'static str,
+    /// tracefs event name.
     pub event: &'static str,
     /// Selection group (`--events sched,irq,...`).
     pub group: &'static str,
@@ -100,7 +101,7 @@ const fn k(
 }
 
 /// Every event the recorder can record.
-pub const KNOWN: &[KnownEvent] = &[
+pub(crate) const KNOWN: &[KnownEvent] = &[
     k(
         "sched_switch",
         "sched",
@@ -258,14 +259,14 @@ pub const KNOWN: &[KnownEvent] = &[
 ];
 
 /// The groups of `--events`.
-pub const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem", "net"];
+pub(crate) const GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "kmem", "net"];
 
 /// Groups recorded when `--events` is not given (kmem is left out: it is very frequent).
-pub const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "net"];
+pub(crate) const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls", "block", "net"];
 
 /// Resolves an `--events` list (groups, LTTng names, ftrace `system:event` or event names) to
 /// known events, without duplicates and in table order.
-pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, String> {
+pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, crate::Error> {
     let mut want = vec![false; KNOWN.len()];
     for item in spec.iter().flat_map(|s| s.split(',')) {
         let item = item.trim();
@@ -287,11 +288,7 @@ pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, String> {
             }
         }
         if !hit {
-            return Err(format!(
-                "unknown event or group `{item}` (groups: {}; or names such as sched_switch, \
-                 irq_softirq_entry, sched:sched_switch)",
-                GROUPS.join(", ")
-            ));
+            return Err(crate::Error::UnknownEvent(item.to_string()));
         }
     }
     Ok(KNOWN
@@ -303,7 +300,7 @@ pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, String> {
 }
 
 /// Converts the `rwbs` text of the block events to the LTTng flag bits.
-pub fn rwbs_flags(s: &[u8]) -> u64 {
+pub(crate) fn rwbs_flags(s: &[u8]) -> u64 {
     const W: u64 = 1;
     const D: u64 = 2;
     const R: u64 = 4;
@@ -363,7 +360,7 @@ pub fn syscall_def(nr: u32, name: &str, f: &EventFormat) -> SyscallDef {
 
 /// The tracefs names to try for a syscall of the numbering table (the kernel names some
 /// `new*`, and `umount2` is `umount`).
-pub fn tracefs_names(table_name: &str) -> Vec<String> {
+pub(crate) fn tracefs_names(table_name: &str) -> Vec<String> {
     let mut v = vec![table_name.to_string(), format!("new{table_name}")];
     if table_name == "umount2" {
         v.push("umount".into());
@@ -372,7 +369,7 @@ pub fn tracefs_names(table_name: &str) -> Vec<String> {
 }
 
 /// Looks up the thread-group id of a thread the converter has not seen (e.g. in /proc).
-pub type TgidLookup = Box<dyn FnMut(i32) -> Option<i32> + Send>;
+pub(crate) type TgidLookup = Box<dyn FnMut(i32) -> Option<i32> + Send>;
 
 struct Handler {
     kind: Kind,
@@ -400,6 +397,7 @@ pub struct Converter {
     tgids: HashMap<i32, i32>,
     lookup: Option<TgidLookup>,
     ns_inum: u64,
+    /// What the conversion met so far.
     pub stats: ConvertStats,
 }
 
@@ -452,17 +450,17 @@ impl Converter {
     }
 
     /// Sets how unknown thread-group ids are looked up.
-    pub fn set_tgid_lookup(&mut self, f: TgidLookup) {
+    pub(crate) fn set_tgid_lookup(&mut self, f: TgidLookup) {
         self.lookup = Some(f);
     }
 
     /// Records a known thread → thread-group mapping (e.g. from the statedump).
-    pub fn add_tgid(&mut self, tid: i32, tgid: i32) {
+    pub(crate) fn add_tgid(&mut self, tid: i32, tgid: i32) {
         self.tgids.insert(tid, tgid);
     }
 
     /// Sets the PID namespace inode number written in `sched_process_fork`.
-    pub fn set_ns_inum(&mut self, inum: u64) {
+    pub(crate) fn set_ns_inum(&mut self, inum: u64) {
         self.ns_inum = inum;
     }
 

@@ -17,37 +17,38 @@ impl std::error::Error for FormatError {}
 
 /// One field of an event record, as the format file describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldDesc {
-    pub name: String,
+pub(crate) struct FieldDesc {
+    pub(crate) name: String,
     /// The C type, e.g. `unsigned long`, `char *`, `__data_loc char[]`.
-    pub ctype: String,
-    pub offset: usize,
-    pub size: usize,
-    pub signed: bool,
+    pub(crate) ctype: String,
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
+    pub(crate) signed: bool,
     /// `__data_loc`: a u32 holding the offset (low 16 bits) and length (high 16 bits).
-    pub data_loc: bool,
+    pub(crate) data_loc: bool,
     /// Element count for `type name[N]` arrays.
-    pub array_len: Option<usize>,
+    pub(crate) array_len: Option<usize>,
 }
 
 impl FieldDesc {
     /// Whether the C type is a pointer.
-    pub fn is_pointer(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_pointer(&self) -> bool {
         self.ctype.contains('*')
     }
 
     /// Reads the field as an integer (sign-extended when signed; sizes 1, 2, 4, 8).
-    pub fn int(&self, rec: &[u8]) -> Option<i64> {
+    pub(crate) fn int(&self, rec: &[u8]) -> Option<i64> {
         read_int(rec, self.offset, self.size, self.signed)
     }
 
     /// Reads the field as an unsigned integer (zero-extended).
-    pub fn uint(&self, rec: &[u8]) -> Option<u64> {
+    pub(crate) fn uint(&self, rec: &[u8]) -> Option<u64> {
         read_int(rec, self.offset, self.size, false).map(|v| v as u64)
     }
 
     /// The raw bytes of the field: the inline bytes, or the `__data_loc` target.
-    pub fn bytes<'a>(&self, rec: &'a [u8]) -> Option<&'a [u8]> {
+    pub(crate) fn bytes<'a>(&self, rec: &'a [u8]) -> Option<&'a [u8]> {
         if self.data_loc {
             let loc = read_int(rec, self.offset, 4, false)? as u64 as u32;
             let off = (loc & 0xffff) as usize;
@@ -59,14 +60,14 @@ impl FieldDesc {
     }
 
     /// Reads a C string field (inline `char[N]` or `__data_loc char[]`), up to its first NUL.
-    pub fn str<'a>(&self, rec: &'a [u8]) -> Option<&'a [u8]> {
+    pub(crate) fn str<'a>(&self, rec: &'a [u8]) -> Option<&'a [u8]> {
         let b = self.bytes(rec)?;
         Some(b.split(|&c| c == 0).next().unwrap_or(b))
     }
 }
 
 /// Reads a little-endian (host order on x86) integer of `size` bytes.
-pub fn read_int(rec: &[u8], off: usize, size: usize, signed: bool) -> Option<i64> {
+pub(crate) fn read_int(rec: &[u8], off: usize, size: usize, signed: bool) -> Option<i64> {
     let b = rec.get(off..off + size)?;
     Some(match (size, signed) {
         (1, false) => b[0] as i64,
@@ -83,19 +84,19 @@ pub fn read_int(rec: &[u8], off: usize, size: usize, signed: bool) -> Option<i64
 /// An event format: its id (`common_type`), name and fields (common fields included).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFormat {
-    pub name: String,
-    pub id: u16,
-    pub fields: Vec<FieldDesc>,
+    pub(crate) name: String,
+    pub(crate) id: u16,
+    pub(crate) fields: Vec<FieldDesc>,
 }
 
 impl EventFormat {
     /// The field named `name`.
-    pub fn field(&self, name: &str) -> Option<&FieldDesc> {
+    pub(crate) fn field(&self, name: &str) -> Option<&FieldDesc> {
         self.fields.iter().find(|f| f.name == name)
     }
 
     /// The field named `name`, or an error naming the event.
-    pub fn need(&self, name: &str) -> Result<&FieldDesc, FormatError> {
+    pub(crate) fn need(&self, name: &str) -> Result<&FieldDesc, FormatError> {
         self.field(name).ok_or_else(|| {
             FormatError(format!(
                 "event {}: the format has no field `{name}`",
@@ -105,7 +106,7 @@ impl EventFormat {
     }
 
     /// Fields that are not `common_*` (nor `__syscall_nr`).
-    pub fn own_fields(&self) -> impl Iterator<Item = &FieldDesc> {
+    pub(crate) fn own_fields(&self) -> impl Iterator<Item = &FieldDesc> {
         self.fields
             .iter()
             .filter(|f| !f.name.starts_with("common_") && f.name != "__syscall_nr")
@@ -198,13 +199,13 @@ pub fn parse_format(text: &str) -> Result<EventFormat, FormatError> {
 /// The layout of a ring-buffer page, from `events/header_page`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageLayout {
-    pub ts_offset: usize,
-    pub ts_size: usize,
-    pub commit_offset: usize,
-    pub commit_size: usize,
-    pub data_offset: usize,
+    pub(crate) ts_offset: usize,
+    pub(crate) ts_size: usize,
+    pub(crate) commit_offset: usize,
+    pub(crate) commit_size: usize,
+    pub(crate) data_offset: usize,
     /// Bytes of event data a page can hold (the page is `data_offset + data_size` long).
-    pub data_size: usize,
+    pub(crate) data_size: usize,
 }
 
 impl PageLayout {

@@ -1,44 +1,87 @@
 //! Kernel trace recorder: ftrace (tracefs) on a stock kernel, written as LTTng 2.13 kernel CTF.
 //!
-//! - Pure parts (sans-io): [`format`] parses the tracefs `format` and `header_page` files,
-//!   [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records to lttng-modules
-//!   event classes, [`statedump`] builds the `lttng_statedump_*` events.
-//! - I/O: [`tracefs`] (instance, raw pipes, /proc, signals) and [`recorder`] (the loop).
+//! - Pure parts (sans-io): [`format`](mod@format) parses the tracefs `format` and
+//!   `header_page` files, [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records
+//!   to lttng-modules event classes, [`statedump`] builds the `lttng_statedump_*` events,
+//!   [`netheader`] parses the network headers of the eBPF helper, [`trigger`] checks the
+//!   `--snapshot-on` latency rules.
+//! - I/O (private): `tracefs` (instance, raw pipes, /proc, signals) and `recorder` (the
+//!   loop, [`record`]).
 
-pub mod bpf;
+#![deny(missing_docs)]
+
+mod bpf;
 pub mod convert;
 pub mod format;
 pub mod netheader;
 pub mod page;
-pub mod recorder;
+mod recorder;
 pub mod statedump;
 pub mod syscall_table;
-pub mod tracefs;
+mod tracefs;
 pub mod trigger;
 
 pub use recorder::{record, RecordOptions, RecordSummary};
 
 use std::path::PathBuf;
 
-/// Errors of a recording. Each says what to do or which file failed.
+/// Errors of the recorder: of a recording ([`record`]), and of what it is asked to record
+/// (an `--events` list, a `--snapshot-on` rule). Each says what to do or which file failed.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+#[non_exhaustive]
+pub enum Error {
+    /// Not running as root.
     #[error("recording needs root (tracefs instances and trace_pipe_raw are root-only)")]
     NotRoot,
+    /// tracefs is not mounted, or not where it was said to be.
     #[error("no tracefs: {0}")]
     NoTracefs(String),
+    /// An event to record that this kernel does not have (`system:event`).
     #[error("event {0} is not available in this kernel (no tracefs format/enable file)")]
     EventMissing(String),
+    /// A tracefs or /proc file, or an output file, that could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// A tracefs description file (`format`, `header_page`) that could not be parsed.
     #[error("bad tracefs description: {0}")]
     Format(String),
+    /// Writing the CTF trace failed.
     #[error("writing the trace: {0}")]
     Write(#[from] ctf::writer::WriteError),
+    /// Anything else that prevents the recording (bad options, an unexpected kernel reply).
     #[error("{0}")]
     Invalid(String),
+    /// An `--events` item that names no known event or group.
+    #[error(
+        "unknown event or group `{0}` (groups: {groups}; or names such as sched_switch, \
+         irq_softirq_entry, sched:sched_switch)",
+        groups = convert::GROUPS.join(", ")
+    )]
+    UnknownEvent(String),
+    /// A `--snapshot-on` rule without `>`.
+    #[error("bad rule `{0}` (e.g. syscall>50ms)")]
+    BadRule(String),
+    /// A `--snapshot-on` rule naming no latency tracker.
+    #[error("bad rule `{rule}`: unknown latency `{name}` (wakeup, offcpu, syscall, block, irq)")]
+    UnknownLatency {
+        /// The rule.
+        rule: String,
+        /// The latency it names.
+        name: String,
+    },
+    /// A `--snapshot-on` rule whose threshold is not a duration.
+    #[error("bad rule `{rule}`: {source}")]
+    RuleThreshold {
+        /// The rule.
+        rule: String,
+        /// Why its threshold could not be read.
+        #[source]
+        source: pipeline::time::TimeError,
+    },
 }

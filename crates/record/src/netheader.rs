@@ -3,22 +3,25 @@
 //! helper copies (see `bpf/netheaders.bpf.c`), and the store that merges those records into
 //! the ftrace events of the same packet. Pure: bytes in, values out.
 
+// Only the eBPF helper feeds the store: without it, its record side is unused.
+#![cfg_attr(not(feature = "bpf"), allow(dead_code))]
+
 use ctf::value::Value;
 use std::collections::{HashMap, VecDeque};
 
 /// Size of one ring-buffer record of the BPF program (`struct record`).
-pub const RECORD_SIZE: usize = 24 + HDR_BYTES;
+pub(crate) const RECORD_SIZE: usize = 24 + HDR_BYTES;
 /// Header bytes copied from the network header on.
-pub const HDR_BYTES: usize = 96;
+pub(crate) const HDR_BYTES: usize = 96;
 /// A BPF record matches an ftrace event of the same skb, direction and length at most this
 /// far apart (both probes run in the same tracepoint call; this is generous).
-pub const MATCH_WINDOW_NS: u64 = 1_000_000;
+pub(crate) const MATCH_WINDOW_NS: u64 = 1_000_000;
 /// Unmatched records older than this (behind the newest one) are dropped.
-pub const RETAIN_NS: u64 = 10_000_000_000;
+pub(crate) const RETAIN_NS: u64 = 10_000_000_000;
 
 /// Direction of a packet event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dir {
+pub(crate) enum Dir {
     /// `net_dev_queue`.
     Tx = 0,
     /// `netif_receive_skb` (`net_if_receive_skb` in LTTng).
@@ -27,18 +30,18 @@ pub enum Dir {
 
 /// One record of the BPF ring buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BpfRecord {
-    pub ts: u64,
-    pub skbaddr: u64,
-    pub len: u32,
-    pub dir: Dir,
+pub(crate) struct BpfRecord {
+    pub(crate) ts: u64,
+    pub(crate) skbaddr: u64,
+    pub(crate) len: u32,
+    pub(crate) dir: Dir,
     /// The copied bytes from the network header on.
-    pub hdr: Vec<u8>,
+    pub(crate) hdr: Vec<u8>,
 }
 
 impl BpfRecord {
     /// Decodes `struct record` (native byte order, as the kernel wrote it).
-    pub fn parse(b: &[u8]) -> Option<Self> {
+    pub(crate) fn parse(b: &[u8]) -> Option<Self> {
         if b.len() < RECORD_SIZE {
             return None;
         }
@@ -113,7 +116,7 @@ fn transport(proto: u8, t: &[u8]) -> (Value, Value) {
 }
 
 /// `(network_header_type, network_header)` of an event without header (`_unknown`).
-pub fn unknown_header() -> (Value, Value) {
+pub(crate) fn unknown_header() -> (Value, Value) {
     (
         Value::U64(0),
         Value::Variant(0, Box::new(Value::Struct(vec![]))),
@@ -189,20 +192,20 @@ pub struct MergeStats {
 
 /// BPF records waiting for their ftrace event, by `(direction, skbaddr)`.
 #[derive(Debug, Default)]
-pub struct HeaderStore {
+pub(crate) struct HeaderStore {
     pending: HashMap<(Dir, u64), VecDeque<BpfRecord>>,
     newest: u64,
     last_sweep: u64,
-    pub stats: MergeStats,
+    pub(crate) stats: MergeStats,
 }
 
 impl HeaderStore {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Adds one raw ring-buffer record; returns whether it was valid.
-    pub fn push_raw(&mut self, raw: &[u8]) -> bool {
+    pub(crate) fn push_raw(&mut self, raw: &[u8]) -> bool {
         match BpfRecord::parse(raw) {
             Some(r) => {
                 self.push(r);
@@ -212,7 +215,7 @@ impl HeaderStore {
         }
     }
 
-    pub fn push(&mut self, r: BpfRecord) {
+    pub(crate) fn push(&mut self, r: BpfRecord) {
         self.stats.records += 1;
         self.newest = self.newest.max(r.ts);
         self.pending
@@ -238,17 +241,23 @@ impl HeaderStore {
     }
 
     /// Records waiting.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pending.values().map(VecDeque::len).sum()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
 
     /// Takes the record of the packet event `(dir, skbaddr, len)` at raw time `ts` (nearest
     /// in time within [`MATCH_WINDOW_NS`]), parsed; counts nothing.
-    pub fn take(&mut self, dir: Dir, skbaddr: u64, len: u32, ts: u64) -> Option<(Value, Value)> {
+    pub(crate) fn take(
+        &mut self,
+        dir: Dir,
+        skbaddr: u64,
+        len: u32,
+        ts: u64,
+    ) -> Option<(Value, Value)> {
         let q = self.pending.get_mut(&(dir, skbaddr))?;
         let best = q
             .iter()

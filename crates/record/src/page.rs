@@ -4,11 +4,11 @@
 use crate::format::PageLayout;
 
 /// Page-header flag: events were lost before this page.
-pub const MISSED_EVENTS: u64 = 1 << 31;
+pub(crate) const MISSED_EVENTS: u64 = 1 << 31;
 /// Page-header flag: the number of lost events is stored after the page data.
-pub const MISSED_STORED: u64 = 1 << 30;
+pub(crate) const MISSED_STORED: u64 = 1 << 30;
 /// Mask of the data length in the commit field.
-pub const COMMIT_MASK: u64 = (1 << 27) - 1;
+pub(crate) const COMMIT_MASK: u64 = (1 << 27) - 1;
 
 const TYPE_PADDING: u32 = 29;
 const TYPE_TIME_EXTEND: u32 = 30;
@@ -19,9 +19,17 @@ const TS_SHIFT: u32 = 27;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageError {
     /// Shorter than its header, or its commit length exceeds the page.
-    Truncated { len: usize, need: usize },
+    Truncated {
+        /// Bytes of the page.
+        len: usize,
+        /// Bytes its header and commit length need.
+        need: usize,
+    },
     /// An event runs past the committed data.
-    BadEvent { at: usize },
+    BadEvent {
+        /// Offset of the event in the page.
+        at: usize,
+    },
 }
 
 impl std::fmt::Display for PageError {
@@ -67,7 +75,7 @@ fn uint_at(b: &[u8], at: usize, size: usize) -> Option<u64> {
 }
 
 /// Reads the header of a page.
-pub fn page_info(layout: &PageLayout, page: &[u8]) -> Result<PageInfo, PageError> {
+pub(crate) fn page_info(layout: &PageLayout, page: &[u8]) -> Result<PageInfo, PageError> {
     let hdr = layout.data_offset;
     let trunc = |need| PageError::Truncated {
         len: page.len(),

@@ -8,7 +8,7 @@ use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
 use crate::statedump::ProcSnapshot;
 use crate::tracefs::{self, signals, Instance, RawPipe, Tracefs};
-use crate::RecordError;
+use crate::Error;
 use ctf::ir::{EnvValue, TraceClass};
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
@@ -87,18 +87,25 @@ impl Default for RecordOptions {
 pub struct RecordSummary {
     /// Trace directories written (one, or one per flight-recorder snapshot).
     pub traces: Vec<PathBuf>,
+    /// Events written (all traces).
     pub events: u64,
+    /// Events written per CPU.
     pub per_cpu: Vec<u64>,
     /// `(LTTng event name, count)`, most frequent first.
     pub per_class: Vec<(String, u64)>,
     /// Events lost in the kernel ring buffers (from the per-CPU `stats` files).
     pub discarded: u64,
-    /// Pages flagged as following lost events, and the counts those pages stored.
+    /// Pages flagged as following lost events.
     pub missed_pages: u64,
+    /// The lost-event counts those pages stored.
     pub missed_stored: u64,
+    /// `lttng_statedump_*` events written.
     pub statedump_events: u64,
+    /// System calls with no name in the table (`syscall_*_unknown`).
     pub unknown_syscalls: u64,
+    /// Records too short for their format (left out).
     pub malformed: u64,
+    /// Bytes of trace written.
     pub bytes: u64,
     /// Recording time (from tracing on to the end of the trace).
     pub elapsed: Duration,
@@ -140,7 +147,7 @@ fn build_trace_class(opts: &RecordOptions, name: &str) -> TraceClass {
 }
 
 /// `YYYYMMDDTHHMMSS+0000` for a Unix time.
-pub fn datetime_utc(secs: i64) -> String {
+pub(crate) fn datetime_utc(secs: i64) -> String {
     let days = secs.div_euclid(86400);
     let rem = secs.rem_euclid(86400);
     // Civil-from-days (Howard Hinnant).
@@ -229,7 +236,7 @@ impl Sink {
         self.per_class[i] += 1;
     }
 
-    fn statedump(&mut self, snap: &ProcSnapshot, raw_ts: u64) -> Result<(), RecordError> {
+    fn statedump(&mut self, snap: &ProcSnapshot, raw_ts: u64) -> Result<(), Error> {
         for t in &snap.threads {
             self.conv.add_tgid(t.tid, t.pid);
         }
@@ -249,7 +256,7 @@ impl Sink {
     }
 
     /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
-    fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, RecordError> {
+    fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, Error> {
         let mut err = None;
         let info = decode_page(layout, page, |ts, rec| {
             if err.is_some() {
@@ -277,7 +284,7 @@ impl Sink {
             }
             self.per_class[i] += 1;
         })
-        .map_err(|e| RecordError::Invalid(format!("CPU {cpu}: {e}")))?;
+        .map_err(|e| Error::Invalid(format!("CPU {cpu}: {e}")))?;
         if let Some(e) = err {
             return Err(e.into());
         }
@@ -296,12 +303,12 @@ struct Setup {
     syscalls: Vec<crate::convert::SyscallDef>,
 }
 
-fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
+fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
     if !tracefs::is_root() {
-        return Err(RecordError::NotRoot);
+        return Err(Error::NotRoot);
     }
     if opts.output.exists() && opts.flight_recorder.is_none() {
-        return Err(RecordError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{}: already exists",
             opts.output.display()
         )));
@@ -313,7 +320,7 @@ fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
     } else {
         opts.events.clone()
     };
-    let sel = select_events(&spec).map_err(RecordError::Invalid)?;
+    let sel = select_events(&spec)?;
     let mut known = Vec::new();
     for k in sel {
         known.push((k, tfs.event_format(k.system, k.event)?));
@@ -331,7 +338,7 @@ fn setup(opts: &RecordOptions) -> Result<Setup, RecordError> {
     })
 }
 
-fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, RecordError> {
+fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, Error> {
     for n in Instance::remove_stale(&s.tfs) {
         eprintln!("tracekit: removed the stale tracefs instance {n} of a dead recorder");
     }
@@ -368,14 +375,14 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
     Ok(inst)
 }
 
-fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Sink, RecordError> {
+fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Sink, Error> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let mut tc = build_trace_class(opts, &name);
-    let mut conv = Converter::new(&mut tc, &s.known, &s.syscalls)
-        .map_err(|e| RecordError::Format(e.to_string()))?;
+    let mut conv =
+        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
     conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
     if let Ok(l) = std::fs::read_link("/proc/self/ns/pid") {
         // "pid:[4026531836]"
@@ -426,7 +433,7 @@ fn class_names(tc_names: &[(u64, String)], per_class: &[u64]) -> Vec<(String, u6
 
 /// Records a kernel trace. The tracefs instance is removed on every exit path; the trace
 /// directory only appears (renamed from `.NAME.partial`) when it is complete.
-pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+pub fn record(opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let s = setup(opts)?;
     signals::install_handlers();
     let old_mask = tracefs::set_umask(0o077);
@@ -457,7 +464,7 @@ fn drain_once(
     sink: &mut Sink,
     layout: &PageLayout,
     max_pages: usize,
-) -> Result<bool, RecordError> {
+) -> Result<bool, Error> {
     let mut any_full = false;
     for (cpu, pipe) in pipes.iter_mut() {
         for _ in 0..max_pages {
@@ -474,7 +481,7 @@ fn drain_once(
     Ok(any_full)
 }
 
-fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
     let cpus = inst.cpus()?;
@@ -482,7 +489,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
     let mut pipes = cpus
         .iter()
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
-        .collect::<Result<Vec<_>, RecordError>>()?;
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
     let mut net_off = None;
     if s.known.iter().any(|(k, _)| k.group == "net") {
@@ -507,7 +514,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         }
     }
     let mut start = Instant::now();
-    let result = (|| -> Result<(), RecordError> {
+    let result = (|| -> Result<(), Error> {
         let base: Vec<u64> = cpus
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
@@ -515,7 +522,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         let (t0, _) = tracefs::clocks_ns();
         start = Instant::now();
         inst.write("tracing_on", "1")?;
-        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| Error::Io {
             path: "/proc".into(),
             source: e,
         })?;
@@ -524,7 +531,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
         let mut last_flush = Instant::now();
-        let mut account = |sink: &mut Sink| -> Result<(), RecordError> {
+        let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
                 if lost > lost_seen[i] {
@@ -600,10 +607,10 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
     })
 }
 
-fn annotate_partial(e: RecordError, dir: &Path) -> RecordError {
+fn annotate_partial(e: Error, dir: &Path) -> Error {
     let p = partial_dir(dir);
     if p.exists() {
-        RecordError::Invalid(format!(
+        Error::Invalid(format!(
             "{e} (the incomplete trace is left in {})",
             p.display()
         ))
@@ -627,7 +634,7 @@ struct Flight<'a> {
 
 impl Flight<'_> {
     /// Writes the pages as `snapshot-N/kernel`.
-    fn snapshot(&mut self, pages: &[(u32, Vec<u8>)]) -> Result<PathBuf, RecordError> {
+    fn snapshot(&mut self, pages: &[(u32, Vec<u8>)]) -> Result<PathBuf, Error> {
         let (s, opts) = (self.s, self.opts);
         self.n += 1;
         let n = self.n;
@@ -640,7 +647,7 @@ impl Flight<'_> {
         }
         let dir = opts.output.join(format!("snapshot-{n}")).join("kernel");
         let mut sink = new_sink(s, opts, &dir, self.nstreams)?;
-        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| RecordError::Io {
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| Error::Io {
             path: "/proc".into(),
             source: e,
         })?;
@@ -689,7 +696,7 @@ impl Flight<'_> {
     }
 }
 
-fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
@@ -698,8 +705,8 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
     let mut pipes = cpus
         .iter()
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
-        .collect::<Result<Vec<_>, RecordError>>()?;
-    std::fs::create_dir_all(&opts.output).map_err(|e| RecordError::Io {
+        .collect::<Result<Vec<_>, Error>>()?;
+    std::fs::create_dir_all(&opts.output).map_err(|e| Error::Io {
         path: opts.output.clone(),
         source: e,
     })?;
@@ -727,7 +734,7 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, RecordEr
         all_counts: Vec::new(),
         n: 0,
     };
-    let result = (|| -> Result<(), RecordError> {
+    let result = (|| -> Result<(), Error> {
         fl.lost_seen = cpus
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
@@ -775,7 +782,7 @@ fn run_live(
     fl: &mut Flight<'_>,
     pipes: &mut [(u32, RawPipe)],
     deadline: Option<Instant>,
-) -> Result<(), RecordError> {
+) -> Result<(), Error> {
     use std::collections::VecDeque;
     let (s, opts) = (fl.s, fl.opts);
     let ncpus = pipes.len().max(1);
@@ -784,8 +791,8 @@ fn run_live(
     let mut kept: Vec<(VecDeque<Vec<u8>>, usize)> =
         (0..pipes.len()).map(|_| (VecDeque::new(), 0)).collect();
     let mut tc = build_trace_class(opts, "live");
-    let mut conv = Converter::new(&mut tc, &s.known, &s.syscalls)
-        .map_err(|e| RecordError::Format(e.to_string()))?;
+    let mut conv =
+        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
     let maker = crate::trigger::InputMaker::new(&tc);
     let mut trigger = crate::trigger::Trigger::new(&opts.snapshot_on);
     trigger.ignore_tid(std::process::id() as i32);
@@ -817,7 +824,7 @@ fn run_live(
                         }
                     }
                 })
-                .map_err(|e| RecordError::Invalid(format!("CPU {cpu}: {e}")))?;
+                .map_err(|e| Error::Invalid(format!("CPU {cpu}: {e}")))?;
                 let (q, bytes) = &mut kept[i];
                 *bytes += page.len();
                 q.push_back(page);

@@ -1,5 +1,5 @@
 //! The LTTng statedump (`lttng_statedump_*` events), synthesized from /proc at the start of a
-//! recording. [`ProcSnapshot::read`] does the reading; everything else is pure.
+//! recording. `ProcSnapshot::read` does the reading; everything else is pure.
 
 use ctf::value::Value;
 use kernel::lttng::ev;
@@ -8,30 +8,41 @@ use std::path::Path;
 /// One thread, as /proc shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadState {
+    /// Thread id.
     pub tid: i32,
+    /// Process id (thread group).
     pub pid: i32,
+    /// Parent process id.
     pub ppid: i32,
+    /// Command name.
     pub name: String,
     /// Kernel thread (`PF_KTHREAD`).
     pub kernel: bool,
     /// The state letter of `stat` (R, S, D, Z, ...).
     pub state: char,
+    /// CPU it last ran on.
     pub cpu: u32,
 }
 
 /// One open file descriptor of a process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FdState {
+    /// Process id.
     pub pid: i32,
+    /// File descriptor number.
     pub fd: i32,
+    /// Open flags (`flags:` of fdinfo).
     pub flags: u32,
+    /// What it refers to (the `/proc/PID/fd/FD` link).
     pub path: String,
 }
 
 /// What the statedump reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcSnapshot {
+    /// Every thread.
     pub threads: Vec<ThreadState>,
+    /// Open file descriptors of every process.
     pub fds: Vec<FdState>,
     /// `(kernel dev_t, disk name)`.
     pub block_devices: Vec<(u32, String)>,
@@ -44,13 +55,21 @@ pub struct ProcSnapshot {
 /// What the statedump says of one CPU.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuInfo {
+    /// `processor`.
     pub cpu_id: u16,
+    /// `vendor_id`.
     pub vendor: String,
+    /// `cpu family`.
     pub family: u8,
+    /// `model`.
     pub model: u8,
+    /// `model name`.
     pub model_name: String,
+    /// `physical id`.
     pub physical_id: u16,
+    /// `core id`.
     pub core_id: u16,
+    /// `cpu cores`.
     pub cores: u16,
 }
 
@@ -158,7 +177,7 @@ fn file_table_address(pid: i32) -> u64 {
 impl ProcSnapshot {
     /// Reads /proc (or another procfs root). Processes that vanish while being read are
     /// skipped.
-    pub fn read(proc_root: &Path) -> std::io::Result<Self> {
+    pub(crate) fn read(proc_root: &Path) -> std::io::Result<Self> {
         let mut snap = ProcSnapshot::default();
         let mut pids: Vec<i32> = std::fs::read_dir(proc_root)?
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())

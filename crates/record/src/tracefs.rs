@@ -2,13 +2,13 @@
 
 use crate::convert::{syscall_def, tracefs_names, SyscallDef};
 use crate::format::{parse_format, parse_header_page, EventFormat, PageLayout};
-use crate::RecordError;
+use crate::Error;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-fn io_err(path: &Path, e: std::io::Error) -> RecordError {
-    RecordError::Io {
+fn io_err(path: &Path, e: std::io::Error) -> Error {
+    Error::Io {
         path: path.to_path_buf(),
         source: e,
     }
@@ -16,7 +16,7 @@ fn io_err(path: &Path, e: std::io::Error) -> RecordError {
 
 /// Reads a tracefs file with large reads. Some tracefs files (`events/header_page` on 6.18)
 /// end at the first short read, which `read_to_string`'s 32-byte probe would hit.
-pub fn read_file(path: &Path) -> Result<String, RecordError> {
+pub fn read_file(path: &Path) -> Result<String, Error> {
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let mut out = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -45,12 +45,12 @@ pub struct Tracefs {
 impl Tracefs {
     /// Finds tracefs (`/sys/kernel/tracing`, then `/sys/kernel/debug/tracing`), mounting it on
     /// `/sys/kernel/tracing` when that directory exists but is empty.
-    pub fn find(explicit: Option<&Path>) -> Result<Self, RecordError> {
+    pub fn find(explicit: Option<&Path>) -> Result<Self, Error> {
         if let Some(p) = explicit {
             return if p.join("instances").is_dir() {
                 Ok(Tracefs { root: p.into() })
             } else {
-                Err(RecordError::NoTracefs(format!(
+                Err(Error::NoTracefs(format!(
                     "{} is not a tracefs mount (no instances/ directory)",
                     p.display()
                 )))
@@ -71,7 +71,7 @@ impl Tracefs {
                 root: std_root.into(),
             });
         }
-        Err(RecordError::NoTracefs(
+        Err(Error::NoTracefs(
             "tracefs is not mounted and could not be mounted (try `mount -t tracefs nodev \
              /sys/kernel/tracing`; the kernel needs CONFIG_FTRACE)"
                 .into(),
@@ -79,23 +79,23 @@ impl Tracefs {
     }
 
     /// Reads a file under the tracefs root.
-    pub fn read(&self, rel: &str) -> Result<String, RecordError> {
+    pub fn read(&self, rel: &str) -> Result<String, Error> {
         read_file(&self.root.join(rel))
     }
 
     /// The ring-buffer page layout.
-    pub fn page_layout(&self) -> Result<PageLayout, RecordError> {
+    pub fn page_layout(&self) -> Result<PageLayout, Error> {
         parse_header_page(&self.read("events/header_page")?)
-            .map_err(|e| RecordError::Format(format!("events/header_page: {e}")))
+            .map_err(|e| Error::Format(format!("events/header_page: {e}")))
     }
 
     /// The format of `system/event`; a clear error when the kernel does not have it.
-    pub fn event_format(&self, system: &str, event: &str) -> Result<EventFormat, RecordError> {
+    pub fn event_format(&self, system: &str, event: &str) -> Result<EventFormat, Error> {
         let rel = format!("events/{system}/{event}/format");
         if !self.root.join(&rel).exists() {
-            return Err(RecordError::EventMissing(format!("{system}:{event}")));
+            return Err(Error::EventMissing(format!("{system}:{event}")));
         }
-        parse_format(&self.read(&rel)?).map_err(|e| RecordError::Format(format!("{rel}: {e}")))
+        parse_format(&self.read(&rel)?).map_err(|e| Error::Format(format!("{rel}: {e}")))
     }
 
     /// The syscall definitions: numbers from the built-in table, names and arguments from
@@ -207,7 +207,7 @@ impl Instance {
     }
 
     /// Creates the instance, with tracing off.
-    pub fn create(tfs: &Tracefs, name: &str) -> Result<Self, RecordError> {
+    pub fn create(tfs: &Tracefs, name: &str) -> Result<Self, Error> {
         let dir = tfs.root.join("instances").join(name);
         std::fs::create_dir(&dir).map_err(|e| io_err(&dir, e))?;
         let inst = Instance {
@@ -219,26 +219,26 @@ impl Instance {
     }
 
     /// Writes a value to a file of the instance.
-    pub fn write(&self, rel: &str, value: &str) -> Result<(), RecordError> {
+    pub fn write(&self, rel: &str, value: &str) -> Result<(), Error> {
         let p = self.dir.join(rel);
         std::fs::write(&p, value).map_err(|e| io_err(&p, e))
     }
 
     /// Reads a file of the instance.
-    pub fn read(&self, rel: &str) -> Result<String, RecordError> {
+    pub fn read(&self, rel: &str) -> Result<String, Error> {
         read_file(&self.dir.join(rel))
     }
 
     /// Enables `system/event` and checks that it reads back as enabled.
-    pub fn enable_event(&self, system: &str, event: &str) -> Result<(), RecordError> {
+    pub fn enable_event(&self, system: &str, event: &str) -> Result<(), Error> {
         let rel = format!("events/{system}/{event}/enable");
         if !self.dir.join(&rel).exists() {
-            return Err(RecordError::EventMissing(format!("{system}:{event}")));
+            return Err(Error::EventMissing(format!("{system}:{event}")));
         }
         self.write(&rel, "1")?;
         let back = self.read(&rel)?;
         if !back.trim_start().starts_with('1') {
-            return Err(RecordError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "{system}:{event} did not stay enabled (reads back {:?})",
                 back.trim()
             )));
@@ -247,7 +247,7 @@ impl Instance {
     }
 
     /// The CPUs with a per-CPU buffer.
-    pub fn cpus(&self) -> Result<Vec<u32>, RecordError> {
+    pub fn cpus(&self) -> Result<Vec<u32>, Error> {
         let p = self.dir.join("per_cpu");
         let mut v: Vec<u32> = std::fs::read_dir(&p)
             .map_err(|e| io_err(&p, e))?
@@ -265,7 +265,7 @@ impl Instance {
     }
 
     /// Opens `per_cpu/cpuN/trace_pipe_raw`, non-blocking.
-    pub fn open_pipe(&self, cpu: u32) -> Result<RawPipe, RecordError> {
+    pub fn open_pipe(&self, cpu: u32) -> Result<RawPipe, Error> {
         use std::os::unix::fs::OpenOptionsExt;
         let p = self.dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
         let f = std::fs::OpenOptions::new()
@@ -277,18 +277,18 @@ impl Instance {
     }
 
     /// The counters of one CPU buffer.
-    pub fn stats(&self, cpu: u32) -> Result<CpuStats, RecordError> {
+    pub fn stats(&self, cpu: u32) -> Result<CpuStats, Error> {
         Ok(parse_cpu_stats(
             &self.read(&format!("per_cpu/cpu{cpu}/stats"))?,
         ))
     }
 
     /// Stops tracing and removes the instance (also done on drop).
-    pub fn remove(mut self) -> Result<(), RecordError> {
+    pub fn remove(mut self) -> Result<(), Error> {
         self.do_remove()
     }
 
-    fn do_remove(&mut self) -> Result<(), RecordError> {
+    fn do_remove(&mut self) -> Result<(), Error> {
         if self.removed {
             return Ok(());
         }
@@ -331,7 +331,7 @@ pub struct RawPipe {
 
 impl RawPipe {
     /// Reads one page into `buf`: `Ok(None)` when nothing is ready.
-    pub fn read_page(&mut self, buf: &mut [u8]) -> Result<Option<usize>, RecordError> {
+    pub fn read_page(&mut self, buf: &mut [u8]) -> Result<Option<usize>, Error> {
         loop {
             match self.file.read(buf) {
                 Ok(0) => return Ok(None),

@@ -6,12 +6,15 @@ use std::collections::HashMap;
 use ctf::ir::TraceClass;
 use ctf::value::Value;
 use latency::{ClassKind, Config, Input, Latency, Report, Tracker};
+use pipeline::time::parse_duration;
+
+use crate::Error;
 
 /// A rule: a latency of `tracker` of at least `threshold` ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
-    pub tracker: Tracker,
-    pub threshold: i64,
+    pub(crate) tracker: Tracker,
+    pub(crate) threshold: i64,
 }
 
 impl std::fmt::Display for Rule {
@@ -21,7 +24,7 @@ impl std::fmt::Display for Rule {
 }
 
 /// `1.5ms`, `20us`, `2s`, `300ns`.
-pub fn fmt_ns(ns: i64) -> String {
+pub(crate) fn fmt_ns(ns: i64) -> String {
     let (v, unit) = if ns >= 1_000_000_000 {
         (ns as f64 / 1e9, "s")
     } else if ns >= 1_000_000 {
@@ -36,56 +39,38 @@ pub fn fmt_ns(ns: i64) -> String {
     format!("{s}{unit}")
 }
 
-/// Parses a duration: a number with a unit `ns`, `us`, `ms` or `s`.
-pub fn parse_duration_ns(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{s}`: missing unit (ns, us, ms or s)"))?;
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}`: bad number `{num}`"))?;
-    let mult = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        u => return Err(format!("`{s}`: unknown unit `{u}` (ns, us, ms or s)")),
-    };
-    let ns = (v * mult).round();
-    if !(1.0..1e18).contains(&ns) {
-        return Err(format!("`{s}`: out of range"));
-    }
-    Ok(ns as i64)
-}
-
 impl std::str::FromStr for Rule {
-    type Err = String;
+    type Err = Error;
 
     /// `TRACKER>DURATION`, e.g. `syscall>50ms`; trackers: wakeup, offcpu, syscall, block, irq.
-    fn from_str(s: &str) -> Result<Rule, String> {
+    /// The duration needs its unit (`ns`, `us`, `ms`, `s`).
+    fn from_str(s: &str) -> Result<Rule, Error> {
         let (name, dur) = s
             .split_once('>')
-            .ok_or_else(|| format!("bad rule `{s}` (e.g. syscall>50ms)"))?;
+            .ok_or_else(|| Error::BadRule(s.to_string()))?;
         let name = name.trim();
         let tracker = Tracker::ALL
             .into_iter()
             .find(|t| t.name() == name)
-            .ok_or_else(|| {
-                format!("bad rule `{s}`: unknown latency `{name}` (wakeup, offcpu, syscall, block, irq)")
+            .ok_or_else(|| Error::UnknownLatency {
+                rule: s.to_string(),
+                name: name.to_string(),
             })?;
-        let threshold = parse_duration_ns(dur.trim_start_matches('='))
-            .map_err(|e| format!("bad rule `{s}`: {e}"))?;
+        let threshold = parse_duration(dur.trim_start_matches('='), None).map_err(|e| {
+            Error::RuleThreshold {
+                rule: s.to_string(),
+                source: e,
+            }
+        })?;
         Ok(Rule { tracker, threshold })
     }
 }
 
 /// A rule that fired.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fired {
-    pub rule: Rule,
-    pub report: Report,
+pub(crate) struct Fired {
+    pub(crate) rule: Rule,
+    pub(crate) report: Report,
 }
 
 impl std::fmt::Display for Fired {
@@ -115,7 +100,7 @@ impl std::fmt::Display for Fired {
 }
 
 /// The rules and their trackers.
-pub struct Trigger {
+pub(crate) struct Trigger {
     rules: Vec<Rule>,
     lat: Latency,
     reports: Vec<Report>,
@@ -123,7 +108,7 @@ pub struct Trigger {
 }
 
 impl Trigger {
-    pub fn new(rules: &[Rule]) -> Trigger {
+    pub(crate) fn new(rules: &[Rule]) -> Trigger {
         let mut trackers: Vec<Tracker> = rules.iter().map(|r| r.tracker).collect();
         trackers.sort();
         trackers.dedup();
@@ -142,12 +127,12 @@ impl Trigger {
     }
 
     /// Latencies of this thread never fire (the recorder's own polling sleeps).
-    pub fn ignore_tid(&mut self, tid: i32) {
+    pub(crate) fn ignore_tid(&mut self, tid: i32) {
         self.ignore.push(tid);
     }
 
     /// Feeds one input (in time order); returns the first rule that fired, if any.
-    pub fn feed(&mut self, ts: i64, input: &Input) -> Option<Fired> {
+    pub(crate) fn feed(&mut self, ts: i64, input: &Input) -> Option<Fired> {
         self.reports.clear();
         self.lat.feed(ts, input, &mut self.reports);
         let mut fired = None;
@@ -174,16 +159,16 @@ impl Trigger {
 /// At most one snapshot per `interval` ns: a rule firing too early is kept (the first one)
 /// and its snapshot taken when the interval has passed, so that it is not lost.
 #[derive(Debug)]
-pub struct Debounce {
+pub(crate) struct Debounce {
     interval: i64,
     last: Option<i64>,
     pending: Option<Fired>,
     /// Firings merged into another snapshot.
-    pub merged: u64,
+    pub(crate) merged: u64,
 }
 
 impl Debounce {
-    pub fn new(interval: i64) -> Debounce {
+    pub(crate) fn new(interval: i64) -> Debounce {
         Debounce {
             interval,
             last: None,
@@ -193,7 +178,7 @@ impl Debounce {
     }
 
     /// A rule fired at `now`.
-    pub fn offer(&mut self, f: Fired) {
+    pub(crate) fn offer(&mut self, f: Fired) {
         if self.pending.is_some() {
             self.merged += 1;
         } else {
@@ -202,7 +187,7 @@ impl Debounce {
     }
 
     /// The firing to snapshot now, if any (and the interval restarts).
-    pub fn due(&mut self, now: i64) -> Option<Fired> {
+    pub(crate) fn due(&mut self, now: i64) -> Option<Fired> {
         if self.pending.is_none() || self.last.is_some_and(|l| now - l < self.interval) {
             return None;
         }
@@ -211,7 +196,7 @@ impl Debounce {
     }
 
     /// A snapshot was taken at `now` for another reason (SIGUSR1): a pending firing is in it.
-    pub fn taken(&mut self, now: i64) {
+    pub(crate) fn taken(&mut self, now: i64) {
         if self.pending.take().is_some() {
             self.merged += 1;
         }
@@ -220,13 +205,13 @@ impl Debounce {
 }
 
 /// Builds tracker [`Input`]s from converted events (event id and payload values).
-pub struct InputMaker {
+pub(crate) struct InputMaker {
     /// Per event id: what the trackers make of the class, and the payload field names.
     classes: HashMap<u64, (ClassKind, Vec<String>)>,
 }
 
 impl InputMaker {
-    pub fn new(tc: &TraceClass) -> InputMaker {
+    pub(crate) fn new(tc: &TraceClass) -> InputMaker {
         let mut classes = HashMap::new();
         for s in tc.streams.values() {
             for e in s.events.values() {
@@ -247,7 +232,7 @@ impl InputMaker {
     }
 
     /// The input of event `id` with payload `vals` on `cpu`, if a tracker uses it.
-    pub fn input(&self, id: u64, cpu: u32, vals: &[Value]) -> Option<Input> {
+    pub(crate) fn input(&self, id: u64, cpu: u32, vals: &[Value]) -> Option<Input> {
         let (class, fields) = self.classes.get(&id)?;
         let get = |f: &str| fields.iter().position(|n| n == f).and_then(|i| vals.get(i));
         latency::input_of_class(

@@ -47,6 +47,7 @@ pub struct Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
+    /// Words from `data`.
     pub fn new(data: &'a [u8]) -> Self {
         Bytes { data }
     }
@@ -73,11 +74,15 @@ impl Entropy for Bytes<'_> {
 /// What [`write_chaos_trace`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChaosTrace {
+    /// CPUs (one stream each).
     pub cpus: u32,
+    /// Events written.
     pub events: u64,
+    /// Events counted as discarded (lost) in packet contexts.
     pub discarded: u64,
     /// Whether each system call entry was followed by its exit on its CPU.
     pub paired_syscalls: bool,
+    /// Big-endian byte order (else little-endian).
     pub big_endian: bool,
     /// Large event headers (16-bit ids) rather than compact ones (5-bit ids).
     pub large_headers: bool,

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 /// Parameters of `client-server`.
 #[derive(Debug, Clone)]
 pub struct ClientServerParams {
+    /// Seed of everything random: the same seed writes the same traces.
     pub seed: u64,
     /// 2..=8 hosts: N−2 clients, httpd, db (2 hosts: one client and httpd).
     pub hosts: u32,
@@ -27,10 +28,13 @@ pub struct ClientServerParams {
     pub max_offset_s: u64,
     /// Maximum clock drift, ppm (≤ 100).
     pub max_drift_ppm: u32,
+    /// HTTP requests, spread over the clients.
     pub requests: u32,
     /// TCP connections per client.
     pub connections: u32,
+    /// CPUs per host.
     pub cpus: u32,
+    /// Layout of the net events' payloads.
     pub net: NetLayout,
 }
 
@@ -72,7 +76,7 @@ struct Host {
 
 /// One segment of a critical path.
 #[derive(Debug, Clone)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub host: String,
     pub tid: i32,
     pub comm: String,
@@ -478,8 +482,11 @@ fn decimal(num: i128, scale_digits: u32) -> String {
 /// What [`generate`] produced.
 #[derive(Debug, Clone)]
 pub struct ClientServerOutput {
+    /// One trace directory per host.
     pub dirs: Vec<PathBuf>,
+    /// Events written (all hosts).
     pub events: u64,
+    /// The ground-truth file (`ground-truth.json`).
     pub ground_truth: PathBuf,
 }
 

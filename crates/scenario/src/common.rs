@@ -6,15 +6,20 @@ use kernel::lttng::ev;
 /// A kernel task (thread).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
+    /// Thread id.
     pub tid: i32,
+    /// Process id.
     pub pid: i32,
+    /// Parent process id.
     pub ppid: i32,
+    /// Command name.
     pub comm: String,
     /// LTTng priority (kernel prio − 100).
     pub prio: i32,
 }
 
 impl Task {
+    /// A thread of process `pid`, child of init, at the default priority.
     pub fn new(tid: i32, pid: i32, comm: &str) -> Task {
         Task {
             tid,
@@ -37,20 +42,18 @@ impl Task {
     }
 }
 
-/// `prev_state` values as lttng-modules 2.13 reports them on recent kernels.
-pub const STATE_RUNNING: i64 = 0;
-pub const STATE_INTERRUPTIBLE: i64 = 1;
-pub const STATE_UNINTERRUPTIBLE: i64 = 2;
+// `prev_state` values as lttng-modules 2.13 reports them on recent kernels.
+pub(crate) const STATE_RUNNING: i64 = 0;
+pub(crate) const STATE_INTERRUPTIBLE: i64 = 1;
+pub(crate) const STATE_UNINTERRUPTIBLE: i64 = 2;
 /// Preempted while runnable (`TASK_REPORT_MAX`).
-pub const STATE_PREEMPTED: i64 = 0x100;
+pub(crate) const STATE_PREEMPTED: i64 = 0x100;
 
-/// Softirq vectors.
-pub const SOFTIRQ_TIMER: u64 = 1;
-pub const SOFTIRQ_NET_TX: u64 = 2;
-pub const SOFTIRQ_NET_RX: u64 = 3;
-pub const SOFTIRQ_BLOCK: u64 = 4;
-pub const SOFTIRQ_RCU: u64 = 9;
+// Softirq vectors.
+pub(crate) const SOFTIRQ_TIMER: u64 = 1;
+pub(crate) const SOFTIRQ_NET_RX: u64 = 3;
 
+/// `sched_switch` from `prev` (left in `state`) to `next`.
 pub fn switch(prev: &Task, state: i64, next: &Task) -> Vec<Value> {
     vec![
         Value::str(&prev.comm),
@@ -63,6 +66,7 @@ pub fn switch(prev: &Task, state: i64, next: &Task) -> Vec<Value> {
     ]
 }
 
+/// `sched_waking`/`sched_wakeup` of `t`, to run on `target_cpu`.
 pub fn wake(t: &Task, target_cpu: u32) -> Vec<Value> {
     vec![
         Value::str(&t.comm),
@@ -72,24 +76,28 @@ pub fn wake(t: &Task, target_cpu: u32) -> Vec<Value> {
     ]
 }
 
+/// `irq_handler_entry` of IRQ `irq` (handler `name`).
 pub fn irq_entry(irq: i32, name: &str) -> Vec<Value> {
     vec![Value::I64(irq as i64), Value::str(name)]
 }
 
+/// `irq_handler_exit` of IRQ `irq`, handled.
 pub fn irq_exit(irq: i32) -> Vec<Value> {
     vec![Value::I64(irq as i64), Value::I64(1)]
 }
 
+/// A payload of one unsigned value (a softirq's `vec`, a timer's address…).
 pub fn vec1(v: u64) -> Vec<Value> {
     vec![Value::U64(v)]
 }
 
+/// A system call exit with only its return value.
 pub fn ret(r: i64) -> Vec<Value> {
     vec![Value::I64(r)]
 }
 
 /// `syscall_exit_epoll_wait` returning `fds` ready file descriptors (EPOLLIN).
-pub fn epoll_exit(fds: &[u32]) -> Vec<Value> {
+pub(crate) fn epoll_exit(fds: &[u32]) -> Vec<Value> {
     vec![
         Value::I64(fds.len() as i64),
         Value::U64(fds.len() as u64),
@@ -114,10 +122,12 @@ pub fn epoll_exit(fds: &[u32]) -> Vec<Value> {
     ]
 }
 
-pub fn hrtimer_entry(timer: u64, now: i64, func: u64) -> Vec<Value> {
+/// `hrtimer_expire_entry`.
+pub(crate) fn hrtimer_entry(timer: u64, now: i64, func: u64) -> Vec<Value> {
     vec![Value::U64(timer), Value::I64(now), Value::U64(func)]
 }
 
+/// `lttng_statedump_process_state` of `t`, last on `cpu` (swapper: kernel thread, idle).
 pub fn statedump_process(t: &Task, cpu: u32) -> Vec<Value> {
     vec![
         Value::I64(t.tid as i64),
@@ -133,6 +143,7 @@ pub fn statedump_process(t: &Task, cpu: u32) -> Vec<Value> {
     ]
 }
 
+/// `lttng_statedump_file_descriptor`: `t`'s process has `fd` open on `name`.
 pub fn statedump_fd(t: &Task, fd: i32, name: &str) -> Vec<Value> {
     vec![
         Value::U64(0xffff_8880_0000_0000 | ((t.pid as u64) << 12)),
@@ -144,6 +155,7 @@ pub fn statedump_fd(t: &Task, fd: i32, name: &str) -> Vec<Value> {
     ]
 }
 
+/// `block_rq_issue` of `nr` sectors at `sector` of `dev`, by `t`.
 pub fn block_issue(dev: u32, sector: u64, nr: u32, write: bool, t: &Task) -> Vec<Value> {
     vec![
         Value::U64(dev as u64),
@@ -156,6 +168,7 @@ pub fn block_issue(dev: u32, sector: u64, nr: u32, write: bool, t: &Task) -> Vec
     ]
 }
 
+/// `block_rq_complete` of the request with the same device and sector.
 pub fn block_complete(dev: u32, sector: u64, nr: u32, write: bool) -> Vec<Value> {
     vec![
         Value::U64(dev as u64),
@@ -166,7 +179,9 @@ pub fn block_complete(dev: u32, sector: u64, nr: u32, write: bool) -> Vec<Value>
     ]
 }
 
-pub fn page(id: u64, pfn: u64, alloc: bool) -> (u64, Vec<Value>) {
+/// A page allocation (event `id`, `mm_page_alloc`) or free (`mm_page_free`) of `pfn`: the event
+/// id and payload.
+pub(crate) fn page(id: u64, pfn: u64, alloc: bool) -> (u64, Vec<Value>) {
     let pageaddr = 0xffff_ea00_0000_0000 | (pfn << 6);
     if alloc {
         (
@@ -192,15 +207,18 @@ pub fn read_entry(fd: u32, count: u64) -> Vec<Value> {
     vec![Value::U64(fd as u64), Value::U64(count)]
 }
 
+/// `syscall_exit_read`.
 pub fn read_exit(r: i64, buf: u64) -> Vec<Value> {
     vec![Value::I64(r), Value::U64(buf)]
 }
 
+/// `syscall_entry_write`.
 pub fn write_entry(fd: u32, buf: u64, count: u64) -> Vec<Value> {
     vec![Value::U64(fd as u64), Value::U64(buf), Value::U64(count)]
 }
 
-pub fn sendto_entry(fd: i32, buf: u64, len: u64) -> Vec<Value> {
+/// `syscall_entry_sendto` (`MSG_DONTWAIT`, no address).
+pub(crate) fn sendto_entry(fd: i32, buf: u64, len: u64) -> Vec<Value> {
     vec![
         Value::I64(fd as i64),
         Value::U64(buf),
@@ -211,7 +229,8 @@ pub fn sendto_entry(fd: i32, buf: u64, len: u64) -> Vec<Value> {
     ]
 }
 
-pub fn recvfrom_entry(fd: i32, size: u64) -> Vec<Value> {
+/// `syscall_entry_recvfrom`, no address.
+pub(crate) fn recvfrom_entry(fd: i32, size: u64) -> Vec<Value> {
     vec![
         Value::I64(fd as i64),
         Value::U64(size),
@@ -220,10 +239,12 @@ pub fn recvfrom_entry(fd: i32, size: u64) -> Vec<Value> {
     ]
 }
 
-pub fn recvfrom_exit(r: i64, buf: u64) -> Vec<Value> {
+/// `syscall_exit_recvfrom`.
+pub(crate) fn recvfrom_exit(r: i64, buf: u64) -> Vec<Value> {
     vec![Value::I64(r), Value::U64(buf), Value::U64(0), Value::U64(0)]
 }
 
+/// `syscall_entry_futex`.
 pub fn futex_entry(uaddr: u64, op: i32, val: u32) -> Vec<Value> {
     vec![
         Value::U64(uaddr),
@@ -235,11 +256,13 @@ pub fn futex_entry(uaddr: u64, op: i32, val: u32) -> Vec<Value> {
     ]
 }
 
+/// `syscall_exit_futex`.
 pub fn futex_exit(r: i64, uaddr: u64) -> Vec<Value> {
     vec![Value::I64(r), Value::U64(uaddr), Value::U64(0)]
 }
 
-pub fn epoll_entry(epfd: i32, timeout: i32) -> Vec<Value> {
+/// `syscall_entry_epoll_wait` (64 events at most).
+pub(crate) fn epoll_entry(epfd: i32, timeout: i32) -> Vec<Value> {
     vec![
         Value::I64(epfd as i64),
         Value::I64(64),
@@ -247,6 +270,7 @@ pub fn epoll_entry(epfd: i32, timeout: i32) -> Vec<Value> {
     ]
 }
 
+/// `syscall_entry_openat` of `path` relative to the working directory (`O_CLOEXEC`).
 pub fn openat_entry(path: &str) -> Vec<Value> {
     vec![
         Value::I64(-100),

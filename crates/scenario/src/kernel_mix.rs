@@ -16,12 +16,19 @@ use std::path::Path;
 /// Parameters of `kernel-mix`.
 #[derive(Debug, Clone)]
 pub struct KernelMixParams {
+    /// Seed of everything random: the same seed writes the same trace.
     pub seed: u64,
+    /// Events to write.
     pub events: u64,
+    /// CPUs (one stream each).
     pub cpus: u32,
+    /// `hostname` of the trace environment.
     pub hostname: String,
+    /// Layout of the net events' payloads.
     pub net: NetLayout,
+    /// Event header of the streams (compact or large).
     pub header: EventHeaderKind,
+    /// Bytes per packet.
     pub packet_size: usize,
 }
 

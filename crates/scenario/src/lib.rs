@@ -6,6 +6,8 @@
 //! - [`chaos`]: arbitrary traces (any event, any value, any order) that decoders and analyses
 //!   must survive.
 
+#![deny(missing_docs)]
+
 pub mod chaos;
 pub mod client_server;
 pub mod common;

@@ -24,12 +24,13 @@ impl Rng {
     }
 
     /// An independent generator derived from this one and a label.
-    pub fn fork(&mut self, label: u64) -> Rng {
+    pub(crate) fn fork(&mut self, label: u64) -> Rng {
         Rng::new(self.next_u64() ^ label.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
+    /// The next 64 random bits.
     #[inline]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;
         let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = s[1] << 17;
@@ -54,7 +55,7 @@ impl Rng {
     }
 
     /// Uniform signed in `lo..=hi`.
-    pub fn range_i(&mut self, lo: i64, hi: i64) -> i64 {
+    pub(crate) fn range_i(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.range(0, (hi - lo) as u64) as i64
     }
 
@@ -66,17 +67,17 @@ impl Rng {
 
     /// Uniform in [0, 1).
     #[inline]
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// A random element.
-    pub fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[self.range(0, v.len() as u64 - 1) as usize]
     }
 
     /// Index chosen with the given weights.
-    pub fn weighted(&mut self, w: &[u32]) -> usize {
+    pub(crate) fn weighted(&mut self, w: &[u32]) -> usize {
         let total: u64 = w.iter().map(|&x| x as u64).sum();
         let mut r = self.range(0, total - 1);
         for (i, &x) in w.iter().enumerate() {
@@ -89,7 +90,7 @@ impl Rng {
     }
 
     /// 16 random bytes shaped as a version-4 UUID.
-    pub fn uuid(&mut self) -> [u8; 16] {
+    pub(crate) fn uuid(&mut self) -> [u8; 16] {
         let mut u = [0u8; 16];
         u[..8].copy_from_slice(&self.next_u64().to_le_bytes());
         u[8..].copy_from_slice(&self.next_u64().to_le_bytes());

@@ -8,6 +8,8 @@
 //! original trace cannot pass on such a directory, and must not fail on it either: they skip
 //! that trace loudly ([`intact_trace`]) and keep comparing the others.
 
+#![deny(missing_docs)]
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
