@@ -1,7 +1,5 @@
 //! `cputop`: per-thread, per-CPU and total CPU usage, from `sched_switch`.
 
-use std::collections::HashMap;
-
 use compact_str::CompactString;
 use kernel::{CpuMap, Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 use smallvec::SmallVec;
@@ -89,7 +87,7 @@ fn prios_of(prio: Option<i32>) -> SmallVec<[i32; 4]> {
 pub struct CpuTop {
     common: Common,
     /// Rows of the per-thread table (0: all).
-    pub limit: usize,
+    pub(crate) limit: usize,
     start: Option<i64>,
     /// By CPU id, the CPUs seen.
     cpus: CpuMap<CpuStat>,
@@ -99,6 +97,8 @@ pub struct CpuTop {
 }
 
 impl CpuTop {
+    /// A cputop analysis of the threads and CPUs `common` selects, its per-thread table
+    /// limited to `limit` rows (0: all).
     pub fn new(common: Common, limit: usize) -> Self {
         CpuTop {
             common,
@@ -117,11 +117,6 @@ impl CpuTop {
             threads.push((tid, make()));
             threads.len() as u32 - 1
         })
-    }
-
-    /// CPU time (ns) of each thread, idle excluded, over the analysed range.
-    pub fn busy_ns(&self) -> HashMap<i32, i64> {
-        self.threads.iter().map(|(t, s)| (*t, s.busy)).collect()
     }
 }
 

@@ -142,14 +142,14 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 4] = [
+    pub(crate) const ALL: [Category; 4] = [
         Category::Open,
         Category::Read,
         Category::Write,
         Category::Sync,
     ];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Category::Open => "Open",
             Category::Read => "Read",
@@ -185,14 +185,14 @@ impl Category {
 
 /// Output of the I/O latency analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoMode {
+pub(crate) enum IoMode {
     Stats,
     Freq(usize),
 }
 
 /// The I/O latency analysis.
 #[derive(Debug)]
-pub struct IoLatency {
+pub(crate) struct IoLatency {
     common: Common,
     pub mode: IoMode,
     pub min: Option<i64>,
@@ -230,7 +230,7 @@ impl IoLatency {
 }
 
 /// The name of a block device: from the statedump, else `MAJOR,MINOR`.
-pub fn disk_name(state: &State, dev: u64) -> String {
+pub(crate) fn disk_name(state: &State, dev: u64) -> String {
     state
         .disks
         .get(&dev)

@@ -39,7 +39,7 @@ impl From<usize> for Num {
 
 impl Num {
     /// The value as a float; None for a float that is not finite (`null` in JSON).
-    pub fn as_f64(self) -> Option<f64> {
+    pub(crate) fn as_f64(self) -> Option<f64> {
         match self {
             Num::Int(v) => Some(v as f64),
             Num::UInt(v) => Some(v as f64),
@@ -162,7 +162,7 @@ fn named(w: &mut impl Write, key: &[u8], s: &str) -> io::Result<()> {
 
 impl Cell {
     /// The LAMI class name.
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         match self {
             Cell::Null => "",
             Cell::Process { .. } => "process",
@@ -188,7 +188,7 @@ impl Cell {
 
     /// The `value` of a number, ratio, duration, size or timestamp cell as a float (None for
     /// other cells and for floats that are not finite).
-    pub fn value_f64(&self) -> Option<f64> {
+    pub(crate) fn value_f64(&self) -> Option<f64> {
         match *self {
             Cell::Number(n) | Cell::Duration(n) => n.as_f64(),
             Cell::Ratio(v) => v.is_finite().then_some(v),
@@ -198,7 +198,7 @@ impl Cell {
     }
 
     /// The `value` of a timestamp, size or integer number or duration cell.
-    pub fn value_i64(&self) -> Option<i64> {
+    pub(crate) fn value_i64(&self) -> Option<i64> {
         match *self {
             Cell::Timestamp(v) | Cell::Size(v) => Some(v),
             Cell::Number(Num::Int(v)) | Cell::Duration(Num::Int(v)) => Some(v),
@@ -208,7 +208,7 @@ impl Cell {
     }
 
     /// The text of a string cell.
-    pub fn value_str(&self) -> Option<&str> {
+    pub(crate) fn value_str(&self) -> Option<&str> {
         match self {
             Cell::String(s) => Some(s),
             _ => None,
@@ -217,7 +217,7 @@ impl Cell {
 
     /// Writes the cell as JSON: an object with its members in name order (as `serde_json`
     /// writes a `Value` object).
-    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
         // `open` writes `{"class":"NAME"`, then each arm the members after `class`; the only
         // member sorting before `class` (`begin`) is written by its arm before `open`.
         match self {
@@ -300,7 +300,8 @@ impl Cell {
     }
 
     /// The cell as a JSON value (what [`Cell::write_json`] writes, parsed).
-    pub fn to_value(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn to_value(&self) -> Value {
         let mut b = Vec::new();
         self.write_json(&mut b).expect("writing to memory");
         serde_json::from_slice(&b).expect("valid JSON")
@@ -311,78 +312,79 @@ impl Cell {
 pub mod cell {
     use super::{Cell, Num};
 
-    pub fn process(name: &str, tid: i32, pid: Option<i32>) -> Cell {
+    pub(crate) fn process(name: &str, tid: i32, pid: Option<i32>) -> Cell {
         Cell::Process {
             name: name.into(),
             tid,
             pid,
         }
     }
-    pub fn number(v: impl Into<Num>) -> Cell {
+    pub(crate) fn number(v: impl Into<Num>) -> Cell {
         Cell::Number(v.into())
     }
     /// A number cell of a float.
-    pub fn number_f(v: f64) -> Cell {
+    pub(crate) fn number_f(v: f64) -> Cell {
         Cell::Number(Num::Float(v))
     }
     pub fn ratio(v: f64) -> Cell {
         Cell::Ratio(v)
     }
-    pub fn duration_int(v: i64) -> Cell {
+    pub(crate) fn duration_int(v: i64) -> Cell {
         Cell::Duration(Num::Int(v))
     }
-    pub fn duration(v: f64) -> Cell {
+    pub(crate) fn duration(v: f64) -> Cell {
         Cell::Duration(Num::Float(v))
     }
-    pub fn size(v: i64) -> Cell {
+    pub(crate) fn size(v: i64) -> Cell {
         Cell::Size(v)
     }
-    pub fn string(v: impl Into<String>) -> Cell {
+    pub(crate) fn string(v: impl Into<String>) -> Cell {
         Cell::String(v.into().into_boxed_str())
     }
     pub fn cpu(id: u32) -> Cell {
         Cell::Cpu(id)
     }
-    pub fn syscall(name: &str) -> Cell {
+    pub(crate) fn syscall(name: &str) -> Cell {
         Cell::Syscall(name.into())
     }
     /// [`syscall`] of a name already shared.
-    pub fn syscall_shared(name: std::sync::Arc<str>) -> Cell {
+    pub(crate) fn syscall_shared(name: std::sync::Arc<str>) -> Cell {
         Cell::Syscall(name)
     }
-    pub fn irq(hard: bool, nr: i64, name: &str) -> Cell {
+    pub(crate) fn irq(hard: bool, nr: i64, name: &str) -> Cell {
         Cell::Irq {
             hard,
             nr,
             name: name.into(),
         }
     }
-    pub fn timestamp(ns: i64) -> Cell {
+    pub(crate) fn timestamp(ns: i64) -> Cell {
         Cell::Timestamp(ns)
     }
-    pub fn time_range(begin: i64, end: i64) -> Cell {
+    pub(crate) fn time_range(begin: i64, end: i64) -> Cell {
         Cell::TimeRange(begin, end)
     }
-    pub fn disk(name: &str) -> Cell {
+    pub(crate) fn disk(name: &str) -> Cell {
         Cell::Disk(name.into())
     }
-    pub fn netif(name: &str) -> Cell {
+    pub(crate) fn netif(name: &str) -> Cell {
         Cell::Netif(name.into())
     }
-    pub fn path(path: &str) -> Cell {
+    pub(crate) fn path(path: &str) -> Cell {
         Cell::Path(path.into())
     }
-    pub fn fd(fd: i64) -> Cell {
+    pub(crate) fn fd(fd: i64) -> Cell {
         Cell::Fd(fd)
     }
     /// A boolean cell; None: unknown (`"value": null`).
-    pub fn boolean(v: Option<bool>) -> Cell {
+    pub(crate) fn boolean(v: Option<bool>) -> Cell {
         Cell::Bool(v)
     }
-    pub fn unknown() -> Cell {
+    pub(crate) fn unknown() -> Cell {
         Cell::Unknown
     }
-    pub fn empty() -> Cell {
+    #[cfg(test)]
+    pub(crate) fn empty() -> Cell {
         Cell::Empty
     }
 }
@@ -395,7 +397,7 @@ pub struct Column {
     pub unit: Option<&'static str>,
 }
 
-pub const fn col(title: &'static str, class: &'static str) -> Column {
+pub(crate) const fn col(title: &'static str, class: &'static str) -> Column {
     Column {
         title,
         class,
@@ -403,7 +405,7 @@ pub const fn col(title: &'static str, class: &'static str) -> Column {
     }
 }
 
-pub const fn colu(title: &'static str, class: &'static str, unit: &'static str) -> Column {
+pub(crate) const fn colu(title: &'static str, class: &'static str, unit: &'static str) -> Column {
     Column {
         title,
         class,
@@ -454,7 +456,7 @@ pub struct Table {
 }
 
 impl Table {
-    pub fn new(class: &'static str, begin: i64, end: i64) -> Self {
+    pub(crate) fn new(class: &'static str, begin: i64, end: i64) -> Self {
         Table {
             class,
             title: None,
@@ -467,7 +469,7 @@ impl Table {
 
     /// The `class` member of the table's LAMI object: the class name, an inheriting class
     /// with the table's title, or a whole anonymous class.
-    pub fn class_json(&self) -> Value {
+    pub(crate) fn class_json(&self) -> Value {
         if let Some(cols) = &self.inline {
             let cols: Vec<Value> = cols
                 .iter()
@@ -491,13 +493,13 @@ impl Table {
 
     /// The text between the brackets ending the title of an inheriting table
     /// (`Title [subtitle]`), as lttng-analyses names the series of `--freq-series`.
-    pub fn subtitle(&self) -> Option<&str> {
+    pub(crate) fn subtitle(&self) -> Option<&str> {
         let t = self.title.as_deref()?.strip_suffix(']')?;
         Some(&t[t.rfind(" [")? + 2..])
     }
 
     /// Writes the table's LAMI object: `class`, `time-range`, `data` (in that order).
-    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
         w.write_all(b"{\"class\":")?;
         match (&self.inline, &self.title) {
             // Small, once per table: through a `Value`.
@@ -525,13 +527,6 @@ impl Table {
             w.write_all(b"]")?;
         }
         w.write_all(b"]}")
-    }
-
-    /// The table's LAMI object as a JSON value (what [`Table::write_json`] writes, parsed).
-    pub fn to_json(&self) -> Value {
-        let mut b = Vec::new();
-        self.write_json(&mut b).expect("writing to memory");
-        serde_json::from_slice(&b).expect("valid JSON")
     }
 }
 
@@ -563,7 +558,7 @@ pub fn write_results(w: &mut impl Write, tables: &[Table]) -> io::Result<()> {
 /// A `freq` table titled `title`: the histogram of the durations `values` (ns) in `bins` bins
 /// between `lo` and `hi` (see [`crate::stats::histogram`]), one row `[lower, upper, count]` per
 /// bin.
-pub fn duration_freq_table(
+pub(crate) fn duration_freq_table(
     title: String,
     values: &[i64],
     bins: usize,
@@ -588,7 +583,7 @@ pub fn duration_freq_table(
 /// titled with the histogram's subtitle and with the unit `unit`. `freqs` are tables of rows
 /// `[lower, upper, count]`; the bounds are those of the first; a histogram without rows
 /// (a single value and no uniform bounds) counts zero everywhere. None without histograms.
-pub fn series_table(
+pub(crate) fn series_table(
     title: &str,
     (lower, upper, bound_class): (&str, &str, &'static str),
     unit: &'static str,
@@ -636,7 +631,7 @@ pub fn series_table(
 }
 
 /// The LAMI version this crate's documents follow (`--mi-version` prints it as `1.0`).
-pub const MI_VERSION: (u32, u32) = (1, 0);
+pub(crate) const MI_VERSION: (u32, u32) = (1, 0);
 
 /// The `--mi-version` answer: `MAJOR.MINOR`.
 pub fn mi_version_string() -> String {

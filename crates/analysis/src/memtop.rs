@@ -57,7 +57,7 @@ struct TidMem {
 
 /// The memtop analysis.
 #[derive(Debug)]
-pub struct MemTop {
+pub(crate) struct MemTop {
     common: Common,
     pub limit: usize,
     tids: IntMap<i32, TidMem>,

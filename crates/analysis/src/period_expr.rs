@@ -43,7 +43,7 @@ impl fmt::Display for Val {
 
 impl Val {
     /// Python `repr` of the value (for the LAMI capture strings).
-    pub fn py_repr(&self) -> String {
+    pub(crate) fn py_repr(&self) -> String {
         match self {
             Val::Int(v) => v.to_string(),
             Val::Float(v) => format!("{v:?}"),
@@ -53,7 +53,7 @@ impl Val {
 }
 
 /// Python's `repr` of a string.
-pub fn py_str_repr(s: &str) -> String {
+pub(crate) fn py_str_repr(s: &str) -> String {
     let q = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -397,7 +397,7 @@ pub fn parse_expr(s: &str) -> Result<Expr, ParseError> {
 }
 
 /// Splits `s` on `sep` outside string literals and parentheses.
-pub fn split_top(s: &str, sep: char) -> Vec<&str> {
+pub(crate) fn split_top(s: &str, sep: char) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut quote: Option<char> = None;
@@ -522,7 +522,8 @@ pub fn parse_captures(s: &str) -> Result<Captures, ParseError> {
     })
 }
 
-pub use pipeline::glob::{glob, Glob};
+pub use pipeline::glob::glob;
+use pipeline::glob::Glob;
 
 /// Resolves references while evaluating.
 pub trait Resolve {
@@ -575,13 +576,13 @@ pub enum CExpr {
 
 /// Resolves numbered references while evaluating a [`CExpr`]: values are lent, not copied
 /// (comparisons, most of the evaluation, only read them).
-pub trait SlotResolve {
+pub(crate) trait SlotResolve {
     fn get(&self, slot: usize) -> Option<&Val>;
 }
 
 impl CExpr {
     /// The value of a value expression (a literal or a reference).
-    pub fn value<'a, R: SlotResolve + ?Sized>(&'a self, r: &'a R) -> Option<Cow<'a, Val>> {
+    pub(crate) fn value<'a, R: SlotResolve + ?Sized>(&'a self, r: &'a R) -> Option<Cow<'a, Val>> {
         match self {
             CExpr::Lit(v) => Some(Cow::Borrowed(v)),
             CExpr::Ref(x) => r.get(*x).map(Cow::Borrowed),
@@ -591,7 +592,7 @@ impl CExpr {
 
     /// The truth of a boolean expression. A bare value is true when present and non-zero /
     /// non-empty.
-    pub fn eval<R: SlotResolve + ?Sized>(&self, r: &R) -> bool {
+    pub(crate) fn eval<R: SlotResolve + ?Sized>(&self, r: &R) -> bool {
         match self {
             CExpr::Or(a, b) => a.eval(r) || b.eval(r),
             CExpr::And(a, b) => a.eval(r) && b.eval(r),
@@ -614,7 +615,7 @@ impl CExpr {
 impl CExpr {
     /// Whether the expression is a constant that is false (as [`Self::with_consts`] leaves
     /// what the constants decide).
-    pub fn is_never(&self) -> bool {
+    pub(crate) fn is_never(&self) -> bool {
         matches!(self, CExpr::Lit(_)) && !self.eval(&Resolved(Vec::new()))
     }
 
@@ -623,7 +624,7 @@ impl CExpr {
     /// is false, an `||` whose left side is true become the literal 0 or 1 (what `value` gives
     /// of them, and as true or false as `eval` finds them). Other nodes stay as they are, so
     /// the result evaluates as the expression would with those values.
-    pub fn with_consts(&self, konst: &dyn Fn(usize) -> Option<Val>) -> CExpr {
+    pub(crate) fn with_consts(&self, konst: &dyn Fn(usize) -> Option<Val>) -> CExpr {
         let b = |e: &CExpr| Box::new(e.with_consts(konst));
         let lit = |v: bool| CExpr::Lit(Val::Int(v as i128));
         let known = |e: &CExpr| match e {
@@ -716,7 +717,8 @@ impl Expr {
     }
 
     /// Calls `f` on every reference of the expression.
-    pub fn refs<'a>(&'a self, f: &mut dyn FnMut(&'a Ref)) {
+    #[cfg(test)]
+    pub(crate) fn refs<'a>(&'a self, f: &mut dyn FnMut(&'a Ref)) {
         match self {
             Expr::Or(a, b) | Expr::And(a, b) | Expr::Cmp(_, a, b) => {
                 a.refs(f);

@@ -64,7 +64,7 @@ struct TidCalls {
 
 /// The syscallstats analysis.
 #[derive(Debug)]
-pub struct SyscallStats {
+pub(crate) struct SyscallStats {
     common: Common,
     tids: IntMap<i32, TidCalls>,
 }
