@@ -8,6 +8,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::top_rows;
 
+/// The LAMI metadata of cputop.
 pub const METADATA: Metadata = Metadata {
     title: "Top CPU usage",
     description: "Per-TID, per-CPU, and total top CPU usage",
@@ -73,7 +74,7 @@ fn comm_of(state: &State, tid: i32) -> CompactString {
 }
 
 /// The priorities of a thread first seen with priority `prio`. A push, not a collect: the
-/// latter goes through `SmallVec`'s generic `extend`, several times the instructions.
+/// latter goes through `SmallVec`'s generic `extend`, several times the work.
 fn prios_of(prio: Option<i32>) -> SmallVec<[i32; 4]> {
     let mut v = SmallVec::new();
     if let Some(p) = prio {

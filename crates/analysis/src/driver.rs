@@ -38,7 +38,7 @@ pub struct Common {
     pub read_every_event: bool,
     /// The process ends right after the run: the state model and the analyses are left to
     /// the operating system instead of being freed piece by piece (a thread, a name, a table
-    /// row at a time: ~3 % of a run on a trace with thousands of threads).
+    /// row at a time: a measurable part of a run on a trace with thousands of threads).
     pub exit_after: bool,
     /// Told how far each read has gone (`--output-progress`).
     pub progress: Option<Arc<dyn Progress>>,

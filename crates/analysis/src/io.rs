@@ -9,6 +9,8 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
+/// The LAMI metadata of the I/O analyses (iolatencystats, iolatencyfreq, iolatencytop, iolog,
+/// iousagetop).
 pub const METADATA: Metadata = Metadata {
     title: "I/O analysis",
     description: "System call/disk latency statistics, system call latency distribution, \
@@ -135,9 +137,13 @@ const SYSCALL_COLUMNS: &[crate::lami::Column] = &[
 /// I/O system call categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
+    /// Calls that create file descriptors (`open`, `socket`, `dup`…).
     Open,
+    /// Calls that read (`read`, `pread64`, `recvmsg`…).
     Read,
+    /// Calls that write (`write`, `pwrite64`, `sendmsg`…).
     Write,
+    /// Calls that flush to storage (`sync`, `fsync`…).
     Sync,
 }
 

@@ -9,6 +9,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
+/// The LAMI metadata of the IRQ analyses (irqstats, irqlog, irqfreq).
 pub const METADATA: Metadata = Metadata {
     title: "System interrupt analysis",
     description: "Interrupt frequency distribution, statistics, and log",

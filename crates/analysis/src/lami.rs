@@ -1,8 +1,9 @@
 //! LAMI 1.0 (LTTng Analyses Machine Interface) output: result tables of typed cells.
 //!
 //! Cells are a typed enum ([`Cell`]) written straight as JSON ([`write_results`]): the results
-//! of a large trace (many-threads syscallstats: ~150 k cells) used to be a `serde_json::Value`
-//! tree, one map per cell, which cost more memory and time than the analysis itself. The bytes
+//! of a large trace (syscallstats of many threads: a row per thread and system call) used to be
+//! a `serde_json::Value` tree, one map per cell, which cost more memory and time than the
+//! analysis itself. The bytes
 //! written are those `serde_json` writes for the same cell as a `Value` (keys in `BTreeMap`
 //! order, numbers and strings formatted and escaped by `serde_json`); `tests::cells_as_values`
 //! holds the two together.
@@ -15,8 +16,11 @@ use serde_json::{json, Map, Value};
 /// `null` in JSON, as `serde_json` writes it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
+    /// A signed integer.
     Int(i64),
+    /// An unsigned integer.
     UInt(u64),
+    /// A float.
     Float(f64),
 }
 
@@ -69,38 +73,62 @@ impl std::fmt::Display for Num {
 /// A typed LAMI cell. `Null` is a missing value (JSON `null`, lttng-analyses's `None`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
+    /// No value.
     Null,
+    /// A process (thread): `process`.
     Process {
+        /// Its command name.
         name: Box<str>,
+        /// Its thread id.
         tid: i32,
+        /// Its process id, when known.
         pid: Option<i32>,
     },
+    /// `number`.
     Number(Num),
+    /// `ratio`: a fraction (1.0 is the whole).
     Ratio(f64),
+    /// `duration`, ns.
     Duration(Num),
+    /// `timestamp`, ns since the epoch.
     Timestamp(i64),
+    /// `time-range`: begin and end, ns since the epoch.
     TimeRange(i64, i64),
+    /// `size`, bytes.
     Size(i64),
+    /// `string`.
     String(Box<str>),
+    /// `cpu`: a CPU id.
     Cpu(u32),
     /// A system call name: shared with the kernel model's name table (syscallstats has one
-    /// per row, ~20 k on `many-threads`).
+    /// per row, and a row per thread and call).
     Syscall(std::sync::Arc<str>),
+    /// `irq`: a hard IRQ line or a soft IRQ vector.
     Irq {
+        /// A hard IRQ (else a soft IRQ).
         hard: bool,
+        /// Its number.
         nr: i64,
+        /// Its handler's (hard) or vector's (soft) name.
         name: Box<str>,
     },
+    /// `disk`: a disk or partition name.
     Disk(Box<str>),
+    /// `netif`: a network interface name.
     Netif(Box<str>),
+    /// `path`: a file path.
     Path(Box<str>),
+    /// `fd`: a file descriptor.
     Fd(i64),
+    /// `bool`; None: unknown.
     Bool(Option<bool>),
+    /// `unknown`: a value that could not be determined.
     Unknown,
+    /// `empty`: a cell left blank on purpose.
     Empty,
 }
 
-/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document has ~100 k
+/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document is mostly
 /// integers).
 fn write_uint(w: &mut impl Write, v: u64) -> io::Result<()> {
     w.write_all(itoa::Buffer::new().format(v).as_bytes())
@@ -245,7 +273,7 @@ impl Cell {
                 w.write_all(b",\"nr\":")?;
                 write_int(w, *nr)?;
             }
-            // The common cells: their start as one constant (a large document has ~1 M).
+            // The common cells: their start as one constant (most of a large document).
             Cell::Number(n) => {
                 w.write_all(b"{\"class\":\"number\",\"value\":")?;
                 n.write(w)?;
@@ -326,6 +354,7 @@ pub mod cell {
     pub(crate) fn number_f(v: f64) -> Cell {
         Cell::Number(Num::Float(v))
     }
+    /// A ratio cell (1.0 is the whole).
     pub fn ratio(v: f64) -> Cell {
         Cell::Ratio(v)
     }
@@ -341,6 +370,7 @@ pub mod cell {
     pub(crate) fn string(v: impl Into<String>) -> Cell {
         Cell::String(v.into().into_boxed_str())
     }
+    /// A CPU cell of CPU `id`.
     pub fn cpu(id: u32) -> Cell {
         Cell::Cpu(id)
     }
@@ -392,8 +422,11 @@ pub mod cell {
 /// A column of a table class.
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The column title.
     pub title: &'static str,
+    /// The LAMI class of its cells.
     pub class: &'static str,
+    /// The unit of its values, if any.
     pub unit: Option<&'static str>,
 }
 
@@ -416,25 +449,35 @@ pub(crate) const fn colu(title: &'static str, class: &'static str, unit: &'stati
 /// A table class: its name, title and columns.
 #[derive(Debug, Clone)]
 pub struct TableClass {
+    /// The name tables refer to it by ([`Table::class`]).
     pub name: &'static str,
+    /// The title of its tables.
     pub title: &'static str,
+    /// Its columns, in order.
     pub columns: &'static [Column],
 }
 
 /// What an analysis declares in `--metadata`.
 #[derive(Debug, Clone)]
 pub struct Metadata {
+    /// The analysis title.
     pub title: &'static str,
+    /// What it computes.
     pub description: &'static str,
+    /// LAMI tags.
     pub tags: &'static [&'static str],
+    /// The classes of its result tables.
     pub table_classes: &'static [TableClass],
 }
 
 /// A column of a table whose class is declared in the table itself (see [`Table::inline`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InlineColumn {
+    /// The column title.
     pub title: String,
+    /// The LAMI class of its cells.
     pub class: &'static str,
+    /// The unit of its values, if any.
     pub unit: Option<&'static str>,
 }
 
@@ -450,12 +493,16 @@ pub struct Table {
     /// histograms. The table's `title` is then the class title; `class` is only a key for
     /// text rendering and ordering.
     pub inline: Option<Vec<InlineColumn>>,
+    /// Begin of the time range the table covers, ns since the epoch.
     pub begin: i64,
+    /// End of that time range.
     pub end: i64,
+    /// The rows, each a cell per column.
     pub rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
+    /// An empty table of class `class` over `begin`..`end`.
     pub(crate) fn new(class: &'static str, begin: i64, end: i64) -> Self {
         Table {
             class,

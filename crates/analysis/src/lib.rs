@@ -1,6 +1,8 @@
 //! tracekit's kernel trace analyses: equivalents of every lttng-analyses command, sharing one
 //! pass over the trace through the [`kernel`] model, with LAMI 1.0 (`--mi`) and text output.
 
+#![deny(missing_docs)]
+
 pub mod cputop;
 pub mod driver;
 pub mod io;
@@ -208,11 +210,13 @@ pub(crate) fn errno_name(e: i64) -> Option<&'static str> {
 pub struct Options {
     /// Rows of top tables (0: all).
     pub limit: usize,
-    /// Duration bounds, ns.
+    /// Only durations at least this long, ns (`--min`).
     pub min: Option<i64>,
+    /// Only durations at most this long, ns (`--max`).
     pub max: Option<i64>,
-    /// Only these hard IRQs / soft IRQ vectors.
+    /// Only these hard IRQs (`--irq`).
     pub irqs: Option<Vec<i64>>,
+    /// Only these soft IRQ vectors (`--softirq`).
     pub softirqs: Option<Vec<u64>>,
     /// Histogram bins (`--freq-resolution`).
     pub freq_resolution: usize,
@@ -221,12 +225,15 @@ pub struct Options {
     pub freq_uniform: Option<stats::Uniform>,
     /// `--freq-series`: the histograms as one table of series (implies `--freq-uniform`).
     pub freq_series: bool,
-    /// schedstats tables.
+    /// schedstats: statistics of all threads together (`--total`).
     pub total: bool,
+    /// schedstats: per-thread statistics (`--per-tid`).
     pub per_tid: bool,
+    /// schedstats: per-priority statistics (`--per-prio`).
     pub per_prio: bool,
-    /// I/O size bounds, bytes.
+    /// I/O analyses: only reads and writes of at least this many bytes (`--minsize`).
     pub minsize: Option<i64>,
+    /// I/O analyses: only reads and writes of at most this many bytes (`--maxsize`).
     pub maxsize: Option<i64>,
 }
 

@@ -7,6 +7,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::top_rows;
 
+/// The LAMI metadata of memtop.
 pub const METADATA: Metadata = Metadata {
     title: "Top memory usage",
     description: "Per-TID top allocated/freed memory",

@@ -1,7 +1,7 @@
 //! `periodlog` / `periodtop` / `periodstats` / `periodfreq`: user-defined periods (see
 //! [`crate::period_expr`] for the language), possibly nested (`NAME(PARENT)`), with captures.
 //!
-//! The [`Engine`] is fed events one by one (anything implementing [`EventFields`]); on each
+//! The `Engine` is fed events one by one (anything implementing `EventFields`); on each
 //! event it first evaluates the end expression of every open period (closing those that
 //! match: their open children are dropped), then the begin expression of every definition,
 //! parents before children. A definition without a parent may have several instances open at
@@ -118,9 +118,13 @@ const PERIOD_COLS: &[crate::lami::Column] = &[
 /// Which command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeriodCmd {
+    /// `periodlog`: every period.
     Log,
+    /// `periodtop`: the longest periods.
     Top,
+    /// `periodstats`: duration statistics per period name.
     Stats,
+    /// `periodfreq`: duration frequency distributions.
     Freq,
 }
 
@@ -139,8 +143,9 @@ pub struct PeriodOptions {
     pub group_by: Vec<String>,
     /// `--order-by time|duration` (periodlog).
     pub order_by_duration: bool,
-    /// Duration bounds (ns).
+    /// Only periods at least this long, ns (`--min-duration`).
     pub min_duration: Option<i64>,
+    /// Only periods at most this long, ns (`--max-duration`).
     pub max_duration: Option<i64>,
     /// Rows of periodtop.
     pub limit: usize,
@@ -244,17 +249,25 @@ struct Inst {
 /// A completed period.
 #[derive(Debug, Clone)]
 pub struct Done {
+    /// Its number, unique in a run (periods are numbered as they begin).
     pub id: u64,
+    /// Its definition: an index in [`PeriodResult::names`].
     pub def: usize,
+    /// The `id` of the parent period it was in.
     pub parent: Option<u64>,
+    /// Time of the event that began it, ns.
     pub begin: i64,
+    /// Time of the event that ended it, ns.
     pub end: i64,
+    /// The values captured at its begin event (name, value).
     pub begin_caps: Vec<(String, Val)>,
+    /// The values captured at its end event.
     pub end_caps: Vec<(String, Val)>,
 }
 
 impl Done {
-    pub fn duration(&self) -> i64 {
+    /// Its duration, ns.
+    pub(crate) fn duration(&self) -> i64 {
         self.end - self.begin
     }
     fn capture(&self, name: &str) -> Option<&Val> {
@@ -675,8 +688,8 @@ enum Access {
 
 /// How to read each of the engine's values ([`Engine::whats`]) in the events of one class,
 /// worked out on the first event of the class: the scopes' structures (hence the positions of
-/// their members) are the same in every event of a class. Reading a member by position takes
-/// a few instructions, looking it up by name a walk over the members before it.
+/// their members) are the same in every event of a class. Reading a member by position is an
+/// index, looking it up by name a walk over the members before it.
 #[derive(Debug, Clone)]
 pub(crate) struct ClassAccess {
     /// A number of its own among the classes of a run ([`EventFields::class_key`]).
@@ -845,11 +858,14 @@ impl EventFields for CtfEvent<'_, '_> {
 
 /// The outcome of a run: the completed periods and what is needed to report them.
 pub struct PeriodResult {
+    /// The time range of the events read.
     pub range: Range,
     /// Errors met while reading (each names its file and byte offset): the results cover
     /// every event that could be read.
     pub errors: Vec<String>,
+    /// The names of the period definitions, in `--period` order.
     pub names: Vec<String>,
+    /// Per definition, its parent definition (an index in `names`).
     pub parents: Vec<Option<usize>>,
     /// The completed periods; only the top ones (periodtop) when `stats` is there.
     pub done: Vec<Done>,
@@ -883,7 +899,7 @@ pub fn run(
     let mut group_by = Vec::new();
     for g in &opts.group_by {
         let Some((p, c)) = g.split_once('.') else {
-            return Err(Error::BadGroup(g.clone()).into());
+            return Err(Error::BadGroup(g.clone()));
         };
         group_by.push((idx(p)?, c.to_string()));
     }

@@ -26,8 +26,11 @@ use std::sync::Arc;
 /// name into each comparison, begin values into snapshots) without allocating.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
+    /// An integer (wide enough for any CTF integer field).
     Int(i128),
+    /// A float.
     Float(f64),
+    /// A string.
     Str(Arc<str>),
 }
 
@@ -86,50 +89,75 @@ pub(crate) fn py_str_repr(s: &str) -> String {
 pub enum Scope {
     /// Payload, then contexts, packet context, header, packet header.
     Any,
+    /// `$payload`: the event payload.
     Payload,
     /// Event-specific and stream event contexts.
     Ctx,
+    /// `$stream_ctx`: the stream event context.
     StreamCtx,
+    /// `$header`: the event header.
     Header,
+    /// `$pkt_ctx`: the packet context.
     PktCtx,
+    /// `$pkt_header`: the packet header.
     PktHeader,
 }
 
 /// What a reference designates in an event.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum What {
+    /// `$name`: the event name.
     Name,
+    /// `$timestamp`: the event time, ns since the epoch.
     Timestamp,
+    /// A field, by its path (struct members) in a scope.
     Field(Scope, Vec<String>),
 }
 
 /// A reference: `$parent.` × `parents`, then `$begin.` if `begin`, then `$evt.` and `what`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Ref {
+    /// Levels of `$parent.` (0: the period itself).
     pub parents: u8,
+    /// Whether the value is that of the begin event (`$begin.`), not the current one.
     pub begin: bool,
+    /// The value designated.
     pub what: What,
 }
 
+/// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `=*`: glob match of a string.
     Glob,
 }
 
 /// An expression tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
+    /// `a || b`
     Or(Box<Expr>, Box<Expr>),
+    /// `a && b`
     And(Box<Expr>, Box<Expr>),
+    /// `!a`
     Not(Box<Expr>),
+    /// A comparison.
     Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// A literal.
     Lit(Val),
+    /// A reference to an event value.
     Ref(Ref),
 }
 
@@ -137,7 +165,9 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{msg} in '{text}'")]
 pub struct ParseError {
+    /// What is wrong.
     pub msg: String,
+    /// The text it is about.
     pub text: String,
 }
 
@@ -432,9 +462,13 @@ pub(crate) fn split_top(s: &str, sep: char) -> Vec<&str> {
 /// A `--period` definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeriodDef {
+    /// The period name.
     pub name: String,
+    /// The parent period's name (`NAME(PARENT)`).
     pub parent: Option<String>,
+    /// The begin expression.
     pub begin: Expr,
+    /// The end expression (the begin expression when none is given).
     pub end: Expr,
 }
 
@@ -479,8 +513,11 @@ pub fn parse_period(s: &str) -> Result<PeriodDef, ParseError> {
 /// A `--period-captures` definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Captures {
+    /// The period whose events are captured.
     pub period: String,
+    /// The captures of its begin event (name, expression).
     pub begin: Vec<(String, Expr)>,
+    /// The captures of its end event.
     pub end: Vec<(String, Expr)>,
 }
 
@@ -527,6 +564,7 @@ use pipeline::glob::Glob;
 
 /// Resolves references while evaluating.
 pub trait Resolve {
+    /// The value `r` designates; None when missing.
     fn get(&self, r: &Ref) -> Option<Val>;
 }
 
@@ -560,17 +598,23 @@ fn cmp(op: CmpOp, a: &Val, b: &Val) -> bool {
     }
 }
 
-/// An expression whose references are numbered (see [`Expr::compile`]): evaluated against a
-/// [`SlotResolve`], without comparing references per event.
+/// An expression whose references are numbered (see [`Expr::compile`]): the engine evaluates it
+/// against the values of those numbers, without comparing references per event.
 #[derive(Debug, Clone)]
 pub enum CExpr {
+    /// `a || b`
     Or(Box<CExpr>, Box<CExpr>),
+    /// `a && b`
     And(Box<CExpr>, Box<CExpr>),
+    /// `!a`
     Not(Box<CExpr>),
+    /// A comparison (other than of a literal pattern).
     Cmp(CmpOp, Box<CExpr>, Box<CExpr>),
     /// `VALUE =* "PATTERN"`: a literal pattern, read once at compilation.
     Glob(Box<CExpr>, Glob),
+    /// A literal.
     Lit(Val),
+    /// The value of reference number N.
     Ref(usize),
 }
 
@@ -693,13 +737,15 @@ impl Expr {
         }
     }
 
-    /// [`CExpr::value`] of the compiled expression, references resolved by `r`.
+    /// The value of a value expression (a literal or a reference), references resolved by
+    /// `r`; a boolean expression gives 0 or 1.
     pub fn value(&self, r: &dyn Resolve) -> Option<Val> {
         let (c, vals) = self.compiled(r);
         c.value(&vals).map(Cow::into_owned)
     }
 
-    /// [`CExpr::eval`] of the compiled expression, references resolved by `r`.
+    /// The truth of the expression, references resolved by `r`. A bare value is true when
+    /// present and non-zero / non-empty.
     pub fn eval(&self, r: &dyn Resolve) -> bool {
         let (c, vals) = self.compiled(r);
         c.eval(&vals)

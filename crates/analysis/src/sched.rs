@@ -28,6 +28,7 @@ const STATS_COLUMNS: &[Column] = &[
     col("Scheduling latency standard deviation", "duration"),
 ];
 
+/// The LAMI metadata of the scheduling analyses (schedlog, schedtop, schedstats, schedfreq).
 pub const METADATA: Metadata = Metadata {
     title: "Scheduling latencies analysis",
     description: "Scheduling latencies frequency distribution, statistics, top, and log",

@@ -3,17 +3,23 @@
 
 use std::sync::{Arc, Mutex};
 
+/// Running statistics of a series of integer samples (durations in ns, counts…).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stats {
+    /// Number of samples.
     pub count: u64,
+    /// Smallest sample (0 without samples).
     pub min: i64,
+    /// Largest sample (0 without samples).
     pub max: i64,
+    /// Sum of the samples (wide enough not to overflow).
     pub sum: i128,
     mean: f64,
     m2: f64,
 }
 
 impl Stats {
+    /// Adds sample `v`.
     pub(crate) fn add(&mut self, v: i64) {
         if self.count == 0 {
             self.min = v;
