@@ -1,7 +1,5 @@
 //! `cputop`: per-thread, per-CPU and total CPU usage, from `sched_switch`.
 
-use std::collections::HashMap;
-
 use compact_str::CompactString;
 use kernel::{CpuMap, Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 use smallvec::SmallVec;
@@ -10,6 +8,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::top_rows;
 
+/// The LAMI metadata of cputop.
 pub const METADATA: Metadata = Metadata {
     title: "Top CPU usage",
     description: "Per-TID, per-CPU, and total top CPU usage",
@@ -75,7 +74,7 @@ fn comm_of(state: &State, tid: i32) -> CompactString {
 }
 
 /// The priorities of a thread first seen with priority `prio`. A push, not a collect: the
-/// latter goes through `SmallVec`'s generic `extend`, several times the instructions.
+/// latter goes through `SmallVec`'s generic `extend`, several times the work.
 fn prios_of(prio: Option<i32>) -> SmallVec<[i32; 4]> {
     let mut v = SmallVec::new();
     if let Some(p) = prio {
@@ -89,7 +88,7 @@ fn prios_of(prio: Option<i32>) -> SmallVec<[i32; 4]> {
 pub struct CpuTop {
     common: Common,
     /// Rows of the per-thread table (0: all).
-    pub limit: usize,
+    pub(crate) limit: usize,
     start: Option<i64>,
     /// By CPU id, the CPUs seen.
     cpus: CpuMap<CpuStat>,
@@ -99,6 +98,8 @@ pub struct CpuTop {
 }
 
 impl CpuTop {
+    /// A cputop analysis of the threads and CPUs `common` selects, its per-thread table
+    /// limited to `limit` rows (0: all).
     pub fn new(common: Common, limit: usize) -> Self {
         CpuTop {
             common,
@@ -117,11 +118,6 @@ impl CpuTop {
             threads.push((tid, make()));
             threads.len() as u32 - 1
         })
-    }
-
-    /// CPU time (ns) of each thread, idle excluded, over the analysed range.
-    pub fn busy_ns(&self) -> HashMap<i32, i64> {
-        self.threads.iter().map(|(t, s)| (*t, s.busy)).collect()
     }
 }
 

@@ -9,8 +9,9 @@ use kernel::{Interest, Model, Notification, State, StateOptions};
 use pipeline::{FileSource, Flow, ReadOptions, Sink, Source, Summary, Wanted};
 
 use crate::lami::Table;
+use crate::Error;
 
-pub use pipeline::{intersection, intersection_on, Progress, ProgressPoint, RangeEvents};
+pub use pipeline::{intersection, Progress, ProgressPoint, RangeEvents};
 
 /// Options shared by every analysis.
 #[derive(Clone, Default)]
@@ -37,7 +38,7 @@ pub struct Common {
     pub read_every_event: bool,
     /// The process ends right after the run: the state model and the analyses are left to
     /// the operating system instead of being freed piece by piece (a thread, a name, a table
-    /// row at a time: ~3 % of a run on a trace with thousands of threads).
+    /// row at a time: a measurable part of a run on a trace with thousands of threads).
     pub exit_after: bool,
     /// Told how far each read has gone (`--output-progress`).
     pub progress: Option<Arc<dyn Progress>>,
@@ -63,7 +64,7 @@ impl std::fmt::Debug for Common {
 
 impl Common {
     /// The options of a read over the analysed range.
-    pub fn read_options(&self) -> ReadOptions {
+    pub(crate) fn read_options(&self) -> ReadOptions {
         ReadOptions {
             begin: self.begin,
             end: self.end,
@@ -75,13 +76,13 @@ impl Common {
 
     /// Whether `cpu` passes `--cpu`.
     #[inline]
-    pub fn cpu_ok(&self, cpu: u32) -> bool {
+    pub(crate) fn cpu_ok(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
     }
 
     /// Whether thread `tid` passes `--tid` / `--procname`.
     #[inline]
-    pub fn thread_ok(&self, state: &State, tid: i32) -> bool {
+    pub(crate) fn thread_ok(&self, state: &State, tid: i32) -> bool {
         if self.tids.is_none() && self.procnames.is_none() {
             return true;
         }
@@ -126,9 +127,6 @@ pub trait Analysis {
     /// Called once at the end; returns the result tables.
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table>;
 }
-
-/// Errors of a run: those of the read.
-pub type RunError = pipeline::Error;
 
 /// What a run read.
 #[derive(Debug, Clone)]
@@ -224,7 +222,7 @@ pub fn run_refresh(
     refresh: Option<i64>,
     make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-) -> Result<Analysed, RunError> {
+) -> Result<Analysed, Error> {
     let refresh = refresh.filter(|r| *r > 0);
     // Without refresh periods the analyses are known before the read, and so are the events
     // they need; a refresh period ends at any event, so all are read then.
@@ -311,7 +309,7 @@ impl<'a> Pass<'a> {
 
     /// Reads `source` into the pass. None when it is a lossless read that met a loss: nothing
     /// was reported then.
-    fn run(mut self, source: &FileSource) -> Result<Option<Analysed>, RunError> {
+    fn run(mut self, source: &FileSource) -> Result<Option<Analysed>, Error> {
         let summary = source.run(&mut self);
         let done = self.end(&summary);
         if self.common.exit_after && matches!(done, Ok(Some(_))) {
@@ -360,12 +358,12 @@ impl<'a> Pass<'a> {
     }
 
     /// After the read: the last period's report and what the pass read.
-    fn end(&mut self, summary: &Summary) -> Result<Option<Analysed>, RunError> {
+    fn end(&mut self, summary: &Summary) -> Result<Option<Analysed>, Error> {
         if summary.lost {
             return Ok(None);
         }
         let Some(first) = self.first else {
-            return Err(summary.nothing_read());
+            return Err(summary.nothing_read().into());
         };
         let errors = summary.error_strings();
         let mut warnings = summary.warning_strings();

@@ -9,6 +9,8 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
+/// The LAMI metadata of the I/O analyses (iolatencystats, iolatencyfreq, iolatencytop, iolog,
+/// iousagetop).
 pub const METADATA: Metadata = Metadata {
     title: "I/O analysis",
     description: "System call/disk latency statistics, system call latency distribution, \
@@ -135,21 +137,25 @@ const SYSCALL_COLUMNS: &[crate::lami::Column] = &[
 /// I/O system call categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
+    /// Calls that create file descriptors (`open`, `socket`, `dup`…).
     Open,
+    /// Calls that read (`read`, `pread64`, `recvmsg`…).
     Read,
+    /// Calls that write (`write`, `pwrite64`, `sendmsg`…).
     Write,
+    /// Calls that flush to storage (`sync`, `fsync`…).
     Sync,
 }
 
 impl Category {
-    pub const ALL: [Category; 4] = [
+    pub(crate) const ALL: [Category; 4] = [
         Category::Open,
         Category::Read,
         Category::Write,
         Category::Sync,
     ];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Category::Open => "Open",
             Category::Read => "Read",
@@ -185,14 +191,14 @@ impl Category {
 
 /// Output of the I/O latency analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoMode {
+pub(crate) enum IoMode {
     Stats,
     Freq(usize),
 }
 
 /// The I/O latency analysis.
 #[derive(Debug)]
-pub struct IoLatency {
+pub(crate) struct IoLatency {
     common: Common,
     pub mode: IoMode,
     pub min: Option<i64>,
@@ -230,7 +236,7 @@ impl IoLatency {
 }
 
 /// The name of a block device: from the statedump, else `MAJOR,MINOR`.
-pub fn disk_name(state: &State, dev: u64) -> String {
+pub(crate) fn disk_name(state: &State, dev: u64) -> String {
     state
         .disks
         .get(&dev)

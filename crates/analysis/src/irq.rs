@@ -9,6 +9,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::stats::{freq_bounds, Stats, Uniform};
 
+/// The LAMI metadata of the IRQ analyses (irqstats, irqlog, irqfreq).
 pub const METADATA: Metadata = Metadata {
     title: "System interrupt analysis",
     description: "Interrupt frequency distribution, statistics, and log",
@@ -88,7 +89,7 @@ pub(crate) const FREQ_BOUNDS: (&str, &str, &str) = (
 );
 
 /// Names of the soft IRQ vectors.
-pub fn softirq_name(vec: u64) -> &'static str {
+pub(crate) fn softirq_name(vec: u64) -> &'static str {
     const N: &[&str] = &[
         "HI_SOFTIRQ",
         "TIMER_SOFTIRQ",
@@ -106,7 +107,7 @@ pub fn softirq_name(vec: u64) -> &'static str {
 
 /// One handled interrupt, for the log and histograms.
 #[derive(Debug, Clone, Copy)]
-pub struct IrqRecord {
+pub(crate) struct IrqRecord {
     pub hard: bool,
     pub nr: i64,
     pub cpu: u32,
@@ -123,7 +124,7 @@ struct SoftStat {
 
 /// What the IRQ analysis outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IrqMode {
+pub(crate) enum IrqMode {
     Stats,
     Log,
     /// Histograms of handler durations, with this many bins.
@@ -132,7 +133,7 @@ pub enum IrqMode {
 
 /// The IRQ analysis.
 #[derive(Debug)]
-pub struct Irq {
+pub(crate) struct Irq {
     common: Common,
     pub mode: IrqMode,
     /// Restrict to these hard IRQs / soft IRQ vectors (None: all). An empty list disables

@@ -1,8 +1,9 @@
 //! LAMI 1.0 (LTTng Analyses Machine Interface) output: result tables of typed cells.
 //!
 //! Cells are a typed enum ([`Cell`]) written straight as JSON ([`write_results`]): the results
-//! of a large trace (many-threads syscallstats: ~150 k cells) used to be a `serde_json::Value`
-//! tree, one map per cell, which cost more memory and time than the analysis itself. The bytes
+//! of a large trace (syscallstats of many threads: a row per thread and system call) used to be
+//! a `serde_json::Value` tree, one map per cell, which cost more memory and time than the
+//! analysis itself. The bytes
 //! written are those `serde_json` writes for the same cell as a `Value` (keys in `BTreeMap`
 //! order, numbers and strings formatted and escaped by `serde_json`); `tests::cells_as_values`
 //! holds the two together.
@@ -15,8 +16,11 @@ use serde_json::{json, Map, Value};
 /// `null` in JSON, as `serde_json` writes it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
+    /// A signed integer.
     Int(i64),
+    /// An unsigned integer.
     UInt(u64),
+    /// A float.
     Float(f64),
 }
 
@@ -39,7 +43,7 @@ impl From<usize> for Num {
 
 impl Num {
     /// The value as a float; None for a float that is not finite (`null` in JSON).
-    pub fn as_f64(self) -> Option<f64> {
+    pub(crate) fn as_f64(self) -> Option<f64> {
         match self {
             Num::Int(v) => Some(v as f64),
             Num::UInt(v) => Some(v as f64),
@@ -69,38 +73,62 @@ impl std::fmt::Display for Num {
 /// A typed LAMI cell. `Null` is a missing value (JSON `null`, lttng-analyses's `None`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
+    /// No value.
     Null,
+    /// A process (thread): `process`.
     Process {
+        /// Its command name.
         name: Box<str>,
+        /// Its thread id.
         tid: i32,
+        /// Its process id, when known.
         pid: Option<i32>,
     },
+    /// `number`.
     Number(Num),
+    /// `ratio`: a fraction (1.0 is the whole).
     Ratio(f64),
+    /// `duration`, ns.
     Duration(Num),
+    /// `timestamp`, ns since the epoch.
     Timestamp(i64),
+    /// `time-range`: begin and end, ns since the epoch.
     TimeRange(i64, i64),
+    /// `size`, bytes.
     Size(i64),
+    /// `string`.
     String(Box<str>),
+    /// `cpu`: a CPU id.
     Cpu(u32),
     /// A system call name: shared with the kernel model's name table (syscallstats has one
-    /// per row, ~20 k on `many-threads`).
+    /// per row, and a row per thread and call).
     Syscall(std::sync::Arc<str>),
+    /// `irq`: a hard IRQ line or a soft IRQ vector.
     Irq {
+        /// A hard IRQ (else a soft IRQ).
         hard: bool,
+        /// Its number.
         nr: i64,
+        /// Its handler's (hard) or vector's (soft) name.
         name: Box<str>,
     },
+    /// `disk`: a disk or partition name.
     Disk(Box<str>),
+    /// `netif`: a network interface name.
     Netif(Box<str>),
+    /// `path`: a file path.
     Path(Box<str>),
+    /// `fd`: a file descriptor.
     Fd(i64),
+    /// `bool`; None: unknown.
     Bool(Option<bool>),
+    /// `unknown`: a value that could not be determined.
     Unknown,
+    /// `empty`: a cell left blank on purpose.
     Empty,
 }
 
-/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document has ~100 k
+/// Writes the decimal digits of `v` (without `fmt`'s machinery: a large document is mostly
 /// integers).
 fn write_uint(w: &mut impl Write, v: u64) -> io::Result<()> {
     w.write_all(itoa::Buffer::new().format(v).as_bytes())
@@ -162,7 +190,7 @@ fn named(w: &mut impl Write, key: &[u8], s: &str) -> io::Result<()> {
 
 impl Cell {
     /// The LAMI class name.
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         match self {
             Cell::Null => "",
             Cell::Process { .. } => "process",
@@ -188,7 +216,7 @@ impl Cell {
 
     /// The `value` of a number, ratio, duration, size or timestamp cell as a float (None for
     /// other cells and for floats that are not finite).
-    pub fn value_f64(&self) -> Option<f64> {
+    pub(crate) fn value_f64(&self) -> Option<f64> {
         match *self {
             Cell::Number(n) | Cell::Duration(n) => n.as_f64(),
             Cell::Ratio(v) => v.is_finite().then_some(v),
@@ -198,7 +226,7 @@ impl Cell {
     }
 
     /// The `value` of a timestamp, size or integer number or duration cell.
-    pub fn value_i64(&self) -> Option<i64> {
+    pub(crate) fn value_i64(&self) -> Option<i64> {
         match *self {
             Cell::Timestamp(v) | Cell::Size(v) => Some(v),
             Cell::Number(Num::Int(v)) | Cell::Duration(Num::Int(v)) => Some(v),
@@ -208,7 +236,7 @@ impl Cell {
     }
 
     /// The text of a string cell.
-    pub fn value_str(&self) -> Option<&str> {
+    pub(crate) fn value_str(&self) -> Option<&str> {
         match self {
             Cell::String(s) => Some(s),
             _ => None,
@@ -217,7 +245,7 @@ impl Cell {
 
     /// Writes the cell as JSON: an object with its members in name order (as `serde_json`
     /// writes a `Value` object).
-    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
         // `open` writes `{"class":"NAME"`, then each arm the members after `class`; the only
         // member sorting before `class` (`begin`) is written by its arm before `open`.
         match self {
@@ -245,7 +273,7 @@ impl Cell {
                 w.write_all(b",\"nr\":")?;
                 write_int(w, *nr)?;
             }
-            // The common cells: their start as one constant (a large document has ~1 M).
+            // The common cells: their start as one constant (most of a large document).
             Cell::Number(n) => {
                 w.write_all(b"{\"class\":\"number\",\"value\":")?;
                 n.write(w)?;
@@ -300,7 +328,8 @@ impl Cell {
     }
 
     /// The cell as a JSON value (what [`Cell::write_json`] writes, parsed).
-    pub fn to_value(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn to_value(&self) -> Value {
         let mut b = Vec::new();
         self.write_json(&mut b).expect("writing to memory");
         serde_json::from_slice(&b).expect("valid JSON")
@@ -311,78 +340,81 @@ impl Cell {
 pub mod cell {
     use super::{Cell, Num};
 
-    pub fn process(name: &str, tid: i32, pid: Option<i32>) -> Cell {
+    pub(crate) fn process(name: &str, tid: i32, pid: Option<i32>) -> Cell {
         Cell::Process {
             name: name.into(),
             tid,
             pid,
         }
     }
-    pub fn number(v: impl Into<Num>) -> Cell {
+    pub(crate) fn number(v: impl Into<Num>) -> Cell {
         Cell::Number(v.into())
     }
     /// A number cell of a float.
-    pub fn number_f(v: f64) -> Cell {
+    pub(crate) fn number_f(v: f64) -> Cell {
         Cell::Number(Num::Float(v))
     }
+    /// A ratio cell (1.0 is the whole).
     pub fn ratio(v: f64) -> Cell {
         Cell::Ratio(v)
     }
-    pub fn duration_int(v: i64) -> Cell {
+    pub(crate) fn duration_int(v: i64) -> Cell {
         Cell::Duration(Num::Int(v))
     }
-    pub fn duration(v: f64) -> Cell {
+    pub(crate) fn duration(v: f64) -> Cell {
         Cell::Duration(Num::Float(v))
     }
-    pub fn size(v: i64) -> Cell {
+    pub(crate) fn size(v: i64) -> Cell {
         Cell::Size(v)
     }
-    pub fn string(v: impl Into<String>) -> Cell {
+    pub(crate) fn string(v: impl Into<String>) -> Cell {
         Cell::String(v.into().into_boxed_str())
     }
+    /// A CPU cell of CPU `id`.
     pub fn cpu(id: u32) -> Cell {
         Cell::Cpu(id)
     }
-    pub fn syscall(name: &str) -> Cell {
+    pub(crate) fn syscall(name: &str) -> Cell {
         Cell::Syscall(name.into())
     }
     /// [`syscall`] of a name already shared.
-    pub fn syscall_shared(name: std::sync::Arc<str>) -> Cell {
+    pub(crate) fn syscall_shared(name: std::sync::Arc<str>) -> Cell {
         Cell::Syscall(name)
     }
-    pub fn irq(hard: bool, nr: i64, name: &str) -> Cell {
+    pub(crate) fn irq(hard: bool, nr: i64, name: &str) -> Cell {
         Cell::Irq {
             hard,
             nr,
             name: name.into(),
         }
     }
-    pub fn timestamp(ns: i64) -> Cell {
+    pub(crate) fn timestamp(ns: i64) -> Cell {
         Cell::Timestamp(ns)
     }
-    pub fn time_range(begin: i64, end: i64) -> Cell {
+    pub(crate) fn time_range(begin: i64, end: i64) -> Cell {
         Cell::TimeRange(begin, end)
     }
-    pub fn disk(name: &str) -> Cell {
+    pub(crate) fn disk(name: &str) -> Cell {
         Cell::Disk(name.into())
     }
-    pub fn netif(name: &str) -> Cell {
+    pub(crate) fn netif(name: &str) -> Cell {
         Cell::Netif(name.into())
     }
-    pub fn path(path: &str) -> Cell {
+    pub(crate) fn path(path: &str) -> Cell {
         Cell::Path(path.into())
     }
-    pub fn fd(fd: i64) -> Cell {
+    pub(crate) fn fd(fd: i64) -> Cell {
         Cell::Fd(fd)
     }
     /// A boolean cell; None: unknown (`"value": null`).
-    pub fn boolean(v: Option<bool>) -> Cell {
+    pub(crate) fn boolean(v: Option<bool>) -> Cell {
         Cell::Bool(v)
     }
-    pub fn unknown() -> Cell {
+    pub(crate) fn unknown() -> Cell {
         Cell::Unknown
     }
-    pub fn empty() -> Cell {
+    #[cfg(test)]
+    pub(crate) fn empty() -> Cell {
         Cell::Empty
     }
 }
@@ -390,12 +422,15 @@ pub mod cell {
 /// A column of a table class.
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The column title.
     pub title: &'static str,
+    /// The LAMI class of its cells.
     pub class: &'static str,
+    /// The unit of its values, if any.
     pub unit: Option<&'static str>,
 }
 
-pub const fn col(title: &'static str, class: &'static str) -> Column {
+pub(crate) const fn col(title: &'static str, class: &'static str) -> Column {
     Column {
         title,
         class,
@@ -403,7 +438,7 @@ pub const fn col(title: &'static str, class: &'static str) -> Column {
     }
 }
 
-pub const fn colu(title: &'static str, class: &'static str, unit: &'static str) -> Column {
+pub(crate) const fn colu(title: &'static str, class: &'static str, unit: &'static str) -> Column {
     Column {
         title,
         class,
@@ -414,25 +449,35 @@ pub const fn colu(title: &'static str, class: &'static str, unit: &'static str) 
 /// A table class: its name, title and columns.
 #[derive(Debug, Clone)]
 pub struct TableClass {
+    /// The name tables refer to it by ([`Table::class`]).
     pub name: &'static str,
+    /// The title of its tables.
     pub title: &'static str,
+    /// Its columns, in order.
     pub columns: &'static [Column],
 }
 
 /// What an analysis declares in `--metadata`.
 #[derive(Debug, Clone)]
 pub struct Metadata {
+    /// The analysis title.
     pub title: &'static str,
+    /// What it computes.
     pub description: &'static str,
+    /// LAMI tags.
     pub tags: &'static [&'static str],
+    /// The classes of its result tables.
     pub table_classes: &'static [TableClass],
 }
 
 /// A column of a table whose class is declared in the table itself (see [`Table::inline`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InlineColumn {
+    /// The column title.
     pub title: String,
+    /// The LAMI class of its cells.
     pub class: &'static str,
+    /// The unit of its values, if any.
     pub unit: Option<&'static str>,
 }
 
@@ -448,13 +493,17 @@ pub struct Table {
     /// histograms. The table's `title` is then the class title; `class` is only a key for
     /// text rendering and ordering.
     pub inline: Option<Vec<InlineColumn>>,
+    /// Begin of the time range the table covers, ns since the epoch.
     pub begin: i64,
+    /// End of that time range.
     pub end: i64,
+    /// The rows, each a cell per column.
     pub rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
-    pub fn new(class: &'static str, begin: i64, end: i64) -> Self {
+    /// An empty table of class `class` over `begin`..`end`.
+    pub(crate) fn new(class: &'static str, begin: i64, end: i64) -> Self {
         Table {
             class,
             title: None,
@@ -467,7 +516,7 @@ impl Table {
 
     /// The `class` member of the table's LAMI object: the class name, an inheriting class
     /// with the table's title, or a whole anonymous class.
-    pub fn class_json(&self) -> Value {
+    pub(crate) fn class_json(&self) -> Value {
         if let Some(cols) = &self.inline {
             let cols: Vec<Value> = cols
                 .iter()
@@ -491,13 +540,13 @@ impl Table {
 
     /// The text between the brackets ending the title of an inheriting table
     /// (`Title [subtitle]`), as lttng-analyses names the series of `--freq-series`.
-    pub fn subtitle(&self) -> Option<&str> {
+    pub(crate) fn subtitle(&self) -> Option<&str> {
         let t = self.title.as_deref()?.strip_suffix(']')?;
         Some(&t[t.rfind(" [")? + 2..])
     }
 
     /// Writes the table's LAMI object: `class`, `time-range`, `data` (in that order).
-    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
         w.write_all(b"{\"class\":")?;
         match (&self.inline, &self.title) {
             // Small, once per table: through a `Value`.
@@ -525,13 +574,6 @@ impl Table {
             w.write_all(b"]")?;
         }
         w.write_all(b"]}")
-    }
-
-    /// The table's LAMI object as a JSON value (what [`Table::write_json`] writes, parsed).
-    pub fn to_json(&self) -> Value {
-        let mut b = Vec::new();
-        self.write_json(&mut b).expect("writing to memory");
-        serde_json::from_slice(&b).expect("valid JSON")
     }
 }
 
@@ -563,7 +605,7 @@ pub fn write_results(w: &mut impl Write, tables: &[Table]) -> io::Result<()> {
 /// A `freq` table titled `title`: the histogram of the durations `values` (ns) in `bins` bins
 /// between `lo` and `hi` (see [`crate::stats::histogram`]), one row `[lower, upper, count]` per
 /// bin.
-pub fn duration_freq_table(
+pub(crate) fn duration_freq_table(
     title: String,
     values: &[i64],
     bins: usize,
@@ -588,7 +630,7 @@ pub fn duration_freq_table(
 /// titled with the histogram's subtitle and with the unit `unit`. `freqs` are tables of rows
 /// `[lower, upper, count]`; the bounds are those of the first; a histogram without rows
 /// (a single value and no uniform bounds) counts zero everywhere. None without histograms.
-pub fn series_table(
+pub(crate) fn series_table(
     title: &str,
     (lower, upper, bound_class): (&str, &str, &'static str),
     unit: &'static str,
@@ -636,7 +678,7 @@ pub fn series_table(
 }
 
 /// The LAMI version this crate's documents follow (`--mi-version` prints it as `1.0`).
-pub const MI_VERSION: (u32, u32) = (1, 0);
+pub(crate) const MI_VERSION: (u32, u32) = (1, 0);
 
 /// The `--mi-version` answer: `MAJOR.MINOR`.
 pub fn mi_version_string() -> String {

@@ -1,10 +1,12 @@
 //! tracekit's kernel trace analyses: equivalents of every lttng-analyses command, sharing one
 //! pass over the trace through the [`kernel`] model, with LAMI 1.0 (`--mi`) and text output.
 
+#![deny(missing_docs)]
+
 pub mod cputop;
 pub mod driver;
 pub mod io;
-pub mod iotop;
+mod iotop;
 pub mod irq;
 pub mod lami;
 pub mod memtop;
@@ -16,12 +18,47 @@ pub mod syscallstats;
 pub mod text;
 
 pub use driver::{
-    intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range, RunError,
+    intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range,
 };
 pub use lami::{Metadata, Table};
 
+/// Errors of the analyses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The traces could not be opened, or hold no readable event in the analysed range.
+    #[error(transparent)]
+    Read(#[from] pipeline::Error),
+    /// A `--period` or `--period-captures` definition does not parse.
+    #[error("Cannot parse period definition expression: {0}")]
+    PeriodParse(#[from] period_expr::ParseError),
+    /// A period names a parent no `--period` defines.
+    #[error("unknown parent period '{parent}' of '{name}'")]
+    UnknownParent {
+        /// The period defined.
+        name: String,
+        /// The parent it names.
+        parent: String,
+    },
+    /// Two `--period` definitions have the same name.
+    #[error("duplicate period '{0}'")]
+    Duplicate(String),
+    /// `--period-captures` of a period no `--period` defines.
+    #[error("captures for unknown period '{0}'")]
+    UnknownCaptured(String),
+    /// The parents of the periods form a cycle.
+    #[error("the periods form a cycle through '{0}'")]
+    Cycle(String),
+    /// `--select`, `--aggregate-by` or `--group-by` names a period no `--period` defines.
+    #[error("unknown period '{0}' (in --select, --aggregate-by or --group-by)")]
+    UnknownPeriod(String),
+    /// A `--group-by` that is not `PERIOD.CAPTURE`.
+    #[error("--group-by expects PERIOD.CAPTURE, got '{0}'")]
+    BadGroup(String),
+}
+
 /// Linux errno names (x86-64 / generic numbering), for return values.
-pub fn errno_name(e: i64) -> Option<&'static str> {
+pub(crate) fn errno_name(e: i64) -> Option<&'static str> {
     const NAMES: &[&str] = &[
         "",
         "EPERM",
@@ -173,11 +210,13 @@ pub fn errno_name(e: i64) -> Option<&'static str> {
 pub struct Options {
     /// Rows of top tables (0: all).
     pub limit: usize,
-    /// Duration bounds, ns.
+    /// Only durations at least this long, ns (`--min`).
     pub min: Option<i64>,
+    /// Only durations at most this long, ns (`--max`).
     pub max: Option<i64>,
-    /// Only these hard IRQs / soft IRQ vectors.
+    /// Only these hard IRQs (`--irq`).
     pub irqs: Option<Vec<i64>>,
+    /// Only these soft IRQ vectors (`--softirq`).
     pub softirqs: Option<Vec<u64>>,
     /// Histogram bins (`--freq-resolution`).
     pub freq_resolution: usize,
@@ -186,12 +225,15 @@ pub struct Options {
     pub freq_uniform: Option<stats::Uniform>,
     /// `--freq-series`: the histograms as one table of series (implies `--freq-uniform`).
     pub freq_series: bool,
-    /// schedstats tables.
+    /// schedstats: statistics of all threads together (`--total`).
     pub total: bool,
+    /// schedstats: per-thread statistics (`--per-tid`).
     pub per_tid: bool,
+    /// schedstats: per-priority statistics (`--per-prio`).
     pub per_prio: bool,
-    /// I/O size bounds, bytes.
+    /// I/O analyses: only reads and writes of at least this many bytes (`--minsize`).
     pub minsize: Option<i64>,
+    /// I/O analyses: only reads and writes of at most this many bytes (`--maxsize`).
     pub maxsize: Option<i64>,
 }
 
@@ -351,38 +393,13 @@ pub fn run_named(
     paths: &[std::path::PathBuf],
     common: &Common,
     opts: &Options,
-) -> Result<Vec<Table>, RunError> {
-    let traces = ctf::open_all(paths)?;
+) -> Result<Vec<Table>, Error> {
+    let traces = ctf::open_all(paths).map_err(pipeline::Error::from)?;
     let mut tables = Vec::new();
     run_names(&traces, &[name], common, opts, None, &mut |_, mut t| {
         tables = t.remove(0)
     })?;
     Ok(tables)
-}
-
-/// Parses a `--refresh` duration as lttng-analyses does: a number with an optional unit
-/// (`s`, `ms`, `us`, `µs`, `ns`; seconds without one), e.g. `1`, `0.5s`, `250ms`. Returns ns.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_alphabetic()) {
-        Some((i, _)) => (t[..i].trim(), Some(&t[i..])),
-        None => (t, None),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration: '{s}'"))?;
-    let scale = match unit {
-        None | Some("s") => 1e9,
-        Some("ms") => 1e6,
-        Some("us") | Some("µs") => 1e3,
-        Some("ns") => 1.0,
-        Some(u) => return Err(format!("unrecognised units: {u} (s, ms, us or ns)")),
-    };
-    let ns = (v * scale) as i64;
-    if !v.is_finite() || ns <= 0 {
-        return Err(format!("invalid duration: '{s}' (must be positive)"));
-    }
-    Ok(ns)
 }
 
 /// The summary lttng-analyses makes of several `--refresh` periods of analysis `name`, from
@@ -447,7 +464,7 @@ pub fn run_names(
     opts: &Options,
     refresh: Option<i64>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
-) -> Result<Analysed, RunError> {
+) -> Result<Analysed, Error> {
     let mut make = || {
         names
             .iter()
@@ -486,21 +503,6 @@ pub fn mi_tables(names: &[&str], mut periods: Vec<(Range, Vec<Vec<Table>>)>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_as_lttng_analyses() {
-        assert_eq!(parse_duration("1"), Ok(1_000_000_000));
-        assert_eq!(parse_duration("0.5s"), Ok(500_000_000));
-        assert_eq!(parse_duration("250ms"), Ok(250_000_000));
-        assert_eq!(parse_duration("3us"), Ok(3_000));
-        assert_eq!(parse_duration("3µs"), Ok(3_000));
-        assert_eq!(parse_duration("42ns"), Ok(42));
-        assert_eq!(parse_duration(" 2 ms"), Ok(2_000_000));
-        assert!(parse_duration("1h").is_err());
-        assert!(parse_duration("x").is_err());
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("-1").is_err());
-    }
 
     #[test]
     fn summary_and_class_grouping() {

@@ -7,6 +7,7 @@ use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
 use crate::stats::top_rows;
 
+/// The LAMI metadata of memtop.
 pub const METADATA: Metadata = Metadata {
     title: "Top memory usage",
     description: "Per-TID top allocated/freed memory",
@@ -57,7 +58,7 @@ struct TidMem {
 
 /// The memtop analysis.
 #[derive(Debug)]
-pub struct MemTop {
+pub(crate) struct MemTop {
     common: Common,
     pub limit: usize,
     tids: IntMap<i32, TidMem>,

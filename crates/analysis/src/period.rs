@@ -1,7 +1,7 @@
 //! `periodlog` / `periodtop` / `periodstats` / `periodfreq`: user-defined periods (see
 //! [`crate::period_expr`] for the language), possibly nested (`NAME(PARENT)`), with captures.
 //!
-//! The [`Engine`] is fed events one by one (anything implementing [`EventFields`]); on each
+//! The `Engine` is fed events one by one (anything implementing `EventFields`); on each
 //! event it first evaluates the end expression of every open period (closing those that
 //! match: their open children are dropped), then the begin expression of every definition,
 //! parents before children. A definition without a parent may have several instances open at
@@ -25,10 +25,11 @@ use pipeline::{classes_where, FileSource, Flow, Sink, Source, Wanted};
 use crate::driver::{Common, Range};
 use crate::lami::{cell, col, colu, Cell, Metadata, Table, TableClass};
 use crate::period_expr::{
-    parse_captures, parse_period, py_str_repr, CExpr, Captures, ParseError, PeriodDef, Ref, Scope,
-    SlotResolve, Val, What,
+    parse_captures, parse_period, py_str_repr, CExpr, Captures, PeriodDef, Ref, Scope, SlotResolve,
+    Val, What,
 };
 use crate::stats::{histogram, histogram_f, Stats};
+use crate::Error;
 
 /// The LAMI metadata of the period analyses.
 pub static METADATA: Metadata = Metadata {
@@ -117,9 +118,13 @@ const PERIOD_COLS: &[crate::lami::Column] = &[
 /// Which command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeriodCmd {
+    /// `periodlog`: every period.
     Log,
+    /// `periodtop`: the longest periods.
     Top,
+    /// `periodstats`: duration statistics per period name.
     Stats,
+    /// `periodfreq`: duration frequency distributions.
     Freq,
 }
 
@@ -138,8 +143,9 @@ pub struct PeriodOptions {
     pub group_by: Vec<String>,
     /// `--order-by time|duration` (periodlog).
     pub order_by_duration: bool,
-    /// Duration bounds (ns).
+    /// Only periods at least this long, ns (`--min-duration`).
     pub min_duration: Option<i64>,
+    /// Only periods at most this long, ns (`--max-duration`).
     pub max_duration: Option<i64>,
     /// Rows of periodtop.
     pub limit: usize,
@@ -178,7 +184,7 @@ impl Default for PeriodOptions {
 }
 
 /// An event as the engine sees it.
-pub trait EventFields {
+pub(crate) trait EventFields {
     fn name(&self) -> &str;
     fn ts(&self) -> i64;
     fn field(&self, scope: Scope, path: &[String]) -> Option<Val>;
@@ -243,17 +249,25 @@ struct Inst {
 /// A completed period.
 #[derive(Debug, Clone)]
 pub struct Done {
+    /// Its number, unique in a run (periods are numbered as they begin).
     pub id: u64,
+    /// Its definition: an index in [`PeriodResult::names`].
     pub def: usize,
+    /// The `id` of the parent period it was in.
     pub parent: Option<u64>,
+    /// Time of the event that began it, ns.
     pub begin: i64,
+    /// Time of the event that ended it, ns.
     pub end: i64,
+    /// The values captured at its begin event (name, value).
     pub begin_caps: Vec<(String, Val)>,
+    /// The values captured at its end event.
     pub end_caps: Vec<(String, Val)>,
 }
 
 impl Done {
-    pub fn duration(&self) -> i64 {
+    /// Its duration, ns.
+    pub(crate) fn duration(&self) -> i64 {
         self.end - self.begin
     }
     fn capture(&self, name: &str) -> Option<&Val> {
@@ -263,25 +277,6 @@ impl Done {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
     }
-}
-
-/// Errors of the period definitions.
-#[derive(Debug, thiserror::Error)]
-pub enum DefError {
-    #[error("Cannot parse period definition expression: {0}")]
-    Parse(#[from] ParseError),
-    #[error("unknown parent period '{parent}' of '{name}'")]
-    UnknownParent { name: String, parent: String },
-    #[error("duplicate period '{0}'")]
-    Duplicate(String),
-    #[error("captures for unknown period '{0}'")]
-    UnknownCaptured(String),
-    #[error("the periods form a cycle through '{0}'")]
-    Cycle(String),
-    #[error("unknown period '{0}' (in --select, --aggregate-by or --group-by)")]
-    UnknownPeriod(String),
-    #[error("--group-by expects PERIOD.CAPTURE, got '{0}'")]
-    BadGroup(String),
 }
 
 /// The current event's values of [`Engine::whats`], each read on first use (an event of another
@@ -323,7 +318,7 @@ impl<E: EventFields + ?Sized> SlotResolve for Env<'_, E> {
 }
 
 /// The sans-io period engine.
-pub struct Engine {
+pub(crate) struct Engine {
     defs: Vec<Def>,
     /// Definitions, parents first.
     order: Vec<usize>,
@@ -346,7 +341,7 @@ pub struct Engine {
 
 impl Engine {
     /// Compiles `--period` and `--period-captures` definitions.
-    pub fn new(periods: &[String], captures: &[String]) -> Result<Engine, DefError> {
+    pub fn new(periods: &[String], captures: &[String]) -> Result<Engine, Error> {
         let parsed: Vec<PeriodDef> = periods
             .iter()
             .map(|p| parse_period(p))
@@ -389,7 +384,7 @@ impl Engine {
         let mut defs: Vec<Def> = Vec::new();
         for p in &parsed {
             if defs.iter().any(|d| d.name == p.name) {
-                return Err(DefError::Duplicate(p.name.clone()));
+                return Err(Error::Duplicate(p.name.clone()));
             }
             defs.push(Def {
                 name: p.name.clone(),
@@ -404,7 +399,7 @@ impl Engine {
         for (i, p) in parsed.iter().enumerate() {
             if let Some(par) = &p.parent {
                 let Some(j) = defs.iter().position(|d| &d.name == par) else {
-                    return Err(DefError::UnknownParent {
+                    return Err(Error::UnknownParent {
                         name: p.name.clone(),
                         parent: par.clone(),
                     });
@@ -418,14 +413,14 @@ impl Engine {
                 d += 1;
                 j = p;
                 if d > defs.len() {
-                    return Err(DefError::Cycle(defs[i].name.clone()));
+                    return Err(Error::Cycle(defs[i].name.clone()));
                 }
             }
             defs[i].depth = d;
         }
         for c in caps {
             let Some(d) = defs.iter_mut().find(|d| d.name == c.period) else {
-                return Err(DefError::UnknownCaptured(c.period));
+                return Err(Error::UnknownCaptured(c.period));
             };
             let mut compile = |l: Vec<(String, crate::period_expr::Expr)>| {
                 l.into_iter()
@@ -465,11 +460,6 @@ impl Engine {
     /// Parent of definition `i`.
     pub fn parent_of(&self, i: usize) -> Option<usize> {
         self.defs[i].parent
-    }
-
-    /// Number of open periods.
-    pub fn open_count(&self) -> usize {
-        self.open.len()
     }
 
     /// Each definition's (begin, end) expressions for events named `name`.
@@ -624,7 +614,7 @@ impl Engine {
 
 /// A CTF event with its timestamp, and how to read the engine's values in events of its class
 /// (None: by name, each time).
-pub struct CtfEvent<'a, 'b> {
+pub(crate) struct CtfEvent<'a, 'b> {
     pub ev: &'b ctf::Event<'a>,
     pub ts: i64,
     pub access: Option<&'b ClassAccess>,
@@ -698,10 +688,10 @@ enum Access {
 
 /// How to read each of the engine's values ([`Engine::whats`]) in the events of one class,
 /// worked out on the first event of the class: the scopes' structures (hence the positions of
-/// their members) are the same in every event of a class. Reading a member by position takes
-/// a few instructions, looking it up by name a walk over the members before it.
+/// their members) are the same in every event of a class. Reading a member by position is an
+/// index, looking it up by name a walk over the members before it.
 #[derive(Debug, Clone)]
-pub struct ClassAccess {
+pub(crate) struct ClassAccess {
     /// A number of its own among the classes of a run ([`EventFields::class_key`]).
     pub key: usize,
     name: Val,
@@ -868,11 +858,14 @@ impl EventFields for CtfEvent<'_, '_> {
 
 /// The outcome of a run: the completed periods and what is needed to report them.
 pub struct PeriodResult {
+    /// The time range of the events read.
     pub range: Range,
     /// Errors met while reading (each names its file and byte offset): the results cover
     /// every event that could be read.
     pub errors: Vec<String>,
+    /// The names of the period definitions, in `--period` order.
     pub names: Vec<String>,
+    /// Per definition, its parent definition (an index in `names`).
     pub parents: Vec<Option<usize>>,
     /// The completed periods; only the top ones (periodtop) when `stats` is there.
     pub done: Vec<Done>,
@@ -891,12 +884,12 @@ pub fn run(
     traces: &[Arc<Trace>],
     common: &Common,
     opts: &PeriodOptions,
-) -> Result<PeriodResult, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<PeriodResult, Error> {
     let engine = Engine::new(&opts.periods, &opts.captures)?;
     let idx = |n: &str| {
         engine
             .def_index(n)
-            .ok_or_else(|| DefError::UnknownPeriod(n.to_string()))
+            .ok_or_else(|| Error::UnknownPeriod(n.to_string()))
     };
     let selected = match &opts.select {
         Some(s) => s.iter().map(|n| idx(n)).collect::<Result<Vec<_>, _>>()?,
@@ -906,7 +899,7 @@ pub fn run(
     let mut group_by = Vec::new();
     for g in &opts.group_by {
         let Some((p, c)) = g.split_once('.') else {
-            return Err(DefError::BadGroup(g.clone()).into());
+            return Err(Error::BadGroup(g.clone()));
         };
         group_by.push((idx(p)?, c.to_string()));
     }
@@ -920,15 +913,14 @@ pub fn run(
         && aggregate_by.is_none();
     let defs = engine.defs.len();
     let mut engine = Some(engine);
-    let mut run_pass =
-        |reduce: bool| -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
-            let reducer = reduce.then(|| Reducer::new(opts, &selected, defs));
-            let engine = match engine.take() {
-                Some(e) => e,
-                None => Engine::new(&opts.periods, &opts.captures)?,
-            };
-            pass(traces, common, engine, reducer)
+    let mut run_pass = |reduce: bool| -> Result<Option<PassOut>, Error> {
+        let reducer = reduce.then(|| Reducer::new(opts, &selected, defs));
+        let engine = match engine.take() {
+            Some(e) => e,
+            None => Engine::new(&opts.periods, &opts.captures)?,
         };
+        pass(traces, common, engine, reducer)
+    };
     let out = match run_pass(reduce)? {
         Some(out) => out,
         // Time went backwards: the statistics kept so far may not have taken the periods in
@@ -973,7 +965,7 @@ fn pass(
     common: &Common,
     engine: Engine,
     reducer: Option<Reducer>,
-) -> Result<Option<PassOut>, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<Option<PassOut>, Error> {
     let source = FileSource::new(traces.to_vec(), common.read_options());
     let mut sink = PeriodSink {
         common,

@@ -26,8 +26,11 @@ use std::sync::Arc;
 /// name into each comparison, begin values into snapshots) without allocating.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
+    /// An integer (wide enough for any CTF integer field).
     Int(i128),
+    /// A float.
     Float(f64),
+    /// A string.
     Str(Arc<str>),
 }
 
@@ -43,7 +46,7 @@ impl fmt::Display for Val {
 
 impl Val {
     /// Python `repr` of the value (for the LAMI capture strings).
-    pub fn py_repr(&self) -> String {
+    pub(crate) fn py_repr(&self) -> String {
         match self {
             Val::Int(v) => v.to_string(),
             Val::Float(v) => format!("{v:?}"),
@@ -53,7 +56,7 @@ impl Val {
 }
 
 /// Python's `repr` of a string.
-pub fn py_str_repr(s: &str) -> String {
+pub(crate) fn py_str_repr(s: &str) -> String {
     let q = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -86,50 +89,75 @@ pub fn py_str_repr(s: &str) -> String {
 pub enum Scope {
     /// Payload, then contexts, packet context, header, packet header.
     Any,
+    /// `$payload`: the event payload.
     Payload,
     /// Event-specific and stream event contexts.
     Ctx,
+    /// `$stream_ctx`: the stream event context.
     StreamCtx,
+    /// `$header`: the event header.
     Header,
+    /// `$pkt_ctx`: the packet context.
     PktCtx,
+    /// `$pkt_header`: the packet header.
     PktHeader,
 }
 
 /// What a reference designates in an event.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum What {
+    /// `$name`: the event name.
     Name,
+    /// `$timestamp`: the event time, ns since the epoch.
     Timestamp,
+    /// A field, by its path (struct members) in a scope.
     Field(Scope, Vec<String>),
 }
 
 /// A reference: `$parent.` × `parents`, then `$begin.` if `begin`, then `$evt.` and `what`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Ref {
+    /// Levels of `$parent.` (0: the period itself).
     pub parents: u8,
+    /// Whether the value is that of the begin event (`$begin.`), not the current one.
     pub begin: bool,
+    /// The value designated.
     pub what: What,
 }
 
+/// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `=*`: glob match of a string.
     Glob,
 }
 
 /// An expression tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
+    /// `a || b`
     Or(Box<Expr>, Box<Expr>),
+    /// `a && b`
     And(Box<Expr>, Box<Expr>),
+    /// `!a`
     Not(Box<Expr>),
+    /// A comparison.
     Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// A literal.
     Lit(Val),
+    /// A reference to an event value.
     Ref(Ref),
 }
 
@@ -137,7 +165,9 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{msg} in '{text}'")]
 pub struct ParseError {
+    /// What is wrong.
     pub msg: String,
+    /// The text it is about.
     pub text: String,
 }
 
@@ -397,7 +427,7 @@ pub fn parse_expr(s: &str) -> Result<Expr, ParseError> {
 }
 
 /// Splits `s` on `sep` outside string literals and parentheses.
-pub fn split_top(s: &str, sep: char) -> Vec<&str> {
+pub(crate) fn split_top(s: &str, sep: char) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut quote: Option<char> = None;
@@ -432,9 +462,13 @@ pub fn split_top(s: &str, sep: char) -> Vec<&str> {
 /// A `--period` definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeriodDef {
+    /// The period name.
     pub name: String,
+    /// The parent period's name (`NAME(PARENT)`).
     pub parent: Option<String>,
+    /// The begin expression.
     pub begin: Expr,
+    /// The end expression (the begin expression when none is given).
     pub end: Expr,
 }
 
@@ -479,8 +513,11 @@ pub fn parse_period(s: &str) -> Result<PeriodDef, ParseError> {
 /// A `--period-captures` definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Captures {
+    /// The period whose events are captured.
     pub period: String,
+    /// The captures of its begin event (name, expression).
     pub begin: Vec<(String, Expr)>,
+    /// The captures of its end event.
     pub end: Vec<(String, Expr)>,
 }
 
@@ -522,10 +559,12 @@ pub fn parse_captures(s: &str) -> Result<Captures, ParseError> {
     })
 }
 
-pub use pipeline::glob::{glob, Glob};
+pub use pipeline::glob::glob;
+use pipeline::glob::Glob;
 
 /// Resolves references while evaluating.
 pub trait Resolve {
+    /// The value `r` designates; None when missing.
     fn get(&self, r: &Ref) -> Option<Val>;
 }
 
@@ -559,29 +598,35 @@ fn cmp(op: CmpOp, a: &Val, b: &Val) -> bool {
     }
 }
 
-/// An expression whose references are numbered (see [`Expr::compile`]): evaluated against a
-/// [`SlotResolve`], without comparing references per event.
+/// An expression whose references are numbered (see [`Expr::compile`]): the engine evaluates it
+/// against the values of those numbers, without comparing references per event.
 #[derive(Debug, Clone)]
 pub enum CExpr {
+    /// `a || b`
     Or(Box<CExpr>, Box<CExpr>),
+    /// `a && b`
     And(Box<CExpr>, Box<CExpr>),
+    /// `!a`
     Not(Box<CExpr>),
+    /// A comparison (other than of a literal pattern).
     Cmp(CmpOp, Box<CExpr>, Box<CExpr>),
     /// `VALUE =* "PATTERN"`: a literal pattern, read once at compilation.
     Glob(Box<CExpr>, Glob),
+    /// A literal.
     Lit(Val),
+    /// The value of reference number N.
     Ref(usize),
 }
 
 /// Resolves numbered references while evaluating a [`CExpr`]: values are lent, not copied
 /// (comparisons, most of the evaluation, only read them).
-pub trait SlotResolve {
+pub(crate) trait SlotResolve {
     fn get(&self, slot: usize) -> Option<&Val>;
 }
 
 impl CExpr {
     /// The value of a value expression (a literal or a reference).
-    pub fn value<'a, R: SlotResolve + ?Sized>(&'a self, r: &'a R) -> Option<Cow<'a, Val>> {
+    pub(crate) fn value<'a, R: SlotResolve + ?Sized>(&'a self, r: &'a R) -> Option<Cow<'a, Val>> {
         match self {
             CExpr::Lit(v) => Some(Cow::Borrowed(v)),
             CExpr::Ref(x) => r.get(*x).map(Cow::Borrowed),
@@ -591,7 +636,7 @@ impl CExpr {
 
     /// The truth of a boolean expression. A bare value is true when present and non-zero /
     /// non-empty.
-    pub fn eval<R: SlotResolve + ?Sized>(&self, r: &R) -> bool {
+    pub(crate) fn eval<R: SlotResolve + ?Sized>(&self, r: &R) -> bool {
         match self {
             CExpr::Or(a, b) => a.eval(r) || b.eval(r),
             CExpr::And(a, b) => a.eval(r) && b.eval(r),
@@ -614,7 +659,7 @@ impl CExpr {
 impl CExpr {
     /// Whether the expression is a constant that is false (as [`Self::with_consts`] leaves
     /// what the constants decide).
-    pub fn is_never(&self) -> bool {
+    pub(crate) fn is_never(&self) -> bool {
         matches!(self, CExpr::Lit(_)) && !self.eval(&Resolved(Vec::new()))
     }
 
@@ -623,7 +668,7 @@ impl CExpr {
     /// is false, an `||` whose left side is true become the literal 0 or 1 (what `value` gives
     /// of them, and as true or false as `eval` finds them). Other nodes stay as they are, so
     /// the result evaluates as the expression would with those values.
-    pub fn with_consts(&self, konst: &dyn Fn(usize) -> Option<Val>) -> CExpr {
+    pub(crate) fn with_consts(&self, konst: &dyn Fn(usize) -> Option<Val>) -> CExpr {
         let b = |e: &CExpr| Box::new(e.with_consts(konst));
         let lit = |v: bool| CExpr::Lit(Val::Int(v as i128));
         let known = |e: &CExpr| match e {
@@ -692,13 +737,15 @@ impl Expr {
         }
     }
 
-    /// [`CExpr::value`] of the compiled expression, references resolved by `r`.
+    /// The value of a value expression (a literal or a reference), references resolved by
+    /// `r`; a boolean expression gives 0 or 1.
     pub fn value(&self, r: &dyn Resolve) -> Option<Val> {
         let (c, vals) = self.compiled(r);
         c.value(&vals).map(Cow::into_owned)
     }
 
-    /// [`CExpr::eval`] of the compiled expression, references resolved by `r`.
+    /// The truth of the expression, references resolved by `r`. A bare value is true when
+    /// present and non-zero / non-empty.
     pub fn eval(&self, r: &dyn Resolve) -> bool {
         let (c, vals) = self.compiled(r);
         c.eval(&vals)
@@ -716,7 +763,8 @@ impl Expr {
     }
 
     /// Calls `f` on every reference of the expression.
-    pub fn refs<'a>(&'a self, f: &mut dyn FnMut(&'a Ref)) {
+    #[cfg(test)]
+    pub(crate) fn refs<'a>(&'a self, f: &mut dyn FnMut(&'a Ref)) {
         match self {
             Expr::Or(a, b) | Expr::And(a, b) | Expr::Cmp(_, a, b) => {
                 a.refs(f);

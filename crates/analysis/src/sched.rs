@@ -28,6 +28,7 @@ const STATS_COLUMNS: &[Column] = &[
     col("Scheduling latency standard deviation", "duration"),
 ];
 
+/// The LAMI metadata of the scheduling analyses (schedlog, schedtop, schedstats, schedfreq).
 pub const METADATA: Metadata = Metadata {
     title: "Scheduling latencies analysis",
     description: "Scheduling latencies frequency distribution, statistics, top, and log",
@@ -95,7 +96,7 @@ pub const METADATA: Metadata = Metadata {
 
 /// Which tables to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchedMode {
+pub(crate) enum SchedMode {
     Log,
     Top,
     /// Per-thread histograms with this many bins.
@@ -110,7 +111,7 @@ pub enum SchedMode {
 
 /// One scheduling (a wakeup followed by the switch-in).
 #[derive(Debug, Clone)]
-pub struct SchedRecord {
+pub(crate) struct SchedRecord {
     pub wakeup: i64,
     pub switch: i64,
     pub prio: Option<i32>,
@@ -124,7 +125,7 @@ pub struct SchedRecord {
 
 /// The scheduling latency analysis.
 #[derive(Debug)]
-pub struct Sched {
+pub(crate) struct Sched {
     common: Common,
     pub mode: SchedMode,
     pub limit: usize,

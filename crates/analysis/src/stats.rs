@@ -3,18 +3,24 @@
 
 use std::sync::{Arc, Mutex};
 
+/// Running statistics of a series of integer samples (durations in ns, counts…).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stats {
+    /// Number of samples.
     pub count: u64,
+    /// Smallest sample (0 without samples).
     pub min: i64,
+    /// Largest sample (0 without samples).
     pub max: i64,
+    /// Sum of the samples (wide enough not to overflow).
     pub sum: i128,
     mean: f64,
     m2: f64,
 }
 
 impl Stats {
-    pub fn add(&mut self, v: i64) {
+    /// Adds sample `v`.
+    pub(crate) fn add(&mut self, v: i64) {
         if self.count == 0 {
             self.min = v;
             self.max = v;
@@ -31,7 +37,7 @@ impl Stats {
     }
 
     /// Adds every sample of `o` (Chan et al.'s parallel update).
-    pub fn merge(&mut self, o: &Stats) {
+    pub(crate) fn merge(&mut self, o: &Stats) {
         if o.count == 0 {
             return;
         }
@@ -49,7 +55,7 @@ impl Stats {
         self.sum += o.sum;
     }
 
-    pub fn avg(&self) -> f64 {
+    pub(crate) fn avg(&self) -> f64 {
         if self.count == 0 {
             0.0
         } else {
@@ -58,7 +64,7 @@ impl Stats {
     }
 
     /// Sample standard deviation (n − 1); None below two samples.
-    pub fn stdev(&self) -> Option<f64> {
+    pub(crate) fn stdev(&self) -> Option<f64> {
         (self.count >= 2).then(|| (self.m2 / (self.count - 1) as f64).sqrt())
     }
 }
@@ -66,7 +72,7 @@ impl Stats {
 /// A linear histogram of `values` (ns) over `[min, max]` (ns; default: the values' range) in
 /// `bins` bins: (lower bound, upper bound, count), bounds in ns. Bounds are computed in µs and
 /// scaled, as lttng-analyses does, so they agree to the last digit.
-pub fn histogram(
+pub(crate) fn histogram(
     values: &[i64],
     bins: usize,
     min: Option<i64>,
@@ -108,7 +114,7 @@ pub fn histogram(
 /// A linear histogram of `values` (in the unit of the bins, e.g. counts or percentages) over
 /// `[min, max]` (default: the values' range) in `bins` bins: (lower, upper, count). Empty for
 /// a single value or no values.
-pub fn histogram_f(
+pub(crate) fn histogram_f(
     values: &[f64],
     bins: usize,
     min: Option<f64>,
@@ -149,7 +155,7 @@ pub struct Uniform(Arc<Mutex<Option<(i64, i64)>>>);
 impl Uniform {
     /// Widens the bounds with `values` and returns the `(min, max)` to give [`histogram`]:
     /// `min` / `max` (`--min` / `--max`, ns) when given, else the bounds.
-    pub fn bounds<'a>(
+    pub(crate) fn bounds<'a>(
         &self,
         values: impl IntoIterator<Item = &'a [i64]>,
         min: Option<i64>,
@@ -168,7 +174,7 @@ impl Uniform {
 
 /// The bounds for the histograms of `groups`: with `uniform`, the same for all
 /// ([`Uniform::bounds`]); else `min` / `max` (each histogram then spans its own values).
-pub fn freq_bounds(
+pub(crate) fn freq_bounds(
     groups: &[&[i64]],
     min: Option<i64>,
     max: Option<i64>,
@@ -184,7 +190,7 @@ pub fn freq_bounds(
 /// be total (ties broken by a unique key), so that the rows do not depend on the method: only
 /// the rows shown are sorted, the others just set apart (a table of thousands of threads
 /// shows ten by default).
-pub fn top_rows<T>(
+pub(crate) fn top_rows<T>(
     v: &mut Vec<T>,
     limit: usize,
     mut order: impl FnMut(&T, &T) -> std::cmp::Ordering,

@@ -16,7 +16,7 @@ fn fmt_duration(v: f64) -> String {
 }
 
 /// Text of one LAMI cell, and whether it is aligned right (numbers).
-pub fn cell_text(c: &LamiCell) -> (String, bool) {
+pub(crate) fn cell_text(c: &LamiCell) -> (String, bool) {
     // A number that is not finite is `null` in JSON, and 0 here.
     let num = |v: Option<f64>| v.unwrap_or(0.0);
     match c {
@@ -52,13 +52,13 @@ pub fn cell_text(c: &LamiCell) -> (String, bool) {
 }
 
 /// Width, in characters, of the bars of top tables.
-pub const BAR_WIDTH: usize = 24;
+pub(crate) const BAR_WIDTH: usize = 24;
 /// Width, in characters, of the longest bar of a histogram.
-pub const HIST_WIDTH: usize = 48;
+pub(crate) const HIST_WIDTH: usize = 48;
 
 /// A horizontal bar of `frac` (clamped to 0..=1) of `width` characters, in eighths of a
 /// character (Unicode block elements), padded with spaces to `width`.
-pub fn bar(frac: f64, width: usize) -> String {
+pub(crate) fn bar(frac: f64, width: usize) -> String {
     const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
     let frac = if frac.is_finite() {
         frac.clamp(0.0, 1.0)
@@ -126,7 +126,7 @@ fn bar_column(tc: &crate::lami::TableClass) -> Option<usize> {
 
 /// A histogram: one line per bin (`[lower, upper)`, count, bar scaled to the largest count).
 /// `rows` are LAMI rows `[lower bound, upper bound, count]`.
-pub fn histogram(title: &str, count_title: &str, rows: &[Vec<LamiCell>]) -> String {
+pub(crate) fn histogram(title: &str, count_title: &str, rows: &[Vec<LamiCell>]) -> String {
     let bins: Vec<(String, f64)> = rows
         .iter()
         .map(|r| {
@@ -155,7 +155,8 @@ pub fn histogram(title: &str, count_title: &str, rows: &[Vec<LamiCell>]) -> Stri
 }
 
 /// Renders result tables: top tables with a bar column, frequency distributions as histograms.
-pub fn render(meta: &Metadata, tables: &[Table]) -> String {
+#[cfg(test)]
+pub(crate) fn render(meta: &Metadata, tables: &[Table]) -> String {
     render_with(meta, tables, true)
 }
 
