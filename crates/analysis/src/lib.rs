@@ -3,6 +3,7 @@
 
 #![deny(missing_docs)]
 
+pub mod commands;
 pub mod cputop;
 pub mod driver;
 pub mod io;
@@ -55,6 +56,17 @@ pub enum Error {
     /// A `--group-by` that is not `PERIOD.CAPTURE`.
     #[error("--group-by expects PERIOD.CAPTURE, got '{0}'")]
     BadGroup(String),
+    /// A mode flag (`--stats`…) that none of the analyses named has.
+    #[error("{flag}: not an output mode of {names}")]
+    NotAMode {
+        /// The flag.
+        flag: &'static str,
+        /// The analyses named, comma-separated.
+        names: String,
+    },
+    /// None of the traces is a kernel trace (`--test-compatibility`).
+    #[error("{0}: no kernel trace (the analyses read LTTng kernel events)")]
+    NoKernelTrace(String),
 }
 
 /// Linux errno names (x86-64 / generic numbering), for return values.

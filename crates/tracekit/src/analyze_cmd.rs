@@ -6,47 +6,22 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use analysis::lami::{error_json, metadata_json};
-use analysis::{Common, Metadata};
-use clap::{Args, ValueEnum};
+use analysis::Common;
+use clap::Args;
 use pipeline::time::{parse_analyses_duration, parse_analyses_time};
-
-/// The analyses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Name {
-    Cputop,
-    Memtop,
-    Syscallstats,
-    Irqstats,
-    Irqlog,
-    Irqfreq,
-    Schedlog,
-    Schedfreq,
-    Schedtop,
-    Schedstats,
-    Iolatencystats,
-    Iolatencyfreq,
-    Periodlog,
-    Periodtop,
-    Periodstats,
-    Periodfreq,
-    Iolatencytop,
-    Iolog,
-    Iousagetop,
-}
 
 /// The analyses named on the command line.
 #[derive(Debug, Clone)]
-pub struct Names(pub Vec<Name>);
+pub struct Names(pub Vec<&'static str>);
 
 fn parse_names(s: &str) -> Result<Names, String> {
     s.split(',')
         .map(|n| {
-            Name::from_str(n.trim(), true).map_err(|_| {
-                let all: Vec<String> = Name::value_variants().iter().map(|v| name_of(*v)).collect();
+            analysis::commands::name(n.trim()).ok_or_else(|| {
                 format!(
                     "unknown analysis '{}' (one of: {})",
                     n.trim(),
-                    all.join(", ")
+                    analysis::commands::ANALYSES.join(", ")
                 )
             })
         })
@@ -209,77 +184,16 @@ pub struct Modes {
     pub usage: bool,
 }
 
-/// lttng-analyses' command families: the analysis of each mode (log, top, stats, freq,
-/// usage), which are also the family's members.
-const FAMILIES: &[[Option<Name>; 5]] = {
-    use Name::*;
-    &[
-        [None, Some(Cputop), None, None, None],
-        [None, Some(Memtop), None, None, None],
-        [Some(Irqlog), None, Some(Irqstats), Some(Irqfreq), None],
-        [
-            Some(Schedlog),
-            Some(Schedtop),
-            Some(Schedstats),
-            Some(Schedfreq),
-            None,
-        ],
-        [
-            Some(Iolog),
-            Some(Iolatencytop),
-            Some(Iolatencystats),
-            Some(Iolatencyfreq),
-            Some(Iousagetop),
-        ],
-        [
-            Some(Periodlog),
-            Some(Periodtop),
-            Some(Periodstats),
-            Some(Periodfreq),
-            None,
-        ],
-    ]
-};
-
-/// `names` and, after them, the analyses `modes` add; an error names a mode that no named
-/// analysis has (as lttng-analyses rejects `lttng-cputop --stats`).
-fn with_modes(names: &[Name], modes: Modes) -> Result<Vec<Name>, String> {
-    let flags = [
-        ("--log", modes.log),
-        ("--top", modes.top),
-        ("--stats", modes.stats),
-        ("--freq", modes.freq),
-        ("--usage", modes.usage),
-    ];
-    let mut out: Vec<Name> = Vec::new();
-    for n in names {
-        if !out.contains(n) {
-            out.push(*n);
+impl From<Modes> for analysis::commands::Modes {
+    fn from(m: Modes) -> Self {
+        analysis::commands::Modes {
+            log: m.log,
+            top: m.top,
+            stats: m.stats,
+            freq: m.freq,
+            usage: m.usage,
         }
     }
-    for (mode, (flag, set)) in flags.into_iter().enumerate() {
-        if !set {
-            continue;
-        }
-        let added: Vec<Name> = FAMILIES
-            .iter()
-            .filter(|family| names.iter().any(|n| family.contains(&Some(*n))))
-            .filter_map(|family| family[mode])
-            .collect();
-        if added.is_empty() {
-            let named: Vec<String> = names.iter().map(|n| name_of(*n)).collect();
-            return Err(format!(
-                "{flag}: not an output mode of {}",
-                named.join(", ")
-            ));
-        }
-        for n in added {
-            if !out.contains(&n) {
-                out.push(n);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The arguments of `tracekit analyze` for a run under one of lttng-analyses' command names
@@ -288,46 +202,13 @@ fn with_modes(names: &[Name], modes: Modes) -> Result<Vec<Name>, String> {
 /// any other program name.
 pub fn lttng_command_args(args: &[std::ffi::OsString]) -> Option<Vec<std::ffi::OsString>> {
     let program = std::path::Path::new(args.first()?).file_name()?.to_str()?;
-    let command = program.strip_prefix("lttng-")?;
-    let (name, mi) = match command.strip_suffix("-mi") {
-        Some(n) => (n, true),
-        None => (command, false),
-    };
-    let name = Name::from_str(name, false).ok()?;
-    let mut out: Vec<std::ffi::OsString> = vec!["tracekit".into(), "analyze".into()];
-    out.push(name_of(name).into());
+    let (name, mi) = analysis::commands::lttng_command(program)?;
+    let mut out: Vec<std::ffi::OsString> = vec!["tracekit".into(), "analyze".into(), name.into()];
     if mi {
         out.push("--mi".into());
     }
     out.extend(args[1..].iter().cloned());
     Some(out)
-}
-
-/// Every analysis name, as `tracekit analyze` takes it.
-pub fn all_names() -> Vec<String> {
-    Name::value_variants().iter().map(|n| name_of(*n)).collect()
-}
-
-/// `--test-compatibility`: whether `paths` can be analysed (they open, and one of them is a
-/// kernel trace); the reason when not.
-fn compatibility(paths: &[PathBuf]) -> Result<(), String> {
-    let traces = ctf::open_all(paths).map_err(|e| e.to_string())?;
-    let kernel = traces.iter().any(|t| {
-        t.class.env_str("domain") == Some("kernel")
-            || t.class
-                .streams
-                .values()
-                .any(|s| s.events.values().any(|e| e.name == "sched_switch"))
-    });
-    if kernel {
-        Ok(())
-    } else {
-        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        Err(format!(
-            "{}: no kernel trace (the analyses read LTTng kernel events)",
-            shown.join(", ")
-        ))
-    }
 }
 
 /// `--output-progress`: LAMI progress lines on standard output.
@@ -357,26 +238,6 @@ fn progress_line(line: &str) {
     let _ = out.write_all(line.as_bytes()).and_then(|_| out.flush());
 }
 
-fn metadata_of(n: Name) -> &'static Metadata {
-    match n {
-        Name::Cputop => &analysis::cputop::METADATA,
-        Name::Memtop => &analysis::memtop::METADATA,
-        Name::Syscallstats => &analysis::syscallstats::METADATA,
-        Name::Irqstats | Name::Irqlog | Name::Irqfreq => &analysis::irq::METADATA,
-        Name::Iolatencystats
-        | Name::Iolatencyfreq
-        | Name::Iolatencytop
-        | Name::Iolog
-        | Name::Iousagetop => &analysis::io::METADATA,
-        Name::Schedlog | Name::Schedtop | Name::Schedstats | Name::Schedfreq => {
-            &analysis::sched::METADATA
-        }
-        Name::Periodlog | Name::Periodtop | Name::Periodstats | Name::Periodfreq => {
-            &analysis::period::METADATA
-        }
-    }
-}
-
 fn fail(mi: bool, msg: &str) -> ExitCode {
     if mi {
         println!("{}", error_json(msg));
@@ -384,10 +245,6 @@ fn fail(mi: bool, msg: &str) -> ExitCode {
         eprintln!("tracekit analyze: error: {msg}");
     }
     ExitCode::from(1)
-}
-
-fn name_of(n: Name) -> String {
-    n.to_possible_value().expect("named").get_name().to_string()
 }
 
 /// Writes `w`'s output, a closed pipe (`| head`) not being an error.
@@ -406,20 +263,22 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         println!("{}", analysis::lami::mi_version_string());
         return Ok(ExitCode::SUCCESS);
     }
-    let names = match with_modes(&a.names.0, a.modes) {
+    let names = match analysis::commands::with_modes(&a.names.0, a.modes.into()) {
         Ok(n) => n,
-        Err(m) => return Ok(fail(a.mi, &m)),
+        Err(m) => return Ok(fail(a.mi, &m.to_string())),
     };
     if a.test_compatibility {
-        return Ok(match compatibility(&a.paths) {
+        return Ok(match analysis::commands::check_compatibility(&a.paths) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(m) => fail(a.mi, &m),
+            Err(m) => fail(a.mi, &m.to_string()),
         });
     }
     if a.metadata {
         // One LAMI metadata document per analysis, one per line.
         for n in &names {
-            println!("{}", metadata_json(metadata_of(*n)));
+            if let Some(m) = analysis::commands::metadata(n) {
+                println!("{}", metadata_json(m));
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -428,9 +287,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Some(Ok(r)) => Some(r),
         Some(Err(m)) => return Ok(fail(a.mi, &format!("--refresh: {m}"))),
     };
-    let (period_names, kernel_names): (Vec<Name>, Vec<Name>) = names
+    let (period_names, kernel_names): (Vec<&str>, Vec<&str>) = names
         .iter()
-        .partition(|n| crate::period_cmd::cmd_of(**n).is_some());
+        .partition(|n| analysis::commands::period_cmd(n).is_some());
     if refresh.is_some() && !period_names.is_empty() {
         // As lttng-analyses: the refresh periods and user-defined periods are exclusive.
         return Ok(fail(a.mi, "cannot use --refresh with the period* analyses"));
@@ -505,7 +364,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if !period_names.is_empty() {
         let cmds: Vec<_> = period_names
             .iter()
-            .filter_map(|n| crate::period_cmd::cmd_of(*n))
+            .filter_map(|n| analysis::commands::period_cmd(n))
             .collect();
         let several = names.len() > 1;
         match crate::period_cmd::run(a, &traces, &common, &cmds, several, &mut read_errors)? {
@@ -540,7 +399,7 @@ fn run_kernel(
     a: &AnalyzeArgs,
     traces: &[std::sync::Arc<ctf::Trace>],
     common: &Common,
-    names: &[Name],
+    names: &[&str],
     refresh: Option<i64>,
     headings: bool,
     read_errors: &mut Vec<String>,
@@ -561,8 +420,7 @@ fn run_kernel(
         minsize: a.minsize,
         maxsize: a.maxsize,
     };
-    let strs: Vec<String> = names.iter().map(|n| name_of(*n)).collect();
-    let strs: Vec<&str> = strs.iter().map(|s| s.as_str()).collect();
+    let strs = names;
     // --mi: per analysis, each period's tables.
     let mut periods: Vec<(analysis::Range, Vec<Vec<analysis::Table>>)> = Vec::new();
     let mut io_err: Option<Box<dyn std::error::Error>> = None;
@@ -586,11 +444,10 @@ fn run_kernel(
                     analysis::text::fmt_ts(range.end)
                 ));
             } else {
-                text.push_str(&analysis::text::render_with(
-                    metadata_of(names[i]),
-                    t,
-                    !a.no_charts,
-                ));
+                let Some(m) = analysis::commands::metadata(names[i]) else {
+                    continue;
+                };
+                text.push_str(&analysis::text::render_with(m, t, !a.no_charts));
             }
             text.push('\n');
         }
@@ -598,7 +455,7 @@ fn run_kernel(
             io_err = Some(e);
         }
     };
-    match analysis::run_names(traces, &strs, common, &opts, refresh, &mut report) {
+    match analysis::run_names(traces, strs, common, &opts, refresh, &mut report) {
         Ok(done) => {
             for w in &done.warnings {
                 eprintln!("tracekit analyze: warning: {w}");
@@ -610,47 +467,5 @@ fn run_kernel(
     if let Some(e) = io_err {
         return Err(e);
     }
-    Ok(Ok(analysis::mi_tables(&strs, periods)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lttng_command_names() {
-        let args = |v: &[&str]| -> Vec<std::ffi::OsString> { v.iter().map(|s| s.into()).collect() };
-        assert_eq!(
-            lttng_command_args(&args(&[
-                "/usr/bin/lttng-iolatencystats-mi",
-                "--limit",
-                "3",
-                "t"
-            ])),
-            Some(args(&[
-                "tracekit",
-                "analyze",
-                "iolatencystats",
-                "--mi",
-                "--limit",
-                "3",
-                "t"
-            ]))
-        );
-        assert_eq!(
-            lttng_command_args(&args(&["lttng-periodlog", "t"])),
-            Some(args(&["tracekit", "analyze", "periodlog", "t"]))
-        );
-        for other in [
-            "tracekit",
-            "lttng-analyses-record",
-            "lttng-track-process",
-            "lttng-",
-            "lttng--mi",
-            "lttng-CPUTOP",
-            "my-lttng-cputop",
-        ] {
-            assert_eq!(lttng_command_args(&args(&[other, "t"])), None, "{other}");
-        }
-    }
+    Ok(Ok(analysis::mi_tables(strs, periods)))
 }

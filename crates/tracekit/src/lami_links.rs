@@ -1,6 +1,6 @@
 //! `tracekit lami-links DIR`: links named as lttng-analyses' commands (`lttng-cputop`,
 //! `lttng-cputop-mi`, …) to the tracekit executable. Run by such a name, tracekit is
-//! `tracekit analyze NAME [--mi]` (see `analyze_cmd::lttng_command_args`): with DIR early in
+//! `tracekit analyze NAME [--mi]` (see `analysis::commands::lttng_command`): with DIR early in
 //! `PATH`, scripts and Trace Compass's LTTng analyses run tracekit unchanged.
 
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ pub fn run(a: &LamiLinksArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .map_err(|e| format!("{}: cannot create the directory: {e}", a.dir.display()))?;
     let (mut made, mut kept, mut replaced) = (0, 0, 0);
     let mut failed = Vec::new();
-    for name in crate::analyze_cmd::all_names() {
+    for name in analysis::commands::ANALYSES {
         for link in [format!("lttng-{name}"), format!("lttng-{name}-mi")] {
             let path = a.dir.join(&link);
             match make_link(&exe, &path, a.force) {

@@ -8,7 +8,7 @@ use analysis::period::{PeriodCmd, PeriodOptions};
 use analysis::Common;
 use clap::Args;
 
-use crate::analyze_cmd::{AnalyzeArgs, Name};
+use crate::analyze_cmd::AnalyzeArgs;
 
 /// Options of the period analyses.
 #[derive(Args, Debug, Default)]
@@ -39,17 +39,6 @@ pub struct PeriodArgs {
     /// Maximum period duration, µs.
     #[arg(long)]
     pub max_duration: Option<f64>,
-}
-
-/// The period command of an analysis name, if it is one.
-pub fn cmd_of(n: Name) -> Option<PeriodCmd> {
-    Some(match n {
-        Name::Periodlog => PeriodCmd::Log,
-        Name::Periodtop => PeriodCmd::Top,
-        Name::Periodstats => PeriodCmd::Stats,
-        Name::Periodfreq => PeriodCmd::Freq,
-        _ => return None,
-    })
 }
 
 /// Runs the period commands `cmds` on one pass of the period engine. Text: prints each
