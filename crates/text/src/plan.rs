@@ -16,11 +16,11 @@
 //! shape, number of values); anything unexpected sends the event back to the general writer,
 //! so the output is always the one [`crate::printer`] gives.
 
-use ctf::access::{read_uint, sign_extend};
 use ctf::access::Slot;
+use ctf::access::{read_uint, sign_extend};
+use ctf::access::{Layout, NodeId, NodeKind};
 use ctf::field::{Compound, FieldValue, FieldVisitor};
 use ctf::ir::{DisplayBase, Role};
-use ctf::access::{Layout, NodeId, NodeKind};
 use ctf::stream::Event;
 use ctf::FieldView;
 
