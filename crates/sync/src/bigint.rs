@@ -4,6 +4,10 @@
 
 use std::cmp::Ordering;
 
+/// An arbitrary-precision signed integer: the numerators and denominators of [`Rational`]s,
+/// whose products outgrow `i128` when hull formulas are composed along a path of hosts.
+///
+/// [`Rational`]: crate::Rational
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BigInt {
     neg: bool,
@@ -139,6 +143,7 @@ fn divrem_mag(a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl BigInt {
+    /// Zero.
     pub fn zero() -> Self {
         BigInt {
             neg: false,
@@ -152,23 +157,25 @@ impl BigInt {
         BigInt { neg, mag }
     }
 
+    /// True for zero.
     pub fn is_zero(&self) -> bool {
         self.mag.is_empty()
     }
 
+    /// True below zero.
     pub fn is_negative(&self) -> bool {
         self.neg
     }
 
-    pub fn abs(&self) -> Self {
+    pub(crate) fn abs(&self) -> Self {
         BigInt::from_parts(false, self.mag.clone())
     }
 
-    pub fn neg(&self) -> Self {
+    pub(crate) fn neg(&self) -> Self {
         BigInt::from_parts(!self.neg, self.mag.clone())
     }
 
-    pub fn add(&self, o: &Self) -> Self {
+    pub(crate) fn add(&self, o: &Self) -> Self {
         if self.neg == o.neg {
             return BigInt::from_parts(self.neg, add_mag(&self.mag, &o.mag));
         }
@@ -178,16 +185,16 @@ impl BigInt {
         }
     }
 
-    pub fn sub(&self, o: &Self) -> Self {
+    pub(crate) fn sub(&self, o: &Self) -> Self {
         self.add(&o.neg())
     }
 
-    pub fn mul(&self, o: &Self) -> Self {
+    pub(crate) fn mul(&self, o: &Self) -> Self {
         BigInt::from_parts(self.neg != o.neg, mul_mag(&self.mag, &o.mag))
     }
 
     /// Truncating division: (quotient toward zero, remainder with the dividend's sign).
-    pub fn divrem(&self, o: &Self) -> (Self, Self) {
+    pub(crate) fn divrem(&self, o: &Self) -> (Self, Self) {
         let (q, r) = divrem_mag(&self.mag, &o.mag);
         (
             BigInt::from_parts(self.neg != o.neg, q),
@@ -196,7 +203,7 @@ impl BigInt {
     }
 
     /// Floor division.
-    pub fn div_floor(&self, o: &Self) -> Self {
+    pub(crate) fn div_floor(&self, o: &Self) -> Self {
         let (q, r) = self.divrem(o);
         if !r.is_zero() && (r.neg != o.neg) {
             q.sub(&BigInt::from(1i128))
@@ -205,7 +212,7 @@ impl BigInt {
         }
     }
 
-    pub fn gcd(&self, o: &Self) -> Self {
+    pub(crate) fn gcd(&self, o: &Self) -> Self {
         let mut a = self.abs();
         let mut b = o.abs();
         while !b.is_zero() {
@@ -242,7 +249,7 @@ impl BigInt {
     }
 
     /// Number of decimal digits of the magnitude (0 for zero).
-    pub fn decimal_len(&self) -> usize {
+    pub(crate) fn decimal_len(&self) -> usize {
         if self.is_zero() {
             0
         } else {

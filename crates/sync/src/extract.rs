@@ -18,7 +18,7 @@ use crate::matching::{Dir, FastHasher, NetEvent, PacketKey};
 
 /// Direction of a network event class by name (the kernel model's
 /// [`kernel::Kind::packet_direction`]).
-pub fn direction(name: &str) -> Option<Dir> {
+pub(crate) fn direction(name: &str) -> Option<Dir> {
     match kernel::classify_unnumbered(name).kind.packet_direction()? {
         PacketDir::Send => Some(Dir::Send),
         PacketDir::Recv => Some(Dir::Recv),
@@ -232,7 +232,7 @@ fn discover(
 
 /// Extracts network events from one trace's events, caching per event class its direction and
 /// where its TCP fields are.
-pub struct Extractor {
+pub(crate) struct Extractor {
     host: u32,
     trace: u32,
     classes: crate::matching::FastMap<(u64, u64), Option<Dir>>,
@@ -240,7 +240,7 @@ pub struct Extractor {
 }
 
 impl Extractor {
-    pub fn new(host: u32, trace: u32) -> Self {
+    pub(crate) fn new(host: u32, trace: u32) -> Self {
         Extractor {
             host,
             trace,
@@ -250,7 +250,7 @@ impl Extractor {
     }
 
     /// The network event of `ev`, if it is one with TCP fields and a timestamp.
-    pub fn event(&mut self, ev: &Event<'_>) -> Option<NetEvent> {
+    pub(crate) fn event(&mut self, ev: &Event<'_>) -> Option<NetEvent> {
         let class = (ev.stream_class_id(), ev.class_id());
         let dir = *self
             .classes

@@ -10,7 +10,7 @@ use crate::rational::Rational;
 use crate::transform::{Linear, Transform};
 
 /// Default window of the piecewise fallback, on the pair reference's clock.
-pub const DEFAULT_WINDOW_NS: i64 = 60_000_000_000;
+pub(crate) const DEFAULT_WINDOW_NS: i64 = 60_000_000_000;
 
 /// One pair's hulls.
 #[derive(Clone, Debug)]
@@ -57,7 +57,9 @@ pub struct Synchronizer {
 /// Interval bounds of a transform `t_ref = slope·t + offset`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bounds {
+    /// Smallest and largest slope.
     pub slope: (Rational, Rational),
+    /// Smallest and largest offset (ns).
     pub offset: (Rational, Rational),
 }
 
@@ -85,6 +87,7 @@ impl Bounds {
         }
     }
 
+    /// True when `l`'s slope and offset are both within the bounds.
     pub fn contains(&self, l: &Linear) -> bool {
         self.slope.0 <= l.slope
             && l.slope <= self.slope.1
@@ -95,35 +98,39 @@ impl Bounds {
 
 /// One window of a pair's piecewise fallback.
 #[derive(Clone, Debug)]
-pub struct WindowReport {
+pub(crate) struct WindowReport {
     /// Window start on the pair reference's clock.
-    pub start: i64,
-    pub quality: Quality,
-    pub matches: u64,
+    pub(crate) start: i64,
+    pub(crate) quality: Quality,
+    pub(crate) matches: u64,
 }
 
 /// The result for one host pair: `T_other = α·T_ref + β`.
 #[derive(Clone, Debug)]
 pub struct PairReport {
-    /// The pair's reference (smaller host ID) and other host.
+    /// The pair's reference (smaller host ID).
     pub ref_host: u32,
+    /// The pair's other host.
     pub other_host: u32,
+    /// How good the pair's formula is.
     pub quality: Quality,
+    /// Packets matched between the two hosts, both directions.
     pub matches: u64,
-    pub accurate: u64,
-    pub hull_sizes: (usize, usize),
-    pub formula: Option<HullFormula>,
+    pub(crate) accurate: u64,
+    pub(crate) hull_sizes: (usize, usize),
+    pub(crate) formula: Option<HullFormula>,
     /// Set when the hull failed and the piecewise fallback was built from windows.
-    pub windows: Option<Vec<WindowReport>>,
+    pub(crate) windows: Option<Vec<WindowReport>>,
     /// Transform other → ref (linear, or piecewise for a failed pair with usable windows).
-    pub transform: Option<Transform>,
+    pub(crate) transform: Option<Transform>,
     /// Bounds of the linear transform other → ref (accurate formulas only).
-    pub bounds: Option<Bounds>,
+    pub(crate) bounds: Option<Bounds>,
 }
 
 /// The result for one host.
 #[derive(Clone, Debug)]
 pub struct HostReport {
+    /// The host's identity (see [`crate::extract::host_id`]).
     pub host_id: String,
     /// Maps this host's timestamps to the reference's.
     pub transform: Transform,
@@ -132,6 +139,7 @@ pub struct HostReport {
     /// Worst quality along the path to the reference (Accurate for the reference itself);
     /// for hosts not connected, the best quality of their pairs (Absent without any).
     pub quality: Quality,
+    /// True when a chain of pairs with formulas links the host to the reference.
     pub connected: bool,
     /// Hosts from the reference to this one.
     pub path: Vec<u32>,
@@ -142,8 +150,11 @@ pub struct HostReport {
 /// Everything `synchronize` finds.
 #[derive(Clone, Debug)]
 pub struct SyncResult {
+    /// The reference host, whose clock is the common time line.
     pub reference: u32,
+    /// Every host, by host index.
     pub hosts: Vec<HostReport>,
+    /// Every host pair that matched packets.
     pub pairs: Vec<PairReport>,
     /// Matches within one host (ignored).
     pub same_host: u64,
@@ -160,6 +171,8 @@ fn quality_badness(q: Quality) -> u8 {
 }
 
 impl Synchronizer {
+    /// A synchronizer for the hosts of `host_ids` (by host index), with the default window
+    /// and formula.
     pub fn new(host_ids: Vec<String>) -> Self {
         let mut order: Vec<usize> = (0..host_ids.len()).collect();
         order.sort_by(|a, b| host_ids[*a].cmp(&host_ids[*b]).then(a.cmp(b)));
@@ -178,7 +191,7 @@ impl Synchronizer {
     }
 
     /// Sets the piecewise fallback's window (ns, on each pair reference's clock).
-    pub fn with_window(mut self, ns: i64) -> Self {
+    pub(crate) fn with_window(mut self, ns: i64) -> Self {
         self.window_ns = ns.max(1);
         self
     }
@@ -187,10 +200,6 @@ impl Synchronizer {
     pub fn with_formula(mut self, kind: FormulaKind) -> Self {
         self.formula = kind;
         self
-    }
-
-    pub fn host_ids(&self) -> &[String] {
-        &self.host_ids
     }
 
     /// Orders a pair: the host with the smaller ID is the pair's reference.
@@ -226,7 +235,7 @@ impl Synchronizer {
     }
 
     /// Per-pair reports.
-    pub fn pairs(&self) -> Vec<PairReport> {
+    pub(crate) fn pairs(&self) -> Vec<PairReport> {
         self.pairs
             .iter()
             .map(|(&(a, b), st)| self.pair_report(a, b, st))
@@ -322,7 +331,7 @@ impl Synchronizer {
 
     /// The default reference: the host with the smallest ID among those linked to another
     /// (the smallest overall when none is).
-    pub fn default_reference(&self, pairs: &[PairReport]) -> u32 {
+    pub(crate) fn default_reference(&self, pairs: &[PairReport]) -> u32 {
         let linked = |h: u32| {
             pairs
                 .iter()

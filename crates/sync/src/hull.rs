@@ -15,9 +15,9 @@ use std::cmp::Ordering;
 
 /// A point: x on the reference host's clock, y on the other host's (ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pt {
-    pub x: i64,
-    pub y: i64,
+pub(crate) struct Pt {
+    pub(crate) x: i64,
+    pub(crate) y: i64,
 }
 
 /// How good a pair's formula is.
@@ -37,6 +37,7 @@ pub enum Quality {
 }
 
 impl Quality {
+    /// The lowercase name the reports print.
     pub fn as_str(self) -> &'static str {
         match self {
             Quality::Absent => "absent",
@@ -46,19 +47,11 @@ impl Quality {
             Quality::Fail => "fail",
         }
     }
-
-    /// True when a formula can be used (possibly the last good one).
-    pub fn has_formula(self) -> bool {
-        matches!(
-            self,
-            Quality::Approximate | Quality::Accurate | Quality::Fail
-        )
-    }
 }
 
 /// Which way a packet went, relative to the pair's reference host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PairDir {
+pub(crate) enum PairDir {
     /// From the reference host to the other.
     RefToOther,
     /// From the other host to the reference.
@@ -135,33 +128,33 @@ pub enum FormulaKind {
 
 /// The formula `y = α·x + β` of a pair (other host's time from the reference host's).
 #[derive(Clone, Debug, PartialEq)]
-pub struct HullFormula {
-    pub alpha: Rational,
-    pub beta: Rational,
+pub(crate) struct HullFormula {
+    pub(crate) alpha: Rational,
+    pub(crate) beta: Rational,
     /// Bounds (α_min, α_max, β_min, β_max) when both bounding lines are known: every line
     /// separating the two hulls has α_min ≤ α ≤ α_max and β_min ≤ β ≤ β_max (β is taken at
     /// x = 0, left of every point, where it decreases as the slope increases).
-    pub bounds: Option<FormulaBounds>,
+    pub(crate) bounds: Option<FormulaBounds>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct FormulaBounds {
-    pub alpha_min: Rational,
-    pub alpha_max: Rational,
-    pub beta_min: Rational,
-    pub beta_max: Rational,
+pub(crate) struct FormulaBounds {
+    pub(crate) alpha_min: Rational,
+    pub(crate) alpha_max: Rational,
+    pub(crate) beta_min: Rational,
+    pub(crate) beta_max: Rational,
 }
 
 impl FormulaBounds {
     /// α_max − α_min.
-    pub fn accuracy(&self) -> Rational {
+    pub(crate) fn accuracy(&self) -> Rational {
         self.alpha_max.sub(&self.alpha_min)
     }
 }
 
 /// One pair's streaming convex-hull synchronization.
 #[derive(Clone, Debug)]
-pub struct ConvexHullSync {
+pub(crate) struct ConvexHullSync {
     upper: Vec<Pt>,
     lower: Vec<Pt>,
     lmax: Line,
@@ -187,7 +180,7 @@ impl Default for ConvexHullSync {
 }
 
 impl ConvexHullSync {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ConvexHullSync {
             upper: Vec::new(),
             lower: Vec::new(),
@@ -211,27 +204,27 @@ impl ConvexHullSync {
         }
     }
 
-    pub fn quality(&self) -> Quality {
+    pub(crate) fn quality(&self) -> Quality {
         self.quality
     }
 
     /// Packets processed.
-    pub fn matches(&self) -> u64 {
+    pub(crate) fn matches(&self) -> u64 {
         self.matches
     }
 
     /// Packets that moved a bounding line (the "accurate packets").
-    pub fn accurate(&self) -> u64 {
+    pub(crate) fn accurate(&self) -> u64 {
         self.accurate
     }
 
     /// Points kept in the upper (other→ref) and lower (ref→other) hulls.
-    pub fn hull_sizes(&self) -> (usize, usize) {
+    pub(crate) fn hull_sizes(&self) -> (usize, usize) {
         (self.upper.len(), self.lower.len())
     }
 
     /// Adds one packet: `send` on the sender's clock, `recv` on the receiver's.
-    pub fn add(&mut self, dir: PairDir, send: i64, recv: i64) {
+    pub(crate) fn add(&mut self, dir: PairDir, send: i64, recv: i64) {
         self.matches += 1;
         let (p, inv) = match dir {
             PairDir::OtherToRef => (Pt { x: recv, y: send }, 1),
@@ -315,7 +308,7 @@ impl ConvexHullSync {
     }
 
     /// The formula (the last good one after a failure), or None before there is one.
-    pub fn formula(&self) -> Option<HullFormula> {
+    pub(crate) fn formula(&self) -> Option<HullFormula> {
         let (lmax, lmin) = self.good?;
         let (p_max, p_min) = (lmax[1]?, lmin[1]?);
         let amax = slope(p_max, lmax[0]);
@@ -345,7 +338,7 @@ impl ConvexHullSync {
     }
 
     /// The formula of `kind` (see [`FormulaKind`]); bounds as [`Self::formula`].
-    pub fn formula_of(&self, kind: FormulaKind) -> Option<HullFormula> {
+    pub(crate) fn formula_of(&self, kind: FormulaKind) -> Option<HullFormula> {
         let f = self.formula()?;
         if kind == FormulaKind::Bisector || self.quality != Quality::Accurate {
             return Some(f);
@@ -363,7 +356,8 @@ impl ConvexHullSync {
     }
 
     /// (α, β), or (1, 0) when there is no formula yet.
-    pub fn alpha_beta(&self) -> (Rational, Rational) {
+    #[cfg(test)]
+    fn alpha_beta(&self) -> (Rational, Rational) {
         match self.formula() {
             Some(f) => (f.alpha, f.beta),
             None => (Rational::one(), Rational::zero()),

@@ -9,6 +9,8 @@
 //! - [`session`]: one pass over opened traces, through [`pipeline::parallel`].
 //! - [`report`]: the text and JSON reports of a session.
 
+#![deny(missing_docs)]
+
 pub mod bigint;
 pub mod extract;
 pub mod graph;
@@ -20,7 +22,7 @@ pub mod session;
 pub mod transform;
 
 pub use graph::{SyncResult, Synchronizer};
-pub use hull::{ConvexHullSync, FormulaKind, PairDir, Quality};
+pub use hull::{FormulaKind, Quality};
 pub use rational::Rational;
 pub use session::{synchronize, Session, SyncOptions};
 pub use transform::{Linear, TimeMaps, Transform};

@@ -13,7 +13,7 @@
 //!   with a later send of the same host.
 //! - Memory is bounded: once a host has matched packets with every other host (the number of
 //!   hosts is given with [`Matcher::set_hosts`]), its unmatched entries older than its last
-//!   match with each of them, by more than [`CLEANUP_MARGIN_NS`], are dropped (Trace
+//!   match with each of them, by more than `CLEANUP_MARGIN_NS` (one second), are dropped (Trace
 //!   Compass's cleanup, which has no margin and so loses packets overtaken by later ones);
 //!   and in any case, beyond `max_pending` entries per host and direction, the oldest go.
 
@@ -22,20 +22,25 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// How much older than a host's last matches an unmatched entry must be to be dropped (on that
 /// host's clock): packets overtaken by later ones still match.
-pub const CLEANUP_MARGIN_NS: i64 = 1_000_000_000;
+pub(crate) const CLEANUP_MARGIN_NS: i64 = 1_000_000_000;
 
 /// Send (cause) or receive (effect).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dir {
+    /// The packet left this host.
     Send,
+    /// The packet arrived on this host.
     Recv,
 }
 
 /// What identifies one packet on both hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct PacketKey {
+    /// TCP sequence number.
     pub seq: u32,
+    /// TCP acknowledgment number.
     pub ack_seq: u32,
+    /// TCP flags.
     pub flags: u32,
     /// Hash of (source address, destination address, source port, destination port), or 0.
     pub flow: u64,
@@ -45,32 +50,43 @@ pub struct PacketKey {
 /// host's own clock).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetEvent {
+    /// Host index.
     pub host: u32,
+    /// Index of the trace the event is from.
     pub trace: u32,
+    /// Send or receive.
     pub dir: Dir,
+    /// The packet.
     pub key: PacketKey,
+    /// Time, ns on the host's own clock.
     pub ts: i64,
 }
 
 /// One end of a matched packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct End {
+    /// Host index.
     pub host: u32,
+    /// Index of the trace that saw it.
     pub trace: u32,
+    /// Time, ns on the host's own clock.
     pub ts: i64,
 }
 
 /// A packet seen sent by one host and received by another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Match {
+    /// Where and when it was sent.
     pub send: End,
+    /// Where and when it was received.
     pub recv: End,
+    /// The packet.
     pub key: PacketKey,
 }
 
 /// A fast hasher for fixed-size keys (FxHash-like).
 #[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
+pub(crate) struct FastHasher(u64);
 
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
@@ -91,7 +107,7 @@ impl Hasher for FastHasher {
     }
 }
 
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// A pending (unmatched) end: host, trace, time.
 type Pending = (u32, u32, i64);
@@ -251,6 +267,7 @@ pub struct Matcher {
     hosts: Option<usize>,
     /// The cleanup runs every this many matches.
     cleanup_every: u64,
+    /// What the matcher has seen so far.
     pub stats: MatchStats,
 }
 
@@ -261,12 +278,13 @@ impl Default for Matcher {
 }
 
 impl Matcher {
+    /// A matcher with the default bound on unmatched entries.
     pub fn new() -> Self {
         Self::with_max_pending(1 << 22)
     }
 
     /// A matcher keeping at most `max_pending` unmatched ends per host and direction.
-    pub fn with_max_pending(max_pending: usize) -> Self {
+    pub(crate) fn with_max_pending(max_pending: usize) -> Self {
         Matcher {
             sends: Table::default(),
             recvs: Table::default(),
@@ -286,7 +304,8 @@ impl Matcher {
     }
 
     /// Unmatched (sends, receives) currently held.
-    pub fn pending(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn pending(&self) -> (usize, usize) {
         (self.sends.len, self.recvs.len)
     }
 
@@ -391,7 +410,8 @@ impl Matcher {
     }
 
     /// Runs the cleanup every `n` matches (default 1024).
-    pub fn set_cleanup_every(&mut self, n: u64) {
+    #[cfg(test)]
+    fn set_cleanup_every(&mut self, n: u64) {
         self.cleanup_every = n.max(1);
     }
 }

@@ -3,6 +3,8 @@
 use crate::bigint::BigInt;
 use std::cmp::Ordering;
 
+/// An exact rational number: the slopes and offsets of clock formulas, kept exact so that
+/// composed and inverted transforms lose nothing to rounding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Rational {
     num: BigInt,
@@ -28,10 +30,12 @@ impl Rational {
         }
     }
 
+    /// n / d from machine integers; panics when d is zero.
     pub fn ratio(n: i128, d: i128) -> Self {
         Rational::new(BigInt::from(n), BigInt::from(d))
     }
 
+    /// The integer n.
     pub fn int(n: i128) -> Self {
         Rational {
             num: BigInt::from(n),
@@ -39,30 +43,37 @@ impl Rational {
         }
     }
 
+    /// Zero.
     pub fn zero() -> Self {
         Rational::int(0)
     }
 
+    /// One.
     pub fn one() -> Self {
         Rational::int(1)
     }
 
+    /// The numerator (carries the sign).
     pub fn numer(&self) -> &BigInt {
         &self.num
     }
 
+    /// The denominator (always positive).
     pub fn denom(&self) -> &BigInt {
         &self.den
     }
 
+    /// True for zero.
     pub fn is_zero(&self) -> bool {
         self.num.is_zero()
     }
 
+    /// True below zero.
     pub fn is_negative(&self) -> bool {
         self.num.is_negative()
     }
 
+    /// self + o.
     pub fn add(&self, o: &Self) -> Self {
         if self.den == o.den {
             return Rational::new(self.num.add(&o.num), self.den.clone());
@@ -73,10 +84,12 @@ impl Rational {
         )
     }
 
+    /// self − o.
     pub fn sub(&self, o: &Self) -> Self {
         self.add(&o.neg())
     }
 
+    /// −self.
     pub fn neg(&self) -> Self {
         Rational {
             num: self.num.neg(),
@@ -84,6 +97,7 @@ impl Rational {
         }
     }
 
+    /// self × o.
     pub fn mul(&self, o: &Self) -> Self {
         Rational::new(self.num.mul(&o.num), self.den.mul(&o.den))
     }
@@ -93,14 +107,17 @@ impl Rational {
         Rational::new(self.num.mul(&o.den), self.den.mul(&o.num))
     }
 
+    /// 1 / self; panics when self is zero.
     pub fn recip(&self) -> Self {
         Rational::new(self.den.clone(), self.num.clone())
     }
 
+    /// self / 2.
     pub fn half(&self) -> Self {
         Rational::new(self.num.clone(), self.den.mul(&BigInt::from(2i128)))
     }
 
+    /// |self|.
     pub fn abs(&self) -> Self {
         Rational {
             num: self.num.abs(),
@@ -118,6 +135,7 @@ impl Rational {
         self.add(&Rational::ratio(1, 2)).floor()
     }
 
+    /// An `f64` approximation, for display and tolerances.
     pub fn to_f64(&self) -> f64 {
         // Scale to keep precision for huge numerators and denominators.
         let nb = self.num.decimal_len() as i32;
@@ -202,6 +220,7 @@ impl Rational {
 }
 
 impl BigInt {
+    /// self to the power e.
     pub fn pow(&self, e: u32) -> BigInt {
         let mut r = BigInt::from(1i128);
         for _ in 0..e {

@@ -41,23 +41,30 @@ impl Default for SyncOptions {
 /// Per-trace facts.
 #[derive(Clone, Debug)]
 pub struct TraceInfo {
+    /// Index among the traces given.
     pub index: usize,
+    /// The trace's directory.
     pub path: std::path::PathBuf,
+    /// Host index (in [`SyncResult::hosts`]).
     pub host: u32,
     /// The trace declares network event classes.
     pub can_match: bool,
     /// Network events with TCP fields seen.
     pub net_events: u64,
-    /// First and last event times (own clock).
+    /// First event time (own clock).
     pub first_ns: Option<i64>,
+    /// Last event time (own clock).
     pub last_ns: Option<i64>,
 }
 
 /// A completed synchronization.
 #[derive(Clone, Debug)]
 pub struct Session {
+    /// Every trace given, in order.
     pub traces: Vec<TraceInfo>,
+    /// Formulas, transforms and qualities per host and pair.
     pub result: SyncResult,
+    /// Packet matching counters.
     pub stats: MatchStats,
     /// Keys include the address/port 4-tuple (every trace's layout has it).
     pub uses_flows: bool,
@@ -173,7 +180,7 @@ fn stream_net_events(
 }
 
 /// Host IDs of the traces (traces sharing an ID are one host): (ids, host of each trace).
-pub fn hosts_of(traces: &[Arc<Trace>]) -> (Vec<String>, Vec<u32>) {
+pub(crate) fn hosts_of(traces: &[Arc<Trace>]) -> (Vec<String>, Vec<u32>) {
     let mut ids: Vec<String> = Vec::new();
     let mut of = Vec::new();
     for t in traces {

@@ -1,36 +1,38 @@
 //! Exact clock transforms `t' = slope·t + offset` (possibly piecewise), their composition and
 //! inversion, and a fast fixed-point evaluator for merging ([`TimeMaps`]).
 
-use std::sync::Arc;
-
 use crate::bigint::BigInt;
 use crate::rational::Rational;
 
 /// `t' = slope·t + offset`, exactly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Linear {
+    /// Clock rate ratio.
     pub slope: Rational,
+    /// ns added after scaling.
     pub offset: Rational,
 }
 
 impl Linear {
-    pub fn identity() -> Self {
+    pub(crate) fn identity() -> Self {
         Linear {
             slope: Rational::one(),
             offset: Rational::zero(),
         }
     }
 
+    /// `t' = slope·t + offset`.
     pub fn new(slope: Rational, offset: Rational) -> Self {
         Linear { slope, offset }
     }
 
+    /// True for `t' = t`.
     pub fn is_identity(&self) -> bool {
         *self == Linear::identity()
     }
 
     /// self ∘ g: t ↦ self(g(t)).
-    pub fn compose(&self, g: &Linear) -> Linear {
+    pub(crate) fn compose(&self, g: &Linear) -> Linear {
         Linear {
             slope: self.slope.mul(&g.slope),
             offset: self.slope.mul(&g.offset).add(&self.offset),
@@ -38,7 +40,7 @@ impl Linear {
     }
 
     /// The inverse (slope must not be zero).
-    pub fn inverse(&self) -> Linear {
+    pub(crate) fn inverse(&self) -> Linear {
         let s = self.slope.recip();
         Linear {
             offset: self.offset.mul(&s).neg(),
@@ -46,10 +48,11 @@ impl Linear {
         }
     }
 
-    pub fn apply(&self, t: &Rational) -> Rational {
+    pub(crate) fn apply(&self, t: &Rational) -> Rational {
         self.slope.mul(t).add(&self.offset)
     }
 
+    /// The exact image of `t` ns.
     pub fn apply_ns(&self, t: i64) -> Rational {
         self.apply(&Rational::int(t as i128))
     }
@@ -59,13 +62,16 @@ impl Linear {
 /// piece's start; the first piece also applies before its start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Piece {
+    /// Where the piece starts (ns, source clock).
     pub start: i64,
+    /// The formula that applies from there.
     pub lin: Linear,
 }
 
 /// A clock transform from a trace's clock to the reference's.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transform {
+    /// One formula for the whole trace.
     Linear(Linear),
     /// Pieces sorted by start, each with a positive slope; continuous where built from knots.
     Piecewise(Vec<Piece>),
@@ -79,10 +85,11 @@ fn ceil_i64(r: &Rational) -> i64 {
 }
 
 impl Transform {
-    pub fn identity() -> Self {
+    pub(crate) fn identity() -> Self {
         Transform::Linear(Linear::identity())
     }
 
+    /// True for `t' = t` (the reference's own transform).
     pub fn is_identity(&self) -> bool {
         matches!(self, Transform::Linear(l) if l.is_identity())
     }
@@ -107,7 +114,7 @@ impl Transform {
     }
 
     /// The piece that applies at `t`.
-    pub fn piece_at(&self, t: i64) -> &Linear {
+    pub(crate) fn piece_at(&self, t: i64) -> &Linear {
         match self {
             Transform::Linear(l) => l,
             Transform::Piecewise(p) => {
@@ -117,13 +124,14 @@ impl Transform {
         }
     }
 
+    /// The exact image of `t` ns (through the piece that applies at `t`).
     pub fn apply_ns(&self, t: i64) -> Rational {
         self.piece_at(t).apply_ns(t)
     }
 
     /// The linear formula when there is one (the first piece of a piecewise transform
     /// otherwise).
-    pub fn main_linear(&self) -> &Linear {
+    pub(crate) fn main_linear(&self) -> &Linear {
         match self {
             Transform::Linear(l) => l,
             Transform::Piecewise(p) => &p[0].lin,
@@ -131,7 +139,7 @@ impl Transform {
     }
 
     /// self ∘ g.
-    pub fn compose(&self, g: &Transform) -> Transform {
+    pub(crate) fn compose(&self, g: &Transform) -> Transform {
         if let (Transform::Linear(f), Transform::Linear(g)) = (self, g) {
             return Transform::Linear(f.compose(g));
         }
@@ -170,7 +178,7 @@ impl Transform {
         Transform::from_pieces(out)
     }
 
-    pub fn inverse(&self) -> Transform {
+    pub(crate) fn inverse(&self) -> Transform {
         match self {
             Transform::Linear(l) => Transform::Linear(l.inverse()),
             Transform::Piecewise(p) => Transform::from_pieces(
@@ -190,7 +198,11 @@ impl Transform {
 
     /// A piecewise-linear transform through knots (source time, target time), increasing in
     /// both; before the first and after the last knot, `first` and `last` apply.
-    pub fn through_knots(knots: &[(Rational, Rational)], first: Linear, last: Linear) -> Self {
+    pub(crate) fn through_knots(
+        knots: &[(Rational, Rational)],
+        first: Linear,
+        last: Linear,
+    ) -> Self {
         let mut pieces = vec![Piece {
             start: i64::MIN,
             lin: first,
@@ -274,7 +286,7 @@ pub struct TimeMaps {
 impl TimeMaps {
     /// From one transform per trace (by trace index) and a time near which each trace's
     /// timestamps lie (its first event, say; 0 when unknown).
-    pub fn new(per_trace: &[Transform], anchors: &[i64]) -> Self {
+    pub(crate) fn new(per_trace: &[Transform], anchors: &[i64]) -> Self {
         TimeMaps {
             traces: per_trace
                 .iter()
@@ -297,10 +309,6 @@ impl TimeMaps {
                 })
                 .collect(),
         }
-    }
-
-    pub fn into_arc(self) -> Arc<dyn ctf::merge::TimeMap> {
-        Arc::new(self)
     }
 }
 
