@@ -213,21 +213,18 @@ impl RangeEvents {
     #[allow(clippy::should_implement_trait)]
     #[inline(always)]
     pub fn next(&mut self) -> Option<(ctf::Event<'_>, i64)> {
-        loop {
-            match self.step(false)? {
-                true => return self.current_event(),
-                false => continue,
-            }
-        }
+        // Without notices, every step that does not end the read is an event.
+        let ts = self.step::<false>()?.unwrap_or(i64::MIN);
+        self.event_at(ts)
     }
 
     /// The next event in the range, or notice of discarded events or packets before the
     /// range's end; None past the range or at the end.
     #[inline(always)]
     pub fn next_message(&mut self) -> Option<Next<'_>> {
-        match self.step(true)? {
-            true => self.current_event().map(|(e, t)| Next::Event(e, t)),
-            false => {
+        match self.step::<true>()? {
+            Some(ts) => self.event_at(ts).map(|(e, t)| Next::Event(e, t)),
+            None => {
                 let msg = self.notice.as_ref()?;
                 let ts = self.merger.current_time();
                 let r = self.merger.current_reader()?;
@@ -236,19 +233,19 @@ impl RangeEvents {
         }
     }
 
+    /// The current event, at `ts` in the range.
     #[inline(always)]
-    fn current_event(&mut self) -> Option<(ctf::Event<'_>, i64)> {
-        let ts = self.merger.current_time()?;
+    fn event_at(&mut self, ts: i64) -> Option<(ctf::Event<'_>, i64)> {
         if self.skipping {
             self.last = self.merger.current_order().map(|o| (o, ts));
         }
         self.merger.event().map(|ev| (ev, ts))
     }
 
-    /// Moves to the next event in the range (Some(true)) or, with `notices`, notice before
-    /// the range's end (Some(false)); None at the end.
+    /// Moves to the next event in the range (Some(Some(its time))) or, with `NOTICES`, notice
+    /// before the range's end (Some(None)); None at the end.
     #[inline(always)]
-    fn step(&mut self, notices: bool) -> Option<bool> {
+    fn step<const NOTICES: bool>(&mut self) -> Option<Option<i64>> {
         if self.done {
             return None;
         }
@@ -266,13 +263,13 @@ impl RangeEvents {
                     self.done = true;
                     return None;
                 }
-                Some(m) if notices => {
+                Some(m) if NOTICES => {
                     let m = m.clone();
                     if self.merger.current_time().is_some_and(|t| t > self.hi) {
                         continue;
                     }
                     self.notice = Some(m);
-                    return Some(false);
+                    return Some(None);
                 }
                 Some(_) => continue,
             }
@@ -290,7 +287,7 @@ impl RangeEvents {
                 }
                 self.report_progress(ts);
             }
-            return Some(true);
+            return Some(Some(ts));
         }
     }
 
