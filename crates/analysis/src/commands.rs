@@ -5,9 +5,7 @@
 use std::path::PathBuf;
 
 use crate::period::PeriodCmd;
-#[cfg(test)]
-use crate::NAMES;
-use crate::{Error, Metadata};
+use crate::{Error, Metadata, NAMES};
 
 /// lttng-analyses' mode flags: each adds the analysis of its mode in the families of the
 /// analyses named.
@@ -61,33 +59,23 @@ const FAMILIES: &[[Option<&str>; 5]] = &[
     ],
 ];
 
-/// Every analysis, as `tracekit analyze` and lttng-analyses' command names spell them: those
-/// of the kernel model ([`NAMES`]) and the period analyses.
-pub const ANALYSES: &[&str] = &[
-    "cputop",
-    "memtop",
-    "syscallstats",
-    "irqstats",
-    "irqlog",
-    "irqfreq",
-    "schedlog",
-    "schedfreq",
-    "schedtop",
-    "schedstats",
-    "iolatencystats",
-    "iolatencyfreq",
-    "periodlog",
-    "periodtop",
-    "periodstats",
-    "periodfreq",
-    "iolatencytop",
-    "iolog",
-    "iousagetop",
-];
+/// The period analyses (run by the period engine, not the kernel model).
+const PERIOD_ANALYSES: &[&str] = &["periodlog", "periodtop", "periodstats", "periodfreq"];
 
-/// The analysis `s` names (case-insensitively), as [`ANALYSES`] spells it.
+/// Every analysis, as `tracekit analyze` and lttng-analyses' command names spell them: those
+/// of the kernel model ([`NAMES`]) with the period analyses after the I/O latency ones.
+pub fn analyses() -> impl Iterator<Item = &'static str> {
+    let at = NAMES
+        .iter()
+        .position(|n| *n == "iolatencyfreq")
+        .map_or(NAMES.len(), |i| i + 1);
+    let (before, after) = NAMES.split_at(at);
+    before.iter().chain(PERIOD_ANALYSES).chain(after).copied()
+}
+
+/// The analysis `s` names (case-insensitively), as [`analyses`] spells it.
 pub fn name(s: &str) -> Option<&'static str> {
-    ANALYSES.iter().find(|n| n.eq_ignore_ascii_case(s)).copied()
+    analyses().find(|n| n.eq_ignore_ascii_case(s))
 }
 
 /// `names` and, after them, the analyses `modes` add; an error names a mode that no named
@@ -139,7 +127,7 @@ pub fn lttng_command(program: &str) -> Option<(&'static str, bool)> {
         Some(n) => (n, true),
         None => (command, false),
     };
-    ANALYSES.iter().find(|x| **x == n).map(|x| (*x, mi))
+    analyses().find(|x| *x == n).map(|x| (x, mi))
 }
 
 /// The LAMI metadata of analysis `name`.
@@ -232,17 +220,18 @@ mod tests {
         };
         assert_eq!(
             with_modes(&["iolog", "schedlog"], top).unwrap(),
-            ["iolog", "schedlog", "iolatencytop", "schedtop"]
+            ["iolog", "schedlog", "schedtop", "iolatencytop"]
         );
-        for n in ANALYSES {
+        for n in analyses() {
             assert!(metadata(n).is_some(), "{n}");
-            assert_eq!(name(&n.to_uppercase()), Some(*n));
+            assert_eq!(name(&n.to_uppercase()), Some(n));
         }
         // The kernel model's analyses and the period ones, each once.
         for n in NAMES {
-            assert!(ANALYSES.contains(n) && period_cmd(n).is_none(), "{n}");
+            assert!(period_cmd(n).is_none(), "{n}");
         }
-        let periods = ANALYSES.iter().filter(|n| period_cmd(n).is_some()).count();
-        assert_eq!(NAMES.len() + periods, ANALYSES.len());
+        let periods = analyses().filter(|n| period_cmd(n).is_some()).count();
+        assert_eq!(periods, 4);
+        assert_eq!(NAMES.len() + periods, analyses().count());
     }
 }

@@ -26,6 +26,7 @@
 //! `futex`, `mmap`…)
 
 use ctf::Trace;
+use pipeline::classes_where;
 
 use crate::model::{classify_unnumbered, FdOp, Kind};
 use crate::state::{Facet, Interest, NoteKind};
@@ -113,20 +114,6 @@ pub fn wanted_classes_lossless(trace: &Trace, interest: Interest) -> Vec<Vec<boo
                 _ => true,
             }
     })
-}
-
-/// Per stream class position, per event class position of `trace`: `wanted` of the class's
-/// name.
-fn classes_where(trace: &Trace, wanted: impl Fn(&str) -> bool) -> Vec<Vec<bool>> {
-    let streams = &trace.layout.streams;
-    (0..streams.len())
-        .map(|sc| {
-            let events = &streams.at(sc).events;
-            (0..events.len())
-                .map(|ev| wanted(&events.at(ev).name))
-                .collect()
-        })
-        .collect()
 }
 
 #[cfg(test)]

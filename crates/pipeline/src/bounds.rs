@@ -106,3 +106,45 @@ pub fn intersection_on(
 ) -> Option<(i64, i64)> {
     common_range(&mapped_stream_bounds(traces, time_map))
 }
+
+/// The range a read covers and where its progress reports end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadRange {
+    /// The first time read (ns, on the read's time line).
+    pub lo: i64,
+    /// The last time read.
+    pub hi: i64,
+    /// Where progress reports put the end: `hi` or the streams' last time if before.
+    pub streams_end: i64,
+}
+
+/// The range `options` asks of `traces`: `begin`/`end` and, unless `no_intersection`, the
+/// range every readable stream covers. The streams' bounds (from indexes or packet contexts)
+/// are read once, for the intersection and the end of progress reports.
+pub(crate) fn read_range(traces: &[Arc<Trace>], options: &crate::ReadOptions) -> ReadRange {
+    let (mut lo, mut hi) = (
+        options.begin.unwrap_or(i64::MIN),
+        options.end.unwrap_or(i64::MAX),
+    );
+    let bounds = if !options.no_intersection || options.progress.is_some() {
+        mapped_stream_bounds(traces, options.time_map.as_ref())
+    } else {
+        Vec::new()
+    };
+    if !options.no_intersection {
+        if let Some((b, e)) = common_range(&bounds) {
+            lo = lo.max(b);
+            hi = hi.min(e);
+        }
+    }
+    let streams_end = bounds
+        .iter()
+        .map(|&(_, e)| e)
+        .max()
+        .map_or(hi, |e| e.min(hi));
+    ReadRange {
+        lo,
+        hi,
+        streams_end,
+    }
+}

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ctf::merge::TimeMap;
 use ctf::{StreamReader, Trace};
 
-use crate::bounds::{common_range, mapped_stream_bounds};
+use crate::bounds::{read_range, ReadRange};
 use crate::progress::ProgressPoint;
 use crate::sink::Flow;
 use crate::source::ReadOptions;
@@ -190,26 +190,11 @@ where
     R: Send,
     C: Consumer<B>,
 {
-    let (mut lo, mut hi) = (
-        options.begin.unwrap_or(i64::MIN),
-        options.end.unwrap_or(i64::MAX),
-    );
-    let bounds = if !options.no_intersection || options.progress.is_some() {
-        mapped_stream_bounds(traces, options.time_map.as_ref())
-    } else {
-        Vec::new()
-    };
-    if !options.no_intersection {
-        if let Some((b, e)) = common_range(&bounds) {
-            lo = lo.max(b);
-            hi = hi.min(e);
-        }
-    }
-    let streams_end = bounds
-        .iter()
-        .map(|&(_, e)| e)
-        .max()
-        .map_or(hi, |e| e.min(hi));
+    let ReadRange {
+        lo,
+        hi,
+        streams_end,
+    } = read_range(traces, options);
     let mut readers: Vec<StreamReader> = traces.iter().flat_map(|t| t.readers()).collect();
     // Packets that end before the range are not read at all where indexes say so.
     if options.time_map.is_none() && lo > i64::MIN {

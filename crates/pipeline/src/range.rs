@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ctf::{Merger, Message, SkipRule, Trace};
 
-use crate::bounds::{common_range, mapped_stream_bounds};
+use crate::bounds::{read_range, ReadRange};
 use crate::diagnostic::Diagnostic;
 use crate::progress::ProgressPoint;
 use crate::source::ReadOptions;
@@ -85,23 +85,11 @@ impl RangeEvents {
     }
 
     fn build(traces: &[Arc<Trace>], options: &ReadOptions, wanted: Option<&WantedOf<'_>>) -> Self {
-        let (mut lo, mut hi) = (
-            options.begin.unwrap_or(i64::MIN),
-            options.end.unwrap_or(i64::MAX),
-        );
-        // The streams' bounds (read from indexes or packet contexts: read once) for the
-        // intersection and the end of progress reports.
-        let bounds = if !options.no_intersection || options.progress.is_some() {
-            mapped_stream_bounds(traces, options.time_map.as_ref())
-        } else {
-            Vec::new()
-        };
-        if !options.no_intersection {
-            if let Some((b, e)) = common_range(&bounds) {
-                lo = lo.max(b);
-                hi = hi.min(e);
-            }
-        }
+        let ReadRange {
+            lo,
+            hi,
+            streams_end,
+        } = read_range(traces, options);
         let mut merger = Merger::new(traces);
         // Packets that end before the range are not read at all where indexes say so.
         if options.time_map.is_none() && lo > i64::MIN {
@@ -124,12 +112,6 @@ impl RangeEvents {
             });
             skipping = true;
         }
-        // Progress reports end where the streams do, if before the range's end.
-        let streams_end = bounds
-            .iter()
-            .map(|&(_, e)| e)
-            .max()
-            .map_or(hi, |e| e.min(hi));
         RangeEvents {
             merger,
             lo,

@@ -72,49 +72,34 @@ pub trait Sink {
     fn finish(&mut self, _summary: &Summary) {}
 }
 
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn wanted(&self, trace: &Trace) -> Wanted {
-        (**self).wanted(trace)
-    }
-    fn wants_notices(&self) -> bool {
-        (**self).wants_notices()
-    }
-    #[inline(always)]
-    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
-        (**self).event(ev, ts)
-    }
-    fn notice(&mut self, notice: &Notice) -> Flow {
-        (**self).notice(notice)
-    }
-    fn diagnostic(&mut self, diagnostic: &Diagnostic) {
-        (**self).diagnostic(diagnostic)
-    }
-    fn finish(&mut self, summary: &Summary) {
-        (**self).finish(summary)
-    }
+/// A sink behind a pointer is the sink.
+macro_rules! forward_sink {
+    ($($ptr:ty),*) => {$(
+        impl<S: Sink + ?Sized> Sink for $ptr {
+            fn wanted(&self, trace: &Trace) -> Wanted {
+                (**self).wanted(trace)
+            }
+            fn wants_notices(&self) -> bool {
+                (**self).wants_notices()
+            }
+            #[inline(always)]
+            fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
+                (**self).event(ev, ts)
+            }
+            fn notice(&mut self, notice: &Notice) -> Flow {
+                (**self).notice(notice)
+            }
+            fn diagnostic(&mut self, diagnostic: &Diagnostic) {
+                (**self).diagnostic(diagnostic)
+            }
+            fn finish(&mut self, summary: &Summary) {
+                (**self).finish(summary)
+            }
+        }
+    )*};
 }
 
-impl<S: Sink + ?Sized> Sink for Box<S> {
-    fn wanted(&self, trace: &Trace) -> Wanted {
-        (**self).wanted(trace)
-    }
-    fn wants_notices(&self) -> bool {
-        (**self).wants_notices()
-    }
-    #[inline(always)]
-    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
-        (**self).event(ev, ts)
-    }
-    fn notice(&mut self, notice: &Notice) -> Flow {
-        (**self).notice(notice)
-    }
-    fn diagnostic(&mut self, diagnostic: &Diagnostic) {
-        (**self).diagnostic(diagnostic)
-    }
-    fn finish(&mut self, summary: &Summary) {
-        (**self).finish(summary)
-    }
-}
+forward_sink!(&mut S, Box<S>);
 
 /// The union of two wanted tables (None wants everything).
 pub fn union_wanted(a: Wanted, b: Wanted) -> Wanted {

@@ -21,7 +21,9 @@ fn parse_names(s: &str) -> Result<Names, String> {
                 format!(
                     "unknown analysis '{}' (one of: {})",
                     n.trim(),
-                    analysis::commands::ANALYSES.join(", ")
+                    analysis::commands::analyses()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             })
         })

@@ -32,7 +32,7 @@ pub fn run(a: &LamiLinksArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .map_err(|e| format!("{}: cannot create the directory: {e}", a.dir.display()))?;
     let (mut made, mut kept, mut replaced) = (0, 0, 0);
     let mut failed = Vec::new();
-    for name in analysis::commands::ANALYSES {
+    for name in analysis::commands::analyses() {
         for link in [format!("lttng-{name}"), format!("lttng-{name}-mi")] {
             let path = a.dir.join(&link);
             match make_link(&exe, &path, a.force) {
