@@ -78,10 +78,43 @@ pub fn export<S: Source, E: Export>(
     source: &S,
     mut sink: E,
 ) -> Result<(E::Report, Summary), Error> {
-    let summary = source.run(&mut sink);
+    let mut counted = Counted {
+        sink: &mut sink,
+        events: 0,
+    };
+    let summary = source.run(&mut counted);
+    let given = counted.events;
     let report = sink.close();
-    if summary.events == 0 {
+    if given == 0 {
         return Err(summary.nothing_read().into());
     }
     Ok((report?, summary))
+}
+
+/// A sink and the number of events it was given (the read itself counts nothing).
+struct Counted<'a, S> {
+    sink: &'a mut S,
+    events: u64,
+}
+
+impl<S: pipeline::Sink> pipeline::Sink for Counted<'_, S> {
+    fn wanted(&self, trace: &::ctf::Trace) -> pipeline::Wanted {
+        self.sink.wanted(trace)
+    }
+    fn wants_notices(&self) -> bool {
+        self.sink.wants_notices()
+    }
+    fn event(&mut self, ev: &::ctf::Event<'_>, ts: i64) -> pipeline::Flow {
+        self.events += 1;
+        self.sink.event(ev, ts)
+    }
+    fn notice(&mut self, notice: &pipeline::Notice) -> pipeline::Flow {
+        self.sink.notice(notice)
+    }
+    fn diagnostic(&mut self, diagnostic: &pipeline::Diagnostic) {
+        self.sink.diagnostic(diagnostic)
+    }
+    fn finish(&mut self, summary: &Summary) {
+        self.sink.finish(summary)
+    }
 }

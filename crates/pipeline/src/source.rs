@@ -43,15 +43,10 @@ impl std::fmt::Debug for ReadOptions {
 /// What a read gave.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
-    /// The time of the first event given to the sink.
-    pub first: Option<i64>,
-    /// The time of the last event given to the sink.
-    pub last: Option<i64>,
     /// When classes were left out of the read ([`Sink::wanted`]): the time of the last event
-    /// in the range a full read would have given, which may be one left out.
+    /// in the range a full read would have given, which may be one left out. (What a sink
+    /// was given it knows itself: the read loop keeps nothing per event but the event.)
     pub last_in_range: Option<i64>,
-    /// Events given to the sink.
-    pub events: u64,
     /// Events decoded, those left out of the range included.
     pub events_read: u64,
     /// The sink stopped the read.
@@ -202,18 +197,10 @@ impl Source for FileSource {
     fn run<S: Sink + ?Sized>(&self, sink: &mut S) -> Summary {
         let mut events = self.events_for(sink);
         let mut summary = Summary::default();
-        let mut first = None;
-        let mut last = None;
-        let mut count = 0u64;
         if sink.wants_notices() {
             while let Some(next) = events.next_message() {
                 let flow = match next {
-                    Next::Event(ev, ts) => {
-                        first.get_or_insert(ts);
-                        last = Some(ts);
-                        count += 1;
-                        sink.event(&ev, ts)
-                    }
+                    Next::Event(ev, ts) => sink.event(&ev, ts),
                     Next::Notice(msg, ts, trace, stream) => match notice_of(msg, ts, trace, stream)
                     {
                         Some(n) => sink.notice(&n),
@@ -227,19 +214,13 @@ impl Source for FileSource {
             }
         } else {
             while let Some((ev, ts)) = events.next() {
-                first.get_or_insert(ts);
-                last = Some(ts);
-                count += 1;
                 if sink.event(&ev, ts) == Flow::Stop {
                     summary.stopped = true;
                     break;
                 }
             }
         }
-        summary.first = first;
-        summary.last = last;
         summary.last_in_range = events.last_time();
-        summary.events = count;
         summary.events_read = events.events_read();
         summary.lost = events.lost();
         summary.errors = events.errors(&self.traces);
