@@ -241,12 +241,9 @@ impl HeaderStore {
     }
 
     /// Records waiting.
-    pub(crate) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.pending.values().map(VecDeque::len).sum()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.pending.is_empty()
     }
 
     /// Takes the record of the packet event `(dir, skbaddr, len)` at raw time `ts` (nearest
@@ -370,7 +367,7 @@ mod tests {
         assert!(s.take(Dir::Tx, 0xffff_8881, 74, 890_000).is_some());
         assert_eq!(s.len(), 1);
         assert!(s.take(Dir::Tx, 0xffff_8881, 74, 1_200).is_some());
-        assert!(s.is_empty());
+        assert_eq!(s.len(), 0);
         s.push_raw(&raw(5, 1, 60, 1, &syn()));
         s.push_raw(&raw(RETAIN_NS + 100, 2, 60, 1, &syn()));
         assert_eq!(s.stats.expired, 1);
