@@ -148,8 +148,8 @@ impl Merger {
             };
             match got {
                 None => return None,
-                // Events apart: storing a known variant, not moving the message, is 0.5 % of
-                // an analysis' instructions (measured).
+                // Events apart: storing a known variant costs less than moving the message, on
+                // every event of every pass.
                 Some(Ok(Message::Event)) => {
                     self.pending_msgs[i] = Message::Event;
                     break self.time_of(i, &Message::Event);
@@ -313,9 +313,8 @@ struct Scanned {
 }
 
 /// Up to this many keys, [`Scanned`] does not keep the second smallest: a plain scan then
-/// costs no more than keeping it (measured on a generated 4-CPU trace, where runs are short:
-/// keeping it was +1.7 % of `analyze iousagetop`'s instructions; on the 8 streams of
-/// `many-threads`, -5 %).
+/// costs no more than keeping it where runs are short (a few CPUs' streams); with more
+/// streams, keeping it pays (see `bench/README.md`).
 const PLAIN_SCAN: usize = 4;
 
 /// `(time, reader)` as an integer in the same order.

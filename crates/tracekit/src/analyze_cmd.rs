@@ -377,8 +377,8 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if a.mi {
         emit(|mut w| analysis::lami::write_results(&mut w, &mi_tables))?;
     }
-    // The process ends right after: freeing every cell one by one (~150 k of them for a large
-    // trace's syscallstats, ~3 % of the run) would be wasted work.
+    // The process ends right after: freeing every cell one by one (a large trace's
+    // syscallstats has hundreds of thousands) would be wasted work.
     std::mem::forget(mi_tables);
     // Likewise the traces' layouts (one per event class: thousands for a kernel trace).
     std::mem::forget(traces);

@@ -20,8 +20,8 @@ pub fn run(args: &CountArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let progress = Progress::for_traces(&traces);
     let c = text::count_traces(&traces, &|n| progress.add(n));
     progress.finish();
-    // The process ends right after: freeing the layouts of a kernel trace's ~1,200 event
-    // classes one by one is ~5 % of a count of many-threads (as `analyze` does).
+    // The process ends right after: freeing the layouts of a kernel trace's event
+    // classes one by one is a sizeable part of a count (as `analyze` does).
     std::mem::forget(traces);
     for w in &c.warnings {
         eprintln!("tracekit: warning: {w}");

@@ -4,8 +4,8 @@ use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 
 /// Standard output, buffered, without `std::io::Stdout`'s line buffering: that one looks for
-/// the last newline in every buffer handed to it, and a LAMI document is one long line (a
-/// 6.6 MB one cost 7 M instructions of `memrchr`). Writes go to a duplicate of the
+/// the last newline in every buffer handed to it, and a LAMI document is one long line (one
+/// `memrchr` over megabytes per write). Writes go to a duplicate of the
 /// descriptor; where it cannot be duplicated, to `Stdout` as before. The buffer is
 /// `BufWriter`'s default: a writer that buffers itself (the LAMI one) passes larger blocks,
 /// which go through uncopied.

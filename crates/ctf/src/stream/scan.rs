@@ -331,7 +331,7 @@ impl Packet<'_> {
             };
             let size = table.one_size(id);
             // The end and clock checks are in both arms: one check after them, with a branch
-            // on what to record, measured 2.5 % slower on one core.
+            // on what to record, runs slower.
             let after = if size != u64::MAX && h_end.is_multiple_of(8) {
                 let after = h_end + size;
                 if after > self.content_bits || now < w.last {
