@@ -211,9 +211,19 @@ pub fn parse_analyses_time(s: &str, day_of: i64) -> Result<i64, TimeError> {
 pub fn format_utc(ns: i64) -> String {
     let secs = ns.div_euclid(1_000_000_000);
     let sub = ns.rem_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let sod = secs.rem_euclid(86_400);
-    // The civil date of a day number (the inverse of `days_from_civil`).
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{sub:09}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
+/// The proleptic Gregorian date (year, month, day) of a day number (days since 1970-01-01):
+/// the inverse of `days_from_civil`.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -222,13 +232,7 @@ pub fn format_utc(ns: i64) -> String {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{sub:09}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
@@ -311,6 +315,22 @@ pub fn parse_analyses_duration(s: &str) -> Result<i64, TimeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn civil_dates_round_trip() {
+        for days in [
+            -719_468, -1, 0, 59, 60, 365, 10_957, 11_016, 19_782, 2_932_896,
+        ] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(
+            format_utc(951_782_400_000_000_001),
+            "2000-02-29 00:00:00.000000001"
+        );
+    }
 
     #[test]
     fn babeltrace_times() {

@@ -148,19 +148,8 @@ fn build_trace_class(opts: &RecordOptions, name: &str) -> TraceClass {
 
 /// `YYYYMMDDTHHMMSS+0000` for a Unix time.
 pub(crate) fn datetime_utc(secs: i64) -> String {
-    let days = secs.div_euclid(86400);
+    let (y, m, d) = pipeline::time::civil_from_days(secs.div_euclid(86400));
     let rem = secs.rem_euclid(86400);
-    // Civil-from-days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
     format!(
         "{y:04}{m:02}{d:02}T{:02}{:02}{:02}+0000",
         rem / 3600,
