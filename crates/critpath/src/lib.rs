@@ -21,4 +21,6 @@ pub use algo::{critical_path, PathOptions};
 pub use builder::{Builder, Ctx, KEvent};
 pub use graph::{EdgeType, Graph, VId, Worker, WorkerId};
 pub use input::{build_graph, BuildOptions, Built, GraphSink};
-pub use report::{critical_path_of, find_thread, Report, Segment, Summary};
+pub use report::{
+    critical_path_of, find_thread, path_of_thread, PathError, Report, Segment, Summary,
+};

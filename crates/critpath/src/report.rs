@@ -84,7 +84,7 @@ pub struct Report {
     pub summary: Summary,
 }
 
-/// Errors of [`find_thread`].
+/// Errors of [`find_thread`] and [`path_of_thread`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PathError {
@@ -107,6 +107,72 @@ pub enum PathError {
     /// No host has that name.
     #[error("no host named {0}")]
     NoHost(String),
+    /// The end of the range asked for is before its beginning.
+    #[error("--end is before --begin")]
+    EndBeforeBegin,
+    /// The thread has no history in the range asked for.
+    #[error(
+        "thread {tid} has no history between {begin} and {end} ns (its history spans {first} to \
+         {last} ns on the merged time line)"
+    )]
+    NoHistory {
+        /// The thread id asked for.
+        tid: i64,
+        /// The range asked for (ns, merged time line).
+        begin: i64,
+        /// See `begin`.
+        end: i64,
+        /// The thread's first time in the graph.
+        first: i64,
+        /// Its last time.
+        last: i64,
+    },
+    /// The walk could not complete (it panicked; the graph is inconsistent).
+    #[error("the critical path computation failed")]
+    WalkFailed,
+    /// The walk's thread could not be started.
+    #[error("the critical path computation could not start: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// The critical path of thread `tid` (on `host` when given) in a built graph, from `begin`
+/// (default: the graph's first time) to `end` (default: its last), cut to the range with
+/// `cut`. The walk recurses into nested waits, so it runs on a thread with a deep stack.
+pub fn path_of_thread(
+    built: &crate::Built,
+    tid: i64,
+    host: Option<&str>,
+    begin: Option<i64>,
+    end: Option<i64>,
+    cut: bool,
+) -> Result<Report, PathError> {
+    let g = &built.graph;
+    let w = find_thread(g, tid, host)?;
+    let begin = begin.unwrap_or(built.first_ts);
+    let end = end.unwrap_or(built.last_ts);
+    if end < begin {
+        return Err(PathError::EndBeforeBegin);
+    }
+    let report = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(s, || critical_path_of(g, w, begin, end, cut))
+            .map(|h| h.join())
+    })?;
+    match report {
+        Ok(r) if r.path.is_empty() => {
+            let span = |v: Option<u32>| v.map(|v| g.ts(v)).unwrap_or(0);
+            Err(PathError::NoHistory {
+                tid,
+                begin,
+                end,
+                first: span(g.head(w)),
+                last: span(g.tail(w)),
+            })
+        }
+        Ok(r) => Ok(r),
+        Err(_) => Err(PathError::WalkFailed),
+    }
 }
 
 /// Finds the worker of thread `tid` (on `host` when given, by name).

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use critpath::input::{build_graph, BuildOptions, Built};
-use critpath::report::{critical_path_of, find_thread, Report};
+use critpath::report::Report;
 
 use pipeline::time::parse_time;
 use text::TimeFormatter;
@@ -55,46 +55,6 @@ pub fn build(traces: &[Arc<ctf::Trace>], sync: bool) -> Result<Built, Box<dyn st
     Ok(build_graph(traces, opts))
 }
 
-/// The critical path of `tid` in the built graph.
-pub fn compute(
-    built: &Built,
-    tid: i64,
-    host: Option<&str>,
-    begin: Option<i64>,
-    end: Option<i64>,
-    cut: bool,
-) -> Result<Report, Box<dyn std::error::Error>> {
-    let g = &built.graph;
-    let w = find_thread(g, tid, host)?;
-    let begin = begin.unwrap_or(built.first_ts);
-    let end = end.unwrap_or(built.last_ts);
-    if end < begin {
-        return Err("--end is before --begin".into());
-    }
-    // The walk recurses into nested waits: give it a deep stack.
-    let report = std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .stack_size(512 << 20)
-            .spawn_scoped(s, || critical_path_of(g, w, begin, end, cut))
-            .map(|h| h.join())
-    });
-    match report {
-        Ok(Ok(r)) if r.path.is_empty() => {
-            let span = |v: Option<u32>| v.map(|v| g.ts(v)).unwrap_or(0);
-            Err(format!(
-                "thread {tid} has no history between {begin} and {end} ns (its history spans \
-                 {} to {} ns on the merged time line)",
-                span(g.head(w)),
-                span(g.tail(w))
-            )
-            .into())
-        }
-        Ok(Ok(r)) => Ok(r),
-        Ok(Err(_)) => Err("the critical path computation failed".into()),
-        Err(e) => Err(e.into()),
-    }
-}
-
 pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let traces = ctf::open_all(&args.paths)?;
     if traces.is_empty() {
@@ -115,7 +75,7 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         .as_deref()
         .map(|s| parse_time(s, fmt.tz(), reference))
         .transpose()?;
-    let report = compute(
+    let report = critpath::path_of_thread(
         &built,
         args.tid,
         args.host.as_deref(),
@@ -175,7 +135,7 @@ pub fn demo_section(
             matcher: None,
         },
     );
-    let report = compute(
+    let report = critpath::path_of_thread(
         &built,
         tid,
         Some(client),
