@@ -7,7 +7,7 @@ use ctf::{Merger, Message, SkipRule, Trace};
 use crate::bounds::{read_range, ReadRange};
 use crate::diagnostic::Diagnostic;
 use crate::progress::ProgressPoint;
-use crate::source::ReadOptions;
+use crate::source::{classes_where, ReadOptions};
 
 /// Per stream class position, per event class position of a trace: whether a consumer
 /// needs the class's events.
@@ -67,7 +67,22 @@ impl RangeEvents {
         options: &ReadOptions,
         wanted: impl Fn(&Trace) -> Vec<Vec<bool>>,
     ) -> Self {
-        Self::build(traces, options, Some(&wanted))
+        // A time map reads every event: no table is made for it.
+        let tables = options
+            .time_map
+            .is_none()
+            .then(|| traces.iter().map(|t| wanted(t)).collect());
+        Self::build(traces, options, tables)
+    }
+
+    /// [`Self::with_wanted`] with the table of each of `traces` made already (`tables[i]` for
+    /// `traces[i]`).
+    pub fn with_tables(
+        traces: &[Arc<Trace>],
+        options: &ReadOptions,
+        tables: Vec<Vec<Vec<bool>>>,
+    ) -> Self {
+        Self::build(traces, options, Some(tables))
     }
 
     /// Makes the read end at the first discarded event or packet (before giving out anything
@@ -84,7 +99,11 @@ impl RangeEvents {
         self.lost || self.lossless && !self.merger.errors.is_empty()
     }
 
-    fn build(traces: &[Arc<Trace>], options: &ReadOptions, wanted: Option<&WantedOf<'_>>) -> Self {
+    fn build(
+        traces: &[Arc<Trace>],
+        options: &ReadOptions,
+        tables: Option<Vec<Vec<Vec<bool>>>>,
+    ) -> Self {
         let ReadRange {
             lo,
             hi,
@@ -98,15 +117,16 @@ impl RangeEvents {
         let mut skipping = false;
         if let Some(m) = &options.time_map {
             merger = merger.with_time_map(m.clone());
-        } else if let Some(wanted_of) = wanted {
+        } else if let Some(tables) = tables {
             // One table per trace, shared by its streams' readers.
-            let tables: Vec<_> = traces.iter().map(|t| Arc::new(wanted_of(t))).collect();
+            let tables: Vec<_> = tables.into_iter().map(Arc::new).collect();
             merger = merger.with_skip(|t| SkipRule {
+                // (Every reader's trace is one of `traces`; another would be read whole.)
                 wanted: traces
                     .iter()
                     .position(|x| std::ptr::eq(&**x, t))
-                    .map(|i| tables[i].clone())
-                    .unwrap_or_else(|| Arc::new(wanted_of(t))),
+                    .and_then(|i| tables.get(i).cloned())
+                    .unwrap_or_else(|| Arc::new(classes_where(t, |_| true))),
                 lo,
                 hi,
             });

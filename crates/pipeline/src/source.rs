@@ -139,33 +139,31 @@ impl FileSource {
     /// The events in range, pulled one at a time, without the classes no sink of `wanted`
     /// needs: for a consumer that drives the read itself (tests, a viewer paging through).
     pub fn events(&self, wanted: Option<&crate::range::WantedOf<'_>>) -> RangeEvents {
-        let events = match wanted {
+        self.finish(match wanted {
             Some(w) => RangeEvents::with_wanted(&self.traces, &self.options, w),
             None => RangeEvents::new(&self.traces, &self.options),
+        })
+    }
+
+    /// The reader for `sink`: without the classes it does not want, when it says for every
+    /// trace (a time map reads every event).
+    fn events_for<S: Sink + ?Sized>(&self, sink: &S) -> RangeEvents {
+        let tables: Option<Vec<Vec<Vec<bool>>>> = match self.options.time_map {
+            Some(_) => None,
+            None => self.traces.iter().map(|t| sink.wanted(t)).collect(),
         };
+        self.finish(match tables {
+            Some(tables) => RangeEvents::with_tables(&self.traces, &self.options, tables),
+            None => RangeEvents::new(&self.traces, &self.options),
+        })
+    }
+
+    /// `events` made lossless if the source is.
+    fn finish(&self, events: RangeEvents) -> RangeEvents {
         if self.lossless {
             events.lossless()
         } else {
             events
-        }
-    }
-
-    /// The reader for `sink`: without the classes it does not want, when it says.
-    fn events_for<S: Sink + ?Sized>(&self, sink: &S) -> RangeEvents {
-        let tables: Option<Vec<Vec<Vec<bool>>>> =
-            self.traces.iter().map(|t| sink.wanted(t)).collect();
-        match tables {
-            Some(tables) if self.options.time_map.is_none() => {
-                let traces = &self.traces;
-                self.events(Some(&|t: &Trace| {
-                    traces
-                        .iter()
-                        .position(|x| std::ptr::eq(&**x, t))
-                        .map(|i| tables[i].clone())
-                        .unwrap_or_else(|| every_class(t))
-                }))
-            }
-            _ => self.events(None),
         }
     }
 }
@@ -182,11 +180,6 @@ pub fn classes_where(trace: &Trace, wanted: impl Fn(&str) -> bool) -> Vec<Vec<bo
                 .collect()
         })
         .collect()
-}
-
-/// Every class of `trace` wanted.
-fn every_class(trace: &Trace) -> Vec<Vec<bool>> {
-    classes_where(trace, |_| true)
 }
 
 impl Source for FileSource {
