@@ -25,4 +25,4 @@ mod value;
 pub use count::{count_traces, Counts};
 pub use print::{parse_bounds, print, Error, Outcome, PrintOptions};
 pub use printer::{Loss, TextBuf, TextPrinter};
-pub use timefmt::TimeFormatter;
+pub use timefmt::{time_zone, TimeFormatter};

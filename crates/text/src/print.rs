@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use ctf::merge::TimeMap;
 use ctf::{Message, StreamReader, Trace};
+use jiff::tz::TimeZone;
 use pipeline::parallel::{self, Batch, Producer, StreamTime};
 use pipeline::time::{has_date, parse_time, TimeError};
 use pipeline::{Flow, Progress, ReadOptions};
 
 use crate::printer::{Loss, TextBuf, TextPrinter};
-use crate::timefmt::{short_delta, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
+use crate::timefmt::{short_delta, time_zone, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
 
 /// Errors of [`print`].
 #[derive(Debug, thiserror::Error)]
@@ -200,12 +201,12 @@ pub fn print<W: Write, E: Write>(
     out: &mut W,
     err: &mut E,
 ) -> Result<Outcome, Error> {
-    let tz = TimeFormatter::new(options.gmt).tz().clone();
+    let tz = time_zone(options.gmt);
     let (begin, end) = parse_bounds(
         traces,
         options.begin.as_deref(),
         options.end.as_deref(),
-        options.gmt,
+        &tz,
         options.time_map.as_ref(),
     )?;
     let read = ReadOptions {
@@ -314,23 +315,22 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
 }
 
 /// babeltrace2's `--begin` and `--end` of `traces` in ns on the time line of `time_map`: a
-/// time without a date takes the date of the first message, in the local time zone unless
-/// `gmt` (see [`pipeline::time::parse_time`]).
+/// time without a date takes the date of the first message, in time zone `tz` (see
+/// [`pipeline::time::parse_time`] and [`time_zone`]).
 pub fn parse_bounds(
     traces: &[Arc<Trace>],
     begin: Option<&str>,
     end: Option<&str>,
-    gmt: bool,
+    tz: &TimeZone,
     time_map: Option<&Arc<dyn TimeMap>>,
 ) -> Result<(Option<i64>, Option<i64>), TimeError> {
-    let tz = TimeFormatter::new(gmt).tz().clone();
     let dateless = |s: Option<&str>| s.is_some_and(|s| !has_date(s));
     let reference = if dateless(begin) || dateless(end) {
         first_message_time(traces, time_map)
     } else {
         None
     };
-    let parse = |s: Option<&str>| s.map(|s| parse_time(s, &tz, reference)).transpose();
+    let parse = |s: Option<&str>| s.map(|s| parse_time(s, tz, reference)).transpose();
     Ok((parse(begin)?, parse(end)?))
 }
 

@@ -30,15 +30,20 @@ const NO_BLOCK: u64 = u64::MAX;
 /// negative one, could be that of a time far away.
 const BLOCK_LIMIT: i64 = i64::MAX / BLOCK_NS as i64 * BLOCK_NS as i64;
 
+/// The time zone babeltrace2 shows times in: UTC with `--clock-gmt`, else the system's
+/// (`TZ`). Finding the system's reads files: once per command.
+pub fn time_zone(gmt: bool) -> TimeZone {
+    if gmt {
+        TimeZone::UTC
+    } else {
+        TimeZone::system()
+    }
+}
+
 impl TimeFormatter {
     /// Times in UTC with `gmt`, in the local time zone otherwise.
     pub fn new(gmt: bool) -> Self {
-        let tz = if gmt {
-            TimeZone::UTC
-        } else {
-            TimeZone::system()
-        };
-        TimeFormatter::with_tz(tz)
+        TimeFormatter::with_tz(time_zone(gmt))
     }
 
     /// A formatter for time zone `tz`.

@@ -62,7 +62,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         &traces,
         args.begin.as_deref(),
         args.end.as_deref(),
-        args.clock_gmt,
+        &text::time_zone(args.clock_gmt),
         read.time_map.as_ref(),
     )?;
     let source = FileSource::new(traces, read);
