@@ -1019,12 +1019,10 @@ impl Sink for PeriodSink<'_> {
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
         if let Some(cpus) = &self.common.cpus {
             let key = (ev.trace().index, ev.stream_index());
-            let cpu = *self.cpu_cache.entry(key).or_insert_with(|| {
-                ev.packet_context()
-                    .and_then(|p| p.field("cpu_id"))
-                    .and_then(|f| f.as_u64())
-                    .map(|c| c as u32)
-            });
+            let cpu = *self
+                .cpu_cache
+                .entry(key)
+                .or_insert_with(|| kernel::recorded_cpu(ev));
             if cpu.is_some_and(|c| !cpus.contains(&c)) {
                 return Flow::Continue;
             }

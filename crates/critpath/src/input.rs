@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ctf::merge::TimeMap;
 use ctf::Trace;
-use kernel::{classify_unnumbered, Kind as K, PacketDir};
+use kernel::{classify_unnumbered, Kind as K, PacketDir, StreamCpus};
 use pipeline::{classes_where, FileSource, Flow, ReadOptions, Sink, Source, Summary, Wanted};
 
 use crate::builder::{BuildStats, Builder, Ctx, KEvent};
@@ -58,8 +58,6 @@ struct TraceInfo {
     /// Which wake-up event the trace uses.
     wakeup: K,
     has_wakeup_new: bool,
-    /// CPU of each stream, by [`ctf::Event::stream_index`].
-    stream_cpu: Vec<Option<u32>>,
 }
 
 /// The builder's kind of an event of kernel kind `k`, in a trace whose wake-ups are `wakeup`
@@ -185,6 +183,8 @@ pub struct GraphSink {
     first_ts: i64,
     last_ts: i64,
     comm_buf: [String; 2],
+    /// The CPU of each stream.
+    stream_cpus: StreamCpus,
     /// Errors of opening the traces, which [`Built::read_errors`] does not count.
     open_errors: usize,
     read_errors: usize,
@@ -219,7 +219,6 @@ impl GraphSink {
                 classes: Vec::new(),
                 wakeup,
                 has_wakeup_new,
-                stream_cpu: Vec::new(),
             });
         }
         let trace_hosts: Vec<u32> = infos.iter().map(|i| i.host).collect();
@@ -255,6 +254,7 @@ impl GraphSink {
             first_ts: i64::MAX,
             last_ts: i64::MIN,
             comm_buf: [String::new(), String::new()],
+            stream_cpus: StreamCpus::default(),
             open_errors: traces.iter().map(|t| t.errors.len()).sum(),
             read_errors: 0,
         }
@@ -330,16 +330,7 @@ impl Sink for GraphSink {
         }
         self.first_ts = self.first_ts.min(ts);
         self.last_ts = self.last_ts.max(ts);
-        let si = ev.stream_index();
-        if info.stream_cpu.len() <= si {
-            info.stream_cpu.resize(si + 1, None);
-        }
-        let cpu = *info.stream_cpu[si].get_or_insert_with(|| {
-            ev.packet_context()
-                .and_then(|p| p.field("cpu_id"))
-                .and_then(|f| f.as_u64())
-                .unwrap_or(si as u64) as u32
-        });
+        let cpu = self.stream_cpus.of(ev);
         let host = info.host;
         let int = |i: usize| -> Option<i64> {
             class.idx[i]

@@ -120,3 +120,43 @@ mod tests {
         assert_eq!(m.get_mut(u32::MAX).copied(), Some(u32::MAX as u64 + 1));
     }
 }
+
+/// The CPU that recorded the stream of `ev`, as LTTng's per-CPU kernel streams say it: their
+/// packet context's `cpu_id`; None for a stream without one.
+pub fn recorded_cpu(ev: &ctf::Event<'_>) -> Option<u32> {
+    ev.packet_context()
+        .and_then(|p| p.field("cpu_id"))
+        .and_then(|f| f.as_u64())
+        .map(|c| c as u32)
+}
+
+/// The CPU of each stream of some traces ([`recorded_cpu`], else the stream's index), found
+/// at its first event.
+#[derive(Debug, Clone, Default)]
+pub struct StreamCpus(Vec<Vec<Option<u32>>>);
+
+impl StreamCpus {
+    /// The CPU of the stream of `ev`.
+    #[inline]
+    pub fn of(&mut self, ev: &ctf::Event<'_>) -> u32 {
+        let (t, s) = (ev.trace().index, ev.stream_index());
+        if let Some(&Some(cpu)) = self.0.get(t).and_then(|v| v.get(s)) {
+            return cpu;
+        }
+        self.first_of(ev, t, s)
+    }
+
+    #[cold]
+    fn first_of(&mut self, ev: &ctf::Event<'_>, t: usize, s: usize) -> u32 {
+        let cpu = recorded_cpu(ev).unwrap_or(s as u32);
+        if self.0.len() <= t {
+            self.0.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.0[t];
+        if v.len() <= s {
+            v.resize(s + 1, None);
+        }
+        v[s] = Some(cpu);
+        cpu
+    }
+}

@@ -22,7 +22,7 @@ mod payload;
 pub mod state;
 mod threads;
 
-pub use cpu_map::CpuMap;
+pub use cpu_map::{recorded_cpu, CpuMap, StreamCpus};
 pub use hash::{IntMap, IntSet};
 pub use model::{
     classify_unnumbered, syscall_name, Class, FdOp, Kind, PacketDir, Resolved, Resolver,
@@ -175,12 +175,7 @@ impl Model {
         let e = &mut v[s];
         if e.sc != sc {
             if e.sc == NO_STREAM_CLASS {
-                e.cpu = ev
-                    .packet_context()
-                    .and_then(|p| p.field("cpu_id"))
-                    .and_then(|f| f.as_u64())
-                    .map(|c| c as u32)
-                    .unwrap_or(s as u32);
+                e.cpu = recorded_cpu(ev).unwrap_or(s as u32);
             }
             e.sc = sc;
             e.classes.clear();

@@ -1036,6 +1036,8 @@ pub struct ClassKind {
     kind: Kind,
     /// The system call of a system call entry (empty otherwise).
     syscall: CompactString,
+    /// A tracker reads events of the class.
+    read: bool,
 }
 
 impl ClassKind {
@@ -1046,26 +1048,19 @@ impl ClassKind {
             Kind::SyscallEntry(_) => kernel::syscall_name(name).unwrap_or_default().into(),
             _ => CompactString::default(),
         };
-        ClassKind { kind, syscall }
+        let mut class = ClassKind {
+            kind,
+            syscall,
+            read: false,
+        };
+        // Read when `input_of_class` makes an input of it, given every field.
+        class.read = input_of_class(&class, 0, |_| Some(0), |_| CompactString::default()).is_some();
+        class
     }
 
     /// Whether a tracker reads events of the class.
     pub(crate) fn is_read(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::SchedSwitch
-                | Kind::SchedWaking
-                | Kind::SchedWakeup
-                | Kind::SchedWakeupNew
-                | Kind::BlockRqIssue
-                | Kind::BlockRqComplete
-                | Kind::IrqHandlerEntry
-                | Kind::IrqHandlerExit
-                | Kind::SoftirqRaise
-                | Kind::SoftirqEntry
-                | Kind::SyscallEntry(_)
-                | Kind::SyscallExit(_)
-        )
+        self.read
     }
 }
 
@@ -1164,8 +1159,8 @@ pub struct LatencySink<F, E> {
     lat: Latency,
     on_report: F,
     error: Option<E>,
-    /// Per trace, per stream: its CPU, once known.
-    cpus: Vec<Vec<Option<u32>>>,
+    /// The CPU of each stream.
+    cpus: kernel::StreamCpus,
     /// Per trace, per stream class, per event class ([`ctf::Event::class_index`]).
     classes: Vec<Vec<Vec<Option<SinkClass>>>>,
     reports: Vec<Report>,
@@ -1178,7 +1173,7 @@ impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
             lat: Latency::new(trackers, config),
             on_report,
             error: None,
-            cpus: Vec::new(),
+            cpus: kernel::StreamCpus::default(),
             classes: Vec::new(),
             reports: Vec::new(),
         }
@@ -1193,29 +1188,6 @@ impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
     }
 
     /// The CPU of `ev`'s stream.
-    #[inline]
-    fn cpu_of(&mut self, ev: &ctf::Event<'_>) -> u32 {
-        let (t, s) = (ev.trace().index, ev.stream_index());
-        if let Some(&Some(cpu)) = self.cpus.get(t).and_then(|v| v.get(s)) {
-            return cpu;
-        }
-        let cpu = ev
-            .packet_context()
-            .and_then(|p| p.field("cpu_id"))
-            .and_then(|f| f.as_u64())
-            .map_or(s as u32, |c| c as u32);
-        if self.cpus.len() <= t {
-            self.cpus.resize_with(t + 1, Vec::new);
-        }
-        let v = &mut self.cpus[t];
-        if v.len() <= s {
-            v.resize(s + 1, None);
-        }
-        v[s] = Some(cpu);
-        cpu
-    }
-
-    /// The class of `ev`, found once.
     #[inline]
     fn class_of(&mut self, ev: &ctf::Event<'_>) -> &SinkClass {
         let t = ev.trace().index;
@@ -1243,7 +1215,7 @@ impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
 impl<F: FnMut(Report) -> Result<(), E>, E> Sink for LatencySink<F, E> {
     #[inline]
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
-        let cpu = self.cpu_of(ev);
+        let cpu = self.cpus.of(ev);
         let class = self.class_of(ev);
         let input = if class.kind.is_read() {
             let at = &class.fields;
@@ -1372,6 +1344,35 @@ mod tests {
         assert!(o.is_empty(), "the first entry was replaced");
         m.advance(150, &mut o);
         assert_eq!(o.len(), 1);
+    }
+
+    #[test]
+    fn classes_read_are_those_made_into_inputs() {
+        for name in [
+            "sched_switch",
+            "sched_waking",
+            "sched_wakeup",
+            "sched_wakeup_new",
+            "block_rq_issue",
+            "block_rq_complete",
+            "irq_handler_entry",
+            "irq_handler_exit",
+            "irq_softirq_raise",
+            "irq_softirq_entry",
+            "syscall_entry_read",
+            "syscall_exit_read",
+            "exit_syscall",
+        ] {
+            assert!(ClassKind::of(name).is_read(), "{name}");
+        }
+        for name in [
+            "sched_process_fork",
+            "irq_softirq_exit",
+            "kmem_mm_page_alloc",
+            "x",
+        ] {
+            assert!(!ClassKind::of(name).is_read(), "{name}");
+        }
     }
 
     #[test]
