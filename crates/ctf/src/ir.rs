@@ -468,6 +468,17 @@ impl ClockClass {
             + to_ns(self.offset_cycles as i128)
             + to_ns(cycles as i128)
     }
+
+    /// The raw cycle value at `ns` from the clock's origin, the inverse of
+    /// [`Self::cycles_to_ns`]: the last cycle value that reads as `ns` or before, so that a
+    /// time written back in cycles reads as itself. Clamped to what a cycle counter holds.
+    pub fn ns_to_cycles(&self, ns: i128) -> u64 {
+        let freq = self.freq.max(1) as i128;
+        let since = ns - self.cycles_to_ns(0);
+        // The largest c with floor(c × 10⁹ / freq) ≤ since.
+        let cycles = ((since + 1) * freq - 1).div_euclid(1_000_000_000);
+        cycles.clamp(0, u64::MAX as i128) as u64
+    }
 }
 
 /// An environment value.
@@ -549,5 +560,55 @@ impl TraceClass {
     /// Index of a clock class by name.
     pub fn clock_index(&self, name: &str) -> Option<usize> {
         self.clocks.iter().position(|c| c.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClockClass;
+
+    #[test]
+    fn ns_to_cycles_inverts_cycles_to_ns() {
+        // Exact where a cycle is at least a nanosecond long.
+        for (freq, offset_s, offset_cycles) in [
+            (1_000_000_000, 1_700_000_000, 12_345),
+            (1_000_000, 0, 3),
+            (33_333_333, 5, -7),
+        ] {
+            let c = ClockClass {
+                name: "c".into(),
+                freq,
+                offset_s,
+                offset_cycles,
+                precision: 0,
+                uuid: None,
+                absolute: false,
+                description: None,
+            };
+            for cycles in [0u64, 1, 999, 123_456_789, 1 << 40] {
+                assert_eq!(
+                    c.ns_to_cycles(c.cycles_to_ns(cycles)),
+                    cycles,
+                    "{freq} {cycles}"
+                );
+            }
+            assert_eq!(c.ns_to_cycles(c.cycles_to_ns(0) - 1), 0, "clamped");
+        }
+        // Faster clocks: several cycles read as one nanosecond; the last of them is given.
+        let c = ClockClass {
+            name: "c".into(),
+            freq: 2_400_000_000,
+            offset_s: 10,
+            offset_cycles: 7,
+            precision: 0,
+            uuid: None,
+            absolute: false,
+            description: None,
+        };
+        for ns in [10_000_000_003i128, 10_000_123_456, 99_999_999_999] {
+            let cycles = c.ns_to_cycles(ns);
+            assert_eq!(c.cycles_to_ns(cycles), ns);
+            assert_eq!(c.cycles_to_ns(cycles + 1), ns + 1);
+        }
     }
 }

@@ -180,7 +180,7 @@ impl CtfSink {
         let cycles = if self.mapped {
             let clock = out.stream_classes.get(sc).and_then(|c| c.1.as_ref());
             match clock {
-                Some(c) => ns_to_cycles(c, ts),
+                Some(c) => c.ns_to_cycles(ts as i128),
                 None => ev.cycles(),
             }
         } else {
@@ -238,15 +238,6 @@ fn members(v: Value) -> Vec<Value> {
         Value::Struct(m) => m,
         other => vec![other],
     }
-}
-
-/// `ns` (from the clock's origin) in `clock`'s cycles, clamped to the clock's range.
-fn ns_to_cycles(clock: &ClockClass, ns: i64) -> u64 {
-    let freq = clock.freq.max(1) as i128;
-    let offset_ns =
-        clock.offset_s as i128 * 1_000_000_000 + clock.offset_cycles as i128 * 1_000_000_000 / freq;
-    let cycles = (ns as i128 - offset_ns) * freq / 1_000_000_000;
-    cycles.clamp(0, u64::MAX as i128) as u64
 }
 
 /// Per trace, its output directory relative to the output: empty for a single trace, else
@@ -435,7 +426,7 @@ impl TraceOut {
         // With --begin, every stream's first packet begins there (the writer takes the first
         // event's time when it is earlier), as babeltrace2's trimmer bounds packets.
         if let (Some(b), Some(Some(clock))) = (begin, self.stream_classes.get(sc).map(|c| &c.1)) {
-            w.set_session_start(ns_to_cycles(clock, b));
+            w.set_session_start(clock.ns_to_cycles(b as i128));
         }
         w.add_discarded(std::mem::take(&mut self.pending_discarded[stream]));
         Ok(w)
