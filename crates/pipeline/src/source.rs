@@ -146,7 +146,8 @@ impl FileSource {
     }
 
     /// The reader for `sink`: without the classes it does not want, when it says for every
-    /// trace (a time map reads every event).
+    /// trace (a time map reads every event). Kept out of the read loop's function.
+    #[inline(never)]
     fn events_for<S: Sink + ?Sized>(&self, sink: &S) -> RangeEvents {
         let tables: Option<Vec<Vec<Vec<bool>>>> = match self.options.time_map {
             Some(_) => None,
