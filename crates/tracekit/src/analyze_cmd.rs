@@ -145,6 +145,11 @@ pub struct AnalyzeArgs {
     /// (the `*freq` analyses print their bins as a table).
     #[arg(long)]
     pub no_charts: bool,
+    /// Text output: fit tables to this many columns (long lists end with "… and N more",
+    /// other long cells wrap; numbers are never cut); 0 for no limit. Default: the `COLUMNS`
+    /// environment variable, else the terminal's width, else 100.
+    #[arg(long, value_name = "COLUMNS")]
+    pub width: Option<usize>,
     /// Times are always UTC (accepted for lttng-analyses compatibility).
     #[arg(long)]
     pub gmt: bool,
@@ -423,6 +428,10 @@ fn run_kernel(
         maxsize: a.maxsize,
     };
     let strs = names;
+    let text_opts = analysis::text::TextOptions {
+        charts: !a.no_charts,
+        width: crate::output::text_width(a.width),
+    };
     // --mi: per analysis, each period's tables.
     let mut periods: Vec<(analysis::Range, Vec<Vec<analysis::Table>>)> = Vec::new();
     let mut io_err: Option<Box<dyn std::error::Error>> = None;
@@ -449,7 +458,7 @@ fn run_kernel(
                 let Some(m) = analysis::commands::metadata(names[i]) else {
                     continue;
                 };
-                text.push_str(&analysis::text::render_with(m, t, !a.no_charts));
+                text.push_str(&analysis::text::render_text(m, t, &text_opts));
             }
             text.push('\n');
         }
