@@ -423,7 +423,7 @@ pub mod fit {
                         }
                         None => width(s),
                     });
-                    first.min(LIST_ITEM_MAX).max(TEXT_MIN)
+                    first.clamp(TEXT_MIN, LIST_ITEM_MAX)
                 }
             };
             let floor = floor.max(word);
@@ -848,7 +848,7 @@ pub mod fit {
                 .rev()
                 .take_while(|c| c.is_ascii_digit())
                 .count();
-            let pid = before > 0 && at >= start + before + 1 && b[at - before - 1] == b'(';
+            let pid = before > 0 && at > start + before && b[at - before - 1] == b'(';
             let rest = &b[at + 5..];
             let fd = digits(rest);
             if pid && fd > 0 && rest[fd..].starts_with(b" in ") {
@@ -1144,7 +1144,7 @@ mod tests {
         };
         let fitted = super::render_text(meta, std::slice::from_ref(&t), &opts);
         assert_ne!(fitted, whole);
-        assert!(widest(&fitted) <= w - 1, "{fitted}");
+        assert!(widest(&fitted) < w, "{fitted}");
     }
 
     #[test]

@@ -220,3 +220,87 @@ fn an_unusable_index_is_a_warning() {
     let got: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(got["results"].as_array().unwrap(), &want);
 }
+
+/// Text tables fit `COLUMNS`: on a trace whose files have dozens of descriptor owners, no
+/// line of iousagetop's text is wider than 80 columns, and each owners cell shows whole
+/// owners and counts the others (`… and N more`): as many in all as `--mi` lists, which the
+/// width does not change.
+#[test]
+fn text_tables_fit_columns_and_count_what_they_leave_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = gen(tmp.path());
+    let run = |columns: &str, args: &[&str]| {
+        ok(common::command()
+            .env("COLUMNS", columns)
+            .arg("analyze")
+            .args(args)
+            .arg(&dir)
+            .output()
+            .unwrap())
+    };
+    let text = run("80", &["iousagetop"]);
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let mi_text = run("80", &["iousagetop", "--mi"]);
+    assert_eq!(mi_text, run("80", &["iousagetop", "--mi", "--width", "0"]));
+    let mi: Value = serde_json::from_str(&mi_text).unwrap();
+    let (mut tables, mut cut) = (0, 0);
+    for t in mi["results"].as_array().unwrap() {
+        if t["class"]["inherit"] != "per-file-top" {
+            continue;
+        }
+        let title = t["class"]["title"].as_str().unwrap();
+        let owners: Vec<usize> = t["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let s = r[2]["value"].as_str().unwrap();
+                if s.trim().is_empty() {
+                    0
+                } else {
+                    s.matches(") fd ").count() + 1
+                }
+            })
+            .collect();
+        // The table under its title: a row starts at a line whose size cell is not empty.
+        let table = text
+            .split(&format!("\n{title}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {title} in {text}"));
+        let body = table.split('╡').nth(1).unwrap().split('└').next().unwrap();
+        let mut rows: Vec<String> = Vec::new();
+        for line in body.lines().filter(|l| l.starts_with('│')) {
+            let cells: Vec<&str> = line.split('┆').collect();
+            if !cells[1].trim().is_empty() {
+                rows.push(String::new());
+            }
+            let row = rows.last_mut().unwrap();
+            row.push_str(cells[2].trim_end_matches('│').trim());
+            row.push(' ');
+        }
+        assert_eq!(rows.len(), owners.len(), "{title}: {table}");
+        tables += 1;
+        for (row, &n) in rows.iter().zip(&owners) {
+            let shown = row.matches("fd ").count();
+            let more = match row.split_once("… and ") {
+                Some((_, r)) => r.split(' ').next().unwrap().parse::<usize>().unwrap(),
+                None => 0,
+            };
+            assert_eq!(shown + more, n, "{title}: {row}");
+            cut += usize::from(more > 0);
+        }
+    }
+    assert!(
+        tables == 2 && cut > 0,
+        "{tables} tables, {cut} cut cells: {text}"
+    );
+    // Without a limit, every owner is in the text.
+    let whole = run("80", &["iousagetop", "--width", "0"]);
+    assert!(whole.lines().any(|l| l.chars().count() > 1000));
+}
