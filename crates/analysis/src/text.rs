@@ -1281,4 +1281,40 @@ mod tests {
         assert!(widest(&s) <= 80, "{s}");
         assert!(s.contains(&"█".repeat(super::fit::BAR_MIN)), "{s}");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any texts, any width: no panic; every line within the width whenever the columns
+        /// fit at their narrowest (here: always from 100 columns); the sizes whole; each list
+        /// counts all its items.
+        #[test]
+        fn any_table_fits_any_width(
+            rows in proptest::collection::vec(
+                ("\\PC{0,60}", 0u32..5000, proptest::collection::vec("[a-z ()]{1,12}", 0..40)),
+                1..6,
+            ),
+            width in 1usize..220,
+            charts: bool,
+        ) {
+            use crate::lami::cell;
+            let mut t = crate::lami::Table::new("per-file-top", 0, 1_000);
+            for (path, size, owners) in &rows {
+                let owners: String = owners
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("fd {i} in {c} ({}) ", 100 + i))
+                    .collect();
+                t.rows.push(vec![cell::path(path), cell::size(i64::from(*size)), cell::string(owners)]);
+            }
+            let opts = super::TextOptions { charts, width: Some(width) };
+            let s = super::render_text(&crate::io::METADATA, std::slice::from_ref(&t), &opts);
+            if width >= 100 {
+                proptest::prop_assert!(widest(&s) <= width, "{}", s);
+            }
+            for (_, size, _) in &rows {
+                let v = format!("{size} B");
+                proptest::prop_assert!(s.contains(&v), "{}", s);
+            }
+        }
+    }
 }
