@@ -293,24 +293,27 @@ fn push_title(out: &mut String, title: &str, width: Option<usize>) {
 }
 
 /// Fitting a table to a width, as a reader expects of a terminal table:
-/// - a table that fits is drawn whole, each cell on one line;
-/// - otherwise the bar column narrows first (down to [`BAR_MIN`]), then the widest columns
-///   shrink, each only as far as needed (all shrunk columns end at one width, and a column
-///   narrower than that keeps its own);
+/// - a table that fits is drawn whole, each cell on one line, as without a width;
 /// - values that are numbers, durations, sizes, timestamps, CPUs, descriptors are never cut
-///   or wrapped: their column keeps the width of its widest value, and only its title wraps;
+///   or wrapped: their column keeps the width of its widest value;
+/// - otherwise columns narrow, each only as far as needed, in this order: the titles of
+///   those number columns wrap; the bar column narrows (down to [`BAR_MIN`](fit::BAR_MIN)); the widest
+///   text columns shrink, to one width (a column narrower than that keeps its own);
 /// - list cells (priorities `[20, -2]`, return values `{'success': 3, 'ENOENT': 1}`, file
-///   descriptor owners) show whole items, on at most [`LIST_LINES`] lines, and end with
-///   `… and N more` when items are left out;
+///   descriptor owners) show whole items, `, `-separated, on at most [`LIST_LINES`](fit::LIST_LINES) lines,
+///   and end with `… and N more` when items are left out;
 /// - other text (processes, paths, time ranges, names) wraps: at spaces, after `/` in paths,
 ///   after the comma of a time range; nothing is left out;
-/// - a table whose columns do not fit even at their narrowest is cut into several tables,
-///   each repeating the first column (what the rows are), as wide tables are printed in
-///   blocks of columns.
+/// - timestamps and time ranges lose their date when all are of the one day the table
+///   covers (the `Timerange` line above says which), as lttng-analyses' text shows them;
+/// - a table whose columns do not fit even at their narrowest loses its bar column; if they
+///   still do not fit, it is drawn as several tables, each repeating the first column (what
+///   the rows are), the columns spread evenly between them.
 ///
 /// The narrowest a column goes: its widest value for numbers and the like (or the longest
-/// word of its title), the width of one item of each row for lists, a timestamp for time
-/// ranges, and [`TEXT_MIN`] (or less when all its texts are narrower) for text.
+/// word of its title), the width of one item of each row for lists (at most 40), a
+/// timestamp for time ranges, and [`TEXT_MIN`](fit::TEXT_MIN) (or less when all its texts are narrower)
+/// for text.
 pub mod fit {
     use super::{bar, cell_text, LamiCell, BAR_WIDTH};
     use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table as Ct};
