@@ -330,7 +330,7 @@ impl Analysis for Sched {
                 // As lttng-analyses: the waker is listed from its first wakeup of a
                 // scheduling, the wakee from its first scheduling with the priority this
                 // switch gives it (the model's change notification follows the switch).
-                if let Some(w) = waker.filter(|w| *w != 0) {
+                if let Some(w) = waker.filter(|w| *w != 0 && !self.per_tid_at.contains_key(w)) {
                     let prio = state.thread(w).and_then(|t| t.prio);
                     self.tid_at(state, w, prio);
                 }

@@ -1,7 +1,9 @@
-//! `--mi` parity with lttng-analyses 0.6.1, run now on a generated trace (`kernel-mix`: four
+//! `--mi` parity with lttng-analyses 0.6.1, run now on generated traces (`kernel-mix`: four
 //! CPUs, scheduling, system calls, IRQs and soft IRQs of lttng-modules 2.13, block and network
-//! I/O, page allocations): inputs the shared traces do not hold, compared as
-//! `tests/parity.rs` compares those, with `--lttng-analyses-quirks` (DIFFERENCES.md).
+//! I/O, page allocations; and its `order_mix` variant, where the order of rows matters:
+//! renamed threads with mixed-case names, priority changes, ties): inputs the shared traces do
+//! not hold, compared as `tests/parity.rs` compares those (rows in order), with
+//! `--lttng-analyses-quirks` (DIFFERENCES.md).
 //!
 //! The I/O logs and tops are not compared here: the generator's threads open descriptors they
 //! hold already, which lttng-analyses does not rename (DIFFERENCES.md, "Reopened
@@ -16,7 +18,6 @@ mod common;
 use std::path::Path;
 
 use analysis::{lami::results_json, Common, Options};
-use common::json_eq;
 use serde_json::Value;
 
 fn installed() -> bool {

@@ -142,7 +142,7 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
     w.set_session_start(uptime_ns);
     // The order_mix choices come from a generator of their own: without them the main one
     // draws the same numbers, and the trace is the same as before the option existed.
-    let mut order = p.order_mix.then(|| Rng::new(p.seed ^ 0x6f72_6465_72));
+    let mut order = p.order_mix.then(|| Rng::new(p.seed ^ 0x6f_7264_6572));
     let ties: Vec<Task> = if p.order_mix {
         TIE_TASKS
             .iter()
