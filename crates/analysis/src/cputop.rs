@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Metadata, Table, TableClass};
-use crate::stats::top_rows;
+use crate::stats::{prio_list, top_rows};
 
 /// The LAMI metadata of cputop.
 pub const METADATA: Metadata = Metadata {
@@ -94,7 +94,11 @@ pub struct CpuTop {
     cpus: CpuMap<CpuStat>,
     /// Per thread: its position in `threads`.
     tids: IntMap<i32, u32>,
+    /// In first-seen order (lttng-analyses' order among equal usages).
     threads: Vec<(i32, TidStat)>,
+    /// (time, tid) of a thread just added by a switch that also changed its priority: the
+    /// model's priority notification that follows the switch is already counted.
+    fresh: Option<(i64, i32)>,
 }
 
 impl CpuTop {
@@ -108,6 +112,7 @@ impl CpuTop {
             cpus: CpuMap::default(),
             tids: IntMap::default(),
             threads: Vec::new(),
+            fresh: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl Analysis for CpuTop {
                 prev_tid,
                 next_tid,
                 next_prio_known,
+                next_prio,
                 ..
             } => {
                 let start = *self.start.get_or_insert(ts);
@@ -183,14 +189,22 @@ impl Analysis for CpuTop {
                     }
                     None => {}
                 }
-                if !self.common.thread_ok(state, next_tid) {
+                // The idle task's time is no thread's usage.
+                if next_tid == 0 || !self.common.thread_ok(state, next_tid) {
                     return;
                 }
+                let known = self.tids.len();
+                // A thread first seen switching in starts with the priority this switch gives
+                // it (lttng-analyses applies `next_prio` first); the change the model
+                // notifies next is then already in its list.
                 let at = self.thread_at(next_tid, || TidStat {
                     comm: comm_of(state, next_tid),
-                    prios: prios_of(next_prio_known),
+                    prios: prios_of(next_prio.or(next_prio_known)),
                     ..Default::default()
                 });
+                if self.tids.len() > known && next_prio.is_some() && next_prio != next_prio_known {
+                    self.fresh = Some((ts, next_tid));
+                }
                 self.threads[at as usize].1.since = Some(ts);
                 // The CPU was found above; found again (no borrow is kept across the
                 // thread lookups) only to note who runs.
@@ -198,7 +212,10 @@ impl Analysis for CpuTop {
                     c.running = Some((next_tid, at));
                 }
             }
-            Notification::PrioChanged { tid, prio, .. } => {
+            Notification::PrioChanged { ts, tid, prio } => {
+                if self.fresh.take() == Some((ts, tid)) {
+                    return;
+                }
                 if let Some(&at) = self.tids.get(&tid) {
                     self.threads[at as usize].1.prios.push(prio);
                 }
@@ -227,7 +244,9 @@ impl Analysis for CpuTop {
         let end = range.end;
         let dur = (end - start) as f64;
         let ratio = |busy: i64| if dur > 0.0 { busy as f64 / dur } else { 0.0 };
-        let mut per_tid: Vec<(i32, f64, &TidStat)> = self
+        // Ordered as lttng-analyses' stable sort on usage: most first, equal usages in the
+        // order the threads were first seen (their position in `threads`).
+        let mut per_tid: Vec<(usize, i32, f64, &TidStat)> = self
             .threads
             .iter_mut()
             .map(|(tid, s)| {
@@ -236,25 +255,21 @@ impl Analysis for CpuTop {
                 }
                 (*tid, s)
             })
-            .filter(|(tid, _)| *tid != 0)
-            .map(|(tid, s)| (tid, ratio(s.busy), &*s))
+            .enumerate()
+            // lttng-analyses lists the idle task (tid 0) with the time from the start to its
+            // first switch out, on the CPU where that comes first.
+            .filter(|(_, (tid, _))| *tid != 0 || self.common.lttng_analyses_quirks)
+            .map(|(i, (tid, s))| (i, tid, ratio(s.busy), &*s))
             .collect();
         top_rows(&mut per_tid, self.limit, |a, b| {
-            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+            b.2.total_cmp(&a.2).then(a.0.cmp(&b.0))
         });
         let mut t1 = Table::new("per-process", start, end);
-        for (tid, r, s) in per_tid {
-            let comm = &s.comm;
-            let prios = s
-                .prios
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
+        for (_, tid, r, s) in per_tid {
             t1.rows.push(vec![
-                cell::process(comm, tid, None),
+                cell::process(&s.comm, tid, None),
                 cell::number(s.migrations),
-                cell::string(format!("[{prios}]")),
+                cell::string(prio_list(&s.prios)),
                 cell::ratio(r),
             ]);
         }

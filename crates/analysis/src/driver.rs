@@ -126,6 +126,15 @@ pub trait Analysis {
     fn notify(&mut self, state: &State, n: &Notification);
     /// Called once at the end; returns the result tables.
     fn finish(&mut self, model: &Model, range: Range) -> Vec<Table>;
+    /// A count this analysis hands on to the same analysis of the next refresh period
+    /// ([`Analysis::inherit`]): lttng-analyses keeps some counts in its trace state rather
+    /// than its period data (memtop's page balance, with `lttng_analyses_quirks`).
+    fn carried(&self) -> u64 {
+        0
+    }
+    /// Takes the [`Analysis::carried`] count of the same analysis in the previous refresh
+    /// period, before [`Analysis::start`].
+    fn inherit(&mut self, _carried: u64) {}
 }
 
 /// What a run read.
@@ -329,7 +338,11 @@ impl<'a> Pass<'a> {
         }
         self.period_begin = ts;
         self.cut = self.refresh.map_or(i64::MAX, |r| ts.saturating_add(r));
+        let carried: Vec<u64> = self.analyses.iter().map(|a| a.carried()).collect();
         self.analyses = self.upfront.take().unwrap_or_else(&mut *self.make);
+        for (a, c) in self.analyses.iter_mut().zip(carried) {
+            a.inherit(c);
+        }
         self.interests = self.analyses.iter().map(|a| a.interest()).collect();
         self.model.state.set_interest(
             self.interests

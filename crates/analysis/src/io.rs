@@ -213,6 +213,9 @@ pub(crate) struct IoLatency {
     raw: BTreeMap<(u32, bool), (Stats, Vec<i64>)>,
     calls: BTreeMap<Category, (Stats, Vec<i64>)>,
     disks: BTreeMap<u64, (Stats, Vec<i64>)>,
+    /// The disks in the order of their first request (lttng-analyses' order of the disk
+    /// tables).
+    disk_order: Vec<u64>,
 }
 
 impl IoLatency {
@@ -227,6 +230,7 @@ impl IoLatency {
             raw: BTreeMap::new(),
             calls: BTreeMap::new(),
             disks: BTreeMap::new(),
+            disk_order: Vec::new(),
         }
     }
 
@@ -283,7 +287,11 @@ impl Analysis for IoLatency {
                 if !self.ok(d) {
                     return;
                 }
-                let e = self.disks.entry(disk).or_default();
+                let order = &mut self.disk_order;
+                let e = self.disks.entry(disk).or_insert_with(|| {
+                    order.push(disk);
+                    Default::default()
+                });
                 e.0.add(d);
                 if keep {
                     e.1.push(d);
@@ -322,9 +330,10 @@ impl Analysis for IoLatency {
                 let mut out = vec![t];
                 // Partitions: whole disks that partitions are remapped to are left out.
                 let parts: Vec<_> = self
-                    .disks
+                    .disk_order
                     .iter()
-                    .filter(|(d, _)| !state.whole_disks.contains(d))
+                    .filter(|d| !state.whole_disks.contains(d))
+                    .map(|d| (d, &self.disks[d]))
                     .collect();
                 if !parts.is_empty() {
                     let mut t = Table::new("disk-latency-stats", b, e);
@@ -347,7 +356,8 @@ impl Analysis for IoLatency {
                 for (c, (_, v)) in &self.calls {
                     groups.push((c.key().to_string(), v));
                 }
-                for (dev, (_, v)) in &self.disks {
+                for dev in &self.disk_order {
+                    let v = &self.disks[dev].1;
                     if state.whole_disks.contains(dev) {
                         continue;
                     }

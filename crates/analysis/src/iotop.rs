@@ -88,6 +88,8 @@ struct FileUsage {
 
 #[derive(Debug, Default, Clone, Copy)]
 struct DiskUsage {
+    /// The position of the disk's first completed request among the disks.
+    first: u32,
     sectors: u64,
     requests: u64,
     latency: i64,
@@ -325,7 +327,11 @@ impl Analysis for IoTop {
                 write,
                 tid,
             } if self.mode == IoTopMode::Usage => {
-                let e = self.disks.entry(disk).or_default();
+                let first = self.disks.len() as u32;
+                let e = self.disks.entry(disk).or_insert(DiskUsage {
+                    first,
+                    ..Default::default()
+                });
                 e.sectors += nr_sector;
                 e.requests += 1;
                 e.latency += complete - issue;
@@ -529,7 +535,17 @@ impl IoTop {
                 _ => avg(d),
             };
             let mut v = disks.clone();
-            v.sort_by(|x, y| key(y.1).total_cmp(&key(x.1)).then(x.0.cmp(y.0)));
+            // lttng-analyses sorts the sector and request tables, most first, and lists
+            // request times in the order it first saw the disks (equal values too).
+            if class == "per-disk-top-rps" {
+                v.sort_by_key(|(_, d)| d.first);
+            } else {
+                v.sort_by(|x, y| {
+                    key(y.1)
+                        .total_cmp(&key(x.1))
+                        .then(x.1.first.cmp(&y.1.first))
+                });
+            }
             let mut t = Table::new(class, b, e);
             for (dev, d) in v.into_iter().take(limit) {
                 let v = match class {

@@ -61,7 +61,14 @@ struct TidMem {
 pub(crate) struct MemTop {
     common: Common,
     pub limit: usize,
-    tids: IntMap<i32, TidMem>,
+    /// Per thread, its position in `threads`.
+    tids: IntMap<i32, u32>,
+    /// The threads that allocated or freed pages, in first-seen order (lttng-analyses' order
+    /// among equal counts).
+    threads: Vec<(i32, TidMem)>,
+    /// With `lttng_analyses_quirks`: allocations less frees of the whole system, as
+    /// lttng-analyses counts them, to drop the frees it drops (those made when it is 0).
+    balance: u64,
     allocd: u64,
     freed: u64,
 }
@@ -72,6 +79,8 @@ impl MemTop {
             common,
             limit,
             tids: IntMap::default(),
+            threads: Vec::new(),
+            balance: 0,
             allocd: 0,
             freed: 0,
         }
@@ -90,6 +99,15 @@ impl Analysis for MemTop {
         else {
             return;
         };
+        if self.common.lttng_analyses_quirks {
+            if alloc {
+                self.balance += 1;
+            } else if self.balance == 0 {
+                return;
+            } else {
+                self.balance -= 1;
+            }
+        }
         if !self.common.cpu_ok(cpu) {
             return;
         }
@@ -101,13 +119,21 @@ impl Analysis for MemTop {
         if !self.common.thread_ok(state, tid) {
             return;
         }
-        let t = self.tids.entry(tid).or_insert_with(|| TidMem {
-            comm: state
-                .thread(tid)
-                .map(|t| t.comm.clone())
-                .unwrap_or_default(),
-            ..Default::default()
+        let threads = &mut self.threads;
+        let at = *self.tids.entry(tid).or_insert_with(|| {
+            threads.push((
+                tid,
+                TidMem {
+                    comm: state
+                        .thread(tid)
+                        .map(|t| t.comm.clone())
+                        .unwrap_or_default(),
+                    ..Default::default()
+                },
+            ));
+            threads.len() as u32 - 1
         });
+        let t = &mut self.threads[at as usize].1;
         if alloc {
             t.allocd += 1;
             self.allocd += 1;
@@ -117,21 +143,31 @@ impl Analysis for MemTop {
         }
     }
 
+    fn carried(&self) -> u64 {
+        self.balance
+    }
+
+    fn inherit(&mut self, carried: u64) {
+        self.balance = carried;
+    }
+
     fn finish(&mut self, _model: &Model, range: Range) -> Vec<Table> {
         let mut out = Vec::new();
         for (class, alloc) in [("allocd", true), ("freed", false)] {
-            let mut v: Vec<(i32, &TidMem, u64)> = self
-                .tids
+            // lttng-analyses' order: a stable sort of every thread that allocated or freed
+            // pages (those with none of this kind included), most first.
+            let mut v: Vec<(usize, i32, &TidMem, u64)> = self
+                .threads
                 .iter()
-                .map(|(tid, t)| (*tid, t, if alloc { t.allocd } else { t.freed }))
-                .filter(|x| x.2 > 0)
+                .enumerate()
+                .map(|(i, (tid, t))| (i, *tid, t, if alloc { t.allocd } else { t.freed }))
                 .collect();
-            top_rows(&mut v, self.limit, |a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            top_rows(&mut v, self.limit, |a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
             if v.is_empty() {
                 continue;
             }
             let mut t = Table::new(class, range.begin, range.end);
-            for (tid, m, n) in v {
+            for (_, tid, m, n) in v {
                 t.rows
                     .push(vec![cell::process(&m.comm, tid, None), cell::number(n)]);
             }

@@ -4,11 +4,11 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use compact_str::CompactString;
-use kernel::{Facet, Interest, Model, NoteKind, Notification, State};
+use kernel::{Facet, IntMap, Interest, Model, NoteKind, Notification, State};
 
 use crate::driver::{Analysis, Common, Range};
 use crate::lami::{cell, col, colu, Cell, Column, Metadata, Table, TableClass};
-use crate::stats::{freq_bounds, Stats, Uniform};
+use crate::stats::{freq_bounds, prio_list, Stats, Uniform};
 
 const RECORD_COLUMNS: &[Column] = &[
     col("Wakeup timestamp", "timestamp"),
@@ -144,10 +144,33 @@ pub(crate) struct Sched {
     seq: u64,
     /// schedfreq: latencies per wakee.
     lats: BTreeMap<i32, Vec<i64>>,
-    /// schedstats: all, per wakee (statistics, chronological priorities), per priority.
+    /// schedstats: all, per thread, per priority.
     total: Stats,
-    per_tid: BTreeMap<i32, (Stats, Vec<i32>)>,
+    /// Per thread, its position in `per_tid`.
+    per_tid_at: IntMap<i32, u32>,
+    /// The wakees and wakers of the schedulings, in first-seen order (lttng-analyses' order
+    /// among equal names).
+    per_tid: Vec<TidSched>,
     per_prio: BTreeMap<i32, Stats>,
+    /// (time, tid) of a wakee just added by a switch that also changed its priority: the
+    /// model's priority notification that follows the switch is already in its list.
+    fresh: Option<(i64, i32)>,
+    /// schedstats with `lttng_analyses_quirks`: each thread's name when it last switched in.
+    /// lttng-analyses names threads from `next_comm` (not `prev_comm`), so a waker renamed
+    /// while running (`prctl`) keeps its old name there until it runs again.
+    switched_in: IntMap<i32, CompactString>,
+}
+
+/// schedstats' statistics of one thread, kept as lttng-analyses keeps them: from its first
+/// scheduling as the wakee or the waker, under the name it had then.
+#[derive(Debug)]
+struct TidSched {
+    tid: i32,
+    comm: CompactString,
+    /// Its schedulings as the wakee (none for a thread seen only waking others).
+    stats: Stats,
+    /// Its priority when first seen, then every change.
+    prios: Vec<i32>,
 }
 
 /// A record in the schedtop heap (ordered by the heap key alone).
@@ -186,9 +209,33 @@ impl Sched {
             seq: 0,
             lats: BTreeMap::new(),
             total: Stats::default(),
-            per_tid: BTreeMap::new(),
+            per_tid_at: IntMap::default(),
+            per_tid: Vec::new(),
             per_prio: BTreeMap::new(),
+            fresh: None,
+            switched_in: IntMap::default(),
         }
+    }
+
+    /// The position in `per_tid` of thread `tid`, added (named as `state` names it now, with
+    /// priority `prio`) if new.
+    fn tid_at(&mut self, state: &State, tid: i32, prio: Option<i32>) -> (usize, bool) {
+        if let Some(&at) = self.per_tid_at.get(&tid) {
+            return (at as usize, false);
+        }
+        let comm = match self.switched_in.get(&tid) {
+            Some(c) => c.clone(),
+            None => comm(state, tid),
+        };
+        self.per_tid.push(TidSched {
+            tid,
+            comm,
+            stats: Stats::default(),
+            prios: prio.into_iter().collect(),
+        });
+        let at = self.per_tid.len() - 1;
+        self.per_tid_at.insert(tid, at as u32);
+        (at, true)
     }
 }
 
@@ -230,20 +277,40 @@ fn record_row(state: &State, r: &SchedRecord) -> Vec<Cell> {
 
 impl Analysis for Sched {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::SchedSwitch]).reading(&[Facet::Threads])
+        // schedstats lists each thread's priority changes.
+        let kinds: &[NoteKind] = match self.mode {
+            SchedMode::Stats { .. } => &[NoteKind::SchedSwitch, NoteKind::PrioChanged],
+            _ => &[NoteKind::SchedSwitch],
+        };
+        Interest::of(kinds).reading(&[Facet::Threads])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {
-        let Notification::SchedSwitch {
-            ts,
-            cpu,
-            next_tid,
-            next_prio,
-            wakeup: Some((wakeup, waker)),
-            ..
-        } = *n
-        else {
-            return;
+        if let Notification::SchedSwitch { next_tid, .. } = *n {
+            if self.common.lttng_analyses_quirks && matches!(self.mode, SchedMode::Stats { .. }) {
+                self.switched_in.insert(next_tid, comm(state, next_tid));
+            }
+        }
+        let (ts, cpu, next_tid, next_prio_known, next_prio, wakeup, waker) = match *n {
+            Notification::SchedSwitch {
+                ts,
+                cpu,
+                next_tid,
+                next_prio_known,
+                next_prio,
+                wakeup: Some((wakeup, waker)),
+                ..
+            } => (ts, cpu, next_tid, next_prio_known, next_prio, wakeup, waker),
+            Notification::PrioChanged { ts, tid, prio } => {
+                if self.fresh.take() == Some((ts, tid)) {
+                    return;
+                }
+                if let Some(&at) = self.per_tid_at.get(&tid) {
+                    self.per_tid[at as usize].prios.push(prio);
+                }
+                return;
+            }
+            _ => return,
         };
         let lat = ts - wakeup;
         if !self.common.cpu_ok(cpu)
@@ -260,12 +327,19 @@ impl Analysis for Sched {
             }
             SchedMode::Stats { .. } => {
                 self.total.add(lat);
-                let x = self.per_tid.entry(next_tid).or_default();
-                x.0.add(lat);
+                // As lttng-analyses: the waker is listed from its first wakeup of a
+                // scheduling, the wakee from its first scheduling with the priority this
+                // switch gives it (the model's change notification follows the switch).
+                if let Some(w) = waker.filter(|w| *w != 0 && !self.per_tid_at.contains_key(w)) {
+                    let prio = state.thread(w).and_then(|t| t.prio);
+                    self.tid_at(state, w, prio);
+                }
+                let (at, new) = self.tid_at(state, next_tid, next_prio.or(next_prio_known));
+                if new && next_prio.is_some() && next_prio != next_prio_known {
+                    self.fresh = Some((ts, next_tid));
+                }
+                self.per_tid[at].stats.add(lat);
                 if let Some(p) = next_prio {
-                    if x.1.last() != Some(&p) {
-                        x.1.push(p);
-                    }
                     self.per_prio.entry(p).or_default().add(lat);
                 }
                 return;
@@ -374,11 +448,15 @@ impl Analysis for Sched {
                 }
                 if per_tid {
                     let mut t = Table::new("per_tid_stats", b, e);
-                    for (tid, (s, prios)) in &self.per_tid {
-                        let mut row = vec![cell::process(&comm(state, *tid), *tid, None)];
-                        row.extend(stats_cells(s));
-                        let p: Vec<String> = prios.iter().map(|p| p.to_string()).collect();
-                        row.push(cell::string(format!("[{}]", p.join(", "))));
+                    // lttng-analyses' order: by lower-case name, a stable sort (equal names
+                    // in first-seen order).
+                    let mut v: Vec<&TidSched> =
+                        self.per_tid.iter().filter(|x| x.stats.count > 0).collect();
+                    v.sort_by_cached_key(|x| x.comm.to_lowercase());
+                    for x in v {
+                        let mut row = vec![cell::process(&x.comm, x.tid, None)];
+                        row.extend(stats_cells(&x.stats));
+                        row.push(cell::string(prio_list(&x.prios)));
                         t.rows.push(row);
                     }
                     out.push(t);

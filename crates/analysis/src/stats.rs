@@ -186,6 +186,28 @@ pub(crate) fn freq_bounds(
     }
 }
 
+/// A thread's "Chronological priorities" cell as lttng-analyses writes it
+/// (`format_utils.format_prio_list`): the distinct priorities in increasing order, each
+/// followed by its count when seen more than once (`[-51 (33 times), -2, 20 (41 times)]`).
+pub(crate) fn prio_list(prios: &[i32]) -> String {
+    let mut sorted = prios.to_vec();
+    sorted.sort_unstable();
+    let mut out = String::from("[");
+    for (i, run) in sorted.chunk_by(|a, b| a == b).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(itoa::Buffer::new().format(run[0]));
+        if run.len() > 1 {
+            out.push_str(" (");
+            out.push_str(itoa::Buffer::new().format(run.len()));
+            out.push_str(" times)");
+        }
+    }
+    out.push(']');
+    out
+}
+
 /// Keeps the first `limit` items of `v` in `order` (all of them for 0), sorted. `order` must
 /// be total (ties broken by a unique key), so that the rows do not depend on the method: only
 /// the rows shown are sorted, the others just set apart (a table of thousands of threads
@@ -232,6 +254,18 @@ mod tests {
                 assert_eq!(got, want, "len {len} limit {limit}");
             }
         }
+    }
+
+    /// lttng-analyses' format: distinct values sorted as numbers, counts above one.
+    #[test]
+    fn prio_list_counts_distinct_priorities() {
+        assert_eq!(prio_list(&[]), "[]");
+        assert_eq!(prio_list(&[20]), "[20]");
+        assert_eq!(prio_list(&[20, 20]), "[20 (2 times)]");
+        assert_eq!(
+            prio_list(&[20, -51, 20, -2, -51, -100, 20]),
+            "[-100, -51 (2 times), -2, 20 (3 times)]"
+        );
     }
 
     #[test]

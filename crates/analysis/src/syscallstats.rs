@@ -49,6 +49,9 @@ pub const METADATA: Metadata = Metadata {
 
 #[derive(Debug, Default)]
 struct CallStats {
+    /// The position of the call's first exit among the thread's calls (lttng-analyses' order
+    /// among equal counts).
+    first: u32,
     stats: Stats,
     /// Return value counts by [`ret_key`], in order of first appearance: usually success and
     /// at most one error, kept inline (a heap vector would be an allocation per thread and call).
@@ -57,6 +60,9 @@ struct CallStats {
 
 #[derive(Debug, Default)]
 struct TidCalls {
+    /// The position of the thread's first system call among the threads (lttng-analyses'
+    /// order among equal totals).
+    first: u32,
     /// The command name at the thread's first system call.
     comm: CompactString,
     total: u64,
@@ -115,7 +121,9 @@ impl Analysis for SyscallStats {
         if !self.common.thread_ok(state, tid) {
             return;
         }
+        let first = self.tids.len() as u32;
         let t = self.tids.entry(tid).or_insert_with(|| TidCalls {
+            first,
             comm: state
                 .thread(tid)
                 .map(|t| t.comm.clone())
@@ -123,7 +131,11 @@ impl Analysis for SyscallStats {
             ..Default::default()
         });
         t.total += 1;
-        let c = t.calls.entry(name).or_default();
+        let first = t.calls.len() as u32;
+        let c = t.calls.entry(name).or_insert_with(|| CallStats {
+            first,
+            ..Default::default()
+        });
         c.stats.add(exit_ts - entry_ts);
         let k = ret_key(ret);
         match c.rets.iter_mut().find(|(n, _)| *n == k) {
@@ -138,8 +150,9 @@ impl Analysis for SyscallStats {
             return Vec::new();
         }
         let mut tids: Vec<(&i32, &TidCalls)> = self.tids.iter().collect();
-        // Most calls first, then by tid (unique: an unstable sort orders alike).
-        tids.sort_unstable_by_key(|(tid, tc)| (std::cmp::Reverse(tc.total), **tid));
+        // lttng-analyses' order: most calls first, equal totals in first-call order (unique:
+        // an unstable sort orders alike).
+        tids.sort_unstable_by_key(|(_, tc)| (std::cmp::Reverse(tc.total), tc.first));
         let mut out = Vec::new();
         let mut total = Table::new("total", range.begin, range.end);
         // Each row's return-value counts are written here, then copied into a cell of their
@@ -166,7 +179,8 @@ impl Analysis for SyscallStats {
                 .iter()
                 .map(|(n, c)| (model.resolver.syscalls.shared(*n), c))
                 .collect();
-            calls.sort_by(|a, b| b.1.stats.count.cmp(&a.1.stats.count).then(a.0.cmp(&b.0)));
+            // Most frequent first, equal counts in the order of their first exit.
+            calls.sort_unstable_by_key(|(_, c)| (std::cmp::Reverse(c.stats.count), c.first));
             for (name, c) in calls {
                 // `{'success': 3, 'ENOENT': 1}`.
                 rets.clear();

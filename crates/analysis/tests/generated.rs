@@ -1,7 +1,7 @@
 //! Analyses on a small generated trace whose ground truth is known exactly.
 
 use analysis::{lami::results_json, Common, Options};
-use scenario::common::{irq_entry, irq_exit, read_entry, read_exit, switch, Task};
+use scenario::common::{irq_entry, irq_exit, read_entry, read_exit, switch, wake, Task};
 use scenario::lttng::ev;
 use serde_json::Value;
 
@@ -113,6 +113,84 @@ fn ground_truth() {
     // Sample standard deviation of {600, 200}.
     let sd = row[5]["value"].as_f64().unwrap();
     assert!((sd - 282.842712474619).abs() < 1e-9);
+}
+
+/// Row order as lttng-analyses gives it, on a trace where it differs from tid and byte order:
+/// equal usages in first-seen order (cputop), threads by lower-cased name, equal names in
+/// first-seen order (schedstats), and priorities listed once each with their count.
+#[test]
+fn rows_in_lttng_analyses_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernel");
+    let mut w = testkit::small_kernel_writer(&dir, 4, 1);
+    let s0 = Task::swapper(0);
+    let b = Task::new(10, 10, "beta");
+    let z = Task::new(3, 3, "Zed");
+    let mut a1 = Task::new(20, 20, "Alpha");
+    let a2 = Task::new(5, 5, "alpha");
+    let mut ev_at = |ts: u64, id: u64, payload: Vec<ctf::value::Value>| {
+        w.write_event(0, id, ts, &payload).unwrap();
+    };
+    // beta and Zed run 1100 ns each, beta first.
+    ev_at(1000, ev::SCHED_WAKING, wake(&b, 0));
+    ev_at(1100, ev::SCHED_SWITCH, switch(&s0, 0, &b));
+    ev_at(2100, ev::SCHED_WAKING, wake(&z, 0));
+    ev_at(2200, ev::SCHED_SWITCH, switch(&b, 1, &z));
+    ev_at(3300, ev::SCHED_SWITCH, switch(&z, 1, &s0));
+    // Alpha runs with priority 20, then -51 (woken so), then 20 again; alpha in between.
+    ev_at(4000, ev::SCHED_WAKING, wake(&a1, 0));
+    ev_at(4100, ev::SCHED_SWITCH, switch(&s0, 0, &a1));
+    ev_at(4200, ev::SCHED_WAKING, wake(&a2, 0));
+    ev_at(4300, ev::SCHED_SWITCH, switch(&a1, 1, &a2));
+    a1.prio = -51;
+    ev_at(4400, ev::SCHED_WAKING, wake(&a1, 0));
+    ev_at(4500, ev::SCHED_SWITCH, switch(&a2, 1, &a1));
+    ev_at(4600, ev::SCHED_SWITCH, switch(&a1, 1, &s0));
+    a1.prio = 20;
+    ev_at(5000, ev::SCHED_WAKING, wake(&a1, 0));
+    ev_at(5100, ev::SCHED_SWITCH, switch(&s0, 0, &a1));
+    ev_at(5200, ev::SCHED_SWITCH, switch(&a1, 1, &s0));
+    w.finish().unwrap();
+
+    let rows = |doc: &Value, table: usize, cell: usize| -> Vec<(i64, String)> {
+        doc["results"][table]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let c = &r[cell];
+                let v = c["value"].as_str().map(str::to_string);
+                (r[0]["tid"].as_i64().unwrap(), v.unwrap_or_default())
+            })
+            .collect()
+    };
+    let cpu = run("cputop", &dir);
+    // beta and Zed 1100 ns (beta seen first), Alpha 400, alpha 200.
+    let prios = [
+        (10, "[20]".to_string()),
+        (3, "[20]".into()),
+        (20, "[-51, 20 (2 times)]".into()),
+        (5, "[20]".into()),
+    ];
+    assert_eq!(rows(&cpu, 0, 2), prios);
+    let sched = run("schedstats", &dir);
+    assert_eq!(sched["results"][0]["class"], "per_tid_stats");
+    let names: Vec<&str> = sched["results"][0]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Alpha", "alpha", "beta", "Zed"]);
+    assert_eq!(
+        rows(&sched, 0, 6),
+        [
+            (20, "[-51, 20 (2 times)]".to_string()),
+            (5, "[20]".into()),
+            (10, "[20]".into()),
+            (3, "[20]".into()),
+        ]
+    );
 }
 
 /// Times past what 64-bit nanoseconds hold are clamped to the largest one (with the reader's

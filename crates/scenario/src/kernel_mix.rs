@@ -30,6 +30,12 @@ pub struct KernelMixParams {
     pub header: EventHeaderKind,
     /// Bytes per packet.
     pub packet_size: usize,
+    /// Make the order of analysis rows matter (off: the trace is unchanged): threads with
+    /// mixed-case names that tie when lower-cased, renamed between their runs; priorities
+    /// that change between runs (real-time ones included); times on a coarse grid, so that
+    /// durations, latencies and counts often tie; and, first on CPU 0, three threads that
+    /// each run once for exactly the same time.
+    pub order_mix: bool,
 }
 
 impl Default for KernelMixParams {
@@ -42,6 +48,7 @@ impl Default for KernelMixParams {
             net: NetLayout::NetworkHeader,
             header: EventHeaderKind::Compact,
             packet_size: 256 * 1024,
+            order_mix: false,
         }
     }
 }
@@ -81,6 +88,28 @@ const NAMES: &[&str] = &[
     "rustc",
 ];
 
+/// `order_mix` names: equal when lower-cased in pairs, and ordered differently by bytes, by
+/// lower-case text and by thread id.
+const ORDER_NAMES: &[&str] = &[
+    "Alpha",
+    "alpha",
+    "BETA",
+    "beta",
+    "Zed",
+    "zed",
+    "_init",
+    "Mixed.Case",
+    "mixed.case",
+];
+
+/// `order_mix` priorities (LTTng's: kernel priority − 100): normal ones around the default
+/// 20 and real-time ones below 0.
+const ORDER_PRIOS: &[i32] = &[20, 20, 0, 39, -2, -51, -100];
+
+/// `order_mix`: the threads that run once each, for the same time, on CPU 0 (names equal when
+/// lower-cased).
+const TIE_TASKS: &[(i32, &str)] = &[(990, "tie-b"), (991, "Tie-A"), (992, "TIE-b")];
+
 const FILES: &[&str] = &[
     "/etc/ld.so.cache",
     "/usr/lib/x86_64-linux-gnu/libc.so.6",
@@ -111,6 +140,17 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
     };
     let mut w = TraceWriter::create(dir, &tc, p.cpus, &opts)?;
     w.set_session_start(uptime_ns);
+    // The order_mix choices come from a generator of their own: without them the main one
+    // draws the same numbers, and the trace is the same as before the option existed.
+    let mut order = p.order_mix.then(|| Rng::new(p.seed ^ 0x6f_7264_6572));
+    let ties: Vec<Task> = if p.order_mix {
+        TIE_TASKS
+            .iter()
+            .map(|&(tid, name)| Task::new(tid, tid, name))
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     let mut next_tid = 1000;
     let mut cpus: Vec<CpuState> = (0..p.cpus)
@@ -121,6 +161,10 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                     format!("kworker/{c}:1")
                 } else {
                     rng.pick(NAMES).to_string()
+                };
+                let name = match order.as_mut() {
+                    Some(o) if k < 4 => o.pick(ORDER_NAMES).to_string(),
+                    _ => name,
                 };
                 next_tid += rng.range(1, 40) as i32;
                 tasks.push(TaskState {
@@ -147,6 +191,9 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
             .flat_map(|c| {
                 let mut v = vec![(Task::swapper(c), c)];
                 v.extend(cpus[c as usize].tasks.iter().map(|ts| (ts.task.clone(), c)));
+                if c == 0 {
+                    v.extend(ties.iter().map(|t| (t.clone(), 0)));
+                }
                 v
             })
             .collect();
@@ -166,7 +213,28 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
         )?;
         t += 500;
         w.write_event(0, ev::STATEDUMP_END, t, &[])?;
+        // Each runs 1 µs, woken 500 ns before.
+        let swapper = Task::swapper(0);
+        for task in &ties {
+            t += 500;
+            w.write_event(0, ev::SCHED_WAKING, t, &wake(task, 0))?;
+            w.write_event(0, ev::SCHED_WAKEUP, t, &wake(task, 0))?;
+            t += 500;
+            let sw = switch(&swapper, STATE_RUNNING, task);
+            w.write_event(0, ev::SCHED_SWITCH, t, &sw)?;
+            t += 1000;
+            let sw = switch(task, STATE_INTERRUPTIBLE, &swapper);
+            w.write_event(0, ev::SCHED_SWITCH, t, &sw)?;
+        }
         cpus[0].t = t;
+    }
+    if p.order_mix {
+        // Each CPU's times on a grid of 250 ns of its own (the CPU number is the remainder):
+        // events of different CPUs (fewer than 250) are never simultaneous, which readers may
+        // order either way.
+        for (i, c) in cpus.iter_mut().enumerate() {
+            c.t = c.t / 250 * 250 + 250 + i as u64;
+        }
     }
 
     let mut written: u64 = 0;
@@ -177,8 +245,13 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
         ci = (ci + 1) % ncpu;
         let c = &mut cpus[ci];
         let cpu = ci as u32;
+        let coarse = p.order_mix;
         let tick = |c: &mut CpuState, rng: &mut Rng| {
-            c.t += rng.range(150, 2500);
+            c.t += if coarse {
+                250 * rng.range(1, 3)
+            } else {
+                rng.range(150, 2500)
+            };
             c.t
         };
         let mut emit =
@@ -315,6 +388,19 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                 // Preemption: wake another task and switch to it.
                 let cur = cur.unwrap();
                 let n = (cur + rng.range(1, c.tasks.len() as u64 - 1) as usize) % c.tasks.len();
+                if let Some(o) = order.as_mut() {
+                    // A task neither running nor about to: renamed, or given another
+                    // priority, seen at its next wakeup or switch.
+                    let other = (0..c.tasks.len()).find(|&k| k != cur && k != n && o.chance(0.5));
+                    if let Some(k) = other {
+                        if o.chance(0.04) {
+                            c.tasks[k].task.comm = o.pick(ORDER_NAMES).to_string();
+                        }
+                        if o.chance(0.05) {
+                            c.tasks[k].task.prio = *o.pick(ORDER_PRIOS);
+                        }
+                    }
+                }
                 let next = c.tasks[n].task.clone();
                 let prev = c.tasks[cur].task.clone();
                 emit(&mut w, c, &mut rng, ev::SCHED_WAKING, &wake(&next, cpu))?;

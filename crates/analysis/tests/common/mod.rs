@@ -48,3 +48,45 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// Rows equal in order ([`json_eq`]), except that a run of consecutive reference rows with
+/// the same `tie` key may come in any order: rows made from events with the same timestamp on
+/// different CPUs, which babeltrace 1 (lttng-analyses' reader) and tracekit's reader deliver
+/// in their own orders. The error names `what` and the first row that differs.
+pub fn rows_in_order(
+    what: &str,
+    ours: &[Value],
+    reference: &[Value],
+    tie: Option<&dyn Fn(&Value) -> Value>,
+) {
+    assert_eq!(ours.len(), reference.len(), "{what}: rows");
+    let mut i = 0;
+    while i < reference.len() {
+        let Some(key) = tie else {
+            assert!(
+                json_eq(&ours[i], &reference[i]),
+                "{what}: row {i}:\n  ours {}\n  ref  {}",
+                ours[i],
+                reference[i]
+            );
+            i += 1;
+            continue;
+        };
+        let k = key(&reference[i]);
+        let end = (i..reference.len())
+            .find(|&j| key(&reference[j]) != k)
+            .unwrap_or(reference.len());
+        let mut left: Vec<&Value> = reference[i..end].iter().collect();
+        for (j, r) in ours[i..end].iter().enumerate() {
+            let at = left.iter().position(|x| json_eq(r, x));
+            assert!(
+                at.is_some(),
+                "{what}: row {}:\n  ours {r}\n  ref  {}",
+                i + j,
+                reference[i + j]
+            );
+            left.swap_remove(at.unwrap());
+        }
+        i = end;
+    }
+}
