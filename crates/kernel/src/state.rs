@@ -985,6 +985,11 @@ impl State {
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
                     self.thread_mut(tid, p.raw_bytes(F::Comm));
+                    // The task migrates with its current priority: a change shows here first
+                    // when it happened while the task was runnable, as lttng-analyses notes
+                    // it. Noted before the migration: a consumer meeting the thread at its
+                    // migration reads the priority it has after this event.
+                    self.check_prio(ts, tid, p.int(F::Prio), out);
                     if self.wants(NoteKind::Migrate) {
                         out.push(Notification::Migrate { ts, tid });
                     }
@@ -1283,9 +1288,20 @@ impl State {
         if let Some(c) = prev_comm {
             prev.set_comm(c);
         }
-        // The previous task's priority is updated without a notification (it just ran with it).
-        if let Some(p) = p.int(F::PrevPrio) {
-            prev.prio = Some(p as i32);
+        // A priority changed while the task ran shows first at its switch-out; noted before
+        // the switch, as a consumer reads the switch with the priorities already current. The
+        // idle task's priority is not followed (it has no threads' priority to report).
+        if let Some(p) = p.int(F::PrevPrio).map(|p| p as i32) {
+            if prev.prio != Some(p) {
+                prev.prio = Some(p);
+                if prev_tid != 0 && self.interest.has(NoteKind::PrioChanged) {
+                    out.push(Notification::PrioChanged {
+                        ts,
+                        tid: prev_tid,
+                        prio: p,
+                    });
+                }
+            }
         }
         let next_prio = p.int(F::NextPrio).map(|p| p as i32);
         let next = self.threads.at_mut(next_slot);

@@ -32,9 +32,9 @@ pub struct KernelMixParams {
     pub packet_size: usize,
     /// Make the order of analysis rows matter (off: the trace is unchanged): threads with
     /// mixed-case names that tie when lower-cased, renamed between their runs; priorities
-    /// that change between runs (real-time ones included); times on a coarse grid, so that
-    /// durations, latencies and counts often tie; and, first on CPU 0, three threads that
-    /// each run once for exactly the same time.
+    /// that change between runs and while a thread runs (real-time ones included); times on a
+    /// coarse grid, so that durations, latencies and counts often tie; and, first on CPU 0,
+    /// three threads that each run once for exactly the same time.
     pub order_mix: bool,
 }
 
@@ -399,6 +399,11 @@ pub fn generate(dir: &Path, p: &KernelMixParams) -> Result<TraceStats, WriteErro
                         if o.chance(0.05) {
                             c.tasks[k].task.prio = *o.pick(ORDER_PRIOS);
                         }
+                    }
+                    // The running task's priority changed while it ran: seen at this
+                    // switch-out's `prev_prio` only.
+                    if o.chance(0.03) {
+                        c.tasks[cur].task.prio = *o.pick(ORDER_PRIOS);
                     }
                 }
                 let next = c.tasks[n].task.clone();
