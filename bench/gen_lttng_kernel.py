@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write an LTTng-like kernel trace (CTF 1.8) of a busy machine, independently of tracekit.
 
-    bench/gen_lttng_kernel.py -o DIR [--events N] [--cpus C] [--seed S] [--packet-kib K]
+    bench/gen_lttng_kernel.py -o DIR [--events N] [--cpus C] [--seed S] [--packet-kib K] [--contexts]
 
 The benchmark's second trace: `tracekit gen kernel-mix` writes its traces with tracekit's own
 CTF writer, so a slow path that only other writers' layouts take would go unseen. This script
@@ -9,7 +9,8 @@ is written from the CTF 1.8 specification and from the metadata of real lttng-mo
 traces (the event layouts below are those lttng-modules declares), with the standard library
 only. What it shares with a trace recorded by lttng-modules:
 
-- one stream per CPU (`channel0_N`), 1 MiB packets by default, each with LTTng's packet header
+- one stream per CPU (`channel0_N`), 1 MiB packets by default (lttng-tools 2.13's kernel
+  sub-buffer; the last one cut to whole pages as the tracer does), each with LTTng's packet header
   (magic, UUID, stream id, stream instance id) and packet context (timestamp_begin/end,
   content/packet size, packet_seq_num, events_discarded, cpu_id), and LTTng's index files;
 - metadata split in metadata packets (the CTF metadata packet header), as LTTng writes it;
@@ -27,7 +28,9 @@ only. What it shares with a trace recorded by lttng-modules:
   timestamps advance by sub-microsecond to microsecond steps with occasional idle gaps longer
   than the 27-bit compact timestamp can span.
 
-babeltrace2 reads the result without a warning (bench/run.sh checks it).
+babeltrace2 reads the result without a warning and prints what `tracekit print` prints
+(bench/run.sh checks both). No string is empty: babeltrace2 2.0.4 prints an empty string field
+as the previous event's value of that field.
 """
 
 import argparse
@@ -339,24 +342,26 @@ class Stream:
         self.used += size
         self.last = ts
 
-    def flush(self):
+    def flush(self, last=False):
         if self.begin is None:
             return
         content = self.used * 8
-        size = self.packet_bytes * 8
+        # The tracer cuts the last packet (flushed when tracing stops) to whole pages.
+        packet_bytes = (self.used + 4095) // 4096 * 4096 if last else self.packet_bytes
+        size = packet_bytes * 8
         self.f.write(PACKET_HEADER.pack(0xC1FC1FC1, self.uuid, 0, self.cpu))
         self.f.write(PACKET_CONTEXT.pack(self.begin, self.last, content, size, self.seq, 0, self.cpu))
         self.f.write(b"".join(self.parts))
-        self.f.write(bytes(self.packet_bytes - self.used))
+        self.f.write(bytes(packet_bytes - self.used))
         self.idx.write(INDEX_ENTRY.pack(self.offset, size, content, self.begin, self.last, 0, 0, self.cpu, self.seq))
-        self.offset += self.packet_bytes
+        self.offset += packet_bytes
         self.seq += 1
         self.parts = []
         self.used = PREFIX
         self.begin = None
 
     def close(self):
-        self.flush()
+        self.flush(last=True)
         self.f.close()
         self.idx.close()
 
