@@ -927,7 +927,7 @@ event {{
             ..Default::default()
         };
         scenario::kernel_mix::generate(&dir, &p).expect("kernel-mix trace written");
-        let traces = ctf::open_all(&[dir.clone()]).expect("trace opens");
+        let traces = ctf::open_all(std::slice::from_ref(&dir)).expect("trace opens");
         let mut readers = traces[0].readers();
         assert_eq!(readers.len(), 2);
         let mut planned = TextPrinter::new(TimeFormatter::new(true));
