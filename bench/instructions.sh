@@ -5,8 +5,9 @@
 #
 #   bench/instructions.sh BEFORE_BIN AFTER_BIN [EVENTS]
 #
-# Generates a kernel-mix trace of EVENTS events (300000) with BEFORE_BIN, then measures each
-# command under both binaries. With TRACEKIT_SHARED, the many-threads real trace is added.
+# Generates a kernel-mix trace of EVENTS events (300000) with BEFORE_BIN and one as large with
+# bench/gen_lttng_kernel.py, then measures each command under both binaries. With
+# TRACEKIT_SHARED, the many-threads real trace is added.
 set -euo pipefail
 A=${1:?usage: bench/instructions.sh BEFORE_BIN AFTER_BIN [EVENTS]}
 B=${2:?usage: bench/instructions.sh BEFORE_BIN AFTER_BIN [EVENTS]}
@@ -16,6 +17,13 @@ WORK=$(mktemp -d /tmp/tk-instr.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 "$A" gen kernel-mix --events "$EVENTS" --seed 1 -o "$WORK/km" >/dev/null
 TRACES=("$WORK/km")
+# A trace tracekit did not write: bench/gen_lttng_kernel.py with small packets and an event
+# context (see bench/README.md), when python3 is there.
+if command -v python3 >/dev/null; then
+    python3 "$(dirname "$0")/gen_lttng_kernel.py" --events "$EVENTS" --seed 1 --packet-kib 16 --contexts \
+        -o "$WORK/lks" >/dev/null
+    TRACES+=("$WORK/lks")
+fi
 if [[ -n ${TRACEKIT_SHARED:-} && -d $TRACEKIT_SHARED/traces/kernel/many-threads ]]; then
     TRACES+=("$TRACEKIT_SHARED/traces/kernel/many-threads")
 fi

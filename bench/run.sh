@@ -9,6 +9,8 @@
 #   BENCH_EVENTS         events of the main trace                        (5000000)
 #   BENCH_SCALE_EVENTS   events of the second trace for the RSS-scaling check (2 x BENCH_EVENTS)
 #   BENCH_RUNS           timed runs per command; the median is reported  (3)
+#   BENCH_LTTNG=0        leave out the traces of bench/gen_lttng_kernel.py (an independent
+#                        generator) and their print rows
 #   BENCH_NO_HYPERFINE=1 use the /usr/bin/time loop even if hyperfine is installed
 #   CARGO_TARGET_DIR     honoured (the binary is taken from $CARGO_TARGET_DIR/release)
 #
@@ -38,6 +40,10 @@ if ! command -v babeltrace2 >/dev/null 2>&1; then
     die "babeltrace2 not found; it is the reference this benchmark compares against: apt install babeltrace2"
 fi
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) not found: apt install time"
+BENCH_LTTNG="${BENCH_LTTNG:-1}"
+if [[ "$BENCH_LTTNG" == 1 ]] && ! command -v python3 >/dev/null 2>&1; then
+    die "python3 not found: it runs bench/gen_lttng_kernel.py (or BENCH_LTTNG=0)"
+fi
 command -v taskset >/dev/null 2>&1 || die "taskset not found: apt install util-linux"
 
 HAVE_HYPERFINE=0
@@ -81,6 +87,33 @@ gen_trace() { # events -> prints the trace directory
 
 TRACE="$(gen_trace "$BENCH_EVENTS")"
 
+# The same number of events written by bench/gen_lttng_kernel.py, which does not share
+# tracekit's writer: lk with lttng-tools 2.13's kernel defaults (1 MiB packets, no context),
+# lks with 16 KiB packets and an event context (procname, pid, tid, prio) on every event.
+gen_lttng() { # name events args... -> prints the trace directory
+    local name="$1" n="$2"
+    shift 2
+    local dir="$BENCH_DIR/$name-$n-c$CPUS-s$SEED"
+    if [[ ! -f "$dir.done" || ! -f "$dir/metadata" ]]; then
+        log "generating $n-event $name trace with bench/gen_lttng_kernel.py in $dir"
+        rm -rf "$dir" "$dir.done"
+        python3 "$ROOT/bench/gen_lttng_kernel.py" --events "$n" --cpus "$CPUS" --seed "$SEED" -o "$dir" "$@" \
+            >"$dir.gen.tmp"
+        cat "$dir.gen.tmp" >&2
+        mv "$dir.gen.tmp" "$dir.done"
+    else
+        log "using cached trace $dir"
+    fi
+    echo "$dir"
+}
+declare -A LTRACE
+LKEYS=()
+if [[ "$BENCH_LTTNG" == 1 ]]; then
+    LKEYS=(lk lks)
+    LTRACE[lk]="$(gen_lttng lttng-kernel "$BENCH_EVENTS")"
+    LTRACE[lks]="$(gen_lttng lttng-kernel-small "$BENCH_EVENTS" --packet-kib 16 --contexts)"
+fi
+
 # The timed rows read the trace as a trace read from disk is cached (bench/page-cache.sh); the
 # row count-1c-wr reads a copy just written with `cat`, its pages cached as the writes left
 # them (as a trace just recorded).
@@ -116,7 +149,7 @@ TKQ="$(printf '%q' "$TK")"
 TRQ="$(printf '%q' "$TRACE")"
 BEGIN90="$(begin_at_90 "$TRACE")"
 LABELS=(count count-1core count-1c-wr count-rayon1 bt2-dummy print bt2-print print-begin bt2-begin)
-declare -A TOOL CMD PAIR
+declare -A TOOL CMD PAIR NEV
 TOOL[count]=tracekit;       CMD[count]="$TKQ count $TRQ"
 TOOL[count-1core]=tracekit; CMD[count-1core]="taskset -c 0 $TKQ count $TRQ"
 TOOL[count-1c-wr]=tracekit; CMD[count-1c-wr]="taskset -c 0 $TKQ count $(printf '%q' "$WRITTEN")"
@@ -131,6 +164,14 @@ TOOL[bt2-begin]=babeltrace2; CMD[bt2-begin]="env TZ=UTC babeltrace2 --begin $BEG
 # Which babeltrace2 row each tracekit row is compared with.
 PAIR[count]=bt2-dummy; PAIR[count-1core]=bt2-dummy; PAIR[count-1c-wr]=bt2-dummy; PAIR[count-rayon1]=bt2-dummy
 PAIR[print]=bt2-print; PAIR[print-begin]=bt2-begin
+# print on the independent generator's traces.
+for k in "${LKEYS[@]}"; do
+    q="$(printf '%q' "${LTRACE[$k]}")"
+    LABELS+=("print-$k" "bt2-print-$k")
+    TOOL[print-$k]=tracekit;     CMD[print-$k]="env TZ=UTC $TKQ print $q"
+    TOOL[bt2-print-$k]=babeltrace2; CMD[bt2-print-$k]="env TZ=UTC babeltrace2 $q"
+    PAIR[print-$k]=bt2-print-$k
+done
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK" "$WRITTEN"' EXIT
@@ -182,6 +223,22 @@ BT_LINES="$(TZ=UTC babeltrace2 "$TRACE" 2>/dev/null | wc -l)"
 TK_LINES="$(TZ=UTC "$TK" print "$TRACE" 2>/dev/null | wc -l)"
 log "text lines: tracekit print $TK_LINES, babeltrace2 $BT_LINES"
 [[ "$BT_LINES" == "$TK_LINES" ]] || log "WARNING: tracekit print and babeltrace2 print a different number of lines"
+for l in "${LABELS[@]}"; do NEV[$l]="$EVENTS"; done
+for k in "${LKEYS[@]}"; do
+    t="${LTRACE[$k]}"
+    cache_from_disk "$t"
+    NEV[print-$k]="$(events_of "$t")"
+    NEV[bt2-print-$k]="${NEV[print-$k]}"
+    log "warm-up + check: $k (${NEV[print-$k]} events): tracekit print and babeltrace2 output bytes, babeltrace2's stderr"
+    bt_sum="$(TZ=UTC babeltrace2 "$t" 2>"$WORK/bt2-$k.err" | md5sum)"
+    tk_sum="$(TZ=UTC "$TK" print "$t" 2>/dev/null | md5sum)"
+    [[ -s "$WORK/bt2-$k.err" ]] && log "WARNING: babeltrace2 warns on $t: $(head -c 300 "$WORK/bt2-$k.err")"
+    if [[ "$bt_sum" == "$tk_sum" ]]; then
+        log "$k: tracekit print and babeltrace2 print the same bytes"
+    else
+        log "WARNING: $k: tracekit print and babeltrace2 outputs differ"
+    fi
+done
 if [[ "$(bash -c "${CMD[print-begin]}" 2>/dev/null | md5sum)" == "$(bash -c "${CMD[bt2-begin]}" 2>/dev/null | md5sum)" ]]; then
     log "print --begin $BEGIN90: tracekit and babeltrace2 print the same bytes"
 else
@@ -259,11 +316,12 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     for l in "${LABELS[@]}"; do
         cmd="${CMD[$l]//$TKQ/tracekit}"
         cmd="${cmd//$TRQ/DIR}"
+        for k in "${LKEYS[@]}"; do cmd="${cmd//$(printf '%q' "${LTRACE[$k]}")/${k^^}}"; done
         cmd="${cmd//$(printf '%q' "$WRITTEN")/DIR-COPY}"
         cmd="${cmd//env /}"
         [[ "$l" == *print* || "$l" == *begin* ]] && cmd="$cmd >/dev/null"
         cmd="${cmd//$BEGIN90/T90}"
-        eps="$(awk -v n="$EVENTS" -v s="${SECS[$l]}" 'BEGIN {printf "%.2fM", n / s / 1e6}')"
+        eps="$(awk -v n="${NEV[$l]}" -v s="${SECS[$l]}" 'BEGIN {printf "%.2fM", n / s / 1e6}')"
         # A tenth of the events is printed there: no events/s of the whole trace.
         [[ "$l" == *begin* ]] && eps="-"
         if [[ -n "${PAIR[$l]:-}" ]]; then
@@ -278,6 +336,9 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     echo "speedup = babeltrace2 median / tracekit median (count rows vs bt2-dummy, print vs bt2-print, print-begin vs bt2-begin)"
     echo "page cache: DIR cached as read from disk (dropped, read back with cat); DIR-COPY: a copy just written with cat, cached as written"
     echo "T90 = $BEGIN90: 90 % of the trace's time range (print-begin and bt2-begin print its last tenth)"
+    for k in "${LKEYS[@]}"; do
+        echo "${k^^} = ${LTRACE[$k]} (bench/gen_lttng_kernel.py $(tr '\n' ' ' <"${LTRACE[$k]}.done" | sed 's/ *$//'); ${NEV[print-$k]} events)"
+    done
     echo "CPU speedup (user+sys): count $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "count-1core $(awk -v a="${CPU[bt2-dummy]}" -v b="${CPU[count-1core]}" 'BEGIN {printf "%.1fx", a / b}')," \
          "print $(awk -v a="${CPU[bt2-print]}" -v b="${CPU[print]}" 'BEGIN {printf "%.1fx", a / b}')"
@@ -286,6 +347,10 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     echo "targets: count on one core >= 50x -> $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count-1core]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 50 ? "MET" : "NOT MET")}')" \
          "(all cores: $(awk -v a="${SECS[bt2-dummy]}" -v b="${SECS[count]}" 'BEGIN {printf "%.1fx", a / b}'))," \
          "print >= 20x -> $(awk -v a="${SECS[bt2-print]}" -v b="${SECS[print]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 20 ? "MET" : "NOT MET")}')"
+    for k in "${LKEYS[@]}"; do
+        echo "targets: print-$k >= 20x -> $(awk -v a="${SECS[bt2-print-$k]}" -v b="${SECS[print-$k]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 20 ? "MET" : "NOT MET")}')" \
+             "(CPU: $(awk -v a="${CPU[bt2-print-$k]}" -v b="${CPU[print-$k]}" 'BEGIN {printf "%.1fx", a / b}'))"
+    done
     echo
     echo "peak memory of 'tracekit count' vs trace size (total from getrusage; anon/file sampled every 10 ms):"
     printf '  %10s events  %8s MiB on disk: peak RSS %7s MiB (anon %6s MiB, file-backed %7s MiB)\n' \

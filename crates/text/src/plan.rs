@@ -87,8 +87,9 @@ pub struct ClassPlan {
     first: Lit,
     form: Form,
     /// The head, the packet context and [`Self::first`], as one literal, for the packet
-    /// `(stream index, packet key)` it was made for.
-    lead: Option<((usize, u64), Lit)>,
+    /// `(stream index, packet key)` it was last used for and the version of the packet text
+    /// it holds (see [`Self::lead_room`]).
+    lead: Option<((usize, u64), u64, Lit)>,
 }
 
 /// How the scopes of a class are written.
@@ -302,32 +303,53 @@ impl ClassPlan {
 
     /// Bytes [`Self::write_direct`] needs from its start, or [`Self::write_tree`] before it
     /// makes room itself, for an event of packet `packet` (stream index, packet key),
-    /// `packet_text` giving that packet's rendered context (called only when the packet
-    /// changed since the last event of the class).
+    /// `packet_text` giving that packet's rendered context and its version (called only when
+    /// the packet changed since the last event of the class). A version names one text: the
+    /// lead is made again only when it changes, not on every packet of a stream whose packets
+    /// all show the same context (LTTng's `cpu_id`), which small packets make frequent.
     #[inline]
-    pub fn lead_room(
+    pub fn lead_room<'t>(
         &mut self,
         packet: (usize, u64),
-        packet_text: impl FnOnce() -> Option<Vec<u8>>,
+        packet_text: impl FnOnce() -> (u64, Option<&'t [u8]>),
     ) -> usize {
-        let lead = match &self.lead {
-            Some((k, lead)) if *k == packet => lead,
-            _ => {
-                let mut t = self.head.bytes().to_vec();
-                if let Some(p) = packet_text() {
-                    t.extend_from_slice(&p);
-                    if self.any_scope {
-                        t.extend_from_slice(b", ");
-                    }
-                }
-                t.extend_from_slice(self.first.bytes());
-                &self.lead.insert((packet, Lit::new(&t))).1
-            }
+        if !matches!(&self.lead, Some((k, _, _)) if *k == packet) {
+            self.new_packet(packet, packet_text);
+        }
+        let Some((_, _, lead)) = &self.lead else {
+            unreachable!("made above")
         };
         match &self.form {
             Form::Direct(d) => lead.room() + d.body_max,
             Form::Tree(_) => lead.room(),
         }
+    }
+
+    /// The lead of packet `packet`: the one held when its packet text is the same version,
+    /// else made from `packet_text`.
+    #[cold]
+    #[inline(never)]
+    fn new_packet<'t>(
+        &mut self,
+        packet: (usize, u64),
+        packet_text: impl FnOnce() -> (u64, Option<&'t [u8]>),
+    ) {
+        let (version, text) = packet_text();
+        if let Some((k, v, _)) = &mut self.lead {
+            if *v == version {
+                *k = packet;
+                return;
+            }
+        }
+        let mut t = self.head.bytes().to_vec();
+        if let Some(p) = text {
+            t.extend_from_slice(p);
+            if self.any_scope {
+                t.extend_from_slice(b", ");
+            }
+        }
+        t.extend_from_slice(self.first.bytes());
+        self.lead = Some((packet, version, Lit::new(&t)));
     }
 
     /// Writes the line of `ev` from the head to the newline at `at` in `b`, reading the
@@ -351,7 +373,7 @@ impl ClassPlan {
         let Form::Direct(d) = &self.form else {
             return None;
         };
-        let (_, lead) = self.lead.as_ref()?;
+        let (_, _, lead) = self.lead.as_ref()?;
         // The scopes the class has are looked at below; those it lacks need no look: the
         // reader decodes an event's scopes from its class's nodes, so it has none of them.
         let limit = at + lead.room() + d.body_max;
@@ -408,7 +430,7 @@ impl ClassPlan {
         let Form::Tree(tree) = &self.form else {
             return None;
         };
-        let (_, lead) = self.lead.as_ref()?;
+        let (_, _, lead) = self.lead.as_ref()?;
         let views = [ev.common_context(), ev.specific_context(), ev.payload()];
         if views.iter().zip(self.scopes).any(|(v, s)| v.is_some() != s) {
             return None;

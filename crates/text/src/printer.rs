@@ -132,6 +132,8 @@ pub struct TextPrinter {
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
     packet_text: Vec<Vec<Option<PacketText>>>,
+    /// The last version given to a packet text.
+    text_versions: u64,
     stack: Vec<(usize, Frame)>,
     /// Per trace, stream class and event class: the class's print plan, once built. The row of
     /// the last event's trace and stream class is `row` instead (its place here left empty):
@@ -150,8 +152,10 @@ enum PlanState {
     Some(Box<ClassPlan>),
 }
 
-/// A packet (by [`ctf::Event::packet_key`]) and its rendered context, if anything shows.
-type PacketText = (u64, Option<Vec<u8>>);
+/// A packet (by [`ctf::Event::packet_key`]), the version of its rendered context (the same as
+/// the previous packet's of the stream when the text is the same) and the text, if anything
+/// shows.
+type PacketText = (u64, u64, Option<Vec<u8>>);
 
 /// Babeltrace's per-trace prefix: the `hostname`, `procname` and `vpid` environment entries.
 fn trace_label(t: &ctf::Trace) -> Vec<u8> {
@@ -225,12 +229,15 @@ fn place(plans: &mut Vec<Vec<Vec<PlanState>>>, (ti, sc): (usize, usize)) -> &mut
     &mut plans[ti][sc]
 }
 
-/// The rendered packet context of `ev`'s packet, cached per trace and stream.
+/// The rendered packet context of `ev`'s packet, cached per trace and stream, and its version:
+/// a new one (from `versions`) only when the text differs from the stream's previous
+/// packet's, so that what was made from the text can be kept.
 fn packet_text<'c>(
     cache: &'c mut Vec<Vec<Option<PacketText>>>,
     stack: &mut Vec<(usize, Frame)>,
+    versions: &mut u64,
     ev: &Event<'_>,
-) -> Option<&'c [u8]> {
+) -> (u64, Option<&'c [u8]>) {
     let (ti, si) = (ev.trace().index, ev.stream_index());
     if cache.len() <= ti {
         cache.resize(ti + 1, Vec::new());
@@ -240,7 +247,7 @@ fn packet_text<'c>(
         per_stream.resize(si + 1, None);
     }
     let key = ev.packet_key();
-    if !matches!(&per_stream[si], Some((k, _)) if *k == key) {
+    if !matches!(&per_stream[si], Some((k, _, _)) if *k == key) {
         let text = ev.packet_context().and_then(|v| {
             let mut t = Vec::new();
             let mut w = TextWriter {
@@ -252,9 +259,18 @@ fn packet_text<'c>(
             v.walk(&mut w);
             (w.visible > 0).then_some(t)
         });
-        per_stream[si] = Some((key, text));
+        match &mut per_stream[si] {
+            Some((k, _, old)) if *old == text => *k = key,
+            slot => {
+                *versions += 1;
+                *slot = Some((key, *versions, text));
+            }
+        }
     }
-    per_stream[si].as_ref().and_then(|(_, t)| t.as_deref())
+    match &per_stream[si] {
+        Some((_, v, t)) => (*v, t.as_deref()),
+        None => (0, None),
+    }
 }
 
 impl TextPrinter {
@@ -268,6 +284,7 @@ impl TextPrinter {
             padded: Vec::new(),
             labels: Vec::new(),
             packet_text: Vec::new(),
+            text_versions: 0,
             stack: Vec::new(),
             plans: Vec::new(),
             row_key: (0, 0),
@@ -306,9 +323,13 @@ impl TextPrinter {
             _ => None,
         };
         if let Some(p) = plan {
-            let (cache, stack) = (&mut self.packet_text, &mut self.stack);
+            let (cache, stack, versions) = (
+                &mut self.packet_text,
+                &mut self.stack,
+                &mut self.text_versions,
+            );
             let lead = p.lead_room((ev.stream_index(), ev.packet_key()), || {
-                packet_text(cache, stack, ev).map(<[u8]>::to_vec)
+                packet_text(cache, stack, versions, ev)
             });
             if p.is_direct() {
                 let b = out.room(stamp + lead);
@@ -356,7 +377,12 @@ impl TextPrinter {
         // Babeltrace writes the space even when no field scope follows.
         b.extend_from_slice(b": ");
         // The packet context is the same for every event of a packet: rendered once.
-        let cached = packet_text(&mut self.packet_text, &mut self.stack, ev);
+        let (_, cached) = packet_text(
+            &mut self.packet_text,
+            &mut self.stack,
+            &mut self.text_versions,
+            ev,
+        );
         let mut first = true;
         if let Some(t) = cached {
             b.extend_from_slice(t);
@@ -883,6 +909,66 @@ event {{
         testkit::kernel_mix(&dir, 20_000, 2, 1);
         let ways = plans_agree_with_the_general_writer(&dir);
         assert!(ways.direct > 10_000 && ways.tree > 500, "{ways:?}");
+    }
+
+    /// A printer's plans keep a line's lead (label, name, packet context) from one packet to
+    /// the next while the context shows the same text, and make it again when it does not:
+    /// one printer given the events of two streams of small packets, alternately (each
+    /// stream shows its own `cpu_id`), writes what the general writer writes.
+    #[test]
+    fn plans_follow_packet_contexts_across_small_packets_and_streams() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("km");
+        let p = scenario::kernel_mix::KernelMixParams {
+            events: 6_000,
+            cpus: 2,
+            seed: 3,
+            packet_size: 4096,
+            ..Default::default()
+        };
+        scenario::kernel_mix::generate(&dir, &p).expect("kernel-mix trace written");
+        let traces = ctf::open_all(std::slice::from_ref(&dir)).expect("trace opens");
+        let mut readers = traces[0].readers();
+        assert_eq!(readers.len(), 2);
+        let mut planned = TextPrinter::new(TimeFormatter::new(true));
+        let mut general = TextPrinter::new(TimeFormatter::new(true));
+        let mut out = TextBuf::with_capacity(16);
+        let (mut events, mut packets, mut last) = (0, 0, None);
+        let mut done = [false; 2];
+        // Runs of a few events from each stream in turn: the class's lead meets packets of
+        // the other stream between two of its own.
+        while !done.iter().all(|d| *d) {
+            for (k, r) in readers.iter_mut().enumerate() {
+                for _ in 0..1 + events % 7 {
+                    let Some(m) = r.next() else {
+                        done[k] = true;
+                        break;
+                    };
+                    if !matches!(m, Ok(Message::Event)) {
+                        continue;
+                    }
+                    let ev = r.event();
+                    let packet = (k, ev.packet_key());
+                    if last != Some(packet) {
+                        packets += 1;
+                        last = Some(packet);
+                    }
+                    out.clear();
+                    planned.event(&mut out, &ev, i64::MIN);
+                    let mut want = Vec::new();
+                    general.event_tail(&mut want, &ev);
+                    assert_eq!(
+                        String::from_utf8_lossy(out.text_mut()),
+                        String::from_utf8_lossy(&want),
+                        "event {events}"
+                    );
+                    events += 1;
+                }
+            }
+        }
+        assert!(events >= 6_000, "{events} events");
+        // Many packets per stream, and the streams' events taken in runs across them.
+        assert!(packets > 100, "{packets} packet changes");
     }
 
     #[test]

@@ -356,3 +356,71 @@ fn damaged_trace_tolerance_is_narrow() {
         .collect();
     assert!(damaged_trace_handled("mixed", &mixed, &short).is_err());
 }
+
+/// `print` against babeltrace2, byte for byte, on traces that `bench/gen_lttng_kernel.py`
+/// writes: a generator sharing no code with tracekit's writer (LTTng's compact and extended
+/// event headers with kernel event ids, strings, sequences of structures with bit fields, an
+/// enumeration, packetized metadata), with small packets and with an event context, so that
+/// the printer's per-packet and multi-scope paths meet a layout it did not write.
+#[test]
+fn print_matches_babeltrace2_on_an_independent_generators_traces() {
+    if !testkit::tool_or_skip(
+        "babeltrace2",
+        "apt install babeltrace2",
+        "print against babeltrace2 on gen_lttng_kernel.py's traces",
+    ) || !testkit::tool_or_skip(
+        "python3",
+        "apt install python3",
+        "print against babeltrace2 on gen_lttng_kernel.py's traces",
+    ) {
+        return;
+    }
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/gen_lttng_kernel.py");
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        ("default", &[][..]),
+        ("small", &["--packet-kib", "4", "--contexts"][..]),
+    ] {
+        let dir = tmp.path().join(name);
+        let g = Command::new("python3")
+            .arg(&gen)
+            .args(["--events", "20000", "--cpus", "3", "--seed", "7", "-o"])
+            .arg(&dir)
+            .args(args)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            g.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&g.stderr)
+        );
+        let bt = run(Command::new("babeltrace2").arg(&dir));
+        let tk = run(Command::new(env!("CARGO_BIN_EXE_tracekit"))
+            .arg("print")
+            .arg(&dir));
+        assert!(
+            bt.ok && bt.stderr.is_empty(),
+            "{name}: babeltrace2: {}",
+            bt.stderr
+        );
+        assert!(
+            tk.ok && tk.stderr.is_empty(),
+            "{name}: tracekit: {}",
+            tk.stderr
+        );
+        assert_eq!(bt.stdout.lines().count(), 20_000, "{name}");
+        if let Some((i, (b, t))) = bt
+            .stdout
+            .lines()
+            .zip(tk.stdout.lines())
+            .enumerate()
+            .find(|(_, (b, t))| b != t)
+        {
+            panic!(
+                "{name}: line {}:\n  babeltrace2: {b}\n  tracekit:    {t}",
+                i + 1
+            );
+        }
+        assert_eq!(bt.stdout, tk.stdout, "{name}");
+    }
+}
