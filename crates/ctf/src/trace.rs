@@ -126,15 +126,6 @@ impl FileIndex {
 
 /// Finds every trace directory (one holding a `metadata` file) at or below `path`, sorted.
 pub fn discover(path: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = discover_in_dir_order(path)?;
-    out.sort();
-    Ok(out)
-}
-
-/// [`discover`]'s trace directories in the order the directories list them (`readdir`), the
-/// order Babeltrace 2 finds traces in: it decides which of several copies of one trace wins a
-/// tie when they are merged ([`open_all`]).
-fn discover_in_dir_order(path: &Path) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if meta.is_file() {
         if path.file_name().is_some_and(|n| n == "metadata") {
@@ -151,6 +142,7 @@ fn discover_in_dir_order(path: &Path) -> Result<Vec<PathBuf>> {
             path: path.to_path_buf(),
         });
     }
+    out.sort();
     Ok(out)
 }
 
@@ -381,16 +373,14 @@ impl Trace {
 /// are one trace: the outputs of several `lttng snapshot record` of a session, or the chunks of
 /// a rotated session. Their data streams are merged by stream instance, and a packet found in
 /// several of them (overlapping snapshots) is read once. The merged trace has the metadata of
-/// the copy declaring the most classes (the first found, in directory order, on a tie), the
-/// place of the first copy in sorted order, and its hostname as its [`Trace::name`].
+/// the copy declaring the most classes (on a tie, the first by path, compared byte by byte as
+/// Babeltrace 2 orders them), the place of the first copy found, and its hostname as its
+/// [`Trace::name`].
 pub fn open_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Arc<Trace>>> {
-    // In the order the directories list them: what Babeltrace 2 merges in.
     let mut found: Vec<Trace> = Vec::new();
-    // The argument each trace was found under.
-    let mut args: Vec<usize> = Vec::new();
-    for (ai, p) in paths.iter().enumerate() {
+    for p in paths {
         let p = p.as_ref();
-        for dir in discover_in_dir_order(p)? {
+        for dir in discover(p)? {
             let mut t = Trace::open(&dir)?;
             let rel = dir.strip_prefix(p).unwrap_or(Path::new(""));
             if rel.components().next().is_some() {
@@ -404,17 +394,9 @@ pub fn open_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Arc<Trace>>> {
                 t.name.push_str(&rel.join("/"));
             }
             found.push(t);
-            args.push(ai);
         }
     }
-    // Each trace's place in the output: its argument, then its path.
-    let mut sorted: Vec<usize> = (0..found.len()).collect();
-    sorted.sort_by(|&a, &b| (args[a], &found[a].path).cmp(&(args[b], &found[b].path)));
-    let mut rank = vec![0; found.len()];
-    for (r, &i) in sorted.iter().enumerate() {
-        rank[i] = r;
-    }
-    // Copies of one trace class, in the order found.
+    // Copies of one trace class, by their place in `found`.
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, t) in found.iter().enumerate() {
         let same = t.class.uuid.and_then(|u| {
@@ -428,27 +410,25 @@ pub fn open_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Arc<Trace>>> {
         }
     }
     let mut slots: Vec<Option<Trace>> = found.into_iter().map(Some).collect();
-    let mut merged: Vec<(usize, Trace)> = groups
-        .into_iter()
-        .map(|g| {
-            let place = g.iter().map(|&i| rank[i]).min().unwrap_or(0);
-            let copies: Vec<Trace> = g.iter().filter_map(|&i| slots[i].take()).collect();
-            (place, merge_copies(copies))
-        })
-        .collect();
-    merged.sort_by_key(|(place, _)| *place);
-    Ok(merged
-        .into_iter()
+    let traces = groups.into_iter().map(|mut g| {
+        g.sort_by(|&a, &b| {
+            let path = |i: usize| slots[i].as_ref().map(|t| t.path.as_os_str().to_owned());
+            path(a).cmp(&path(b))
+        });
+        merge_copies(g.iter().filter_map(|&i| slots[i].take()).collect())
+    });
+    // Groups are in order of their first copy found.
+    Ok(traces
         .enumerate()
-        .map(|(i, (_, mut t))| {
+        .map(|(i, mut t)| {
             t.index = i;
             Arc::new(t)
         })
         .collect())
 }
 
-/// One trace from several copies of one trace class (see [`open_all`]), in the order found; a
-/// single copy as it is.
+/// One trace from several copies of one trace class (see [`open_all`]), in Babeltrace 2's
+/// order; a single copy as it is.
 fn merge_copies(mut copies: Vec<Trace>) -> Trace {
     if copies.len() < 2 {
         return copies.pop().expect("a group has a trace");

@@ -514,6 +514,27 @@ fn small_ring_buffers_discard_events() {
     same_as_babeltrace2(&w.join("trace/ust"), &["../../trace/./ust/uid"]);
     same_as_babeltrace2(&w, &[trace_dirs(&abs)[0].to_str().unwrap()]);
     same_as_babeltrace2(&w, &["trace", "trace"]);
+    // Two copies of the trace are one trace, each packet read once, whose streams are named
+    // after the copy first by path (byte by byte), whatever the order of the arguments.
+    let copies = w.join("copies");
+    let _ = std::fs::remove_dir_all(&copies);
+    for name in ["z", "a"] {
+        copy_dir(&trace_dirs(&abs)[0], &copies.join(name));
+    }
+    let one = same_as_babeltrace2(&copies, &["z", "a"]);
+    assert_eq!(one.stdout.len(), bt.stdout.len());
+    same_as_babeltrace2(&copies, &["./z", "a"]);
+    same_as_babeltrace2(&copies, &["."]);
+}
+
+/// Copies the files of directory `from` (not its subdirectories) to `to`, created.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
 }
 
 #[test]
@@ -660,13 +681,7 @@ fn empty_metadata_is_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
     for (name, empty) in [("good", false), ("bad", true)] {
         let to = dir.join(name);
-        std::fs::create_dir_all(&to).unwrap();
-        let from = &trace_dirs(&w.join("trace"))[0];
-        for e in std::fs::read_dir(from).unwrap().flatten() {
-            if e.path().is_file() {
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-            }
-        }
+        copy_dir(&trace_dirs(&w.join("trace"))[0], &to);
         if empty {
             std::fs::write(to.join("metadata"), b"").unwrap();
         }
