@@ -126,9 +126,26 @@ pub fn metadata_text(bytes: &[u8]) -> Result<(MetadataFormat, String), MetadataE
     Ok((format, text))
 }
 
-/// Parses a metadata stream (any form) into a trace class.
+/// Parses a metadata stream (any form) into a trace class. Metadata without any text is an
+/// error: it declares no trace class, so no stream of the trace can be decoded.
 pub fn parse(bytes: &[u8]) -> Result<TraceClass, MetadataError> {
     let (format, text) = metadata_text(bytes)?;
+    if text.trim().is_empty() {
+        let what = if bytes.is_empty() {
+            "the file is empty".to_owned()
+        } else if format == MetadataFormat::TsdlPacketized {
+            format!("its packets ({} bytes) hold no text", bytes.len())
+        } else {
+            format!("it holds only white space ({} bytes)", bytes.len())
+        };
+        return Err(MetadataError::new(
+            None,
+            format!(
+                "no trace class: {what} (LTTng leaves it so when its consumer daemon stops \
+                 before writing the metadata); the trace cannot be read"
+            ),
+        ));
+    }
     match format {
         MetadataFormat::Ctf2Json => crate::ctf2::parse(&text),
         _ => crate::tsdl::parse(&text),
@@ -171,6 +188,22 @@ mod tests {
         bytes.extend_from_slice(&[0u8; 40]);
         let err = depacketize(&bytes).unwrap_err();
         assert!(err.message.contains(&format!("byte {second}")), "{err}");
+    }
+
+    #[test]
+    fn metadata_without_text_is_an_error() {
+        for bytes in [&b""[..], b" \n\t", &packet(b"", 8)] {
+            let err = parse(bytes).unwrap_err();
+            assert!(err.message.starts_with("no trace class: "), "{err}");
+        }
+        assert!(parse(b"")
+            .unwrap_err()
+            .message
+            .contains("the file is empty"));
+        assert!(parse(&packet(b"", 8))
+            .unwrap_err()
+            .message
+            .contains("packets (45 bytes) hold no text"));
     }
 
     #[test]

@@ -275,6 +275,9 @@ pub struct StreamReader {
     seek_off: Option<usize>,
     /// Files whose unusable index was reported.
     warned_indexes: Vec<usize>,
+    /// With a list of the stream's packets ([`crate::trace::StreamFiles::packets`]): the
+    /// position of the next packet to open in it.
+    next_listed: usize,
 }
 
 const EV_HEADER: usize = 0;
@@ -330,6 +333,7 @@ impl StreamReader {
             packet_gen: 0,
             seek_off: None,
             warned_indexes: Vec::new(),
+            next_listed: 0,
         }
     }
 
@@ -358,11 +362,12 @@ impl StreamReader {
             && !self.done
             && self.events_read == 0
             && self.pending.is_empty();
-        if !fresh {
-            return 0;
-        }
         let trace = self.trace.clone();
         let files = &trace.streams[self.stream];
+        // A list of packets is read in full (merged copies of a trace: rare, small).
+        if !fresh || files.packets.is_some() {
+            return 0;
+        }
         let (mut passed, mut to) = (0u64, None);
         let mut prev: Option<PacketEntry> = None;
         for fi in 0..files.files.len() {
@@ -465,6 +470,10 @@ impl StreamReader {
     /// After the packet at `packet_off` could not be opened: reading goes on at the next
     /// packet the file's index lists (the error says so), or the stream ends there.
     fn packet_failed(&mut self, err: Error) -> Error {
+        if self.trace.streams[self.stream].packets.is_some() {
+            // The next packet is the next one listed.
+            return err;
+        }
         let next = self.consult_index(self.file_idx).and_then(|entries| {
             let i = entries.partition_point(|e| e.offset <= self.packet_off as u64);
             entries.get(i).map(|e| e.offset as usize)
@@ -503,7 +512,30 @@ impl StreamReader {
     fn open_packet(&mut self) -> Result<bool> {
         loop {
             let files = &self.trace.streams[self.stream].files;
-            if self.map.is_none() || self.packet_off >= self.map.as_ref().map_or(0, |m| m.len()) {
+            if let Some(listed) = &self.trace.streams[self.stream].packets {
+                let Some(&at) = listed.get(self.next_listed) else {
+                    return Ok(false);
+                };
+                self.next_listed += 1;
+                if self.map.is_none() || self.file_idx != at.file {
+                    self.map = None;
+                    self.file_idx = at.file;
+                    match files.get(at.file).map(|f| map_file(f, Reading::Whole)) {
+                        Some(Ok(Some(m))) => {
+                            self.map = Some(StreamData::Mapped(m));
+                            self.released = 0;
+                        }
+                        Some(Ok(None)) | None => continue,
+                        Some(Err(e)) => return Err(e),
+                    }
+                }
+                self.packet_off = at.offset as usize;
+                if self.packet_off >= self.map.as_ref().map_or(0, |m| m.len()) {
+                    continue;
+                }
+            } else if self.map.is_none()
+                || self.packet_off >= self.map.as_ref().map_or(0, |m| m.len())
+            {
                 if self.map.is_some() {
                     self.file_idx += 1;
                     self.map = None;

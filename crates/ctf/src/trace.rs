@@ -18,6 +18,10 @@ use crate::stream::{probe_first_packet, StreamReader};
 pub struct Trace {
     /// The trace directory.
     pub path: PathBuf,
+    /// The trace's name as Babeltrace 2 gives it in its messages: the `hostname` environment
+    /// entry, then, for a trace found below a directory given to [`open_all`], its path
+    /// relative to that directory (`vm/ust/uid/0/64-bit`); empty without either.
+    pub name: String,
     /// The trace class its metadata describes.
     pub class: Arc<TraceClass>,
     /// The trace class compiled for decoding (see [`crate::access`]).
@@ -43,6 +47,19 @@ pub struct StreamFiles {
     /// for ([`Self::file_index`]: most reads never need it). Shorter than `files` (empty) where
     /// indexes are not looked for.
     pub indexes: Vec<OnceLock<FileIndex>>,
+    /// The packets to read, in order, when they are not simply every packet of every file in
+    /// turn: a stream merged from several copies of one trace (overlapping `lttng snapshot
+    /// record` outputs) reads the packets the copies share once (see [`open_all`]).
+    pub packets: Option<Arc<[PacketRef]>>,
+}
+
+/// Where one packet of a stream lies: which of its files, and the byte offset there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRef {
+    /// Position of the file in [`StreamFiles::files`].
+    pub file: usize,
+    /// Byte offset of the packet in that file.
+    pub offset: u64,
 }
 
 impl StreamFiles {
@@ -53,6 +70,12 @@ impl StreamFiles {
             (Some(cell), Some(path)) => cell.get_or_init(|| FileIndex::load(path)),
             _ => &ABSENT,
         }
+    }
+
+    /// The stream's name as Babeltrace 2 gives it in its messages: its first file's path,
+    /// absolute, with `.` and `..` resolved as text (symbolic links are kept).
+    pub fn name(&self) -> PathBuf {
+        self.files.first().map(|f| absolute(f)).unwrap_or_default()
     }
 
     /// The index of file `i`, when it has a usable one.
@@ -132,16 +155,42 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<()> {
         return Ok(());
     }
     let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    let mut subdirs: Vec<PathBuf> = rd
+    let subdirs: Vec<PathBuf> = rd
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
         .collect();
-    subdirs.sort();
     for d in subdirs {
         walk(&d, out, depth + 1)?;
     }
     Ok(())
+}
+
+/// `path` made absolute (against the current directory) with `.` and `..` resolved as text,
+/// as Babeltrace 2 names stream files; symbolic links are kept.
+pub fn absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let joined;
+    let path = if path.is_absolute() {
+        path
+    } else {
+        joined = std::env::current_dir().unwrap_or_default().join(path);
+        &joined
+    };
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `/..` is `/`.
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Maps a file read-only (an empty file maps to nothing).
@@ -215,8 +264,10 @@ impl Trace {
             path: meta_path.clone(),
             source,
         })?;
+        let name = class.env_str("hostname").unwrap_or_default().to_owned();
         let mut trace = Trace {
             path: dir.to_path_buf(),
+            name,
             class: Arc::new(class),
             layout: Arc::new(layout),
             streams: Vec::new(),
@@ -247,7 +298,9 @@ impl Trace {
                 stream_class_id: None,
                 stream_id: None,
                 indexes: Vec::new(),
+                packets: None,
             }],
+            name: String::new(),
             index: 0,
             errors: Vec::new(),
         })
@@ -295,6 +348,7 @@ impl Trace {
                 files,
                 stream_class_id: sc,
                 stream_id: sid,
+                packets: None,
             });
         }
         Ok(())
@@ -313,15 +367,202 @@ impl Trace {
     }
 }
 
-/// Opens every trace found at or below each path, in order.
+/// Opens every trace found at or below each path, in order (each path's traces sorted).
+///
+/// As Babeltrace 2 does, traces of one trace class (the same UUID, wherever they were found)
+/// are one trace: the outputs of several `lttng snapshot record` of a session, or the chunks of
+/// a rotated session. Their data streams are merged by stream instance, and a packet found in
+/// several of them (overlapping snapshots) is read once. The merged trace has the metadata of
+/// the copy declaring the most classes (on a tie, the first by path, compared byte by byte as
+/// Babeltrace 2 orders them), the place of the first copy found, and its hostname as its
+/// [`Trace::name`].
 pub fn open_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Arc<Trace>>> {
-    let mut out = Vec::new();
+    let mut found: Vec<Trace> = Vec::new();
     for p in paths {
-        for dir in discover(p.as_ref())? {
+        let p = p.as_ref();
+        for dir in discover(p)? {
             let mut t = Trace::open(&dir)?;
-            t.index = out.len();
-            out.push(Arc::new(t));
+            let rel = dir.strip_prefix(p).unwrap_or(Path::new(""));
+            if rel.components().next().is_some() {
+                let rel: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                if !t.name.is_empty() {
+                    t.name.push('/');
+                }
+                t.name.push_str(&rel.join("/"));
+            }
+            found.push(t);
         }
     }
-    Ok(out)
+    // Copies of one trace class, by their place in `found`.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, t) in found.iter().enumerate() {
+        let same = t.class.uuid.and_then(|u| {
+            groups
+                .iter()
+                .position(|g| found[g[0]].class.uuid == Some(u))
+        });
+        match same {
+            Some(g) => groups[g].push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    let mut slots: Vec<Option<Trace>> = found.into_iter().map(Some).collect();
+    let traces = groups.into_iter().map(|mut g| {
+        g.sort_by(|&a, &b| {
+            let path = |i: usize| slots[i].as_ref().map(|t| t.path.as_os_str().to_owned());
+            path(a).cmp(&path(b))
+        });
+        merge_copies(g.iter().filter_map(|&i| slots[i].take()).collect())
+    });
+    // Groups are in order of their first copy found.
+    Ok(traces
+        .enumerate()
+        .map(|(i, mut t)| {
+            t.index = i;
+            Arc::new(t)
+        })
+        .collect())
+}
+
+/// One trace from several copies of one trace class (see [`open_all`]), in Babeltrace 2's
+/// order; a single copy as it is.
+fn merge_copies(mut copies: Vec<Trace>) -> Trace {
+    if copies.len() < 2 {
+        return copies.pop().expect("a group has a trace");
+    }
+    let classes = |t: &Trace| {
+        t.class.streams.len()
+            + t.class
+                .streams
+                .values()
+                .map(|s| s.events.len())
+                .sum::<usize>()
+    };
+    // The first copy declaring the most classes: the others' are a part of its.
+    let mut winner = 0;
+    for (i, t) in copies.iter().enumerate() {
+        if classes(t) > classes(&copies[winner]) {
+            winner = i;
+        }
+    }
+    let mut out = copies.remove(winner);
+    // Babeltrace 2 names a trace read from several directories after its host alone.
+    out.name = out.hostname().unwrap_or_default().to_owned();
+    let mut joined = vec![false; out.streams.len()];
+    for other in copies {
+        out.errors.extend(other.errors.iter().cloned());
+        for s in &other.streams {
+            // Stream instance ids are per stream class; a stream without one is its own.
+            let sc = other.stream_class_id(s.stream_class_id);
+            let dest = s.stream_id.and_then(|id| {
+                out.streams.iter().position(|d| {
+                    d.stream_id == Some(id) && out.stream_class_id(d.stream_class_id) == sc
+                })
+            });
+            match dest {
+                Some(d) => {
+                    out.streams[d].files.extend(s.files.iter().cloned());
+                    joined[d] = true;
+                }
+                None => {
+                    out.streams.push(s.clone());
+                    joined.push(false);
+                }
+            }
+        }
+    }
+    for (d, joined) in joined.into_iter().enumerate() {
+        if !joined {
+            continue;
+        }
+        // In order of their first packets; on a tie, as they came (the winner's first).
+        let mut files: Vec<(Option<u64>, PathBuf)> = out.streams[d]
+            .files
+            .iter()
+            .map(|f| {
+                let begin = probe_first_packet(&out, f)
+                    .ok()
+                    .flatten()
+                    .and_then(|p| p.ts_begin);
+                (begin, f.clone())
+            })
+            .collect();
+        files.sort_by_key(|(begin, _)| *begin);
+        let s = &mut out.streams[d];
+        s.files = files.into_iter().map(|(_, f)| f).collect();
+        s.indexes = s.files.iter().map(|_| OnceLock::new()).collect();
+        let packets = shared_packets_once(&out.layout, s);
+        s.packets = packets;
+    }
+    out
+}
+
+/// The packets of a stream merged from several copies of a trace, as Babeltrace 2 reads them:
+/// in order of their beginning times, a packet the same as one already listed (size, times
+/// and sequence number) left out. None when that is every packet of every file in turn, or
+/// when a file's packets cannot be listed (its read then reports what is wrong).
+fn shared_packets_once(layout: &Layout, s: &StreamFiles) -> Option<Arc<[PacketRef]>> {
+    let same = |a: &PacketEntry, b: &PacketEntry| {
+        a.packet_bits == b.packet_bits
+            && a.ts_begin == b.ts_begin
+            && a.ts_end == b.ts_end
+            && a.seq_num == b.seq_num
+    };
+    let mut list: Vec<(PacketEntry, PacketRef)> = Vec::new();
+    let mut total = 0;
+    for (file, path) in s.files.iter().enumerate() {
+        let entries = file_packets(layout, path)?;
+        total += entries.len();
+        // Each goes before the first listed packet that does not begin earlier, unless it
+        // is that packet.
+        let mut merged = Vec::with_capacity(list.len() + entries.len());
+        let mut old = list.into_iter().peekable();
+        for e in entries {
+            while let Some(o) = old.next_if(|(o, _)| o.ts_begin < e.ts_begin) {
+                merged.push(o);
+            }
+            if old.peek().is_some_and(|(o, _)| same(o, &e)) {
+                continue;
+            }
+            let at = PacketRef {
+                file,
+                offset: e.offset,
+            };
+            merged.push((e, at));
+        }
+        merged.extend(old);
+        list = merged;
+    }
+    let in_turn = list.len() == total
+        && list
+            .windows(2)
+            .all(|w| (w[0].1.file, w[0].1.offset) < (w[1].1.file, w[1].1.offset));
+    if in_turn {
+        return None;
+    }
+    Some(list.into_iter().map(|(_, at)| at).collect())
+}
+
+/// Every packet of stream file `path`: from its LTTng index when it has a usable one, else
+/// read from the packets' headers and contexts. None when they cannot be read.
+fn file_packets(layout: &Layout, path: &Path) -> Option<Vec<PacketEntry>> {
+    if let FileIndex::Valid(entries) = FileIndex::load(path) {
+        return Some(entries.to_vec());
+    }
+    let map = map_file(path, Reading::Start).ok()?;
+    let data: &[u8] = map.as_deref().unwrap_or(&[]);
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    while offset < data.len() as u64 {
+        let e = index::entry_at(layout, path, data, offset).ok()?;
+        if e.packet_bits < 8 {
+            return None;
+        }
+        offset += e.packet_bits / 8;
+        out.push(e);
+    }
+    Some(out)
 }

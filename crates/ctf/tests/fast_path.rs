@@ -15,6 +15,7 @@ use scenario::kernel_mix::{generate, KernelMixParams};
 fn without_shortcuts(t: &Trace) -> Arc<Trace> {
     Arc::new(Trace {
         path: t.path.clone(),
+        name: t.name.clone(),
         class: t.class.clone(),
         layout: Arc::new(t.layout.without_shortcuts()),
         streams: t.streams.clone(),

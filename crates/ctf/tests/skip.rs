@@ -254,6 +254,10 @@ fn two_traces_with_regressions() {
     };
     write_trace(&tmp.path().join("a"), &clocks(&mk(1)));
     write_trace(&tmp.path().join("b"), &clocks(&mk(2)));
+    // Another trace class: two traces of one UUID would be read as one trace.
+    let meta = tmp.path().join("b/metadata");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    std::fs::write(&meta, text.replace("2a6422d0-", "2a6422d1-")).unwrap();
     let traces = ctf::open_all(&[tmp.path().to_path_buf()]).unwrap();
     assert_eq!(traces.len(), 2);
     let (a, b) = span(&traces).unwrap();

@@ -114,6 +114,9 @@ pub struct ChaosOptions {
     /// empty text as the last value the same field of the same event class had, so a
     /// comparison with its output leaves them out.
     pub empty_texts: bool,
+    /// The trace's UUID. Traces of one UUID are copies of one trace to a reader (snapshots of
+    /// a session), so traces meant to be read together as several need different ones.
+    pub trace_uuid: [u8; 16],
 }
 
 impl ChaosOptions {
@@ -122,6 +125,7 @@ impl ChaosOptions {
         ChaosOptions {
             max_events,
             empty_texts: true,
+            trace_uuid: [0x5a; 16],
         }
     }
 }
@@ -134,7 +138,7 @@ pub fn write_chaos_trace(
 ) -> Result<ChaosTrace, WriteError> {
     let host = HostInfo {
         hostname: "chaos".into(),
-        trace_uuid: [0x5a; 16],
+        trace_uuid: opts.trace_uuid,
         clock_uuid: [0x5b; 16],
         clock_offset_ns: 1_700_000_000_000_000_000,
         creation: "20240305T101500+0000".into(),

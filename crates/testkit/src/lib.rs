@@ -125,11 +125,13 @@ fn check_uncached(dir: &Path) -> TraceCheck {
                 stream_class_id: None,
                 stream_id: None,
                 indexes: Vec::new(),
+                packets: None,
             }],
             errors: Vec::new(),
             class: trace.class.clone(),
             layout: trace.layout.clone(),
             path: trace.path.clone(),
+            name: trace.name.clone(),
             index: 0,
         });
         let mut r = StreamReader::new(one, 0);

@@ -434,15 +434,11 @@ impl TextPrinter {
             .uuid
             .map(|u| format!("UUID: {}", format_uuid(&u)))
             .unwrap_or_else(|| "no UUID".into());
-        let path = files
-            .files
-            .first()
-            .map(|f| f.display().to_string())
-            .unwrap_or_default();
         writeln!(
             b,
-            " in trace \"{}\" ({uuid}) within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
-            t.hostname().unwrap_or(""),
+            " in trace \"{}\" ({uuid}) within stream \"{}\" (stream class ID: {}, stream ID: {}).",
+            t.name,
+            files.name().display(),
             files.stream_class_id.unwrap_or(0),
             files.stream_id.unwrap_or(loss.reader.stream_index() as u64),
         )?;

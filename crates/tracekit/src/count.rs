@@ -41,14 +41,22 @@ pub fn run(args: &CountArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let width = c.classes.keys().map(|k| k.len()).max().unwrap_or(5).max(5);
+        // The widest of the class names and the row labels below them.
+        let labels = ["total", "discarded", "lost packets"];
+        let width = c
+            .classes
+            .keys()
+            .map(|k| k.chars().count())
+            .chain(labels.iter().map(|l| l.len()))
+            .max()
+            .unwrap_or(0);
         for (name, n) in &c.classes {
             println!("{name:<width$}  {n:>12}");
         }
         println!("{:-<w$}", "", w = width + 14);
-        println!("{:<width$}  {:>12}", "total", c.events);
-        println!("{:<width$}  {:>12}", "discarded", c.discarded);
-        println!("{:<width$}  {:>12}", "lost packets", c.lost_packets);
+        for (label, n) in labels.iter().zip([c.events, c.discarded, c.lost_packets]) {
+            println!("{label:<width$}  {n:>12}");
+        }
         if let (Some(b), Some(e)) = (c.begin_ns, c.end_ns) {
             println!(
                 "time range: {b} .. {e} ns ({}.{:09} s)",

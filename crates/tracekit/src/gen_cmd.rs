@@ -120,6 +120,12 @@ pub fn run(args: &GenArgs) -> Result<(), String> {
             let opts = ChaosOptions {
                 max_events: usize::try_from(args.events).map_err(|e| e.to_string())?,
                 empty_texts: !args.no_empty_texts,
+                // One per seed: traces of different seeds are different traces.
+                trace_uuid: {
+                    let mut u = [0x5a; 16];
+                    u[..8].copy_from_slice(&args.seed.to_le_bytes());
+                    u
+                },
             };
             let t = chaos::write_chaos_trace(&args.output, &mut Rng::new(args.seed), &opts)
                 .map_err(|e| e.to_string())?;
