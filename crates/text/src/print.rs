@@ -16,6 +16,7 @@ use pipeline::time::{has_date, parse_time, TimeError};
 use pipeline::{Flow, Progress, ReadOptions};
 
 use crate::printer::{Loss, TextBuf, TextPrinter};
+use crate::style::{trace_name, Style, Styled};
 use crate::timefmt::{short_delta, time_zone, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
 
 /// Errors of [`print`].
@@ -44,6 +45,12 @@ pub struct PrintOptions {
     pub time_map: Option<Arc<dyn TimeMap>>,
     /// Told how far printing has gone.
     pub progress: Option<Arc<dyn Progress>>,
+    /// How lines look (babeltrace2's `text.pretty` options; its defaults by default).
+    pub style: Style,
+    /// The paths the traces were found in, which name them (`--fields=trace`).
+    pub inputs: Vec<std::path::PathBuf>,
+    /// Colour codes in the loss warnings (the terminal takes colours).
+    pub warning_colors: bool,
 }
 
 /// What the output held.
@@ -61,6 +68,9 @@ enum Kind {
     /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
     /// fills in its delta.
     Event,
+    /// An event line stamped before the epoch: the first of them is written in seconds
+    /// ([`Writer::pre_epoch_event`]).
+    PreEpochEvent,
     /// A loss warning (stderr), complete.
     Loss,
     /// A decoding error (stderr), complete.
@@ -124,9 +134,14 @@ impl Batch for Chunk {
 /// Bytes of output gathered before they are written.
 const OUT_BYTES: usize = 1 << 19;
 
-/// Decodes and formats one stream into chunks.
-fn worker(mut r: StreamReader, times: TimeFormatter, time: &StreamTime, out: &mut Producer<Chunk>) {
-    let mut printer = TextPrinter::new(times);
+/// Decodes and formats one stream into chunks, in the default style or (`STYLED`) the
+/// printer's own.
+fn worker<const STYLED: bool>(
+    mut r: StreamReader,
+    mut printer: TextPrinter,
+    time: &StreamTime,
+    out: &mut Producer<Chunk>,
+) {
     let mut warnings_sent = 0;
     let mut chunk = out.empty();
     while let Some(m) = r.next() {
@@ -134,8 +149,20 @@ fn worker(mut r: StreamReader, times: TimeFormatter, time: &StreamTime, out: &mu
             Ok(Message::Event) => {
                 let ev = r.event();
                 let t = time.of(ev.time_ns());
-                printer.event(&mut chunk.text, &ev, t);
-                (t, Kind::Event)
+                if STYLED {
+                    printer.event_styled(&mut chunk.text, &ev, t);
+                } else {
+                    printer.event(&mut chunk.text, &ev, t);
+                }
+                let before_epoch = t < 0 && t != i64::MIN;
+                (
+                    t,
+                    if before_epoch {
+                        Kind::PreEpochEvent
+                    } else {
+                        Kind::Event
+                    },
+                )
             }
             Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
                 let (what, count, begin_ns, end_ns) = match msg {
@@ -216,31 +243,42 @@ pub fn print<W: Write, E: Write>(
         time_map: options.time_map.clone(),
         progress: options.progress.clone(),
     };
+    let styled = (!options.style.is_default() || options.warning_colors).then(|| {
+        let names = if options.style.fields.trace {
+            traces
+                .iter()
+                .map(|t| trace_name(t, &options.inputs))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Arc::new(Styled::new(options.style, names, options.warning_colors))
+    });
+    let Some(styled) = styled else {
+        let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
+            let printer = TextPrinter::new(TimeFormatter::with_tz(tz.clone()));
+            worker::<false>(r, printer, time, p)
+        };
+        let (_, _, w) = parallel::run(
+            traces,
+            &read,
+            work,
+            Writer::<_, _, false>::new(out, err, None),
+        );
+        return w.finish();
+    };
     let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-        worker(r, TimeFormatter::with_tz(tz.clone()), time, p)
+        let printer = TextPrinter::styled(TimeFormatter::with_tz(tz.clone()), styled.clone());
+        worker::<true>(r, printer, time, p)
     };
-    let writer = Writer {
-        out,
-        err,
-        buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
-        last_ns: None,
-        outcome: Outcome::default(),
-        failed: None,
-    };
-    let (_, _, mut w) = parallel::run(traces, &read, work, writer);
-    if w.failed.is_none() {
-        if let Err(e) = w.out.write_all(&w.buf) {
-            w.failed = Some(e);
-        }
-    }
-    match w.failed {
-        Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(w.outcome),
-    }
+    let writer = Writer::<_, _, true>::new(out, err, Some(styled.clone()));
+    let (_, _, w) = parallel::run(traces, &read, work, writer);
+    w.finish()
 }
 
-/// The merge's end: writes the merged entries out, event lines with their deltas.
-struct Writer<'o, W, E> {
+/// The merge's end: writes the merged entries out, event lines with their deltas (in the
+/// default style, or with `STYLED` in the style of [`Self::styled`]).
+struct Writer<'o, W, E, const STYLED: bool> {
     out: &'o mut W,
     err: &'o mut E,
     /// Event lines gathered before they are written.
@@ -250,11 +288,167 @@ struct Writer<'o, W, E> {
     outcome: Outcome,
     /// Writing failed (and printing stopped).
     failed: Option<io::Error>,
+    /// The style of a `STYLED` writer; the last line's time is then in its clock's cycles
+    /// with `--clock-cycles`.
+    styled: Option<Arc<Styled>>,
+    /// A time before the epoch was written (the first is written in seconds, with a warning).
+    pre_epoch_seen: bool,
 }
 
-impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
+impl<'o, W: Write, E: Write, const STYLED: bool> Writer<'o, W, E, STYLED> {
+    fn new(out: &'o mut W, err: &'o mut E, styled: Option<Arc<Styled>>) -> Self {
+        Writer {
+            out,
+            err,
+            buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
+            last_ns: None,
+            outcome: Outcome::default(),
+            failed: None,
+            styled,
+            pre_epoch_seen: false,
+        }
+    }
+
+    /// Writes what is left and tells what was printed.
+    fn finish(mut self) -> Result<Outcome, Error> {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.failed = Some(e);
+            }
+        }
+        match self.failed {
+            Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+            _ => Ok(self.outcome),
+        }
+    }
+
+    /// Adds event line `i` of `c`, at `time`, in the writer's style: its delta, if it shows,
+    /// put in place of the placeholder, the first `+` of the line (nothing before the delta
+    /// holds one).
+    fn styled_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+        let start = if i == 0 {
+            0
+        } else {
+            c.entries[i - 1].end as usize
+        };
+        self.styled_line(&c.text.text_mut()[start..c.entries[i].end as usize], time)
+    }
+
+    /// Adds event line `text`, at `time`, in the writer's style (see [`Self::styled_event`]).
+    fn styled_line(&mut self, text: &[u8], time: i64) -> Flow {
+        let buf = &mut self.buf;
+        match self.styled.as_deref() {
+            Some(s) if s.style.delta && time != i64::MIN => {
+                let now = if s.style.cycles {
+                    let digits = text.get(s.cycles_at..s.cycles_at + 20).unwrap_or_default();
+                    std::str::from_utf8(digits)
+                        .ok()
+                        .and_then(|d| d.parse::<u64>().ok())
+                        .unwrap_or(0) as i64
+                } else {
+                    time
+                };
+                let ph = s.placeholder();
+                match (self.last_ns, text.iter().position(|&b| b == b'+')) {
+                    (Some(last), Some(p)) if text[p..].starts_with(ph) => {
+                        buf.extend_from_slice(&text[..p]);
+                        s.delta(buf, now, last);
+                        buf.extend_from_slice(&text[p + ph.len()..]);
+                    }
+                    _ => buf.extend_from_slice(text),
+                }
+                self.last_ns = Some(now);
+            }
+            _ => buf.extend_from_slice(text),
+        }
+        self.outcome.events += 1;
+        if buf.len() < OUT_BYTES {
+            return Flow::Continue;
+        }
+        let w = self.out.write_all(buf);
+        buf.clear();
+        match w {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                self.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+}
+
+impl<W: Write, E: Write, const STYLED: bool> Writer<'_, W, E, STYLED> {
+    /// Adds event line `i` of `c`, stamped at `time` before the epoch. babeltrace2 writes the
+    /// first such time in seconds, after a warning on the standard error, and the others as
+    /// the time of day of their distance to the epoch (as the workers wrote them); neither
+    /// when it writes times in seconds or cycles.
+    #[cold]
+    #[inline(never)]
+    fn pre_epoch_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+        let start = if i == 0 {
+            0
+        } else {
+            c.entries[i - 1].end as usize
+        };
+        let mut text = c.text.text_mut()[start..c.entries[i].end as usize].to_vec();
+        let styled = self.styled.clone();
+        let wall = styled
+            .as_deref()
+            .is_none_or(|s| !s.style.cycles && !s.style.seconds);
+        if wall && !self.pre_epoch_seen {
+            self.pre_epoch_seen = true;
+            let warned = self
+                .out
+                .write_all(&self.buf)
+                .and_then(|_| self.out.flush())
+                .and_then(|_| {
+                    self.err.write_all(
+                        b"[warning] Fallback to [sec.ns] to print negative time value. Use --clock-seconds.\n",
+                    )
+                });
+            self.buf.clear();
+            if let Err(e) = warned {
+                self.failed = Some(e);
+                return Flow::Stop;
+            }
+            // The time of day (and date), after the stamp's opening, becomes seconds.
+            let (at, len) = match styled.as_deref() {
+                None => (1, 18),
+                Some(s) => (s.cycles_at, if s.style.date { 29 } else { 18 }),
+            };
+            let abs = time.unsigned_abs();
+            let secs = format!("-{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000);
+            if text.len() >= at + len {
+                text.splice(at..at + len, secs.bytes());
+            }
+        }
+        if styled.is_some() {
+            return self.styled_line(&text, time);
+        }
+        // The default stamp's delta, found as a styled one is: its first `+`.
+        let buf = &mut self.buf;
+        match (self.last_ns, text.iter().position(|&b| b == b'+')) {
+            (Some(last), Some(p)) if text.len() >= p + DELTA_LEN => {
+                buf.extend_from_slice(&text[..p]);
+                write_delta(buf, time.wrapping_sub(last));
+                buf.extend_from_slice(&text[p + DELTA_LEN..]);
+            }
+            _ => buf.extend_from_slice(&text),
+        }
+        self.last_ns = Some(time);
+        self.outcome.events += 1;
+        Flow::Continue
+    }
+}
+
+impl<W: Write, E: Write, const STYLED: bool> parallel::Consumer<Chunk>
+    for Writer<'_, W, E, STYLED>
+{
     #[inline(always)]
     fn item(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+        if STYLED && c.entries[i].kind == Kind::Event {
+            return self.styled_event(c, i, time);
+        }
         let start = if i == 0 {
             0
         } else {
@@ -294,6 +488,7 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
                 buf.clear();
                 w
             }
+            Kind::PreEpochEvent => return self.pre_epoch_event(c, i, time),
             Kind::Loss | Kind::Error | Kind::Warning => {
                 if kind == Kind::Error {
                     self.outcome.errors += 1;

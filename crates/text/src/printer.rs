@@ -8,6 +8,7 @@ use ctf::stream::Event;
 
 use crate::plan::ClassPlan;
 use crate::put::put_u64;
+use crate::style::{self, Styled};
 use crate::timefmt::{TimeFormatter, STAMP_LEN};
 use crate::value::put_value;
 
@@ -141,6 +142,18 @@ pub struct TextPrinter {
     row_key: (usize, usize),
     /// Per event class of trace and stream class [`Self::row_key`]: its plan state.
     row: Vec<PlanState>,
+    /// A non-default style's setup and caches ([`Self::event_styled`]).
+    styled: Option<Box<StyledState>>,
+}
+
+/// What a printer of a non-default style keeps.
+struct StyledState {
+    s: std::sync::Arc<Styled>,
+    /// Per (trace, stream class, event class): what precedes the scopes.
+    heads: std::collections::HashMap<(usize, usize, usize), Vec<u8>>,
+    /// Per trace and stream: the current packet and its context in the style.
+    packets: Vec<Vec<Option<PacketText>>>,
+    stack: Vec<(usize, style::Frame)>,
 }
 
 /// Whether an event class has a print plan.
@@ -175,12 +188,15 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
 }
 
 /// The plan state of `ev`'s class in `row` (its trace's and stream class's row), made on its
-/// first event (`labels`: the per-trace prefixes, made as needed).
+/// first event (`labels`: the per-trace prefixes, made as needed). In a non-default style
+/// (`styled`, with whether the event has a stamp) the plan starts with the style's head, and
+/// there is none when the plans cannot write the style's scopes.
 #[cold]
 fn plan_state<'p>(
     row: &'p mut Vec<PlanState>,
     labels: &mut Vec<Option<Vec<u8>>>,
     ev: &Event<'_>,
+    styled: Option<(&Styled, bool)>,
 ) -> &'p mut PlanState {
     let ti = ev.trace().index;
     let (_, ec) = ev.class_index();
@@ -193,7 +209,11 @@ fn plan_state<'p>(
             labels.resize(ti + 1, None);
         }
         let label = labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-        *state = match ClassPlan::build(ev, label) {
+        let head = match styled {
+            None => Some([label, ev.name().as_bytes(), b": "].concat()),
+            Some((s, stamped)) => s.style.plans_write_scopes().then(|| s.head(ev, stamped)),
+        };
+        *state = match head.and_then(|h| ClassPlan::build(ev, &h)) {
             Some(p) => PlanState::Some(Box::new(p)),
             None => PlanState::None,
         };
@@ -223,6 +243,28 @@ fn place(plans: &mut Vec<Vec<Vec<PlanState>>>, (ti, sc): (usize, usize)) -> &mut
         plans[ti].resize_with(sc + 1, Vec::new);
     }
     &mut plans[ti][sc]
+}
+
+/// The packet context of `ev`'s packet rendered in style `s`, cached per trace and stream.
+fn styled_packet<'c>(
+    cache: &'c mut Vec<Vec<Option<PacketText>>>,
+    stack: &mut Vec<(usize, style::Frame)>,
+    s: &Styled,
+    ev: &Event<'_>,
+) -> Option<&'c [u8]> {
+    let (ti, si) = (ev.trace().index, ev.stream_index());
+    if cache.len() <= ti {
+        cache.resize(ti + 1, Vec::new());
+    }
+    let per_stream = &mut cache[ti];
+    if per_stream.len() <= si {
+        per_stream.resize(si + 1, None);
+    }
+    let key = ev.packet_key();
+    if !matches!(&per_stream[si], Some((k, _)) if *k == key) {
+        per_stream[si] = Some((key, s.packet(ev, stack)));
+    }
+    per_stream[si].as_ref().and_then(|(_, t)| t.as_deref())
 }
 
 /// The rendered packet context of `ev`'s packet, cached per trace and stream.
@@ -272,7 +314,20 @@ impl TextPrinter {
             plans: Vec::new(),
             row_key: (0, 0),
             row: Vec::new(),
+            styled: None,
         }
+    }
+
+    /// A printer of a non-default style `s`, whose lines [`Self::event_styled`] writes.
+    pub fn styled(times: TimeFormatter, s: std::sync::Arc<Styled>) -> Self {
+        let mut p = TextPrinter::new(times);
+        p.styled = Some(Box::new(StyledState {
+            s,
+            heads: Default::default(),
+            packets: Vec::new(),
+            stack: Vec::new(),
+        }));
+        p
     }
 
     /// The plan state of `ev`'s class, made on its first event.
@@ -282,7 +337,7 @@ impl TextPrinter {
         if key != self.row_key {
             switch_row(&mut self.plans, &mut self.row, &mut self.row_key, key);
         }
-        plan_state(&mut self.row, &mut self.labels, ev)
+        plan_state(&mut self.row, &mut self.labels, ev, None)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -299,7 +354,7 @@ impl TextPrinter {
         // One look-up per event; the class's first event makes the plan, then looks again.
         let state = match self.row.get_mut(ec) {
             Some(s) if !matches!(s, PlanState::Unknown) => s,
-            _ => plan_state(&mut self.row, &mut self.labels, ev),
+            _ => plan_state(&mut self.row, &mut self.labels, ev, None),
         };
         let plan = match state {
             PlanState::Some(p) => Some(p),
@@ -339,6 +394,75 @@ impl TextPrinter {
             line.extend_from_slice(self.times.stamp(time));
         }
         self.event_tail(&mut line, ev);
+        out.extend(&line);
+        self.line = line;
+    }
+
+    /// Appends the line of `ev` in the printer's non-default style (see [`Self::styled`];
+    /// [`Self::event`] for a printer of the default one): its stamp when `time` is not
+    /// `i64::MIN`, with the delta's placeholder unless `--no-delta`, then the style's head and
+    /// the scopes, through the class's plan when it can write them.
+    pub fn event_styled(&mut self, out: &mut TextBuf, ev: &Event<'_>, time: i64) {
+        let Some(st) = self.styled.as_deref_mut() else {
+            return self.event(out, ev, time);
+        };
+        let s = &*st.s;
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let stamped = time != i64::MIN;
+        if stamped {
+            s.stamp(&mut line, &mut self.times, time, ev.cycles());
+        }
+        let stamp = line.len();
+        let ti = ev.trace().index;
+        let (sc, ec) = ev.class_index();
+        if s.style.plans_write_scopes() {
+            if (ti, sc) != self.row_key {
+                switch_row(&mut self.plans, &mut self.row, &mut self.row_key, (ti, sc));
+            }
+            let state = match self.row.get_mut(ec) {
+                Some(st) if !matches!(st, PlanState::Unknown) => st,
+                _ => plan_state(&mut self.row, &mut self.labels, ev, Some((s, stamped))),
+            };
+            if let PlanState::Some(p) = state {
+                let (cache, stack) = (&mut self.packet_text, &mut self.stack);
+                let lead = p.lead_room((ev.stream_index(), ev.packet_key()), || {
+                    packet_text(cache, stack, ev).map(<[u8]>::to_vec)
+                });
+                let written = if p.is_direct() {
+                    let b = out.room(stamp + lead);
+                    b[..stamp].copy_from_slice(&line);
+                    match p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded) {
+                        Some(end) => {
+                            out.commit(end);
+                            true
+                        }
+                        None => false,
+                    }
+                } else {
+                    let scratch = &mut self.scratch;
+                    out.write_with(stamp + lead, |b, at| {
+                        b[at..at + stamp].copy_from_slice(&line);
+                        p.write_tree(b, at + stamp, ev, scratch)
+                    })
+                };
+                if written {
+                    self.line = line;
+                    return;
+                }
+            }
+        }
+        let head = st
+            .heads
+            .entry((ti, sc, ec))
+            .or_insert_with(|| s.head(ev, stamped));
+        line.extend_from_slice(head);
+        let packet = if s.style.plans_write_scopes() {
+            packet_text(&mut self.packet_text, &mut self.stack, ev).map(<[u8]>::to_vec)
+        } else {
+            styled_packet(&mut st.packets, &mut st.stack, s, ev).map(<[u8]>::to_vec)
+        };
+        s.scopes(&mut line, ev, packet.as_deref(), &mut st.stack);
         out.extend(&line);
         self.line = line;
     }
@@ -385,18 +509,32 @@ impl TextPrinter {
     pub fn discarded<W: Write>(&mut self, out: &mut W, loss: &Loss<'_>) -> io::Result<()> {
         let b = &mut self.buf;
         b.clear();
+        let styled = self.styled.as_deref().map(|st| &*st.s);
+        // babeltrace2 colours these whenever the terminal takes colours, whatever `--color`.
+        let colors = styled.is_some_and(|s| s.warning_colors);
+        let (yellow, bold, reset) = if colors {
+            ("\x1b[33m", "\x1b[1m", "\x1b[0m")
+        } else {
+            ("", "", "")
+        };
         write!(
             b,
-            "WARNING: Tracer discarded {} {}{} ",
+            "{yellow}{bold}WARNING{reset}{yellow}: Tracer discarded {} {}{} ",
             loss.count,
             loss.what,
             if loss.count == 1 { "" } else { "s" }
         )?;
         if let (Some(bg), Some(en)) = (loss.begin_ns, loss.end_ns) {
             b.extend_from_slice(b"between [");
-            self.times.write_time(b, bg);
+            match styled {
+                Some(s) => s.wall(b, &mut self.times, bg),
+                None => self.times.write_time(b, bg),
+            }
             b.extend_from_slice(b"] and [");
-            self.times.write_time(b, en);
+            match styled {
+                Some(s) => s.wall(b, &mut self.times, en),
+                None => self.times.write_time(b, en),
+            }
             b.extend_from_slice(b"]");
         } else {
             b.extend_from_slice(b"(unknown time range)");
@@ -415,7 +553,7 @@ impl TextPrinter {
             .unwrap_or_default();
         writeln!(
             b,
-            " in trace \"{}\" ({uuid}) within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
+            " in trace \"{}\" ({uuid}) within stream \"{path}\" (stream class ID: {}, stream ID: {}).{reset}",
             t.hostname().unwrap_or(""),
             files.stream_class_id.unwrap_or(0),
             files.stream_id.unwrap_or(loss.reader.stream_index() as u64),
