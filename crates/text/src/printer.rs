@@ -967,6 +967,76 @@ event {{
         assert_eq!(ways.direct, 8, "{ways:?}");
     }
 
+    /// In a style whose scopes the plans write (header names, every field, no delta), the
+    /// plans give the styled general writer's lines, on every shape and on a generated
+    /// kernel trace; in one they cannot (no names), no plan is made.
+    #[test]
+    fn styled_plans_agree_with_the_styled_general_writer() {
+        use crate::style::{Fields, Names, Style};
+        let tmp = tempfile::tempdir().unwrap();
+        let (shapes, km) = (tmp.path().join("shapes"), tmp.path().join("km"));
+        write_shapes_trace(&shapes);
+        testkit::kernel_mix(&km, 3_000, 2, 5);
+        let styles = [
+            Style {
+                names: Names {
+                    header: true,
+                    ..Names::default()
+                },
+                fields: Fields::parse("all").unwrap(),
+                delta: false,
+                ..Style::default()
+            },
+            Style {
+                names: Names::parse("none").unwrap(),
+                ..Style::default()
+            },
+        ];
+        for (k, style) in styles.into_iter().enumerate() {
+            let s = std::sync::Arc::new(Styled::new(style, vec!["name".into()], false));
+            let mut planned_events = 0;
+            for dir in [&shapes, &km] {
+                let traces = ctf::open_all(&[dir.to_path_buf()]).expect("traces open");
+                for t in &traces {
+                    for mut r in t.readers() {
+                        let mut p = TextPrinter::styled(TimeFormatter::new(true), s.clone());
+                        let mut out = TextBuf::with_capacity(16);
+                        let mut stack = Vec::new();
+                        while let Some(m) = r.next() {
+                            if !matches!(m, Ok(Message::Event)) {
+                                continue;
+                            }
+                            let ev = r.event();
+                            out.clear();
+                            p.event_styled(&mut out, &ev, i64::MIN);
+                            let mut want = s.head(&ev, false);
+                            let packet = s.packet(&ev, &mut stack);
+                            s.scopes(&mut want, &ev, packet.as_deref(), &mut stack);
+                            assert_eq!(
+                                String::from_utf8_lossy(out.text_mut()),
+                                String::from_utf8_lossy(&want),
+                                "style {k}: {}",
+                                ev.name()
+                            );
+                            let key = (ev.trace().index, ev.class_index().0);
+                            if key != p.row_key {
+                                switch_row(&mut p.plans, &mut p.row, &mut p.row_key, key);
+                            }
+                            if matches!(p.row.get(ev.class_index().1), Some(PlanState::Some(_))) {
+                                planned_events += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            if k == 0 {
+                assert!(planned_events > 2_000, "{planned_events}");
+            } else {
+                assert_eq!(planned_events, 0);
+            }
+        }
+    }
+
     #[test]
     fn shapes_print_as_babeltrace2_does() {
         let bt = std::process::Command::new("babeltrace2")
