@@ -66,11 +66,12 @@ pub struct Outcome {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
-    /// fills in its delta.
+    /// fills in its delta (and writes the first stamped before the epoch in seconds,
+    /// [`Writer::pre_epoch_event`]).
     Event,
-    /// An event line stamped before the epoch: the first of them is written in seconds
-    /// ([`Writer::pre_epoch_event`]).
-    PreEpochEvent,
+    /// An event line in a non-default style ([`crate::style`]): the main thread fills in its
+    /// delta where the style put it.
+    StyledEvent,
     /// A loss warning (stderr), complete.
     Loss,
     /// A decoding error (stderr), complete.
@@ -134,14 +135,21 @@ impl Batch for Chunk {
 /// Bytes of output gathered before they are written.
 const OUT_BYTES: usize = 1 << 19;
 
-/// Decodes and formats one stream into chunks, in the default style or (`STYLED`) the
-/// printer's own.
-fn worker<const STYLED: bool>(
+/// Decodes and formats one stream into chunks with `printer`, in its style. One read loop
+/// for every style (a second copy of it costs the default one the inlining of the reader's
+/// functions): the printer's style decides inside its general path, and its lines' kind is
+/// chosen once.
+fn worker(
     mut r: StreamReader,
     mut printer: TextPrinter,
     time: &StreamTime,
     out: &mut Producer<Chunk>,
 ) {
+    let event_kind = if printer.is_styled() {
+        Kind::StyledEvent
+    } else {
+        Kind::Event
+    };
     let mut warnings_sent = 0;
     let mut chunk = out.empty();
     while let Some(m) = r.next() {
@@ -149,20 +157,8 @@ fn worker<const STYLED: bool>(
             Ok(Message::Event) => {
                 let ev = r.event();
                 let t = time.of(ev.time_ns());
-                if STYLED {
-                    printer.event_styled(&mut chunk.text, &ev, t);
-                } else {
-                    printer.event(&mut chunk.text, &ev, t);
-                }
-                let before_epoch = t < 0 && t != i64::MIN;
-                (
-                    t,
-                    if before_epoch {
-                        Kind::PreEpochEvent
-                    } else {
-                        Kind::Event
-                    },
-                )
+                printer.event(&mut chunk.text, &ev, t);
+                (t, event_kind)
             }
             Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
                 let (what, count, begin_ns, end_ns) = match msg {
@@ -254,31 +250,21 @@ pub fn print<W: Write, E: Write>(
         };
         Arc::new(Styled::new(options.style, names, options.warning_colors))
     });
-    let Some(styled) = styled else {
-        let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-            let printer = TextPrinter::new(TimeFormatter::with_tz(tz.clone()));
-            worker::<false>(r, printer, time, p)
-        };
-        let (_, _, w) = parallel::run(
-            traces,
-            &read,
-            work,
-            Writer::<_, _, false>::new(out, err, None),
-        );
-        return w.finish();
-    };
     let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-        let printer = TextPrinter::styled(TimeFormatter::with_tz(tz.clone()), styled.clone());
-        worker::<true>(r, printer, time, p)
+        let times = TimeFormatter::with_tz(tz.clone());
+        let printer = match &styled {
+            None => TextPrinter::new(times),
+            Some(s) => TextPrinter::styled(times, s.clone()),
+        };
+        worker(r, printer, time, p)
     };
-    let writer = Writer::<_, _, true>::new(out, err, Some(styled.clone()));
+    let writer = Writer::new(out, err, styled.clone());
     let (_, _, w) = parallel::run(traces, &read, work, writer);
     w.finish()
 }
 
-/// The merge's end: writes the merged entries out, event lines with their deltas (in the
-/// default style, or with `STYLED` in the style of [`Self::styled`]).
-struct Writer<'o, W, E, const STYLED: bool> {
+/// The merge's end: writes the merged entries out, event lines with their deltas.
+struct Writer<'o, W, E> {
     out: &'o mut W,
     err: &'o mut E,
     /// Event lines gathered before they are written.
@@ -288,14 +274,14 @@ struct Writer<'o, W, E, const STYLED: bool> {
     outcome: Outcome,
     /// Writing failed (and printing stopped).
     failed: Option<io::Error>,
-    /// The style of a `STYLED` writer; the last line's time is then in its clock's cycles
-    /// with `--clock-cycles`.
+    /// The style of [`Kind::StyledEvent`] lines; the last line's time is then in its
+    /// clock's cycles with `--clock-cycles`.
     styled: Option<Arc<Styled>>,
     /// A time before the epoch was written (the first is written in seconds, with a warning).
     pre_epoch_seen: bool,
 }
 
-impl<'o, W: Write, E: Write, const STYLED: bool> Writer<'o, W, E, STYLED> {
+impl<'o, W: Write, E: Write> Writer<'o, W, E> {
     fn new(out: &'o mut W, err: &'o mut E, styled: Option<Arc<Styled>>) -> Self {
         Writer {
             out,
@@ -325,6 +311,7 @@ impl<'o, W: Write, E: Write, const STYLED: bool> Writer<'o, W, E, STYLED> {
     /// Adds event line `i` of `c`, at `time`, in the writer's style: its delta, if it shows,
     /// put in place of the placeholder, the first `+` of the line (nothing before the delta
     /// holds one).
+    #[inline(never)]
     fn styled_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
         let start = if i == 0 {
             0
@@ -377,7 +364,7 @@ impl<'o, W: Write, E: Write, const STYLED: bool> Writer<'o, W, E, STYLED> {
     }
 }
 
-impl<W: Write, E: Write, const STYLED: bool> Writer<'_, W, E, STYLED> {
+impl<W: Write, E: Write> Writer<'_, W, E> {
     /// Adds event line `i` of `c`, stamped at `time` before the epoch. babeltrace2 writes the
     /// first such time in seconds, after a warning on the standard error, and the others as
     /// the time of day of their distance to the epoch (as the workers wrote them); neither
@@ -441,14 +428,9 @@ impl<W: Write, E: Write, const STYLED: bool> Writer<'_, W, E, STYLED> {
     }
 }
 
-impl<W: Write, E: Write, const STYLED: bool> parallel::Consumer<Chunk>
-    for Writer<'_, W, E, STYLED>
-{
+impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
     #[inline(always)]
     fn item(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
-        if STYLED && c.entries[i].kind == Kind::Event {
-            return self.styled_event(c, i, time);
-        }
         let start = if i == 0 {
             0
         } else {
@@ -460,7 +442,10 @@ impl<W: Write, E: Write, const STYLED: bool> parallel::Consumer<Chunk>
         let buf = &mut self.buf;
         let written = match kind {
             Kind::Event => {
-                if time == i64::MIN {
+                if time < 0 {
+                    if time != i64::MIN {
+                        return self.pre_epoch_event(c, i, time);
+                    }
                     buf.extend_from_slice(text);
                 } else {
                     // The stamp holds the first event's delta: the others' goes in.
@@ -488,7 +473,12 @@ impl<W: Write, E: Write, const STYLED: bool> parallel::Consumer<Chunk>
                 buf.clear();
                 w
             }
-            Kind::PreEpochEvent => return self.pre_epoch_event(c, i, time),
+            Kind::StyledEvent => {
+                if time < 0 && time != i64::MIN {
+                    return self.pre_epoch_event(c, i, time);
+                }
+                return self.styled_event(c, i, time);
+            }
             Kind::Loss | Kind::Error | Kind::Warning => {
                 if kind == Kind::Error {
                     self.outcome.errors += 1;

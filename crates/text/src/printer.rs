@@ -154,6 +154,19 @@ struct StyledState {
     /// Per trace and stream: the current packet and its context in the style.
     packets: Vec<Vec<Option<PacketText>>>,
     stack: Vec<(usize, style::Frame)>,
+    /// Per trace, stream class and event class: the class's plan in the style.
+    plans: Vec<Vec<Vec<PlanState>>>,
+}
+
+/// What a class plan starts with.
+#[derive(Clone, Copy)]
+enum PlanHead<'s> {
+    /// The default style's label, name and `: `.
+    Default,
+    /// Style `.0`'s head, for an event with a stamp or not (`.1`).
+    Styled(&'s Styled, bool),
+    /// No plan: a styled printer's default-style states.
+    Off,
 }
 
 /// Whether an event class has a print plan.
@@ -188,15 +201,14 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
 }
 
 /// The plan state of `ev`'s class in `row` (its trace's and stream class's row), made on its
-/// first event (`labels`: the per-trace prefixes, made as needed). In a non-default style
-/// (`styled`, with whether the event has a stamp) the plan starts with the style's head, and
-/// there is none when the plans cannot write the style's scopes.
+/// first event (`labels`: the per-trace prefixes, made as needed), starting with `head`; in
+/// a non-default style there is none when the plans cannot write the style's scopes.
 #[cold]
 fn plan_state<'p>(
     row: &'p mut Vec<PlanState>,
     labels: &mut Vec<Option<Vec<u8>>>,
     ev: &Event<'_>,
-    styled: Option<(&Styled, bool)>,
+    head: PlanHead<'_>,
 ) -> &'p mut PlanState {
     let ti = ev.trace().index;
     let (_, ec) = ev.class_index();
@@ -209,9 +221,12 @@ fn plan_state<'p>(
             labels.resize(ti + 1, None);
         }
         let label = labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-        let head = match styled {
-            None => Some([label, ev.name().as_bytes(), b": "].concat()),
-            Some((s, stamped)) => s.style.plans_write_scopes().then(|| s.head(ev, stamped)),
+        let head = match head {
+            PlanHead::Default => Some([label, ev.name().as_bytes(), b": "].concat()),
+            PlanHead::Styled(s, stamped) => {
+                s.style.plans_write_scopes().then(|| s.head(ev, stamped))
+            }
+            PlanHead::Off => None,
         };
         *state = match head.and_then(|h| ClassPlan::build(ev, &h)) {
             Some(p) => PlanState::Some(Box::new(p)),
@@ -326,8 +341,14 @@ impl TextPrinter {
             heads: Default::default(),
             packets: Vec::new(),
             stack: Vec::new(),
+            plans: Vec::new(),
         }));
         p
+    }
+
+    /// Whether the printer writes a non-default style ([`Self::styled`]).
+    pub fn is_styled(&self) -> bool {
+        self.styled.is_some()
     }
 
     /// The plan state of `ev`'s class, made on its first event.
@@ -337,7 +358,7 @@ impl TextPrinter {
         if key != self.row_key {
             switch_row(&mut self.plans, &mut self.row, &mut self.row_key, key);
         }
-        plan_state(&mut self.row, &mut self.labels, ev, None)
+        plan_state(&mut self.row, &mut self.labels, ev, PlanHead::Default)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -354,7 +375,14 @@ impl TextPrinter {
         // One look-up per event; the class's first event makes the plan, then looks again.
         let state = match self.row.get_mut(ec) {
             Some(s) if !matches!(s, PlanState::Unknown) => s,
-            _ => plan_state(&mut self.row, &mut self.labels, ev, None),
+            _ => {
+                let head = if self.styled.is_some() {
+                    PlanHead::Off
+                } else {
+                    PlanHead::Default
+                };
+                plan_state(&mut self.row, &mut self.labels, ev, head)
+            }
         };
         let plan = match state {
             PlanState::Some(p) => Some(p),
@@ -388,6 +416,10 @@ impl TextPrinter {
                 }
             }
         }
+        // A printer of another style has no plans: all its lines come here.
+        if self.styled.is_some() {
+            return self.event_styled(out, ev, time);
+        }
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         if stamp > 0 {
@@ -398,13 +430,14 @@ impl TextPrinter {
         self.line = line;
     }
 
-    /// Appends the line of `ev` in the printer's non-default style (see [`Self::styled`];
-    /// [`Self::event`] for a printer of the default one): its stamp when `time` is not
+    /// Appends the line of `ev` in the printer's non-default style (see [`Self::styled`]),
+    /// what [`Self::event`] does for such a printer: its stamp when `time` is not
     /// `i64::MIN`, with the delta's placeholder unless `--no-delta`, then the style's head and
     /// the scopes, through the class's plan when it can write them.
-    pub fn event_styled(&mut self, out: &mut TextBuf, ev: &Event<'_>, time: i64) {
+    #[inline(never)]
+    fn event_styled(&mut self, out: &mut TextBuf, ev: &Event<'_>, time: i64) {
         let Some(st) = self.styled.as_deref_mut() else {
-            return self.event(out, ev, time);
+            return;
         };
         let s = &*st.s;
         let mut line = std::mem::take(&mut self.line);
@@ -417,12 +450,10 @@ impl TextPrinter {
         let ti = ev.trace().index;
         let (sc, ec) = ev.class_index();
         if s.style.plans_write_scopes() {
-            if (ti, sc) != self.row_key {
-                switch_row(&mut self.plans, &mut self.row, &mut self.row_key, (ti, sc));
-            }
-            let state = match self.row.get_mut(ec) {
+            let row = place(&mut st.plans, (ti, sc));
+            let state = match row.get_mut(ec) {
                 Some(st) if !matches!(st, PlanState::Unknown) => st,
-                _ => plan_state(&mut self.row, &mut self.labels, ev, Some((s, stamped))),
+                _ => plan_state(row, &mut self.labels, ev, PlanHead::Styled(s, stamped)),
             };
             if let PlanState::Some(p) = state {
                 let (cache, stack) = (&mut self.packet_text, &mut self.stack);
@@ -1008,7 +1039,7 @@ event {{
                             }
                             let ev = r.event();
                             out.clear();
-                            p.event_styled(&mut out, &ev, i64::MIN);
+                            p.event(&mut out, &ev, i64::MIN);
                             let mut want = s.head(&ev, false);
                             let packet = s.packet(&ev, &mut stack);
                             s.scopes(&mut want, &ev, packet.as_deref(), &mut stack);
@@ -1019,10 +1050,9 @@ event {{
                                 ev.name()
                             );
                             let key = (ev.trace().index, ev.class_index().0);
-                            if key != p.row_key {
-                                switch_row(&mut p.plans, &mut p.row, &mut p.row_key, key);
-                            }
-                            if matches!(p.row.get(ev.class_index().1), Some(PlanState::Some(_))) {
+                            let st = p.styled.as_deref_mut().expect("a styled printer");
+                            let row = place(&mut st.plans, key);
+                            if matches!(row.get(ev.class_index().1), Some(PlanState::Some(_))) {
                                 planned_events += 1;
                             }
                         }
