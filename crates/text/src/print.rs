@@ -67,7 +67,7 @@ pub struct Outcome {
 enum Kind {
     /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
     /// fills in its delta (and writes the first stamped before the epoch in seconds,
-    /// [`Writer::pre_epoch_event`]).
+    /// [`Writer::other_event`]).
     Event,
     /// An event line in a non-default style ([`crate::style`]): the main thread fills in its
     /// delta where the style put it.
@@ -135,20 +135,24 @@ impl Batch for Chunk {
 /// Bytes of output gathered before they are written.
 const OUT_BYTES: usize = 1 << 19;
 
-/// Decodes and formats one stream into chunks with `printer`, in its style. One read loop
-/// for every style (a second copy of it costs the default one the inlining of the reader's
-/// functions): the printer's style decides inside its general path, and its lines' kind is
-/// chosen once.
+/// Decodes and formats one stream into chunks, in the default style or `styled`. One read
+/// loop for every style (a second copy of it costs the default one the inlining of the
+/// reader's functions): the printer's style decides inside its general path, and its lines'
+/// kind is chosen once. The printer is made here, a local whose parts stay in registers.
 fn worker(
     mut r: StreamReader,
-    mut printer: TextPrinter,
+    times: TimeFormatter,
+    styled: Option<&Arc<Styled>>,
     time: &StreamTime,
     out: &mut Producer<Chunk>,
 ) {
-    let event_kind = if printer.is_styled() {
-        Kind::StyledEvent
-    } else {
-        Kind::Event
+    let mut printer = TextPrinter::new(times);
+    let event_kind = match styled {
+        Some(s) => {
+            printer.set_style(s.clone());
+            Kind::StyledEvent
+        }
+        None => Kind::Event,
     };
     let mut warnings_sent = 0;
     let mut chunk = out.empty();
@@ -251,12 +255,13 @@ pub fn print<W: Write, E: Write>(
         Arc::new(Styled::new(options.style, names, options.warning_colors))
     });
     let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-        let times = TimeFormatter::with_tz(tz.clone());
-        let printer = match &styled {
-            None => TextPrinter::new(times),
-            Some(s) => TextPrinter::styled(times, s.clone()),
-        };
-        worker(r, printer, time, p)
+        worker(
+            r,
+            TimeFormatter::with_tz(tz.clone()),
+            styled.as_ref(),
+            time,
+            p,
+        )
     };
     let writer = Writer::new(out, err, styled.clone());
     let (_, _, w) = parallel::run(traces, &read, work, writer);
@@ -308,53 +313,43 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
         }
     }
 
-    /// Adds event line `i` of `c`, at `time`, in the writer's style: its delta, if it shows,
-    /// put in place of the placeholder, the first `+` of the line (nothing before the delta
-    /// holds one).
-    #[inline(never)]
-    fn styled_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+    /// Adds event line `i` of `c` at `time`, styled ([`Kind::StyledEvent`]) or stamped
+    /// before the epoch: its text from [`finish_line`], the writer's state only touched here,
+    /// inlined, so that the merge loop keeps it in registers.
+    #[inline(always)]
+    fn other_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
         let start = if i == 0 {
             0
         } else {
             c.entries[i - 1].end as usize
         };
-        self.styled_line(&c.text.text_mut()[start..c.entries[i].end as usize], time)
-    }
-
-    /// Adds event line `text`, at `time`, in the writer's style (see [`Self::styled_event`]).
-    fn styled_line(&mut self, text: &[u8], time: i64) -> Flow {
-        let buf = &mut self.buf;
-        match self.styled.as_deref() {
-            Some(s) if s.style.delta && time != i64::MIN => {
-                let now = if s.style.cycles {
-                    let digits = text.get(s.cycles_at..s.cycles_at + 20).unwrap_or_default();
-                    std::str::from_utf8(digits)
-                        .ok()
-                        .and_then(|d| d.parse::<u64>().ok())
-                        .unwrap_or(0) as i64
-                } else {
-                    time
-                };
-                let ph = s.placeholder();
-                match (self.last_ns, text.iter().position(|&b| b == b'+')) {
-                    (Some(last), Some(p)) if text[p..].starts_with(ph) => {
-                        buf.extend_from_slice(&text[..p]);
-                        s.delta(buf, now, last);
-                        buf.extend_from_slice(&text[p + ph.len()..]);
-                    }
-                    _ => buf.extend_from_slice(text),
-                }
-                self.last_ns = Some(now);
-            }
-            _ => buf.extend_from_slice(text),
+        let text = &c.text.text_mut()[start..c.entries[i].end as usize];
+        let done = finish_line(
+            self.styled.as_deref(),
+            text,
+            time,
+            self.last_ns,
+            self.pre_epoch_seen,
+        );
+        self.last_ns = done.last;
+        let mut written = Ok(());
+        if done.fallback {
+            self.pre_epoch_seen = true;
+            // babeltrace2 warns while it formats the line, before it prints it.
+            written = self
+                .out
+                .write_all(&self.buf)
+                .and_then(|_| self.out.flush())
+                .and_then(|_| self.err.write_all(PRE_EPOCH_WARNING));
+            self.buf.clear();
         }
+        self.buf.extend_from_slice(&done.line);
         self.outcome.events += 1;
-        if buf.len() < OUT_BYTES {
-            return Flow::Continue;
+        if written.is_ok() && self.buf.len() >= OUT_BYTES {
+            written = self.out.write_all(&self.buf);
+            self.buf.clear();
         }
-        let w = self.out.write_all(buf);
-        buf.clear();
-        match w {
+        match written {
             Ok(()) => Flow::Continue,
             Err(e) => {
                 self.failed = Some(e);
@@ -364,67 +359,85 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
     }
 }
 
-impl<W: Write, E: Write> Writer<'_, W, E> {
-    /// Adds event line `i` of `c`, stamped at `time` before the epoch. babeltrace2 writes the
-    /// first such time in seconds, after a warning on the standard error, and the others as
-    /// the time of day of their distance to the epoch (as the workers wrote them); neither
-    /// when it writes times in seconds or cycles.
-    #[cold]
-    #[inline(never)]
-    fn pre_epoch_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
-        let start = if i == 0 {
-            0
-        } else {
-            c.entries[i - 1].end as usize
+/// What babeltrace2 2.0.4 writes before the first line stamped before the epoch.
+const PRE_EPOCH_WARNING: &[u8] =
+    b"[warning] Fallback to [sec.ns] to print negative time value. Use --clock-seconds.\n";
+
+/// A line as [`finish_line`] completes it.
+struct Finished {
+    line: Vec<u8>,
+    /// The time the next line's delta is from.
+    last: Option<i64>,
+    /// The line is the first stamped before the epoch, written in seconds: the warning goes
+    /// before it.
+    fallback: bool,
+}
+
+/// Completes event line `text` at `time`, of style `styled` (None: the default style,
+/// stamped before the epoch), the previous line at `last`: its delta, where the style put its
+/// placeholder (the line's first `+`: nothing before the delta holds one), in ns or in
+/// cycles. babeltrace2 writes the first time before the epoch in seconds (unless it writes
+/// seconds or cycles anyway), the others as the time of day of their distance to the epoch
+/// (as the workers wrote them): `pre_epoch_seen` tells whether one came already.
+#[cold]
+#[inline(never)]
+fn finish_line(
+    styled: Option<&Styled>,
+    text: &[u8],
+    time: i64,
+    last: Option<i64>,
+    pre_epoch_seen: bool,
+) -> Finished {
+    let mut line = text.to_vec();
+    let before_epoch = time < 0 && time != i64::MIN;
+    let wall = styled.is_none_or(|s| !s.style.cycles && !s.style.seconds);
+    let fallback = before_epoch && wall && !pre_epoch_seen;
+    if fallback {
+        // The time of day (and date), after the stamp's opening, becomes seconds.
+        let (at, len) = match styled {
+            None => (1, 18),
+            Some(s) => (s.cycles_at, if s.style.date { 29 } else { 18 }),
         };
-        let mut text = c.text.text_mut()[start..c.entries[i].end as usize].to_vec();
-        let styled = self.styled.clone();
-        let wall = styled
-            .as_deref()
-            .is_none_or(|s| !s.style.cycles && !s.style.seconds);
-        if wall && !self.pre_epoch_seen {
-            self.pre_epoch_seen = true;
-            let warned = self
-                .out
-                .write_all(&self.buf)
-                .and_then(|_| self.out.flush())
-                .and_then(|_| {
-                    self.err.write_all(
-                        b"[warning] Fallback to [sec.ns] to print negative time value. Use --clock-seconds.\n",
-                    )
-                });
-            self.buf.clear();
-            if let Err(e) = warned {
-                self.failed = Some(e);
-                return Flow::Stop;
-            }
-            // The time of day (and date), after the stamp's opening, becomes seconds.
-            let (at, len) = match styled.as_deref() {
-                None => (1, 18),
-                Some(s) => (s.cycles_at, if s.style.date { 29 } else { 18 }),
-            };
-            let abs = time.unsigned_abs();
-            let secs = format!("-{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000);
-            if text.len() >= at + len {
-                text.splice(at..at + len, secs.bytes());
-            }
+        let abs = time.unsigned_abs();
+        let secs = format!("-{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000);
+        if line.len() >= at + len {
+            line.splice(at..at + len, secs.bytes());
         }
-        if styled.is_some() {
-            return self.styled_line(&text, time);
+    }
+    let delta = styled.map_or(true, |s| s.style.delta);
+    if time == i64::MIN || !delta {
+        return Finished {
+            line,
+            last,
+            fallback,
+        };
+    }
+    let now = match styled {
+        Some(s) if s.style.cycles => {
+            let digits = line.get(s.cycles_at..s.cycles_at + 20).unwrap_or_default();
+            std::str::from_utf8(digits)
+                .ok()
+                .and_then(|d| d.parse::<u64>().ok())
+                .unwrap_or(0) as i64
         }
-        // The default stamp's delta, found as a styled one is: its first `+`.
-        let buf = &mut self.buf;
-        match (self.last_ns, text.iter().position(|&b| b == b'+')) {
-            (Some(last), Some(p)) if text.len() >= p + DELTA_LEN => {
-                buf.extend_from_slice(&text[..p]);
-                write_delta(buf, time.wrapping_sub(last));
-                buf.extend_from_slice(&text[p + DELTA_LEN..]);
+        _ => time,
+    };
+    let placeholder = styled.map_or(&b"+?.?????????) "[..], |s| s.placeholder());
+    let mut out = line;
+    if let (Some(last), Some(p)) = (last, out.iter().position(|&b| b == b'+')) {
+        if out[p..].starts_with(placeholder) {
+            let mut d = Vec::new();
+            match styled {
+                Some(s) => s.delta(&mut d, now, last),
+                None => write_delta(&mut d, now.wrapping_sub(last)),
             }
-            _ => buf.extend_from_slice(&text),
+            out.splice(p..p + placeholder.len(), d);
         }
-        self.last_ns = Some(time);
-        self.outcome.events += 1;
-        Flow::Continue
+    }
+    Finished {
+        line: out,
+        last: Some(now),
+        fallback,
     }
 }
 
@@ -444,7 +457,7 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
             Kind::Event => {
                 if time < 0 {
                     if time != i64::MIN {
-                        return self.pre_epoch_event(c, i, time);
+                        return self.other_event(c, i, time);
                     }
                     buf.extend_from_slice(text);
                 } else {
@@ -473,13 +486,11 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
                 buf.clear();
                 w
             }
-            Kind::StyledEvent => {
-                if time < 0 && time != i64::MIN {
-                    return self.pre_epoch_event(c, i, time);
+            // Not an arm of its own: the default style's lines stay one test away.
+            Kind::Loss | Kind::Error | Kind::Warning | Kind::StyledEvent => {
+                if kind == Kind::StyledEvent {
+                    return self.other_event(c, i, time);
                 }
-                return self.styled_event(c, i, time);
-            }
-            Kind::Loss | Kind::Error | Kind::Warning => {
                 if kind == Kind::Error {
                     self.outcome.errors += 1;
                 }

@@ -336,14 +336,19 @@ impl TextPrinter {
     /// A printer of a non-default style `s`, whose lines [`Self::event_styled`] writes.
     pub fn styled(times: TimeFormatter, s: std::sync::Arc<Styled>) -> Self {
         let mut p = TextPrinter::new(times);
-        p.styled = Some(Box::new(StyledState {
+        p.set_style(s);
+        p
+    }
+
+    /// Makes the printer write style `s` ([`Self::styled`]), before its first line.
+    pub fn set_style(&mut self, s: std::sync::Arc<Styled>) {
+        self.styled = Some(Box::new(StyledState {
             s,
             heads: Default::default(),
             packets: Vec::new(),
             stack: Vec::new(),
             plans: Vec::new(),
         }));
-        p
     }
 
     /// Whether the printer writes a non-default style ([`Self::styled`]).
