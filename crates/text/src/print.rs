@@ -404,7 +404,7 @@ fn finish_line(
             line.splice(at..at + len, secs.bytes());
         }
     }
-    let delta = styled.map_or(true, |s| s.style.delta);
+    let delta = styled.is_none_or(|s| s.style.delta);
     if time == i64::MIN || !delta {
         return Finished {
             line,
