@@ -576,3 +576,56 @@ fn tolerances_are_narrow() {
     assert!(empty_string_reuse(r#"a: { f = "x" }"#, r#"a: { f = "" }"#));
     assert!(!empty_string_reuse(r#"a: { f = "" }"#, r#"a: { f = "x" }"#));
 }
+
+/// On a real colour terminal (a pseudo-terminal from `script`, `TERM=xterm`), with no
+/// `BABELTRACE_TERM_COLOR`: the default `--color=auto` colours as babeltrace2 does, closing
+/// resets included; piped, `--color=always` writes no codes, as babeltrace2's are empty then.
+#[test]
+fn colors_on_a_terminal_as_babeltrace2() {
+    if !testkit::tool_or_skip(
+        "babeltrace2",
+        "apt install babeltrace2",
+        "the terminal colours",
+    ) || !testkit::tool_or_skip("script", "apt install bsdutils", "the terminal colours")
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    write_ust_like(&dir, 7, "tty", 4);
+    let on_tty = |cmd: &str| {
+        let o = Command::new("script")
+            .args(["-qc", cmd, "/dev/null"])
+            .env("TERM", "xterm")
+            .env("TZ", "UTC")
+            .env_remove("BABELTRACE_TERM_COLOR")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{cmd}");
+        o.stdout
+    };
+    let tk = env!("CARGO_BIN_EXE_tracekit");
+    let d = dir.display();
+    for opts in ["", "--names=all --fields=all", "--color=never"] {
+        let bt = on_tty(&format!("babeltrace2 {opts} {d}"));
+        let ours = on_tty(&format!("{tk} print {opts} {d}"));
+        assert!(bt.len() > 500, "{opts}: {}", String::from_utf8_lossy(&bt));
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&bt),
+            "{opts}"
+        );
+        assert_eq!(
+            opts != "--color=never",
+            bt.windows(5).any(|w| w == b"\x1b[36m")
+        );
+    }
+    let piped = Command::new(tk)
+        .args(["print", "--color=always"])
+        .arg(&dir)
+        .env_remove("BABELTRACE_TERM_COLOR")
+        .output()
+        .unwrap();
+    assert!(piped.status.success() && !piped.stdout.contains(&0x1b));
+}
