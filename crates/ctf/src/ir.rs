@@ -469,6 +469,19 @@ impl ClockClass {
             + to_ns(cycles as i128)
     }
 
+    /// Moves the clock's origin by `s` seconds and `ns` nanoseconds, as babeltrace2's
+    /// `--clock-offset` and `--clock-offset-ns` do: `ns` is split into whole seconds and a
+    /// part below one second, which is added to the offset in cycles (rounded down).
+    pub fn shift_offset(&mut self, s: i64, ns: i64) {
+        let freq = self.freq.max(1) as i128;
+        let extra_s = ns.div_euclid(1_000_000_000);
+        let part = ns.rem_euclid(1_000_000_000) as i128;
+        let cycles = self.offset_cycles as i128 + part * freq / 1_000_000_000;
+        let secs = self.offset_s as i128 + s as i128 + extra_s as i128 + cycles.div_euclid(freq);
+        self.offset_s = secs.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        self.offset_cycles = cycles.rem_euclid(freq) as i64;
+    }
+
     /// The raw cycle value at `ns` from the clock's origin, the inverse of
     /// [`Self::cycles_to_ns`]: the last cycle value that reads as `ns` or before, so that a
     /// time written back in cycles reads as itself. Clamped to what a cycle counter holds.
@@ -566,6 +579,43 @@ impl TraceClass {
 #[cfg(test)]
 mod tests {
     use super::ClockClass;
+
+    /// A shift moves every time by exactly the shift on a 1 GHz clock, and by the shift
+    /// rounded down to a cycle on slower ones; negative shifts borrow from the seconds.
+    #[test]
+    fn shifted_offsets_move_times() {
+        let clock = |freq, offset_s, offset_cycles| ClockClass {
+            name: "c".into(),
+            freq,
+            offset_s,
+            offset_cycles,
+            precision: 0,
+            uuid: None,
+            absolute: false,
+            description: None,
+        };
+        for (s, ns) in [
+            (5, 0),
+            (-5, 0),
+            (0, 7),
+            (1, -3),
+            (0, -2_000_000_001),
+            (-3, 1_500_000_000),
+        ] {
+            let mut c = clock(1_000_000_000, 1_700_000_000, 999_999_990);
+            let before = c.cycles_to_ns(42);
+            c.shift_offset(s, ns);
+            assert_eq!(
+                c.cycles_to_ns(42) - before,
+                s as i128 * 1_000_000_000 + ns as i128
+            );
+            assert!((0..1_000_000_000).contains(&c.offset_cycles));
+        }
+        let mut c = clock(1_000_000, 10, 999_999);
+        c.shift_offset(0, 2_500);
+        // 2.5 µs is 2 cycles of 1 µs: carried into the seconds.
+        assert_eq!((c.offset_s, c.offset_cycles), (11, 1));
+    }
 
     #[test]
     fn ns_to_cycles_inverts_cycles_to_ns() {

@@ -9,7 +9,8 @@
 //!
 //! Inside, each module does one job, lower ones never using higher ones: `put` writes numbers
 //! and escaped strings into byte buffers; `value` writes one field value; `timefmt` formats
-//! time stamps and deltas; `plan` compiles and runs per-class print plans; `printer` writes
+//! time stamps and deltas; `style` writes babeltrace2's non-default `text.pretty` styles
+//! (names, fields, time formats, colours); `plan` compiles and runs per-class print plans; `printer` writes
 //! whole events; `print` runs the parallel read.
 
 #![deny(missing_docs)]
@@ -19,10 +20,12 @@ mod plan;
 mod print;
 mod printer;
 mod put;
+mod style;
 mod timefmt;
 mod value;
 
 pub use count::{count_traces, Counts};
 pub use print::{parse_bounds, print, Error, Outcome, PrintOptions};
 pub use printer::{Loss, TextBuf, TextPrinter};
+pub use style::{colors_supported, ColorChoice, Fields, Names, Style, StyleError, Styled};
 pub use timefmt::{time_zone, TimeFormatter};

@@ -257,8 +257,9 @@ fn is_scalar(kind: &NodeKind) -> bool {
 
 impl ClassPlan {
     /// The plan of `ev`'s class, when each of its scopes is a structure (without optionals,
-    /// nested less than [`MAX_DEPTH`] deep).
-    pub fn build(ev: &Event<'_>, label: &[u8]) -> Option<ClassPlan> {
+    /// nested less than [`MAX_DEPTH`] deep); `head` is what precedes the scopes after the
+    /// stamp (`label name: ` in the default style).
+    pub fn build(ev: &Event<'_>, head: &[u8]) -> Option<ClassPlan> {
         let trace = ev.trace();
         let layout: &Layout = &trace.layout;
         let (sc, _) = ev.class_index();
@@ -275,9 +276,6 @@ impl ClassPlan {
         {
             return None;
         }
-        let mut head = label.to_vec();
-        head.extend_from_slice(ev.name().as_bytes());
-        head.extend_from_slice(b": ");
         let any_scope = nodes.iter().any(|n| n.is_some());
         let (first, form) = match Direct::build(layout, &nodes) {
             Some((first, d)) => (first, Form::Direct(d)),
@@ -287,7 +285,7 @@ impl ClassPlan {
             }
         };
         Some(ClassPlan {
-            head: Lit::new(&head),
+            head: Lit::new(head),
             scopes: nodes.map(|n| n.is_some()),
             any_scope,
             first,

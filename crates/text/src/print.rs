@@ -16,6 +16,7 @@ use pipeline::time::{has_date, parse_time, TimeError};
 use pipeline::{Flow, Progress, ReadOptions};
 
 use crate::printer::{Loss, TextBuf, TextPrinter};
+use crate::style::{Style, Styled};
 use crate::timefmt::{short_delta, time_zone, write_delta, TimeFormatter, DELTA_AT, DELTA_LEN};
 
 /// Errors of [`print`].
@@ -44,6 +45,10 @@ pub struct PrintOptions {
     pub time_map: Option<Arc<dyn TimeMap>>,
     /// Told how far printing has gone.
     pub progress: Option<Arc<dyn Progress>>,
+    /// How lines look (babeltrace2's `text.pretty` options; its defaults by default).
+    pub style: Style,
+    /// Colour codes in the loss warnings (the terminal takes colours).
+    pub warning_colors: bool,
 }
 
 /// What the output held.
@@ -59,8 +64,12 @@ pub struct Outcome {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// An event line (stdout), stamped when its time is not `i64::MIN`; the main thread
-    /// fills in its delta.
+    /// fills in its delta (and writes the first stamped before the epoch in seconds,
+    /// [`Writer::other_event`]).
     Event,
+    /// An event line in a non-default style ([`crate::style`]): the main thread fills in its
+    /// delta where the style put it.
+    StyledEvent,
     /// A loss warning (stderr), complete.
     Loss,
     /// A decoding error (stderr), complete.
@@ -124,9 +133,25 @@ impl Batch for Chunk {
 /// Bytes of output gathered before they are written.
 const OUT_BYTES: usize = 1 << 19;
 
-/// Decodes and formats one stream into chunks.
-fn worker(mut r: StreamReader, times: TimeFormatter, time: &StreamTime, out: &mut Producer<Chunk>) {
+/// Decodes and formats one stream into chunks, in the default style or `styled`. One read
+/// loop for every style (a second copy of it costs the default one the inlining of the
+/// reader's functions): the printer's style decides inside its general path, and its lines'
+/// kind is chosen once. The printer is made here, a local whose parts stay in registers.
+fn worker(
+    mut r: StreamReader,
+    times: TimeFormatter,
+    styled: Option<&Arc<Styled>>,
+    time: &StreamTime,
+    out: &mut Producer<Chunk>,
+) {
     let mut printer = TextPrinter::new(times);
+    let event_kind = match styled {
+        Some(s) => {
+            printer.set_style(s.clone());
+            Kind::StyledEvent
+        }
+        None => Kind::Event,
+    };
     let mut warnings_sent = 0;
     let mut chunk = out.empty();
     while let Some(m) = r.next() {
@@ -135,7 +160,7 @@ fn worker(mut r: StreamReader, times: TimeFormatter, time: &StreamTime, out: &mu
                 let ev = r.event();
                 let t = time.of(ev.time_ns());
                 printer.event(&mut chunk.text, &ev, t);
-                (t, Kind::Event)
+                (t, event_kind)
             }
             Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
                 let (what, count, begin_ns, end_ns) = match msg {
@@ -216,27 +241,26 @@ pub fn print<W: Write, E: Write>(
         time_map: options.time_map.clone(),
         progress: options.progress.clone(),
     };
+    let styled = (!options.style.is_default() || options.warning_colors).then(|| {
+        let names = if options.style.fields.trace {
+            traces.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        Arc::new(Styled::new(options.style, names, options.warning_colors))
+    });
     let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-        worker(r, TimeFormatter::with_tz(tz.clone()), time, p)
+        worker(
+            r,
+            TimeFormatter::with_tz(tz.clone()),
+            styled.as_ref(),
+            time,
+            p,
+        )
     };
-    let writer = Writer {
-        out,
-        err,
-        buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
-        last_ns: None,
-        outcome: Outcome::default(),
-        failed: None,
-    };
-    let (_, _, mut w) = parallel::run(traces, &read, work, writer);
-    if w.failed.is_none() {
-        if let Err(e) = w.out.write_all(&w.buf) {
-            w.failed = Some(e);
-        }
-    }
-    match w.failed {
-        Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(w.outcome),
-    }
+    let writer = Writer::new(out, err, styled.clone());
+    let (_, _, w) = parallel::run(traces, &read, work, writer);
+    w.finish()
 }
 
 /// The merge's end: writes the merged entries out, event lines with their deltas.
@@ -250,6 +274,166 @@ struct Writer<'o, W, E> {
     outcome: Outcome,
     /// Writing failed (and printing stopped).
     failed: Option<io::Error>,
+    /// The style of [`Kind::StyledEvent`] lines; the last line's time is then in its
+    /// clock's cycles with `--clock-cycles`.
+    styled: Option<Arc<Styled>>,
+    /// A time before the epoch was written (the first is written in seconds, with a warning).
+    pre_epoch_seen: bool,
+}
+
+impl<'o, W: Write, E: Write> Writer<'o, W, E> {
+    fn new(out: &'o mut W, err: &'o mut E, styled: Option<Arc<Styled>>) -> Self {
+        Writer {
+            out,
+            err,
+            buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
+            last_ns: None,
+            outcome: Outcome::default(),
+            failed: None,
+            styled,
+            pre_epoch_seen: false,
+        }
+    }
+
+    /// Writes what is left and tells what was printed.
+    fn finish(mut self) -> Result<Outcome, Error> {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.failed = Some(e);
+            }
+        }
+        match self.failed {
+            Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+            _ => Ok(self.outcome),
+        }
+    }
+
+    /// Adds event line `i` of `c` at `time`, styled ([`Kind::StyledEvent`]) or stamped
+    /// before the epoch: its text from [`finish_line`], the writer's state only touched here,
+    /// inlined, so that the merge loop keeps it in registers.
+    #[inline(always)]
+    fn other_event(&mut self, c: &mut Chunk, i: usize, time: i64) -> Flow {
+        let start = if i == 0 {
+            0
+        } else {
+            c.entries[i - 1].end as usize
+        };
+        let text = &c.text.text_mut()[start..c.entries[i].end as usize];
+        let done = finish_line(
+            self.styled.as_deref(),
+            text,
+            time,
+            self.last_ns,
+            self.pre_epoch_seen,
+        );
+        self.last_ns = done.last;
+        let mut written = Ok(());
+        if done.fallback {
+            self.pre_epoch_seen = true;
+            // babeltrace2 warns while it formats the line, before it prints it.
+            written = self
+                .out
+                .write_all(&self.buf)
+                .and_then(|_| self.out.flush())
+                .and_then(|_| self.err.write_all(PRE_EPOCH_WARNING));
+            self.buf.clear();
+        }
+        self.buf.extend_from_slice(&done.line);
+        self.outcome.events += 1;
+        if written.is_ok() && self.buf.len() >= OUT_BYTES {
+            written = self.out.write_all(&self.buf);
+            self.buf.clear();
+        }
+        match written {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                self.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+}
+
+/// What babeltrace2 2.0.4 writes before the first line stamped before the epoch.
+const PRE_EPOCH_WARNING: &[u8] =
+    b"[warning] Fallback to [sec.ns] to print negative time value. Use --clock-seconds.\n";
+
+/// A line as [`finish_line`] completes it.
+struct Finished {
+    line: Vec<u8>,
+    /// The time the next line's delta is from.
+    last: Option<i64>,
+    /// The line is the first stamped before the epoch, written in seconds: the warning goes
+    /// before it.
+    fallback: bool,
+}
+
+/// Completes event line `text` at `time`, of style `styled` (None: the default style,
+/// stamped before the epoch), the previous line at `last`: its delta, where the style put its
+/// placeholder (the line's first `+`: nothing before the delta holds one), in ns or in
+/// cycles. babeltrace2 writes the first time before the epoch in seconds (unless it writes
+/// seconds or cycles anyway), the others as the time of day of their distance to the epoch
+/// (as the workers wrote them): `pre_epoch_seen` tells whether one came already.
+#[cold]
+#[inline(never)]
+fn finish_line(
+    styled: Option<&Styled>,
+    text: &[u8],
+    time: i64,
+    last: Option<i64>,
+    pre_epoch_seen: bool,
+) -> Finished {
+    let mut line = text.to_vec();
+    let before_epoch = time < 0 && time != i64::MIN;
+    let wall = styled.is_none_or(|s| !s.style.cycles && !s.style.seconds);
+    let fallback = before_epoch && wall && !pre_epoch_seen;
+    if fallback {
+        // The time of day (and date), after the stamp's opening, becomes seconds.
+        let (at, len) = match styled {
+            None => (1, 18),
+            Some(s) => (s.cycles_at, if s.style.date { 29 } else { 18 }),
+        };
+        let abs = time.unsigned_abs();
+        let secs = format!("-{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000);
+        if line.len() >= at + len {
+            line.splice(at..at + len, secs.bytes());
+        }
+    }
+    let delta = styled.is_none_or(|s| s.style.delta);
+    if time == i64::MIN || !delta {
+        return Finished {
+            line,
+            last,
+            fallback,
+        };
+    }
+    let now = match styled {
+        Some(s) if s.style.cycles => {
+            let digits = line.get(s.cycles_at..s.cycles_at + 20).unwrap_or_default();
+            std::str::from_utf8(digits)
+                .ok()
+                .and_then(|d| d.parse::<u64>().ok())
+                .unwrap_or(0) as i64
+        }
+        _ => time,
+    };
+    let placeholder = styled.map_or(&b"+?.?????????) "[..], |s| s.placeholder());
+    let mut out = line;
+    if let (Some(last), Some(p)) = (last, out.iter().position(|&b| b == b'+')) {
+        if out[p..].starts_with(placeholder) {
+            let mut d = Vec::new();
+            match styled {
+                Some(s) => s.delta(&mut d, now, last),
+                None => write_delta(&mut d, now.wrapping_sub(last)),
+            }
+            out.splice(p..p + placeholder.len(), d);
+        }
+    }
+    Finished {
+        line: out,
+        last: Some(now),
+        fallback,
+    }
 }
 
 impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
@@ -266,7 +450,10 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
         let buf = &mut self.buf;
         let written = match kind {
             Kind::Event => {
-                if time == i64::MIN {
+                if time < 0 {
+                    if time != i64::MIN {
+                        return self.other_event(c, i, time);
+                    }
                     buf.extend_from_slice(text);
                 } else {
                     // The stamp holds the first event's delta: the others' goes in.
@@ -294,7 +481,11 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
                 buf.clear();
                 w
             }
-            Kind::Loss | Kind::Error | Kind::Warning => {
+            // Not an arm of its own: the default style's lines stay one test away.
+            Kind::Loss | Kind::Error | Kind::Warning | Kind::StyledEvent => {
+                if kind == Kind::StyledEvent {
+                    return self.other_event(c, i, time);
+                }
                 if kind == Kind::Error {
                     self.outcome.errors += 1;
                 }

@@ -8,6 +8,7 @@ use ctf::stream::Event;
 
 use crate::plan::ClassPlan;
 use crate::put::put_u64;
+use crate::style::{self, Styled};
 use crate::timefmt::{TimeFormatter, STAMP_LEN};
 use crate::value::put_value;
 
@@ -143,6 +144,31 @@ pub struct TextPrinter {
     row_key: (usize, usize),
     /// Per event class of trace and stream class [`Self::row_key`]: its plan state.
     row: Vec<PlanState>,
+    /// A non-default style's setup and caches ([`Self::event_styled`]).
+    styled: Option<Box<StyledState>>,
+}
+
+/// What a printer of a non-default style keeps.
+struct StyledState {
+    s: std::sync::Arc<Styled>,
+    /// Per (trace, stream class, event class): what precedes the scopes.
+    heads: std::collections::HashMap<(usize, usize, usize), Vec<u8>>,
+    /// Per trace and stream: the current packet and its context in the style.
+    packets: Vec<Vec<Option<StyledPacket>>>,
+    stack: Vec<(usize, style::Frame)>,
+    /// Per trace, stream class and event class: the class's plan in the style.
+    plans: Vec<Vec<Vec<PlanState>>>,
+}
+
+/// What a class plan starts with.
+#[derive(Clone, Copy)]
+enum PlanHead<'s> {
+    /// The default style's label, name and `: `.
+    Default,
+    /// Style `.0`'s head, for an event with a stamp or not (`.1`).
+    Styled(&'s Styled, bool),
+    /// No plan: a styled printer's default-style states.
+    Off,
 }
 
 /// Whether an event class has a print plan.
@@ -156,6 +182,9 @@ enum PlanState {
 /// the previous packet's of the stream when the text is the same) and the text, if anything
 /// shows.
 type PacketText = (u64, u64, Option<Vec<u8>>);
+
+/// A stream's current packet (its key) and its context rendered in a printer's style.
+type StyledPacket = (u64, Option<Vec<u8>>);
 
 /// Babeltrace's per-trace prefix: the `hostname`, `procname` and `vpid` environment entries.
 fn trace_label(t: &ctf::Trace) -> Vec<u8> {
@@ -179,12 +208,14 @@ fn trace_label(t: &ctf::Trace) -> Vec<u8> {
 }
 
 /// The plan state of `ev`'s class in `row` (its trace's and stream class's row), made on its
-/// first event (`labels`: the per-trace prefixes, made as needed).
+/// first event (`labels`: the per-trace prefixes, made as needed), starting with `head`; in
+/// a non-default style there is none when the plans cannot write the style's scopes.
 #[cold]
 fn plan_state<'p>(
     row: &'p mut Vec<PlanState>,
     labels: &mut Vec<Option<Vec<u8>>>,
     ev: &Event<'_>,
+    head: PlanHead<'_>,
 ) -> &'p mut PlanState {
     let ti = ev.trace().index;
     let (_, ec) = ev.class_index();
@@ -197,7 +228,14 @@ fn plan_state<'p>(
             labels.resize(ti + 1, None);
         }
         let label = labels[ti].get_or_insert_with(|| trace_label(ev.trace()));
-        *state = match ClassPlan::build(ev, label) {
+        let head = match head {
+            PlanHead::Default => Some([label, ev.name().as_bytes(), b": "].concat()),
+            PlanHead::Styled(s, stamped) => {
+                s.style.plans_write_scopes().then(|| s.head(ev, stamped))
+            }
+            PlanHead::Off => None,
+        };
+        *state = match head.and_then(|h| ClassPlan::build(ev, &h)) {
             Some(p) => PlanState::Some(Box::new(p)),
             None => PlanState::None,
         };
@@ -227,6 +265,28 @@ fn place(plans: &mut Vec<Vec<Vec<PlanState>>>, (ti, sc): (usize, usize)) -> &mut
         plans[ti].resize_with(sc + 1, Vec::new);
     }
     &mut plans[ti][sc]
+}
+
+/// The packet context of `ev`'s packet rendered in style `s`, cached per trace and stream.
+fn styled_packet<'c>(
+    cache: &'c mut Vec<Vec<Option<StyledPacket>>>,
+    stack: &mut Vec<(usize, style::Frame)>,
+    s: &Styled,
+    ev: &Event<'_>,
+) -> Option<&'c [u8]> {
+    let (ti, si) = (ev.trace().index, ev.stream_index());
+    if cache.len() <= ti {
+        cache.resize(ti + 1, Vec::new());
+    }
+    let per_stream = &mut cache[ti];
+    if per_stream.len() <= si {
+        per_stream.resize(si + 1, None);
+    }
+    let key = ev.packet_key();
+    if !matches!(&per_stream[si], Some((k, _)) if *k == key) {
+        per_stream[si] = Some((key, s.packet(ev, stack)));
+    }
+    per_stream[si].as_ref().and_then(|(_, t)| t.as_deref())
 }
 
 /// The rendered packet context of `ev`'s packet, cached per trace and stream, and its version:
@@ -289,7 +349,31 @@ impl TextPrinter {
             plans: Vec::new(),
             row_key: (0, 0),
             row: Vec::new(),
+            styled: None,
         }
+    }
+
+    /// A printer of a non-default style `s`, whose lines [`Self::event_styled`] writes.
+    pub fn styled(times: TimeFormatter, s: std::sync::Arc<Styled>) -> Self {
+        let mut p = TextPrinter::new(times);
+        p.set_style(s);
+        p
+    }
+
+    /// Makes the printer write style `s` ([`Self::styled`]), before its first line.
+    pub fn set_style(&mut self, s: std::sync::Arc<Styled>) {
+        self.styled = Some(Box::new(StyledState {
+            s,
+            heads: Default::default(),
+            packets: Vec::new(),
+            stack: Vec::new(),
+            plans: Vec::new(),
+        }));
+    }
+
+    /// Whether the printer writes a non-default style ([`Self::styled`]).
+    pub fn is_styled(&self) -> bool {
+        self.styled.is_some()
     }
 
     /// The plan state of `ev`'s class, made on its first event.
@@ -299,7 +383,7 @@ impl TextPrinter {
         if key != self.row_key {
             switch_row(&mut self.plans, &mut self.row, &mut self.row_key, key);
         }
-        plan_state(&mut self.row, &mut self.labels, ev)
+        plan_state(&mut self.row, &mut self.labels, ev, PlanHead::Default)
     }
 
     /// Appends the line of `ev`: when `time` is not `i64::MIN`, its stamp (the time, and the
@@ -316,7 +400,14 @@ impl TextPrinter {
         // One look-up per event; the class's first event makes the plan, then looks again.
         let state = match self.row.get_mut(ec) {
             Some(s) if !matches!(s, PlanState::Unknown) => s,
-            _ => plan_state(&mut self.row, &mut self.labels, ev),
+            _ => {
+                let head = if self.styled.is_some() {
+                    PlanHead::Off
+                } else {
+                    PlanHead::Default
+                };
+                plan_state(&mut self.row, &mut self.labels, ev, head)
+            }
         };
         let plan = match state {
             PlanState::Some(p) => Some(p),
@@ -354,12 +445,95 @@ impl TextPrinter {
                 }
             }
         }
+        // A printer of another style has no plans: all its lines come here.
+        if self.styled.is_some() {
+            return self.event_styled(out, ev, time);
+        }
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         if stamp > 0 {
             line.extend_from_slice(self.times.stamp(time));
         }
         self.event_tail(&mut line, ev);
+        out.extend(&line);
+        self.line = line;
+    }
+
+    /// Appends the line of `ev` in the printer's non-default style (see [`Self::styled`]),
+    /// what [`Self::event`] does for such a printer: its stamp when `time` is not
+    /// `i64::MIN`, with the delta's placeholder unless `--no-delta`, then the style's head and
+    /// the scopes, through the class's plan when it can write them.
+    #[inline(never)]
+    fn event_styled(&mut self, out: &mut TextBuf, ev: &Event<'_>, time: i64) {
+        let Some(st) = self.styled.as_deref_mut() else {
+            return;
+        };
+        let s = &*st.s;
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let stamped = time != i64::MIN;
+        if stamped {
+            s.stamp(&mut line, &mut self.times, time, ev.cycles());
+        }
+        let stamp = line.len();
+        let ti = ev.trace().index;
+        let (sc, ec) = ev.class_index();
+        if s.style.plans_write_scopes() {
+            let row = place(&mut st.plans, (ti, sc));
+            let state = match row.get_mut(ec) {
+                Some(st) if !matches!(st, PlanState::Unknown) => st,
+                _ => plan_state(row, &mut self.labels, ev, PlanHead::Styled(s, stamped)),
+            };
+            if let PlanState::Some(p) = state {
+                let (cache, stack, versions) = (
+                    &mut self.packet_text,
+                    &mut self.stack,
+                    &mut self.text_versions,
+                );
+                let lead = p.lead_room((ev.stream_index(), ev.packet_key()), || {
+                    packet_text(cache, stack, versions, ev)
+                });
+                let written = if p.is_direct() {
+                    let b = out.room(stamp + lead);
+                    b[..stamp].copy_from_slice(&line);
+                    match p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded) {
+                        Some(end) => {
+                            out.commit(end);
+                            true
+                        }
+                        None => false,
+                    }
+                } else {
+                    let scratch = &mut self.scratch;
+                    out.write_with(stamp + lead, |b, at| {
+                        b[at..at + stamp].copy_from_slice(&line);
+                        p.write_tree(b, at + stamp, ev, scratch)
+                    })
+                };
+                if written {
+                    self.line = line;
+                    return;
+                }
+            }
+        }
+        let head = st
+            .heads
+            .entry((ti, sc, ec))
+            .or_insert_with(|| s.head(ev, stamped));
+        line.extend_from_slice(head);
+        let packet = if s.style.plans_write_scopes() {
+            packet_text(
+                &mut self.packet_text,
+                &mut self.stack,
+                &mut self.text_versions,
+                ev,
+            )
+            .1
+            .map(<[u8]>::to_vec)
+        } else {
+            styled_packet(&mut st.packets, &mut st.stack, s, ev).map(<[u8]>::to_vec)
+        };
+        s.scopes(&mut line, ev, packet.as_deref(), &mut st.stack);
         out.extend(&line);
         self.line = line;
     }
@@ -411,18 +585,32 @@ impl TextPrinter {
     pub fn discarded<W: Write>(&mut self, out: &mut W, loss: &Loss<'_>) -> io::Result<()> {
         let b = &mut self.buf;
         b.clear();
+        let styled = self.styled.as_deref().map(|st| &*st.s);
+        // babeltrace2 colours these whenever the terminal takes colours, whatever `--color`.
+        let colors = styled.is_some_and(|s| s.warning_colors);
+        let (yellow, bold, reset) = if colors {
+            ("\x1b[33m", "\x1b[1m", "\x1b[0m")
+        } else {
+            ("", "", "")
+        };
         write!(
             b,
-            "WARNING: Tracer discarded {} {}{} ",
+            "{yellow}{bold}WARNING{reset}{yellow}: Tracer discarded {} {}{} ",
             loss.count,
             loss.what,
             if loss.count == 1 { "" } else { "s" }
         )?;
         if let (Some(bg), Some(en)) = (loss.begin_ns, loss.end_ns) {
             b.extend_from_slice(b"between [");
-            self.times.write_time(b, bg);
+            match styled {
+                Some(s) => s.wall(b, &mut self.times, bg),
+                None => self.times.write_time(b, bg),
+            }
             b.extend_from_slice(b"] and [");
-            self.times.write_time(b, en);
+            match styled {
+                Some(s) => s.wall(b, &mut self.times, en),
+                None => self.times.write_time(b, en),
+            }
             b.extend_from_slice(b"]");
         } else {
             b.extend_from_slice(b"(unknown time range)");
@@ -436,7 +624,7 @@ impl TextPrinter {
             .unwrap_or_else(|| "no UUID".into());
         writeln!(
             b,
-            " in trace \"{}\" ({uuid}) within stream \"{}\" (stream class ID: {}, stream ID: {}).",
+            " in trace \"{}\" ({uuid}) within stream \"{}\" (stream class ID: {}, stream ID: {}).{reset}",
             t.name,
             files.name().display(),
             files.stream_class_id.unwrap_or(0),
@@ -849,6 +1037,75 @@ event {{
         assert_eq!(ways.tree, 5, "{ways:?}");
         assert_eq!(ways.general, 1, "{ways:?}");
         assert_eq!(ways.direct, 8, "{ways:?}");
+    }
+
+    /// In a style whose scopes the plans write (header names, every field, no delta), the
+    /// plans give the styled general writer's lines, on every shape and on a generated
+    /// kernel trace; in one they cannot (no names), no plan is made.
+    #[test]
+    fn styled_plans_agree_with_the_styled_general_writer() {
+        use crate::style::{Fields, Names, Style};
+        let tmp = tempfile::tempdir().unwrap();
+        let (shapes, km) = (tmp.path().join("shapes"), tmp.path().join("km"));
+        write_shapes_trace(&shapes);
+        testkit::kernel_mix(&km, 3_000, 2, 5);
+        let styles = [
+            Style {
+                names: Names {
+                    header: true,
+                    ..Names::default()
+                },
+                fields: Fields::parse("all").unwrap(),
+                delta: false,
+                ..Style::default()
+            },
+            Style {
+                names: Names::parse("none").unwrap(),
+                ..Style::default()
+            },
+        ];
+        for (k, style) in styles.into_iter().enumerate() {
+            let s = std::sync::Arc::new(Styled::new(style, vec!["name".into()], false));
+            let mut planned_events = 0;
+            for dir in [&shapes, &km] {
+                let traces = ctf::open_all(&[dir.to_path_buf()]).expect("traces open");
+                for t in &traces {
+                    for mut r in t.readers() {
+                        let mut p = TextPrinter::styled(TimeFormatter::new(true), s.clone());
+                        let mut out = TextBuf::with_capacity(16);
+                        let mut stack = Vec::new();
+                        while let Some(m) = r.next() {
+                            if !matches!(m, Ok(Message::Event)) {
+                                continue;
+                            }
+                            let ev = r.event();
+                            out.clear();
+                            p.event(&mut out, &ev, i64::MIN);
+                            let mut want = s.head(&ev, false);
+                            let packet = s.packet(&ev, &mut stack);
+                            s.scopes(&mut want, &ev, packet.as_deref(), &mut stack);
+                            assert_eq!(
+                                String::from_utf8_lossy(out.text_mut()),
+                                String::from_utf8_lossy(&want),
+                                "style {k}: {}",
+                                ev.name()
+                            );
+                            let key = (ev.trace().index, ev.class_index().0);
+                            let st = p.styled.as_deref_mut().expect("a styled printer");
+                            let row = place(&mut st.plans, key);
+                            if matches!(row.get(ev.class_index().1), Some(PlanState::Some(_))) {
+                                planned_events += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            if k == 0 {
+                assert!(planned_events > 2_000, "{planned_events}");
+            } else {
+                assert_eq!(planned_events, 0);
+            }
+        }
     }
 
     #[test]

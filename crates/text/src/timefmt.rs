@@ -79,14 +79,27 @@ impl TimeFormatter {
     }
 
     /// Appends `HH:MM:SS.nnnnnnnnn` for `ns` since the epoch.
+    /// A time before the epoch is written as babeltrace2 writes all but the first one it
+    /// meets (see [`crate::print`]): the time of day of its distance to the epoch.
     pub fn write_time(&mut self, out: &mut Vec<u8>, ns: i64) {
-        let sec = ns.div_euclid(1_000_000_000);
-        let frac = ns.rem_euclid(1_000_000_000);
+        let abs = ns.unsigned_abs();
+        let sec = (abs / 1_000_000_000) as i64;
+        let frac = abs % 1_000_000_000;
         let mut a = [0u8; 18];
         a[..8].copy_from_slice(self.hms(sec));
         a[8] = b'.';
         nine_digits(&mut a[9..18], frac as u32);
         out.extend_from_slice(&a);
+    }
+
+    /// Appends `YYYY-MM-DD`, the date of `ns` since the epoch in the formatter's time zone.
+    /// A time before the epoch gets the date of its distance to the epoch, as in
+    /// [`Self::write_time`].
+    pub fn write_date(&mut self, out: &mut Vec<u8>, ns: i64) {
+        let date = Timestamp::from_second((ns.unsigned_abs() / 1_000_000_000) as i64)
+            .map(|t| t.to_zoned(self.tz.clone()).strftime("%Y-%m-%d").to_string())
+            .unwrap_or_else(|_| "????-??-??".into());
+        out.extend_from_slice(date.as_bytes());
     }
 
     /// The stamp of an event at `ns`: `[HH:MM:SS.nnnnnnnnn] (+?.?????????) `, whose bytes
@@ -111,6 +124,9 @@ impl TimeFormatter {
 
     #[inline(never)]
     fn new_stamp_block(&mut self, ns: i64) {
+        if ns < 0 {
+            return self.negative_stamp(ns);
+        }
         let (start, mut a) = match self.stamp_second {
             Some((start, a)) if ns.wrapping_sub(start) as u64 <= 999_999_999 && ns >= start => {
                 (start, a)
@@ -124,6 +140,17 @@ impl TimeFormatter {
         } else {
             NO_BLOCK
         };
+    }
+
+    /// The stamp of a time before the epoch, as [`Self::write_time`] writes it.
+    #[cold]
+    fn negative_stamp(&mut self, ns: i64) {
+        let mut a = *b"[HH:MM:SS.nnnnnnnnn] (+?.?????????) ";
+        let mut t = Vec::with_capacity(18);
+        self.write_time(&mut t, ns);
+        a[1..19].copy_from_slice(&t);
+        self.last = a;
+        self.last_block = NO_BLOCK;
     }
 
     #[cold]
@@ -257,7 +284,7 @@ mod tests {
                 "[03:33:20.123456789] (-12.000000001) ",
                 "[03:33:20.123456789] (+9.999999999) ",
                 "[03:33:20.123456789] (+10.000000000) ",
-                "[23:59:59.999999999] (-0.000000001) ",
+                "[00:00:00.000000001] (-0.000000001) ",
                 "[00:00:00.000000000] (+0.000000001) ",
                 "[00:00:00.999999999] (+0.999999999) ",
                 "[00:00:01.000000000] (+0.000000001) ",

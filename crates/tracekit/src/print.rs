@@ -3,6 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use crate::progress::Progress;
 
@@ -23,14 +24,108 @@ pub struct PrintArgs {
     /// Synchronize the traces' clocks first (`tracekit sync`) and merge on the reference's.
     #[arg(long)]
     pub sync: bool,
+    /// Names to show, comma-separated: payload, context, scope, header, all or none (as
+    /// babeltrace2: listing some hides the others; default payload,context).
+    #[arg(long, short = 'n', value_name = "NAME[,NAME]...")]
+    pub names: Option<String>,
+    /// Fields to show before the event name, comma-separated: trace, trace:hostname,
+    /// trace:domain, trace:procname, trace:vpid, loglevel, emf, callsite or all (listing some
+    /// hides the others; default trace:hostname,trace:procname,trace:vpid).
+    #[arg(long, short = 'f', value_name = "FIELD[,FIELD]...")]
+    pub fields: Option<String>,
+    /// Do not print the time since the previous event.
+    #[arg(long)]
+    pub no_delta: bool,
+    /// Print times as the clock's cycle count.
+    #[arg(long)]
+    pub clock_cycles: bool,
+    /// Print times as seconds since the epoch.
+    #[arg(long)]
+    pub clock_seconds: bool,
+    /// Print the date with the time.
+    #[arg(long)]
+    pub clock_date: bool,
+    /// Add SEC seconds to every clock's offset (moves the traces' times, --begin/--end apply
+    /// after it).
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true)]
+    pub clock_offset: Option<i64>,
+    /// Add NS nanoseconds to every clock's offset (with --clock-offset too).
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+    pub clock_offset_ns: Option<i64>,
+    /// Terminal colours: auto (a colour terminal, output not to a file), always (a colour
+    /// terminal) or never; `BABELTRACE_TERM_COLOR=always|never` decides what a colour
+    /// terminal is, as for babeltrace2.
+    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+    /// Output format: text (the default) or dummy (read and decode everything, print
+    /// nothing but errors); `tracekit convert` writes CTF.
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
+    pub output_format: Format,
+    /// Write the text to PATH instead of the standard output (warnings stay on the standard
+    /// error).
+    #[arg(long, short = 'w', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// `--color`'s values.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `--output-format`'s values.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Dummy,
+}
+
+/// The text style the options ask for.
+fn style(args: &PrintArgs, colors_supported: bool) -> Result<text::Style, text::StyleError> {
+    let choice = match args.color {
+        Color::Auto => text::ColorChoice::Auto,
+        Color::Always => text::ColorChoice::Always,
+        Color::Never => text::ColorChoice::Never,
+    };
+    let list = |s: &Option<String>| s.as_deref().unwrap_or("").to_string();
+    Ok(text::Style {
+        names: text::Names::parse(&list(&args.names))?,
+        fields: text::Fields::parse(&list(&args.fields))?,
+        delta: !args.no_delta,
+        cycles: args.clock_cycles,
+        seconds: args.clock_seconds,
+        date: args.clock_date,
+        colors: choice.event_colors(colors_supported, args.output.is_none()),
+    })
 }
 
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let traces = ctf::open_all(&args.paths)?;
+    let colors_supported = text::colors_supported();
+    let style = style(args, colors_supported)?;
+    let mut traces = ctf::open_all(&args.paths)?;
+    if args.clock_offset.is_some() || args.clock_offset_ns.is_some() {
+        let (s, ns) = (
+            args.clock_offset.unwrap_or(0),
+            args.clock_offset_ns.unwrap_or(0),
+        );
+        for t in &mut traces {
+            // Just opened: no one else holds the trace.
+            if let Some(t) = Arc::get_mut(t) {
+                for c in &mut Arc::make_mut(&mut t.class).clocks {
+                    c.shift_offset(s, ns);
+                }
+            }
+        }
+    }
     for t in &traces {
         for e in &t.errors {
             eprintln!("tracekit: warning: {e}");
         }
+    }
+    if args.output_format == Format::Dummy {
+        return Ok(dummy(traces));
     }
     let progress = std::sync::Arc::new(Progress::for_traces(&traces));
     let mut options = text::PrintOptions {
@@ -40,23 +135,66 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         time_map: None,
         // Only a shown line is told: the read then finds the streams' extent too.
         progress: progress.shown().then(|| progress.clone() as _),
+        style,
+        warning_colors: colors_supported,
     };
     if args.sync {
         options.time_map = Some(crate::sync_cmd::time_map(&traces));
     }
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let outcome = text::print(&traces, &options, &mut out, &mut io::stderr().lock())?;
+    let outcome = match &args.output {
+        None => write_text(&traces, &options, io::stdout().lock())?,
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            write_text(&traces, &options, file)?
+        }
+    };
     progress.finish();
+    // babeltrace2 ends by resetting a colour terminal, whatever it printed.
+    if colors_supported {
+        print!("\x1b[0m");
+        let _ = io::stdout().flush();
+        eprint!("\x1b[0m");
+    }
     // The process ends right after: the layouts need not be freed one by one (see `count`).
     std::mem::forget(traces);
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(e.into());
-        }
-    }
     Ok(if outcome.errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Prints `traces` to `out`; a closed output ends printing quietly.
+fn write_text<W: Write>(
+    traces: &[Arc<ctf::Trace>],
+    options: &text::PrintOptions,
+    out: W,
+) -> Result<text::Outcome, Box<dyn std::error::Error>> {
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    let outcome = text::print(traces, options, &mut out, &mut io::stderr().lock())?;
+    if let Err(e) = out.flush() {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e.into());
+        }
+    }
+    Ok(outcome)
+}
+
+/// `--output-format=dummy`: every event decoded, nothing printed but the readers' warnings
+/// and decoding errors (babeltrace2's dummy sink prints nothing, loss warnings included).
+fn dummy(traces: Vec<Arc<ctf::Trace>>) -> ExitCode {
+    let c = text::count_traces(&traces, &|_| {});
+    std::mem::forget(traces);
+    for w in &c.warnings {
+        eprintln!("tracekit: warning: {w}");
+    }
+    for e in &c.errors {
+        eprintln!("tracekit: error: {e}");
+    }
+    if c.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
