@@ -1268,7 +1268,7 @@ impl OneBody {
     pub(crate) fn fold_each(&self, data: &[u8], ats: &[u32], other: impl FnMut(u64) -> u64) -> u64 {
         // A loop per integer costs more than it saves for a few bodies (those of a small
         // packet's classes).
-        if let Some(BodyLanes { lanes, end }) = self.lanes.as_ref().filter(|_| ats.len() >= 8) {
+        if let Some(BodyLanes { lanes, end }) = self.lanes.as_ref().filter(|_| ats.len() >= 4) {
             // Bodies aligned on a byte start at their byte of `ats`.
             let last = ats.iter().copied().max().unwrap_or(0) as usize;
             if last + *end as usize <= data.len() {
