@@ -1106,27 +1106,55 @@ impl Default for OneBody {
 }
 
 impl OneBody {
-    /// The body of `b`, when it has one scope whose reads are all word reads within
-    /// [`WINDOW`] bytes of its start.
+    /// The body of `b`, when its scopes lie at constant whole-byte offsets from the first
+    /// one's start (LTTng's event context then payload, each aligned on at most a byte) and
+    /// its reads are all word reads within [`WINDOW`] bytes of that start: one scope as the
+    /// scan sees it, its reads those of all the scopes.
     fn of(b: &FixedBody) -> Option<OneBody> {
-        let sc = b.scopes.first()?;
-        if b.scopes.len() != 1 {
-            return None;
+        let first = b.scopes.first()?;
+        // The first scope starts on a byte (`Self::window`), so on a multiple of the larger
+        // of its alignment and 8 bits: a later scope aligned on at most that starts at a
+        // constant offset from it.
+        let base_align = first.align.max(8);
+        let mut offsets = [0u32; 3];
+        let (mut rel, mut span) = (0u64, 0u64);
+        for (i, sc) in b.scopes.iter().enumerate() {
+            if sc.align > base_align {
+                return None;
+            }
+            let at = align_up(rel, sc.align);
+            if !at.is_multiple_of(8) {
+                return None;
+            }
+            offsets[i] = u32::try_from(at / 8).ok()?;
+            span = span.max(at / 8 + sc.span_bytes);
+            rel = at + sc.size_bits;
         }
         // Two exactly sized lists (this runs for every event class of a trace).
         let is_int = |w: &WordRead| matches!(w.how, WordHow::Little | WordHow::LittleSigned);
         let n_ints = b.words.iter().filter(|w| is_int(w)).count();
         let mut ints: Vec<IntWord> = Vec::with_capacity(n_ints);
         let mut others: Vec<WordRead> = Vec::with_capacity(b.words.len() - n_ints);
-        for w in b.words.iter() {
-            if is_int(w) {
-                ints.push(IntWord::of(w));
-            } else {
-                others.push(*w);
+        for (sc, off) in b.scopes.iter().zip(offsets) {
+            let first = sc.first_read as usize;
+            for w in &b.words[first..first + sc.reads as usize] {
+                if w.how == WordHow::Plan {
+                    // Plan reads name their read by its index in the body.
+                    return None;
+                }
+                let w = WordRead {
+                    byte: w.byte + off,
+                    ..*w
+                };
+                if is_int(&w) {
+                    ints.push(IntWord::of(&w));
+                } else {
+                    others.push(w);
+                }
             }
         }
-        let span = u32::try_from(sc.span_bytes).unwrap_or(u32::MAX);
-        OneBody::of_run(sc.align, span, sc.size_bits, &ints, &[], &others)
+        let span = u32::try_from(span).unwrap_or(u32::MAX);
+        OneBody::of_run(first.align, span, rel, &ints, &[], &others)
     }
 
     /// The run of a [`Step::Run`] as a body, when its reads are all within [`WINDOW`] bytes
@@ -1238,7 +1266,9 @@ impl OneBody {
     /// cutting each out of a word. Otherwise, for the usual numbers of integers the loop
     /// over them is unrolled, their reads held for all the scopes.
     pub(crate) fn fold_each(&self, data: &[u8], ats: &[u32], other: impl FnMut(u64) -> u64) -> u64 {
-        if let Some(BodyLanes { lanes, end }) = &self.lanes {
+        // A loop per integer costs more than it saves for a few bodies (those of a small
+        // packet's classes).
+        if let Some(BodyLanes { lanes, end }) = self.lanes.as_ref().filter(|_| ats.len() >= 4) {
             // Bodies aligned on a byte start at their byte of `ats`.
             let last = ats.iter().copied().max().unwrap_or(0) as usize;
             if last + *end as usize <= data.len() {
@@ -1318,9 +1348,11 @@ impl OneBody {
 /// How [`crate::StreamReader::scan`] folds a body.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ScanShape {
-    /// A fixed body of one scope (LTTng's: a payload): [`ScanClass::one`].
+    /// A fixed body whose scopes lie at constant offsets from its start (LTTng's: a
+    /// payload, after an event context if any), folded as one scope: [`ScanClass::one`].
     One,
-    /// Another fixed body (no scope, or several): [`FixedBody::place_and_fold`].
+    /// Another fixed body (no scope, or scopes apart by a padding that depends on where
+    /// the body starts): [`FixedBody::place_and_fold`].
     Fixed,
     /// A body compiled into steps from [`ScanTable::steps`]`[entry]`:
     /// [`ScanTable::fold_steps`].
@@ -2695,6 +2727,34 @@ mod fold_tests {
                     !base.is_multiple_of(8) || data.len() < (base / 8) as usize + WINDOW
                 ),
             }
+        }
+
+        /// A body of several scopes (an event context, then a payload, as in LTTng traces
+        /// with contexts) folds as one scope: as its scopes' members read one by one, each
+        /// scope placed where `place_and_fold` places it.
+        #[test]
+        fn scopes_fold_as_one_body(
+            data in proptest::collection::vec(any::<u8>(), 0..2 * WINDOW),
+            at in 0u64..800,
+            big in any::<bool>(),
+            three in any::<bool>(),
+        ) {
+            let layout = crate::layout::one_event_layout(if big { "be" } else { "le" }, ONE_MEMBERS);
+            let payload = layout.streams.at(0).events.at(0).payload;
+            let scopes = [payload.filter(|_| three), payload, payload];
+            let b = FixedBody::compile(&layout, scopes).expect("a fixed body");
+            let one = OneBody::of(&b).expect("scopes at constant offsets");
+            let (want, end) = b.place_and_fold(at, &data);
+            match one.fold(&data, at) {
+                Some(got) => prop_assert_eq!(got, (want, end)),
+                None => {
+                    let base = align_up(at, b.scopes[0].align);
+                    prop_assert!(
+                        !base.is_multiple_of(8) || data.len() < (base / 8) as usize + WINDOW
+                    );
+                }
+            }
+            prop_assert_eq!(one.end(at), end);
         }
 
         #[test]

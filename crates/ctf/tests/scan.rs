@@ -430,3 +430,197 @@ proptest! {
         compare_bytes(trace, bytes)?;
     }
 }
+
+/// [`KERNEL_TSDL`] as LTTng kernel traces are: most classes with ids above 30 (their events
+/// always after an extended header), fixed payloads, and, with `context`, an event context
+/// (`lttng add-context -k -t procname -t pid -t tid`).
+fn lttng_like_tsdl(context: bool) -> String {
+    let mut tsdl = KERNEL_TSDL.to_string();
+    if context {
+        let at = "\tpacket.context := struct packet_context;\n";
+        assert!(tsdl.contains(at));
+        tsdl = tsdl.replace(
+            at,
+            &format!(
+                "{at}\tevent.context := struct {{\n\t\tinteger {{ size = 8; align = 8; signed = 0; encoding = UTF8; base = 10; }} _procname[16];\n\t\tint32_t _pid;\n\t\tint32_t _tid;\n\t}};\n"
+            ),
+        );
+    }
+    for (id, fields) in LTTNG_LIKE {
+        tsdl += &format!(
+            "\nevent {{\n\tname = \"ev{id}\";\n\tid = {id};\n\tstream_id = 0;\n\tfields := struct {{\n{fields}\n\t}};\n}};\n"
+        );
+    }
+    tsdl
+}
+
+/// Classes [`lttng_like_tsdl`] adds: id and fields (all fixed, whole bytes, on bytes).
+const LTTNG_LIKE: [(u32, &str); 4] = [
+    (7, "\t\tuint64_t a;\n\t\tuint16_t b;"),
+    (31, "\t\tint32_t a;"),
+    (
+        40,
+        "\t\tint32_t a;\n\t\tuint64_t b;\n\t\tinteger { size = 8; align = 8; signed = 0; encoding = UTF8; base = 10; } c[8];",
+    ),
+    (1100, "\t\tuint32_t a;\n\t\tint32_t b;"),
+];
+
+/// The payload of class `LTTNG_LIKE[k]` from a random number.
+fn lttng_like_payload(k: usize, n: u32) -> Vec<u8> {
+    let mut p = Vec::new();
+    match k {
+        0 => {
+            p.extend_from_slice(&(u64::from(n) << 20 | 7).to_le_bytes());
+            p.extend_from_slice(&(n as u16).to_le_bytes());
+        }
+        1 => p.extend_from_slice(&(n as i32).to_le_bytes()),
+        2 => {
+            p.extend_from_slice(&(-(n as i32)).to_le_bytes());
+            p.extend_from_slice(&u64::from(n).wrapping_mul(0x9e37_79b9).to_le_bytes());
+            p.extend_from_slice(b"kworker\0");
+        }
+        _ => {
+            p.extend_from_slice(&n.to_le_bytes());
+            p.extend_from_slice(&(n as i32 ^ -1).to_le_bytes());
+        }
+    }
+    p
+}
+
+/// Packets of random events of [`lttng_like_tsdl`]: `(kind, clock step, extended, n)`,
+/// kinds below 6 those of [`KERNEL_TSDL`] (strings, sequences, variants), the others
+/// [`LTTNG_LIKE`]'s (extended headers for ids above 30 whatever `extended` says), each
+/// after an event context when `context`; `per_packet` events a packet.
+fn lttng_like_stream(events: &[(u8, i64, bool, u32)], per_packet: usize, context: bool) -> Vec<u8> {
+    let mut clock = 1000u64;
+    let mut packets = Vec::new();
+    for (i, chunk) in events.chunks(per_packet.max(1)).enumerate() {
+        let mut p = Packet::new(i as u64, clock, clock);
+        p.discarded = i as u64 / 3;
+        for &(kind, by, ext, n) in chunk {
+            clock = clock.saturating_add_signed(by);
+            let mut body = Vec::new();
+            if context {
+                let mut comm = [0u8; 16];
+                comm[..5].copy_from_slice(b"bash\0");
+                comm[0] += (n % 7) as u8;
+                body.extend_from_slice(&comm);
+                body.extend_from_slice(&(n as i32 >> 3).to_le_bytes());
+                body.extend_from_slice(&(n as i32).to_le_bytes());
+            }
+            let kind = kind % 12;
+            let id = if kind < 6 {
+                // Build the kernel classes' payloads as `event` does, with a header the
+                // context then goes after.
+                let q = event(Packet::new(0, 0, 0), kind, 0, true, n);
+                let id = u32::from_le_bytes(q.body[1..5].try_into().unwrap());
+                body.extend_from_slice(&q.body[13..]);
+                id
+            } else {
+                let k = (kind as usize - 6) % LTTNG_LIKE.len();
+                body.extend_from_slice(&lttng_like_payload(k, n));
+                LTTNG_LIKE[k].0
+            };
+            p = if ext || id >= 31 {
+                p.event_ext(id, clock, &body)
+            } else {
+                p.event(id, clock & ((1 << 27) - 1), &body)
+            };
+        }
+        p.ts_end = clock;
+        packets.push(p);
+    }
+    stream(&packets)
+}
+
+/// The in-memory trace of [`lttng_like_tsdl`].
+fn lttng_like_trace(context: bool) -> Arc<Trace> {
+    let tsdl = lttng_like_tsdl(context);
+    Arc::new(Trace::from_metadata_bytes(tsdl.as_bytes(), "chan_0").unwrap())
+}
+
+#[test]
+fn extended_headers_and_contexts_scan_as_next() {
+    // Long runs of one class (past a batch of 256 bodies) after extended headers, in large
+    // and in small packets, with and without an event context, a clock going back once.
+    for context in [false, true] {
+        let trace = lttng_like_trace(context);
+        let events: Vec<(u8, i64, bool, u32)> = (0..3000u32)
+            .map(|i| {
+                let kind = match i {
+                    0..=999 => 8,
+                    1000..=1599 => 6 + (i % 6) as u8,
+                    _ => (i % 12) as u8,
+                };
+                let step = if i == 1700 {
+                    -40
+                } else {
+                    1 + (i as i64 % 5) * 3000
+                };
+                (kind, step, i % 17 == 0, i)
+            })
+            .collect();
+        for per_packet in [3000, 700, 40] {
+            compare_bytes(&trace, lttng_like_stream(&events, per_packet, context)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn lttng_generator_traces_scan_as_next() {
+    // Traces of `bench/gen_lttng_kernel.py`, written without tracekit: LTTng's kernel
+    // layouts (most events after an extended header), 4 KiB packets, an event context.
+    if !testkit::tool_or_skip(
+        "python3",
+        "apt-get install python3",
+        "the LTTng generator traces",
+    ) {
+        return;
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/gen_lttng_kernel.py");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        ("default", &[][..]),
+        ("small", &["--packet-kib", "4", "--contexts"][..]),
+    ] {
+        let out = dir.path().join(name);
+        let status = std::process::Command::new("python3")
+            .arg(&script)
+            .args(["--events", "20000", "--cpus", "2", "--seed", "3", "-o"])
+            .arg(&out)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{name}: the generator failed");
+        let trace = Arc::new(Trace::open(&out).unwrap());
+        assert!(compare(&trace) >= 20_000, "{name}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Random streams of LTTng-like events (mostly extended headers), with and without an
+    /// event context, in packets of random sizes, valid and damaged.
+    #[test]
+    fn lttng_like_streams_scan_as_next(
+        events in proptest::collection::vec(
+            (any::<u8>(), -50i64..1 << 28, proptest::bool::weighted(0.1), any::<u32>()),
+            0..400,
+        ),
+        per_packet in 1usize..300,
+        context in any::<bool>(),
+        damage in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+    ) {
+        let mut bytes = lttng_like_stream(&events, per_packet, context);
+        for (at, b) in damage {
+            if !bytes.is_empty() {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+        }
+        compare_bytes(&lttng_like_trace(context), bytes)?;
+    }
+}

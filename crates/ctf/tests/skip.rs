@@ -315,6 +315,39 @@ fn generated_kernel_trace() {
     }
 }
 
+/// A trace of `bench/gen_lttng_kernel.py` (written without tracekit): most events after an
+/// extended header, an event context before every payload, 4 KiB packets.
+#[test]
+fn lttng_generator_trace() {
+    if !testkit::tool_or_skip(
+        "python3",
+        "apt-get install python3",
+        "the LTTng generator trace",
+    ) {
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/gen_lttng_kernel.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lk");
+    let status = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--events", "8000", "--cpus", "2", "--seed", "5"])
+        .args(["--packet-kib", "4", "--contexts", "-o"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the generator failed");
+    let traces = ctf::open_all(&[dir]).unwrap();
+    let span = span(&traces).unwrap();
+    for bits in [0, 0x1234_5678_9abc] {
+        let wanted = wanted_of(&traces, bits);
+        for (lo, hi) in windows(span) {
+            check(&traces, &wanted, lo, hi);
+        }
+    }
+}
+
 #[test]
 fn shared_traces() {
     let Some(shared) = testkit::shared_or_skip("the skipping merge on real traces") else {

@@ -312,11 +312,15 @@ impl Packet<'_> {
         if by_id.len() < table.ids() {
             by_id.resize_with(table.ids(), Vec::new);
         }
+        let batches = batches.get_or_insert_with(Box::default);
+        if compact {
+            batches.prepare(self.sc_idx, table);
+        }
         let mut out = WalkOut {
             dec,
             counts,
             sum: 0,
-            batches: batches.get_or_insert_with(Box::default),
+            batches,
         };
         while w.pos < self.content_bits {
             if compact {
@@ -466,14 +470,41 @@ struct WalkState {
 /// Events of one class [`walk_compact`] sets aside before folding their bodies together.
 const BATCH: usize = 256;
 
-/// Per id of an LTTng compact header (below 32), the header ends (byte offsets in the
-/// packet) of up to [`BATCH`] events whose bodies [`walk_compact`] has set aside. Folded
-/// when full, while the packet's bytes they point at are still in the cache, and at the
-/// end of each run ([`Packet::fold_batches`]).
+/// Batches [`Batches`] holds at most: one per compact id, and as many for ids read from
+/// extended headers as a kernel trace uses classes (past that, those ids' bodies are
+/// folded one by one).
+const MAX_SLOTS: usize = 160;
+
+/// [`ExtEntry::slot`] of an id that has no batch yet.
+const NO_SLOT: u32 = u32::MAX;
+
+/// What [`walk_compact`] does with an event of one id after an LTTng extended header.
+#[derive(Debug, Clone, Copy)]
+struct ExtEntry {
+    /// Bytes of such an event (13 of header, its body), when its body is one the batches
+    /// take; 0 otherwise (then folded on the spot).
+    bytes: u32,
+    /// Its batch, [`NO_SLOT`] until its first event.
+    slot: u32,
+}
+
+/// Batches of events whose bodies [`walk_compact`] has set aside, each the header ends (byte
+/// offsets in the packet) of up to [`BATCH`] events of one id: batch `id` for each compact
+/// id (below 31, and for the same ids after extended headers), then one per other id as its
+/// first event comes. Folded when full, while the packet's bytes they point at are still in
+/// the cache, and at the end of each run ([`Packet::fold_batches`]).
 #[derive(Debug)]
 pub(crate) struct Batches {
+    /// The first 32, in arrays: the compact loop indexes them by a 5-bit id without bounds
+    /// checks.
     at: [[u32; BATCH]; 32],
     len: [u16; 32],
+    /// Batch `32 + i` of other ids, and its id.
+    more: Vec<([u32; BATCH], u16, u32)>,
+    /// Per id of the stream class [`Self::sc`], what an extended header of that id leads to.
+    ext: Vec<ExtEntry>,
+    /// The stream class `ext` was made for.
+    sc: Option<usize>,
 }
 
 impl Default for Batches {
@@ -481,7 +512,82 @@ impl Default for Batches {
         Batches {
             at: [[0; BATCH]; 32],
             len: [0; 32],
+            more: Vec::new(),
+            ext: Vec::new(),
+            sc: None,
         }
+    }
+}
+
+impl Batches {
+    /// Makes [`Self::ext`] for stream class `sc` (when it was made for another): the batches
+    /// are empty between runs.
+    fn prepare(&mut self, sc: usize, table: &ScanTable) {
+        if self.sc == Some(sc) {
+            return;
+        }
+        self.more.clear();
+        self.ext = (0..table.ids())
+            .map(|id| {
+                let bits = table.one_size(id as u64);
+                let bytes = match u32::try_from(bits / 8) {
+                    Ok(b) if bits.is_multiple_of(8) && b < u32::MAX - 13 => b + 13,
+                    _ => 0,
+                };
+                let slot = if id < 31 { id as u32 } else { NO_SLOT };
+                ExtEntry { bytes, slot }
+            })
+            .collect();
+        self.sc = Some(sc);
+    }
+
+    /// A batch for extended id `id`, made on its first event; None when all are taken
+    /// (its events are then folded one by one).
+    #[cold]
+    #[inline(never)]
+    fn new_slot(&mut self, id: usize) -> Option<u32> {
+        let e = self.ext.get_mut(id)?;
+        if 32 + self.more.len() >= MAX_SLOTS {
+            e.bytes = 0;
+            return None;
+        }
+        e.slot = (32 + self.more.len()) as u32;
+        self.more.push(([0; BATCH], 0, id as u32));
+        Some(e.slot)
+    }
+
+    /// Adds the header end `at` to batch `slot`: whether it is now full (its length then
+    /// left at [`BATCH`] - 1, for [`Packet::fold_batch`]).
+    #[inline(always)]
+    fn push(&mut self, slot: usize, at: u32) -> bool {
+        let (batch, len) = if slot < 32 {
+            (&mut self.at[slot], &mut self.len[slot])
+        } else {
+            let (b, l, _) = &mut self.more[slot - 32];
+            (b, l)
+        };
+        let n = usize::from(*len);
+        batch[n % BATCH] = at;
+        if n + 1 == BATCH {
+            return true;
+        }
+        *len = n as u16 + 1;
+        false
+    }
+
+    /// The id of batch `slot`, its length and its header ends.
+    fn batch(&mut self, slot: usize) -> (usize, &mut u16, &[u32; BATCH]) {
+        if slot < 32 {
+            (slot, &mut self.len[slot], &self.at[slot])
+        } else {
+            let (b, l, id) = &mut self.more[slot - 32];
+            (*id as usize, l, b)
+        }
+    }
+
+    /// Batches in all.
+    fn slots(&self) -> usize {
+        32 + self.more.len()
     }
 }
 
@@ -493,18 +599,20 @@ struct WalkOut<'o> {
     batches: &'o mut Batches,
 }
 
-/// [`Packet::run_grouped`]'s walk over events with LTTng's compact header (5-bit id below
-/// 31, 27-bit clock), the bulk of a kernel trace, from byte to byte. The body of an event
-/// of a [`ScanShape::One`] class aligned on at most a byte and of whole bytes (one table
-/// load gives the event's length) is set aside in a [`Batches`], folded with others of its
+/// [`Packet::run_grouped`]'s walk over events with LTTng's compact event header (5-bit id
+/// below 31 and 27-bit clock, or id 31 then an extended header: 32-bit id, 64-bit clock),
+/// a kernel trace's events, from byte to byte. The body of an event of a
+/// [`ScanShape::One`] class aligned on at most a byte and of whole bytes (one table load
+/// gives the event's length) is set aside in a [`Batches`], folded with others of its
 /// class; any other body (strings, sequences, variants) is folded on the spot, out of line,
 /// instead of leaving the walk. Returns before the first event the general way must read
-/// (an extended header, a class the scan leaves to it, a body past the end, that does not
-/// fold or does not end on a byte). Out of line, with the ids looked up in arrays of 32
-/// without bounds checks, so that the loop keeps most of its state in registers. A 27-bit
-/// clock value never takes the clock back (it wraps forward): the loop counts the wraps
-/// and makes the clock once at the end; the regression check and the largest clock value
-/// are the walk's first event's and its last one's, not every event's.
+/// (a class the scan leaves to it, a body past the end, that does not fold or does not end
+/// on a byte, an extended header's clock value below the last event's when that is
+/// checked). Out of line, with the compact ids looked up in arrays of 32 without bounds
+/// checks, so that the loop keeps most of its state in registers. A 27-bit clock value
+/// never takes the clock back (it wraps forward): the loop counts the wraps and makes the
+/// clock only at extended headers and at the end; the regression check and the largest
+/// clock value are made there too, not at every event.
 #[inline(never)]
 fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkState) {
     const MASK: u64 = (1 << 27) - 1;
@@ -516,8 +624,8 @@ fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkSt
     }
     // Nor where the clock could wrap past 2^64 in this packet (each event at most once
     // past 2^27), which the general way reads as going back: only in damaged packets.
-    let most_wraps = p.content.len() as u64 / 4 + 1;
-    if w.clock.checked_add(most_wraps << 27).is_none() {
+    let most_wraps = (p.content.len() as u64 / 4 + 1) << 27;
+    if w.clock.checked_add(most_wraps).is_none() {
         return;
     }
     let content = p.content;
@@ -527,54 +635,117 @@ fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkSt
     let mut at = w.pos / 8;
     let mut start = w.start;
     let mut n = 0u64;
-    // The clock's low 27 bits and how many times they wrapped: the clock at the end.
+    // The clock is `high + (wraps << 27) + low`: its bits above the 27 low ones at the last
+    // extended header (or the start), how many times the low ones wrapped since, and them.
+    let mut high = w.clock & !MASK;
     let mut low = w.clock & MASK;
     let mut wraps = 0u64;
+    // The largest clock value before the last extended header (not checked: the clock may
+    // go back there).
+    let mut max = 0u64;
     let batches = &mut *out.batches;
-    while at < begin_end {
-        let Some(word) = content.get(at as usize..at as usize + 4) else {
-            break;
-        };
-        let lo = u32::from_le_bytes(word.try_into().unwrap_or_default());
-        let id = (lo & 31) as usize;
-        let size = bytes[id];
-        let next = if size != 0 {
-            let next = at + u64::from(size);
-            if next > end {
-                break;
+    // An inner loop over compact headers, the registers its own; an extended header leaves
+    // it for the outer one.
+    'walk: loop {
+        loop {
+            if at >= begin_end {
+                break 'walk;
             }
-            let len = usize::from(batches.len[id]);
-            // Inside a packet below 4 GiB (`Runner::run`).
-            batches.at[id][len % BATCH] = at as u32 + 4;
-            if len + 1 == BATCH {
-                out.sum = out
-                    .sum
-                    .wrapping_add(p.fold_batch(out.dec, out.counts, batches, id, BATCH));
+            let Some(word) = content.get(at as usize..at as usize + 4) else {
+                break 'walk;
+            };
+            let lo = u32::from_le_bytes(word.try_into().unwrap_or_default());
+            let id = (lo & 31) as usize;
+            let size = bytes[id];
+            let next = if size != 0 {
+                let next = at + u64::from(size);
+                if next > end {
+                    break 'walk;
+                }
+                let len = usize::from(batches.len[id]);
+                // Inside a packet below 4 GiB (`Runner::run`).
+                batches.at[id][len % BATCH] = at as u32 + 4;
+                if len + 1 == BATCH {
+                    out.sum = out
+                        .sum
+                        .wrapping_add(p.fold_batch(out.dec, out.counts, batches, id, BATCH));
+                } else {
+                    batches.len[id] = len as u16 + 1;
+                }
+                next
+            } else if id != 31 {
+                let Some((fold, after)) = p.fold_unbatched(out.dec, out.counts, id, at * 8 + 32)
+                else {
+                    break 'walk;
+                };
+                out.sum = out.sum.wrapping_add(fold);
+                after / 8
             } else {
-                batches.len[id] = len as u16 + 1;
-            }
-            next
-        } else {
-            // Id 31 (an extended header) is not one of the table's.
-            let Some((fold, after)) = p.fold_unbatched(out.dec, out.counts, id, at * 8 + 32) else {
                 break;
             };
-            if !after.is_multiple_of(8) {
-                break;
-            }
-            out.sum = out.sum.wrapping_add(fold);
-            after / 8
+            let raw = u64::from(lo >> 5);
+            wraps += u64::from(raw < low);
+            low = raw;
+            start = at * 8;
+            at = next;
+            n += 1;
+        }
+        // An extended header at `at`: id 31 (a byte), the id, the clock value.
+        let Some(h) = content.get(at as usize + 1..at as usize + 13) else {
+            break;
         };
-        let raw = u64::from(lo >> 5);
-        wraps += u64::from(raw < low);
-        low = raw;
+        let ext_id = u32::from_le_bytes(h[..4].try_into().unwrap_or_default()) as usize;
+        let now = u64::from_le_bytes(h[4..].try_into().unwrap_or_default());
+        let clock = high + (wraps << 27) + low;
+        if (CHECK && now < clock) || now.checked_add(most_wraps).is_none() {
+            break;
+        }
+        let e = batches.ext.get(ext_id).copied();
+        let slot = match e {
+            Some(e) if e.bytes != 0 => match e.slot {
+                NO_SLOT => batches.new_slot(ext_id),
+                s => Some(s),
+            },
+            _ => None,
+        };
+        let next = match (slot, e) {
+            (Some(slot), Some(e)) => {
+                let next = at + u64::from(e.bytes);
+                if next > end {
+                    break;
+                }
+                // Inside a packet below 4 GiB (`Runner::run`).
+                if batches.push(slot as usize, at as u32 + 13) {
+                    let f = p.fold_batch(out.dec, out.counts, batches, slot as usize, BATCH);
+                    out.sum = out.sum.wrapping_add(f);
+                }
+                next
+            }
+            _ => {
+                let Some((fold, after)) =
+                    p.fold_unbatched(out.dec, out.counts, ext_id, at * 8 + 104)
+                else {
+                    break;
+                };
+                out.sum = out.sum.wrapping_add(fold);
+                after / 8
+            }
+        };
+        // The clock before the walk's first event may be a packet's beginning, not an
+        // event's clock value.
+        if !CHECK && n > 0 {
+            max = max.max(clock);
+        }
+        high = now & !MASK;
+        low = now & MASK;
+        wraps = 0;
         start = at * 8;
         at = next;
         n += 1;
     }
     if n > 0 {
-        // Below 2^64 (checked at the start).
-        let clock = (w.clock & !MASK) + (wraps << 27) + low;
+        // Below 2^64 (checked at the start and at each extended header).
+        let clock = high + (wraps << 27) + low;
         w.pos = at * 8;
         w.clock = clock;
         w.start = start;
@@ -582,31 +753,32 @@ fn walk_compact<const CHECK: bool>(p: &Packet, out: &mut WalkOut, w: &mut WalkSt
         if CHECK {
             w.last = clock;
         } else {
-            w.max = w.max.max(clock);
+            w.max = w.max.max(max).max(clock);
         }
     }
 }
 
 impl Packet<'_> {
-    /// Folds the first `len` bodies set aside for compact id `id` (and counts them), and
-    /// empties its batch.
+    /// Folds the first `len` bodies set aside in batch `slot` (and counts them), and
+    /// empties it.
     #[inline(never)]
     fn fold_batch(
         &self,
         dec: &mut Decoder,
         counts: &mut [u64],
         batches: &mut Batches,
-        id: usize,
+        slot: usize,
         len: usize,
     ) -> u64 {
-        batches.len[id] = 0;
-        self.fold_set_aside(dec, counts, id, &batches.at[id][..len])
+        let (id, l, at) = batches.batch(slot);
+        *l = 0;
+        self.fold_set_aside(dec, counts, id, &at[..len])
     }
 
-    /// Folds and counts the body after the compact header of id `id` ending at bit `h_end`
+    /// Folds and counts the body after the event header of id `id` ending at bit `h_end`
     /// when it is not one [`walk_compact`] sets aside: its fold and end; None where the
-    /// general path must read the event (id 31, a class left to it, a body past the end
-    /// or that does not fold).
+    /// general path must read the event (a class left to it, a body past the end, that
+    /// does not fold or does not end on a byte).
     #[inline(never)]
     fn fold_unbatched(
         &self,
@@ -615,14 +787,14 @@ impl Packet<'_> {
         id: usize,
         h_end: u64,
     ) -> Option<(u64, u64)> {
-        let class = self.table.class(id as u64).filter(|_| id != 31)?;
+        let class = self.table.class(id as u64)?;
         // Most of these are bodies of steps (strings, sequences, variants): straight to
         // them, not through `fold_body`'s attempt at a fixed body.
         let (fold, after) = match class.shape {
             ScanShape::Steps { entry } => self.fold_steps(class, entry, dec, h_end)?,
             _ => self.fold_body(class, dec, h_end)?,
         };
-        if after > self.content_bits {
+        if after > self.content_bits || !after.is_multiple_of(8) {
             return None;
         }
         counts[class.ev_idx] += 1;
@@ -631,10 +803,10 @@ impl Packet<'_> {
 
     /// Folds what the batches hold (at the end of a run: they point into this packet).
     fn fold_batches(&self, out: &mut WalkOut) {
-        for id in 0..32 {
-            let len = usize::from(out.batches.len[id]);
+        for slot in 0..out.batches.slots() {
+            let len = usize::from(*out.batches.batch(slot).1);
             if len > 0 {
-                let fold = self.fold_batch(out.dec, out.counts, out.batches, id, len);
+                let fold = self.fold_batch(out.dec, out.counts, out.batches, slot, len);
                 out.sum = out.sum.wrapping_add(fold);
             }
         }
