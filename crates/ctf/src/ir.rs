@@ -580,11 +580,9 @@ impl TraceClass {
 mod tests {
     use super::ClockClass;
 
-    /// A shift moves every time by exactly the shift on a 1 GHz clock, and by the shift
-    /// rounded down to a cycle on slower ones; negative shifts borrow from the seconds.
-    #[test]
-    fn shifted_offsets_move_times() {
-        let clock = |freq, offset_s, offset_cycles| ClockClass {
+    /// A clock named `c` of `freq` Hz with the offset given.
+    fn clock(freq: u64, offset_s: i64, offset_cycles: i64) -> ClockClass {
+        ClockClass {
             name: "c".into(),
             freq,
             offset_s,
@@ -593,7 +591,13 @@ mod tests {
             uuid: None,
             absolute: false,
             description: None,
-        };
+        }
+    }
+
+    /// A shift moves every time by exactly the shift on a 1 GHz clock, and by the shift
+    /// rounded down to a cycle on slower ones; negative shifts borrow from the seconds.
+    #[test]
+    fn shifted_offsets_move_times() {
         for (s, ns) in [
             (5, 0),
             (-5, 0),
@@ -625,16 +629,7 @@ mod tests {
             (1_000_000, 0, 3),
             (33_333_333, 5, -7),
         ] {
-            let c = ClockClass {
-                name: "c".into(),
-                freq,
-                offset_s,
-                offset_cycles,
-                precision: 0,
-                uuid: None,
-                absolute: false,
-                description: None,
-            };
+            let c = clock(freq, offset_s, offset_cycles);
             for cycles in [0u64, 1, 999, 123_456_789, 1 << 40] {
                 assert_eq!(
                     c.ns_to_cycles(c.cycles_to_ns(cycles)),

@@ -135,7 +135,7 @@ pub struct TextPrinter {
     packet_text: Vec<Vec<Option<PacketText>>>,
     /// The last version given to a packet text.
     text_versions: u64,
-    stack: Vec<(usize, Frame)>,
+    stack: Vec<(usize, style::Frame)>,
     /// Per trace, stream class and event class: the class's print plan, once built. The row of
     /// the last event's trace and stream class is `row` instead (its place here left empty):
     /// a printer mostly sees one stream, whose plans are then one index away.
@@ -267,6 +267,22 @@ fn place(plans: &mut Vec<Vec<Vec<PlanState>>>, (ti, sc): (usize, usize)) -> &mut
     &mut plans[ti][sc]
 }
 
+/// The entry of `ev`'s trace and stream in a per-trace, per-stream cache, made if new.
+fn stream_slot<'c, T: Clone>(
+    cache: &'c mut Vec<Vec<Option<T>>>,
+    ev: &Event<'_>,
+) -> &'c mut Option<T> {
+    let (ti, si) = (ev.trace().index, ev.stream_index());
+    if cache.len() <= ti {
+        cache.resize(ti + 1, Vec::new());
+    }
+    let per_stream = &mut cache[ti];
+    if per_stream.len() <= si {
+        per_stream.resize(si + 1, None);
+    }
+    &mut per_stream[si]
+}
+
 /// The packet context of `ev`'s packet rendered in style `s`, cached per trace and stream.
 fn styled_packet<'c>(
     cache: &'c mut Vec<Vec<Option<StyledPacket>>>,
@@ -274,19 +290,12 @@ fn styled_packet<'c>(
     s: &Styled,
     ev: &Event<'_>,
 ) -> Option<&'c [u8]> {
-    let (ti, si) = (ev.trace().index, ev.stream_index());
-    if cache.len() <= ti {
-        cache.resize(ti + 1, Vec::new());
-    }
-    let per_stream = &mut cache[ti];
-    if per_stream.len() <= si {
-        per_stream.resize(si + 1, None);
-    }
+    let slot = stream_slot(cache, ev);
     let key = ev.packet_key();
-    if !matches!(&per_stream[si], Some((k, _)) if *k == key) {
-        per_stream[si] = Some((key, s.packet(ev, stack)));
+    if !matches!(slot, Some((k, _)) if *k == key) {
+        *slot = Some((key, s.packet(ev, stack)));
     }
-    per_stream[si].as_ref().and_then(|(_, t)| t.as_deref())
+    slot.as_ref().and_then(|(_, t)| t.as_deref())
 }
 
 /// The rendered packet context of `ev`'s packet, cached per trace and stream, and its version:
@@ -294,20 +303,13 @@ fn styled_packet<'c>(
 /// packet's, so that what was made from the text can be kept.
 fn packet_text<'c>(
     cache: &'c mut Vec<Vec<Option<PacketText>>>,
-    stack: &mut Vec<(usize, Frame)>,
+    stack: &mut Vec<(usize, style::Frame)>,
     versions: &mut u64,
     ev: &Event<'_>,
 ) -> (u64, Option<&'c [u8]>) {
-    let (ti, si) = (ev.trace().index, ev.stream_index());
-    if cache.len() <= ti {
-        cache.resize(ti + 1, Vec::new());
-    }
-    let per_stream = &mut cache[ti];
-    if per_stream.len() <= si {
-        per_stream.resize(si + 1, None);
-    }
+    let slot = stream_slot(cache, ev);
     let key = ev.packet_key();
-    if !matches!(&per_stream[si], Some((k, _, _)) if *k == key) {
+    if !matches!(slot, Some((k, _, _)) if *k == key) {
         let text = ev.packet_context().and_then(|v| {
             let mut t = Vec::new();
             let mut w = TextWriter {
@@ -319,7 +321,7 @@ fn packet_text<'c>(
             v.walk(&mut w);
             (w.visible > 0).then_some(t)
         });
-        match &mut per_stream[si] {
+        match &mut *slot {
             Some((k, _, old)) if *old == text => *k = key,
             slot => {
                 *versions += 1;
@@ -327,7 +329,7 @@ fn packet_text<'c>(
             }
         }
     }
-    match &per_stream[si] {
+    match slot {
         Some((_, v, t)) => (*v, t.as_deref()),
         None => (0, None),
     }
@@ -665,20 +667,11 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 struct TextWriter<'b> {
     b: &'b mut Vec<u8>,
     /// Per open compound: items written so far, and its kind.
-    stack: &'b mut Vec<(usize, Frame)>,
+    stack: &'b mut Vec<(usize, style::Frame)>,
     /// At the top level of the scope, leave out fields that have a role.
     skip_roles: bool,
     /// Top-level items written.
     visible: usize,
-}
-
-/// An open compound in a [`TextWriter`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Frame {
-    Braces,
-    Array,
-    /// An optional's value is written bare.
-    Optional,
 }
 
 impl TextWriter<'_> {
@@ -688,7 +681,7 @@ impl TextWriter<'_> {
         let Some((count, frame)) = self.stack.last_mut() else {
             return;
         };
-        if *frame == Frame::Optional {
+        if *frame == style::Frame::Optional {
             *count += 1;
             return;
         }
@@ -696,7 +689,7 @@ impl TextWriter<'_> {
             self.b.push(b',');
         }
         self.b.push(b' ');
-        if *frame == Frame::Array {
+        if *frame == style::Frame::Array {
             self.b.push(b'[');
             put_u64(self.b, *count as u64);
             self.b.extend_from_slice(b"] = ");
@@ -722,27 +715,11 @@ impl FieldVisitor for TextWriter<'_> {
 
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
         self.prefix(name);
-        let frame = match kind {
-            Compound::Array(_) => {
-                self.b.push(b'[');
-                Frame::Array
-            }
-            Compound::Optional(_) => Frame::Optional,
-            _ => {
-                self.b.push(b'{');
-                Frame::Braces
-            }
-        };
-        self.stack.push((0, frame));
+        style::open_compound(self.b, self.stack, kind);
     }
 
     fn leave(&mut self) {
-        match self.stack.pop() {
-            Some((_, Frame::Array)) => self.b.extend_from_slice(b" ]"),
-            Some((_, Frame::Braces)) => self.b.extend_from_slice(b" }"),
-            Some((0, Frame::Optional)) => self.b.extend_from_slice(b"<none>"),
-            _ => {}
-        }
+        style::close_compound(self.b, self.stack);
     }
 }
 

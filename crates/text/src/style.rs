@@ -689,13 +689,40 @@ const LOG_LEVELS: [&str; 15] = [
     "TRACE_DEBUG",
 ];
 
-/// An open compound of a [`Writer`].
+/// An open compound of a field walk being written.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Frame {
     Braces,
     Array,
     /// An optional's value is written bare.
     Optional,
+}
+
+/// Opens a compound as babeltrace2 writes it (`[`, `{`, nothing for an optional) and notes
+/// it on `stack`; its fields' count starts at 0.
+pub(crate) fn open_compound(b: &mut Vec<u8>, stack: &mut Vec<(usize, Frame)>, kind: Compound<'_>) {
+    let frame = match kind {
+        Compound::Array(_) => {
+            b.push(b'[');
+            Frame::Array
+        }
+        Compound::Optional(_) => Frame::Optional,
+        _ => {
+            b.push(b'{');
+            Frame::Braces
+        }
+    };
+    stack.push((0, frame));
+}
+
+/// Closes the compound on top of `stack` (`<none>` for an optional without a value).
+pub(crate) fn close_compound(b: &mut Vec<u8>, stack: &mut Vec<(usize, Frame)>) {
+    match stack.pop() {
+        Some((_, Frame::Array)) => b.extend_from_slice(b" ]"),
+        Some((_, Frame::Braces)) => b.extend_from_slice(b" }"),
+        Some((0, Frame::Optional)) => b.extend_from_slice(b"<none>"),
+        _ => {}
+    }
 }
 
 /// Renders a field walk as babeltrace2 does in a non-default style: names shown or not,
@@ -756,27 +783,11 @@ impl FieldVisitor for Writer<'_> {
 
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
         self.prefix(name);
-        let frame = match kind {
-            Compound::Array(_) => {
-                self.b.push(b'[');
-                Frame::Array
-            }
-            Compound::Optional(_) => Frame::Optional,
-            _ => {
-                self.b.push(b'{');
-                Frame::Braces
-            }
-        };
-        self.stack.push((0, frame));
+        open_compound(self.b, self.stack, kind);
     }
 
     fn leave(&mut self) {
-        match self.stack.pop() {
-            Some((_, Frame::Array)) => self.b.extend_from_slice(b" ]"),
-            Some((_, Frame::Braces)) => self.b.extend_from_slice(b" }"),
-            Some((0, Frame::Optional)) => self.b.extend_from_slice(b"<none>"),
-            _ => {}
-        }
+        close_compound(self.b, self.stack);
     }
 }
 

@@ -11,6 +11,8 @@
 //! A shared trace damaged outside the project (streams its metadata cannot decode) is not
 //! compared: there tracekit must fail the tracekit way (see [`damaged_trace_handled`]).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -87,42 +89,6 @@ fn damaged_trace_handled(name: &str, dir: &Path, tk: &Output) -> Result<String, 
     ))
 }
 
-/// Splits a line into its parts outside and inside double-quoted strings.
-fn split_strings(line: &str) -> (Vec<String>, Vec<String>) {
-    let (mut outside, mut inside) = (vec![String::new()], Vec::new());
-    let mut in_str = false;
-    let mut escaped = false;
-    let mut cur = String::new();
-    for c in line.chars() {
-        if in_str {
-            if escaped {
-                escaped = false;
-                cur.push(c);
-            } else if c == '\\' {
-                escaped = true;
-                cur.push(c);
-            } else if c == '"' {
-                in_str = false;
-                inside.push(std::mem::take(&mut cur));
-                outside.push(String::new());
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' {
-            in_str = true;
-        } else {
-            outside.last_mut().unwrap().push(c);
-        }
-    }
-    (outside, inside)
-}
-
-fn empty_string_reuse(bt: &str, tk: &str) -> bool {
-    let (bo, bi) = split_strings(bt);
-    let (to, ti) = split_strings(tk);
-    bo == to && bi.len() == ti.len() && bi.iter().zip(&ti).all(|(b, t)| b == t || t.is_empty())
-}
-
 fn parse_ts(line: &str) -> Option<(i64, &str)> {
     // "[HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) rest"
     let l = line.strip_prefix('[')?;
@@ -160,7 +126,7 @@ fn compare(name: &str, bt: &Output, tk: &Output, non_ghz: bool) -> Result<(), St
         ));
     }
     for (i, (b, t)) in bl.iter().zip(&tl).enumerate() {
-        if b == t || empty_string_reuse(b, t) || (non_ghz && one_ns_apart(b, t)) {
+        if b == t || common::empty_string_reuse(b, t) || (non_ghz && one_ns_apart(b, t)) {
             continue;
         }
         return Err(format!(
@@ -198,15 +164,7 @@ fn print_matches_babeltrace2_on_shared_traces() {
         have_bt,
         "TRACEKIT_SHARED is set but babeltrace2 is not installed (apt install babeltrace2)"
     );
-    let mut dirs = Vec::new();
-    for sub in ["kernel", "ust", "ctf"] {
-        dirs.extend(testkit::trace_dirs(&shared.join("traces").join(sub)));
-    }
-    assert!(
-        dirs.len() > 40,
-        "expected the shared traces, found {}",
-        dirs.len()
-    );
+    let dirs = common::shared_trace_dirs(&shared);
     let mut failures = Vec::new();
     let mut compared = 0;
     for d in &dirs {
@@ -244,15 +202,15 @@ fn print_matches_babeltrace2_on_shared_traces() {
 
 #[test]
 fn string_tolerance_is_narrow() {
-    assert!(empty_string_reuse(
+    assert!(common::empty_string_reuse(
         r#"a: { f = "x", m = 4 }"#,
         r#"a: { f = "", m = 4 }"#
     ));
-    assert!(!empty_string_reuse(
+    assert!(!common::empty_string_reuse(
         r#"a: { f = "x", m = 4 }"#,
         r#"a: { f = "", m = 5 }"#
     ));
-    assert!(!empty_string_reuse(
+    assert!(!common::empty_string_reuse(
         r#"a: { f = "", m = 4 }"#,
         r#"a: { f = "x", m = 4 }"#
     ));

@@ -9,6 +9,8 @@
 //! the previous event's string; times off by a nanosecond or two (deltas) on clocks other
 //! than 1 GHz.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -78,42 +80,6 @@ fn run_capped(mut cmd: Command, env: &[(&str, &str)], cap: usize) -> Run {
     }
 }
 
-/// Splits a line into its parts outside and inside double-quoted strings.
-fn split_strings(line: &str) -> (Vec<String>, Vec<String>) {
-    let (mut outside, mut inside) = (vec![String::new()], Vec::new());
-    let (mut in_str, mut escaped) = (false, false);
-    let mut cur = String::new();
-    for c in line.chars() {
-        if in_str {
-            if escaped {
-                escaped = false;
-                cur.push(c);
-            } else if c == '\\' {
-                escaped = true;
-                cur.push(c);
-            } else if c == '"' {
-                in_str = false;
-                inside.push(std::mem::take(&mut cur));
-                outside.push(String::new());
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' {
-            in_str = true;
-        } else {
-            outside.last_mut().unwrap().push(c);
-        }
-    }
-    (outside, inside)
-}
-
-/// babeltrace2's reuse of the previous event's string where ours is empty.
-fn empty_string_reuse(bt: &str, tk: &str) -> bool {
-    let (bo, bi) = split_strings(bt);
-    let (to, ti) = split_strings(tk);
-    bo == to && bi.len() == ti.len() && bi.iter().zip(&ti).all(|(b, t)| b == t || t.is_empty())
-}
-
 /// Whether the lines differ only in numbers off by at most 2 (times and deltas of clocks
 /// other than 1 GHz, converted with `double` arithmetic by babeltrace2).
 fn numbers_near(bt: &str, tk: &str) -> bool {
@@ -167,7 +133,7 @@ fn compare(what: &str, bt: &Run, tk: &Run, non_ghz: bool) -> Result<(), String> 
         ));
     }
     for (i, (b, t)) in bt.lines.iter().zip(&tk.lines).enumerate() {
-        if b == t || empty_string_reuse(b, t) || (non_ghz && numbers_near(b, t)) {
+        if b == t || common::empty_string_reuse(b, t) || (non_ghz && numbers_near(b, t)) {
             continue;
         }
         return Err(format!(
@@ -355,15 +321,7 @@ fn options_match_babeltrace2_on_shared_traces() {
         "the print options' comparison"
     ));
     let started = std::time::Instant::now();
-    let mut dirs = Vec::new();
-    for sub in ["kernel", "ust", "ctf"] {
-        dirs.extend(testkit::trace_dirs(&shared.join("traces").join(sub)));
-    }
-    assert!(
-        dirs.len() > 40,
-        "expected the shared traces, found {}",
-        dirs.len()
-    );
+    let dirs = common::shared_trace_dirs(&shared);
     let mut jobs = Vec::new();
     let mut windows = 0;
     for d in &dirs {
@@ -573,8 +531,14 @@ fn tolerances_are_narrow() {
         "[1.000000001] (+0.1) b"
     ));
     assert!(!numbers_near("x = 10", "x = 9"));
-    assert!(empty_string_reuse(r#"a: { f = "x" }"#, r#"a: { f = "" }"#));
-    assert!(!empty_string_reuse(r#"a: { f = "" }"#, r#"a: { f = "x" }"#));
+    assert!(common::empty_string_reuse(
+        r#"a: { f = "x" }"#,
+        r#"a: { f = "" }"#
+    ));
+    assert!(!common::empty_string_reuse(
+        r#"a: { f = "" }"#,
+        r#"a: { f = "x" }"#
+    ));
 }
 
 /// On a real colour terminal (a pseudo-terminal from `script`, `TERM=xterm`), with no
