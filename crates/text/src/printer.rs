@@ -2,15 +2,12 @@
 
 use std::io::{self, Write};
 
-use ctf::field::{Compound, FieldValue, FieldVisitor};
-use ctf::ir::{EnvValue, Role};
+use ctf::ir::EnvValue;
 use ctf::stream::Event;
 
 use crate::plan::ClassPlan;
-use crate::put::put_u64;
-use crate::style::{self, Styled};
+use crate::style::{self, FieldWriter, Styled};
 use crate::timefmt::{TimeFormatter, STAMP_LEN};
-use crate::value::put_value;
 
 /// Text being gathered for output: a buffer kept at its full length, so that its bytes are
 /// always initialized, of which the first `used` hold text. An event line is written straight
@@ -312,12 +309,7 @@ fn packet_text<'c>(
     if !matches!(slot, Some((k, _, _)) if *k == key) {
         let text = ev.packet_context().and_then(|v| {
             let mut t = Vec::new();
-            let mut w = TextWriter {
-                b: &mut t,
-                stack,
-                skip_roles: true,
-                visible: 0,
-            };
+            let mut w = FieldWriter::plain(&mut t, stack, true);
             v.walk(&mut w);
             (w.visible > 0).then_some(t)
         });
@@ -572,12 +564,7 @@ impl TextPrinter {
                 b.extend_from_slice(b", ");
             }
             first = false;
-            let mut w = TextWriter {
-                b,
-                stack: &mut self.stack,
-                skip_roles: false,
-                visible: 0,
-            };
+            let mut w = FieldWriter::plain(b, &mut self.stack, false);
             v.walk(&mut w);
         }
         b.push(b'\n');
@@ -661,66 +648,6 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
         h[8..10].concat(),
         h[10..16].concat()
     )
-}
-
-/// Renders a field walk in Babeltrace's syntax: `{ a = 1, b = [ [0] = 2 ], c = { "x" } }`.
-struct TextWriter<'b> {
-    b: &'b mut Vec<u8>,
-    /// Per open compound: items written so far, and its kind.
-    stack: &'b mut Vec<(usize, style::Frame)>,
-    /// At the top level of the scope, leave out fields that have a role.
-    skip_roles: bool,
-    /// Top-level items written.
-    visible: usize,
-}
-
-impl TextWriter<'_> {
-    #[inline]
-    fn prefix(&mut self, name: Option<&str>) {
-        let depth = self.stack.len();
-        let Some((count, frame)) = self.stack.last_mut() else {
-            return;
-        };
-        if *frame == style::Frame::Optional {
-            *count += 1;
-            return;
-        }
-        if *count > 0 {
-            self.b.push(b',');
-        }
-        self.b.push(b' ');
-        if *frame == style::Frame::Array {
-            self.b.push(b'[');
-            put_u64(self.b, *count as u64);
-            self.b.extend_from_slice(b"] = ");
-        } else if let Some(n) = name {
-            self.b.extend_from_slice(n.as_bytes());
-            self.b.extend_from_slice(b" = ");
-        }
-        *count += 1;
-        if depth == 1 {
-            self.visible += 1;
-        }
-    }
-}
-
-impl FieldVisitor for TextWriter<'_> {
-    fn value(&mut self, name: Option<&str>, role: Option<Role>, value: &FieldValue<'_>) {
-        if self.skip_roles && role.is_some() && self.stack.len() == 1 {
-            return;
-        }
-        self.prefix(name);
-        put_value(self.b, value);
-    }
-
-    fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
-        self.prefix(name);
-        style::open_compound(self.b, self.stack, kind);
-    }
-
-    fn leave(&mut self) {
-        style::close_compound(self.b, self.stack);
-    }
 }
 
 #[cfg(test)]

@@ -558,8 +558,8 @@ impl Styled {
         for (v, name, named) in scopes {
             let Some(v) = v else { continue };
             scope(b, name);
-            let mut w = Writer {
-                s: self,
+            let mut w = FieldWriter {
+                s: Some(self),
                 b,
                 stack,
                 skip_roles: false,
@@ -579,8 +579,8 @@ impl Styled {
     ) -> Option<Vec<u8>> {
         let v = ev.packet_context()?;
         let mut t = Vec::new();
-        let mut w = Writer {
-            s: self,
+        let mut w = FieldWriter {
+            s: Some(self),
             b: &mut t,
             stack,
             skip_roles: true,
@@ -725,21 +725,41 @@ pub(crate) fn close_compound(b: &mut Vec<u8>, stack: &mut Vec<(usize, Frame)>) {
     }
 }
 
-/// Renders a field walk as babeltrace2 does in a non-default style: names shown or not,
-/// values in colour or not.
-struct Writer<'b> {
-    s: &'b Styled,
+/// Renders a field walk in babeltrace2's syntax, `{ a = 1, b = [ [0] = 2 ], c = { "x" } }`:
+/// in the default style, or in a printer's non-default one (names shown or not, values in
+/// colour or not).
+pub(crate) struct FieldWriter<'b> {
+    /// The non-default style; None for the default (names shown, no colour).
+    s: Option<&'b Styled>,
     b: &'b mut Vec<u8>,
+    /// Per open compound: items written so far, and its kind.
     stack: &'b mut Vec<(usize, Frame)>,
     /// At the top level of the scope, leave out fields that have a role.
     skip_roles: bool,
     /// Top-level items written.
-    visible: usize,
+    pub(crate) visible: usize,
     /// Member names and array indexes shown.
     names: bool,
 }
 
-impl Writer<'_> {
+impl<'b> FieldWriter<'b> {
+    /// A writer in the default style.
+    pub(crate) fn plain(
+        b: &'b mut Vec<u8>,
+        stack: &'b mut Vec<(usize, Frame)>,
+        skip_roles: bool,
+    ) -> Self {
+        FieldWriter {
+            s: None,
+            b,
+            stack,
+            skip_roles,
+            visible: 0,
+            names: true,
+        }
+    }
+
+    #[inline]
     fn prefix(&mut self, name: Option<&str>) {
         let depth = self.stack.len();
         let Some((count, frame)) = self.stack.last_mut() else {
@@ -759,9 +779,14 @@ impl Writer<'_> {
                 put_u64(self.b, *count as u64);
                 self.b.extend_from_slice(b"] = ");
             } else if let Some(n) = name {
-                self.b.extend_from_slice(self.s.pal.field_name.as_bytes());
-                self.b.extend_from_slice(n.as_bytes());
-                self.b.extend_from_slice(self.s.pal.reset.as_bytes());
+                match self.s {
+                    Some(s) => {
+                        self.b.extend_from_slice(s.pal.field_name.as_bytes());
+                        self.b.extend_from_slice(n.as_bytes());
+                        self.b.extend_from_slice(s.pal.reset.as_bytes());
+                    }
+                    None => self.b.extend_from_slice(n.as_bytes()),
+                }
                 self.b.extend_from_slice(b" = ");
             }
         }
@@ -772,13 +797,16 @@ impl Writer<'_> {
     }
 }
 
-impl FieldVisitor for Writer<'_> {
+impl FieldVisitor for FieldWriter<'_> {
     fn value(&mut self, name: Option<&str>, role: Option<Role>, value: &FieldValue<'_>) {
         if self.skip_roles && role.is_some() && self.stack.len() == 1 {
             return;
         }
         self.prefix(name);
-        self.s.value(self.b, value);
+        match self.s {
+            Some(s) => s.value(self.b, value),
+            None => put_value(self.b, value),
+        }
     }
 
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
