@@ -23,12 +23,7 @@ pub fn run(args: &CountArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // The process ends right after: freeing the layouts of a kernel trace's event
     // classes one by one is a sizeable part of a count (as `analyze` does).
     std::mem::forget(traces);
-    for w in &c.warnings {
-        eprintln!("tracekit: warning: {w}");
-    }
-    for e in &c.errors {
-        eprintln!("tracekit: error: {e}");
-    }
+    report_diagnostics(&c);
     if args.json {
         let v = serde_json::json!({
             "events": c.events,
@@ -70,4 +65,14 @@ pub fn run(args: &CountArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Writes a count's warnings and decoding errors to the standard error.
+pub fn report_diagnostics(c: &text::Counts) {
+    for w in &c.warnings {
+        eprintln!("tracekit: warning: {w}");
+    }
+    for e in &c.errors {
+        eprintln!("tracekit: error: {e}");
+    }
 }

@@ -186,12 +186,7 @@ fn write_text<W: Write>(
 fn dummy(traces: Vec<Arc<ctf::Trace>>) -> ExitCode {
     let c = text::count_traces(&traces, &|_| {});
     std::mem::forget(traces);
-    for w in &c.warnings {
-        eprintln!("tracekit: warning: {w}");
-    }
-    for e in &c.errors {
-        eprintln!("tracekit: error: {e}");
-    }
+    crate::count::report_diagnostics(&c);
     if c.errors.is_empty() {
         ExitCode::SUCCESS
     } else {
