@@ -96,9 +96,6 @@ pub struct CpuTop {
     tids: IntMap<i32, u32>,
     /// In first-seen order (lttng-analyses' order among equal usages).
     threads: Vec<(i32, TidStat)>,
-    /// (time, tid) of a thread just added by a switch that also changed its priority: the
-    /// model's priority notification that follows the switch is already counted.
-    fresh: Option<(i64, i32)>,
 }
 
 impl CpuTop {
@@ -112,7 +109,6 @@ impl CpuTop {
             cpus: CpuMap::default(),
             tids: IntMap::default(),
             threads: Vec::new(),
-            fresh: None,
         }
     }
 
@@ -193,18 +189,13 @@ impl Analysis for CpuTop {
                 if next_tid == 0 || !self.common.thread_ok(state, next_tid) {
                     return;
                 }
-                let known = self.tids.len();
                 // A thread first seen switching in starts with the priority this switch gives
-                // it (lttng-analyses applies `next_prio` first); the change the model
-                // notifies next is then already in its list.
+                // it (the model notified the change before the switch, when it was unknown).
                 let at = self.thread_at(next_tid, || TidStat {
                     comm: comm_of(state, next_tid),
                     prios: prios_of(next_prio.or(next_prio_known)),
                     ..Default::default()
                 });
-                if self.tids.len() > known && next_prio.is_some() && next_prio != next_prio_known {
-                    self.fresh = Some((ts, next_tid));
-                }
                 self.threads[at as usize].1.since = Some(ts);
                 // The CPU was found above; found again (no borrow is kept across the
                 // thread lookups) only to note who runs.
@@ -212,10 +203,7 @@ impl Analysis for CpuTop {
                     c.running = Some((next_tid, at));
                 }
             }
-            Notification::PrioChanged { ts, tid, prio } => {
-                if self.fresh.take() == Some((ts, tid)) {
-                    return;
-                }
+            Notification::PrioChanged { tid, prio, .. } => {
                 if let Some(&at) = self.tids.get(&tid) {
                     self.threads[at as usize].1.prios.push(prio);
                 }

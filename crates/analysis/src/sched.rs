@@ -152,9 +152,6 @@ pub(crate) struct Sched {
     /// among equal names).
     per_tid: Vec<TidSched>,
     per_prio: BTreeMap<i32, Stats>,
-    /// (time, tid) of a wakee just added by a switch that also changed its priority: the
-    /// model's priority notification that follows the switch is already in its list.
-    fresh: Option<(i64, i32)>,
     /// schedstats with `lttng_analyses_quirks`: each thread's name when it last switched in.
     /// lttng-analyses names threads from `next_comm` (not `prev_comm`), so a waker renamed
     /// while running (`prctl`) keeps its old name there until it runs again.
@@ -212,16 +209,15 @@ impl Sched {
             per_tid_at: IntMap::default(),
             per_tid: Vec::new(),
             per_prio: BTreeMap::new(),
-            fresh: None,
             switched_in: IntMap::default(),
         }
     }
 
     /// The position in `per_tid` of thread `tid`, added (named as `state` names it now, with
     /// priority `prio`) if new.
-    fn tid_at(&mut self, state: &State, tid: i32, prio: Option<i32>) -> (usize, bool) {
+    fn tid_at(&mut self, state: &State, tid: i32, prio: Option<i32>) -> usize {
         if let Some(&at) = self.per_tid_at.get(&tid) {
-            return (at as usize, false);
+            return at as usize;
         }
         let comm = match self.switched_in.get(&tid) {
             Some(c) => c.clone(),
@@ -235,7 +231,7 @@ impl Sched {
         });
         let at = self.per_tid.len() - 1;
         self.per_tid_at.insert(tid, at as u32);
-        (at, true)
+        at
     }
 }
 
@@ -301,10 +297,7 @@ impl Analysis for Sched {
                 wakeup: Some((wakeup, waker)),
                 ..
             } => (ts, cpu, next_tid, next_prio_known, next_prio, wakeup, waker),
-            Notification::PrioChanged { ts, tid, prio } => {
-                if self.fresh.take() == Some((ts, tid)) {
-                    return;
-                }
+            Notification::PrioChanged { tid, prio, .. } => {
                 if let Some(&at) = self.per_tid_at.get(&tid) {
                     self.per_tid[at as usize].prios.push(prio);
                 }
@@ -329,15 +322,12 @@ impl Analysis for Sched {
                 self.total.add(lat);
                 // As lttng-analyses: the waker is listed from its first wakeup of a
                 // scheduling, the wakee from its first scheduling with the priority this
-                // switch gives it (the model's change notification follows the switch).
+                // switch gives it (the model notified the change before the switch, when it was unknown).
                 if let Some(w) = waker.filter(|w| *w != 0 && !self.per_tid_at.contains_key(w)) {
                     let prio = state.thread(w).and_then(|t| t.prio);
                     self.tid_at(state, w, prio);
                 }
-                let (at, new) = self.tid_at(state, next_tid, next_prio.or(next_prio_known));
-                if new && next_prio.is_some() && next_prio != next_prio_known {
-                    self.fresh = Some((ts, next_tid));
-                }
+                let at = self.tid_at(state, next_tid, next_prio.or(next_prio_known));
                 self.per_tid[at].stats.add(lat);
                 if let Some(p) = next_prio {
                     self.per_prio.entry(p).or_default().add(lat);

@@ -233,7 +233,8 @@ pub enum Notification {
         /// The first wakeup of `next_tid` since it last ran: (time, waking thread).
         wakeup: Option<(i64, Option<i32>)>,
     },
-    /// The priority of a thread changed.
+    /// The priority of a thread changed. Made before the notification of the event that
+    /// shows it (a switch, a migration), as lttng-analyses notifies it.
     PrioChanged {
         /// Event time.
         ts: i64,
@@ -1315,6 +1316,15 @@ impl State {
         if changed.is_some() {
             next.prio = changed;
         }
+        // Noted before the switch, as the previous task's: a consumer meeting the thread at
+        // this switch reads the priority it gives.
+        if let Some(prio) = changed.filter(|_| self.wants(NoteKind::PrioChanged)) {
+            out.push(Notification::PrioChanged {
+                ts,
+                tid: next_tid,
+                prio,
+            });
+        }
         if self.wants(NoteKind::SchedSwitch) {
             out.push(Notification::SchedSwitch {
                 ts,
@@ -1324,13 +1334,6 @@ impl State {
                 next_prio_known,
                 next_prio,
                 wakeup,
-            });
-        }
-        if let Some(prio) = changed.filter(|_| self.wants(NoteKind::PrioChanged)) {
-            out.push(Notification::PrioChanged {
-                ts,
-                tid: next_tid,
-                prio,
             });
         }
     }
