@@ -15,6 +15,7 @@ mod print;
 mod progress;
 mod record_cmd;
 mod sync_cmd;
+mod view_cmd;
 
 use std::process::ExitCode;
 
@@ -56,6 +57,9 @@ enum Command {
     /// Latency trackers (wakeup, off-CPU, syscall, block, IRQ): occurrences over a threshold,
     /// timeouts and histograms.
     Latency(latency_cmd::LatencyArgs),
+    /// Serve a web trace viewer (Control Flow, Resources, CPU usage, events, critical path)
+    /// with a Trace Server Protocol back end.
+    View(view_cmd::ViewArgs),
     /// Make `lttng-NAME` and `lttng-NAME-mi` links to tracekit in a directory: run by those
     /// names it is `tracekit analyze NAME [--mi]`, a drop-in for lttng-analyses' commands.
     LamiLinks(lami_links::LamiLinksArgs),
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),
+        Command::View(a) => view_cmd::run(&a),
         Command::LamiLinks(a) => lami_links::run(&a),
     };
     match result {

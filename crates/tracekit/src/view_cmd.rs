@@ -1,0 +1,73 @@
+//! `tracekit view`: the web trace viewer.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct ViewArgs {
+    /// Trace directories (searched recursively), one or more hosts: one experiment.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Synchronize the hosts' clocks first (from the TCP packets they exchanged).
+    #[arg(long)]
+    pub sync: bool,
+    /// Address to listen on; any non-loopback address requires the access token printed in
+    /// the URL.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Open the page in the desktop's browser (xdg-open).
+    #[arg(long)]
+    pub open: bool,
+    /// Where the state models are cached [default: $XDG_CACHE_HOME/tracekit/view or
+    /// ~/.cache/tracekit/view].
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not read or write the cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
+}
+
+pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let cache_dir = if args.no_cache {
+        None
+    } else {
+        args.cache_dir.clone().or_else(view::default_cache_dir)
+    };
+    let traces = ctf::open_all(&args.paths)?;
+    if traces.is_empty() {
+        return Err("no trace found".into());
+    }
+    let progress = Arc::new(crate::progress::Progress::for_traces(&traces));
+    let server = view::Server::start(view::ServeOptions {
+        paths: args.paths.clone(),
+        sync: args.sync,
+        listen: args.listen,
+        cache_dir,
+        progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
+    })?;
+    eprintln!("tracekit: indexing {} trace(s)…", traces.len());
+    let indexed = server.wait_indexed();
+    progress.finish();
+    match indexed {
+        Ok(problems) => {
+            for p in problems {
+                eprintln!("tracekit: warning: {p}");
+            }
+        }
+        Err(why) => eprintln!("tracekit: error: {why}"),
+    }
+    println!("tracekit view: {}", server.url());
+    println!("(Ctrl-C to stop)");
+    if args.open {
+        if let Err(e) = std::process::Command::new("xdg-open")
+            .arg(server.url())
+            .spawn()
+        {
+            eprintln!("tracekit: cannot run xdg-open: {e}");
+        }
+    }
+    server.run_until_signal()?;
+    Ok(ExitCode::SUCCESS)
+}

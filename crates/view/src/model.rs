@@ -1,0 +1,82 @@
+//! An experiment's data once indexed: its traces, the state model, the time map, and what the
+//! outputs compute lazily from them (the critical-path graph).
+
+use std::sync::{Arc, OnceLock};
+
+use ctf::merge::TimeMap;
+use ctf::Trace;
+use timeline::Timeline;
+
+/// What every output of an experiment reads.
+pub struct Model {
+    /// The traces, in the experiment's order (trace index = position).
+    pub traces: Vec<Arc<Trace>>,
+    /// The state model.
+    pub timeline: Timeline,
+    /// The clock transform of every trace (`--sync`), the one the model was built with.
+    pub time_map: Option<Arc<dyn TimeMap>>,
+    /// Problems met reading (file and byte offset in each), shown in status messages.
+    pub diagnostics: Vec<String>,
+    critpath: OnceLock<Arc<critpath::input::Built>>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("traces", &self.traces.len())
+            .field("events", &self.timeline.events)
+            .field("diagnostics", &self.diagnostics)
+            .finish()
+    }
+}
+
+impl Model {
+    /// A model over `traces`.
+    pub fn new(
+        traces: Vec<Arc<Trace>>,
+        timeline: Timeline,
+        time_map: Option<Arc<dyn TimeMap>>,
+        diagnostics: Vec<String>,
+    ) -> Self {
+        Model {
+            traces,
+            timeline,
+            time_map,
+            diagnostics,
+            critpath: OnceLock::new(),
+        }
+    }
+
+    /// The read options every output's own reads use (same time line as the model).
+    pub fn read_options(&self) -> pipeline::ReadOptions {
+        pipeline::ReadOptions {
+            time_map: self.time_map.clone(),
+            no_intersection: true,
+            ..Default::default()
+        }
+    }
+
+    /// The critical-path graph of the traces, built on first use (a full read).
+    pub fn critpath(&self) -> Arc<critpath::input::Built> {
+        self.critpath
+            .get_or_init(|| {
+                Arc::new(critpath::input::build_graph(
+                    &self.traces,
+                    critpath::input::BuildOptions {
+                        time_map: self.time_map.clone(),
+                        matcher: None,
+                    },
+                ))
+            })
+            .clone()
+    }
+
+    /// The host name of timeline host `h`.
+    pub fn host_name(&self, h: u32) -> &str {
+        self.timeline
+            .hosts
+            .get(h as usize)
+            .map(|h| h.name.as_str())
+            .unwrap_or("?")
+    }
+}
