@@ -71,16 +71,38 @@ async fn health_outputs_and_experiment() {
         n
     };
     assert_eq!(f.info["nbEvents"].as_u64(), Some(events));
-    let r = call(&f.state, "GET", &format!("/tsp/api/experiments/{}/outputs", f.exp), None).await;
-    let ids: Vec<&str> = r.json.as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap()).collect();
-    for id in [CONTROL_FLOW, RESOURCES, CPU_USAGE, HISTOGRAM, EVENTS, CRITICAL_PATH] {
+    let r = call(
+        &f.state,
+        "GET",
+        &format!("/tsp/api/experiments/{}/outputs", f.exp),
+        None,
+    )
+    .await;
+    let ids: Vec<&str> = r
+        .json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        CONTROL_FLOW,
+        RESOURCES,
+        CPU_USAGE,
+        HISTOGRAM,
+        EVENTS,
+        CRITICAL_PATH,
+    ] {
         assert!(ids.contains(&id), "{id} listed");
     }
     let r = call(&f.state, "GET", "/view/session", None).await;
     assert_eq!(r.json["experiment"].as_str(), Some(f.exp.as_str()));
     let r = call(&f.state, "GET", "/", None).await;
     assert_eq!(r.status, StatusCode::OK);
-    assert!(r.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(r.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
 }
 
 /// The Control Flow tree holds the threads the trace's scheduler events name; its states
@@ -89,11 +111,22 @@ async fn health_outputs_and_experiment() {
 async fn control_flow_tree_and_states() {
     let f = mix();
     let (start, end) = range(f);
-    let r = query(&f.state, &f.exp, &format!("timeGraph/{CONTROL_FLOW}/tree"), json!({"requested_timerange": {"start": start, "end": end}})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("timeGraph/{CONTROL_FLOW}/tree"),
+        json!({"requested_timerange": {"start": start, "end": end}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.json["status"], "COMPLETED");
     let entries = r.json["model"]["entries"].as_array().unwrap().clone();
-    let headers: Vec<&str> = r.json["model"]["headers"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    let headers: Vec<&str> = r.json["model"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
     assert_eq!(headers, ["Process", "TID", "PTID", "Birth time"]);
     let tree_tids: BTreeSet<i64> = entries
         .iter()
@@ -102,7 +135,13 @@ async fn control_flow_tree_and_states() {
     // Every thread switched in or out is a row (the idle threads, tid 0, aside).
     let traces = ctf::open_all(&[&f.dir]).unwrap();
     let mut seen = BTreeSet::new();
-    let mut ev = pipeline::RangeEvents::new(&traces, &pipeline::ReadOptions { no_intersection: true, ..Default::default() });
+    let mut ev = pipeline::RangeEvents::new(
+        &traces,
+        &pipeline::ReadOptions {
+            no_intersection: true,
+            ..Default::default()
+        },
+    );
     while let Some((e, _)) = ev.next() {
         if e.name() == "sched_switch" {
             let p = e.payload().unwrap();
@@ -121,20 +160,33 @@ async fn control_flow_tree_and_states() {
     let mut listed = BTreeSet::new();
     for e in &entries {
         let p = e["parentId"].as_i64().unwrap();
-        assert!(p == -1 || listed.contains(&p), "parent {p} of {} listed before", e["id"]);
+        assert!(
+            p == -1 || listed.contains(&p),
+            "parent {p} of {} listed before",
+            e["id"]
+        );
         listed.insert(e["id"].as_i64().unwrap());
     }
 
     // States of every row at 2000 steps: the model's own answer, in order, within range.
     let nb = 2000;
-    let r = query(&f.state, &f.exp, &format!("timeGraph/{CONTROL_FLOW}/states"), json!({"requested_timerange": {"start": start, "end": end, "nbTimes": nb}})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("timeGraph/{CONTROL_FLOW}/states"),
+        json!({"requested_timerange": {"start": start, "end": end, "nbTimes": nb}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let rows = r.json["model"]["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     let tl = timeline::Timeline::open(
         &traces,
         &timeline::BuildOptions {
-            read: pipeline::ReadOptions { no_intersection: true, ..Default::default() },
+            read: pipeline::ReadOptions {
+                no_intersection: true,
+                ..Default::default()
+            },
             cache_dir: None,
         },
     )
@@ -156,26 +208,56 @@ async fn control_flow_tree_and_states() {
                 syscall_labels += 1;
             }
         }
-        assert!(got.len() as i64 <= 2 * nb + 2, "row {id}: {} states", got.len());
-        assert!(got.windows(2).all(|w| w[0]["end"].as_i64() <= w[1]["start"].as_i64()));
+        assert!(
+            got.len() as i64 <= 2 * nb + 2,
+            "row {id}: {} states",
+            got.len()
+        );
+        assert!(got
+            .windows(2)
+            .all(|w| w[0]["end"].as_i64() <= w[1]["start"].as_i64()));
     }
-    assert!(syscall_labels > 0, "system calls are labelled with their names");
+    assert!(
+        syscall_labels > 0,
+        "system calls are labelled with their names"
+    );
 
     // Styles: every key the states use is defined.
-    let r = query(&f.state, &f.exp, &format!("{CONTROL_FLOW}/style"), json!({})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("{CONTROL_FLOW}/style"),
+        json!({}),
+    )
+    .await;
     let styles = r.json["model"]["styles"].as_object().unwrap();
     assert_eq!(styles["USERMODE"]["values"]["background-color"], "#00c800");
     assert_eq!(styles["SYSCALL"]["values"]["background-color"], "#0000c8");
 
     // Tooltip of a state.
-    let row = rows.iter().find(|r| !r["states"].as_array().unwrap().is_empty()).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| !r["states"].as_array().unwrap().is_empty())
+        .unwrap();
     let s = &row["states"][0];
-    let r = query(&f.state, &f.exp, &format!("timeGraph/{CONTROL_FLOW}/tooltip"), json!({"requested_items": [row["entryId"]], "requested_times": [s["start"]]})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("timeGraph/{CONTROL_FLOW}/tooltip"),
+        json!({"requested_items": [row["entryId"]], "requested_times": [s["start"]]}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert!(r.json["model"]["State"].is_string(), "{}", r.text);
 
     // Arrows: wake-ups between listed rows, in range.
-    let r = query(&f.state, &f.exp, &format!("timeGraph/{CONTROL_FLOW}/arrows"), json!({"requested_timerange": {"start": start, "end": end, "nbTimes": nb}})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("timeGraph/{CONTROL_FLOW}/arrows"),
+        json!({"requested_timerange": {"start": start, "end": end, "nbTimes": nb}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     for a in r.json["model"].as_array().unwrap() {
         assert!(listed.contains(&a["sourceId"].as_i64().unwrap()));
@@ -184,8 +266,19 @@ async fn control_flow_tree_and_states() {
     }
 
     // Resources: a row per CPU of the trace.
-    let r = query(&f.state, &f.exp, &format!("timeGraph/{RESOURCES}/tree"), json!({})).await;
-    let cpus = r.json["model"]["entries"].as_array().unwrap().iter().filter(|e| e["labels"][0].as_str().unwrap().starts_with("CPU")).count();
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("timeGraph/{RESOURCES}/tree"),
+        json!({}),
+    )
+    .await;
+    let cpus = r.json["model"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["labels"][0].as_str().unwrap().starts_with("CPU"))
+        .count();
     assert_eq!(cpus, 4, "{}", r.text);
 }
 
@@ -200,11 +293,31 @@ async fn events_table_is_print_order() {
     let printed: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
     let n = printed.len() as u64;
     assert_eq!(f.info["nbEvents"].as_u64(), Some(n));
-    let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/columns"), json!({})).await;
-    let names: Vec<&str> = r.json["model"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(&names[..5], ["Timestamp", "Host", "CPU", "Event type", "Contents"]);
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("table/{EVENTS}/columns"),
+        json!({}),
+    )
+    .await;
+    let names: Vec<&str> = r.json["model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &names[..5],
+        ["Timestamp", "Host", "CPU", "Event type", "Contents"]
+    );
     for at in [0, 1, 4321, n / 2, n - 2] {
-        let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/lines"), json!({"requested_table_index": at, "requested_table_count": 2})).await;
+        let r = query(
+            &f.state,
+            &f.exp,
+            &format!("table/{EVENTS}/lines"),
+            json!({"requested_table_index": at, "requested_table_count": 2}),
+        )
+        .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         let m = &r.json["model"];
         assert_eq!(m["size"].as_u64(), Some(n));
@@ -216,31 +329,65 @@ async fn events_table_is_print_order() {
             assert_eq!(l["index"].as_u64(), Some(i as u64));
             let cell = |c: usize| l["cells"][c]["content"].as_str().unwrap().to_string();
             let p = printed[i];
-            assert!(p.starts_with(&format!("[{}]", cell(0))), "line {i}: {p} / {}", cell(0));
+            assert!(
+                p.starts_with(&format!("[{}]", cell(0))),
+                "line {i}: {p} / {}",
+                cell(0)
+            );
             let name = cell(3);
             let contents = cell(4);
-            assert!(p.ends_with(&format!(" {name}: {contents}")), "line {i}:\n{p}\n{name}: {contents}");
-            assert!(p.contains(&format!("cpu_id = {}", cell(2))), "line {i}: {p}");
+            assert!(
+                p.ends_with(&format!(" {name}: {contents}")),
+                "line {i}:\n{p}\n{name}: {contents}"
+            );
+            assert!(
+                p.contains(&format!("cpu_id = {}", cell(2))),
+                "line {i}: {p}"
+            );
         }
     }
     // By time: the first event at or after a line's time.
     let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/lines"), json!({"requested_table_index": 7000, "requested_table_count": 1, "requested_table_column_ids": [5]})).await;
-    let t: i64 = r.json["model"]["lines"][0]["cells"][0]["content"].as_str().unwrap().parse().unwrap();
+    let t: i64 = r.json["model"]["lines"][0]["cells"][0]["content"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/lines"), json!({"requested_times": [t], "requested_table_count": 1, "requested_table_column_ids": [5]})).await;
     let low = r.json["model"]["lowIndex"].as_u64().unwrap();
     assert!(low <= 7000);
-    assert_eq!(r.json["model"]["lines"][0]["cells"][0]["content"].as_str().unwrap().parse::<i64>().unwrap(), t);
+    assert_eq!(
+        r.json["model"]["lines"][0]["cells"][0]["content"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap(),
+        t
+    );
 
     // Search: the first sched_switch from index 100 on, tagged.
-    let first = printed.iter().enumerate().skip(100).find(|(_, l)| l.contains(" sched_switch: ")).unwrap().0;
+    let first = printed
+        .iter()
+        .enumerate()
+        .skip(100)
+        .find(|(_, l)| l.contains(" sched_switch: "))
+        .unwrap()
+        .0;
     let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/lines"), json!({"requested_table_index": 100, "requested_table_count": 3, "table_search_expressions": {"3": "^sched_switch$"}, "table_search_direction": "NEXT"})).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let l = &r.json["model"]["lines"][0];
     assert_eq!(l["index"].as_u64(), Some(first as u64));
     assert_eq!(l["tags"].as_u64(), Some(4));
-    let prev = printed[..=first - 1].iter().rposition(|l| l.contains(" sched_switch: "));
+    let prev = printed[..=first - 1]
+        .iter()
+        .rposition(|l| l.contains(" sched_switch: "));
     let r = query(&f.state, &f.exp, &format!("table/{EVENTS}/lines"), json!({"requested_table_index": first - 1, "requested_table_count": 1, "table_search_expressions": {"3": "^sched_switch$"}, "table_search_direction": "PREVIOUS"})).await;
-    assert_eq!(r.json["model"]["lines"][0]["index"].as_u64(), prev.map(|p| p as u64), "{}", r.text);
+    assert_eq!(
+        r.json["model"]["lines"][0]["index"].as_u64(),
+        prev.map(|p| p as u64),
+        "{}",
+        r.text
+    );
 }
 
 /// The histogram counts every event once; CPU usage stays in 0–100 %.
@@ -248,31 +395,68 @@ async fn events_table_is_print_order() {
 async fn xy_outputs() {
     let f = mix();
     let (start, end) = range(f);
-    let r = query(&f.state, &f.exp, &format!("XY/{HISTOGRAM}/xy"), json!({"requested_timerange": {"start": start, "end": end, "nbTimes": 97}})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("XY/{HISTOGRAM}/xy"),
+        json!({"requested_timerange": {"start": start, "end": end, "nbTimes": 97}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let series = r.json["model"]["series"].as_array().unwrap();
-    let events: f64 = series[0]["yValues"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum();
+    let events: f64 = series[0]["yValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
     assert_eq!(events as u64, f.info["nbEvents"].as_u64().unwrap());
     assert_eq!(series[0]["xValues"].as_array().unwrap().len(), 97);
     assert_eq!(series[0]["xValues"][0].as_i64(), Some(start));
 
-    let r = query(&f.state, &f.exp, &format!("XY/{CPU_USAGE}/tree"), json!({"requested_timerange": {"start": start, "end": end}})).await;
+    let r = query(
+        &f.state,
+        &f.exp,
+        &format!("XY/{CPU_USAGE}/tree"),
+        json!({"requested_timerange": {"start": start, "end": end}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let entries = r.json["model"]["entries"].as_array().unwrap();
     let host = entries.iter().find(|e| e["parentId"] == -1).unwrap();
-    let thread = entries.iter().find(|e| e["parentId"] != -1).expect("a thread ran");
+    let thread = entries
+        .iter()
+        .find(|e| e["parentId"] != -1)
+        .expect("a thread ran");
     let total_ns: i64 = host["labels"][3].as_str().unwrap().parse().unwrap();
-    let sum_ns: i64 = entries.iter().filter(|e| e["parentId"] != -1).map(|e| e["labels"][3].as_str().unwrap().parse::<i64>().unwrap()).sum();
+    let sum_ns: i64 = entries
+        .iter()
+        .filter(|e| e["parentId"] != -1)
+        .map(|e| e["labels"][3].as_str().unwrap().parse::<i64>().unwrap())
+        .sum();
     assert_eq!(total_ns, sum_ns);
     assert!(total_ns > 0 && total_ns <= 4 * (end - start));
     let r = query(&f.state, &f.exp, &format!("XY/{CPU_USAGE}/xy"), json!({"requested_timerange": {"start": start, "end": end, "nbTimes": 50}, "requested_items": [host["id"], thread["id"]]})).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let series = r.json["model"]["series"].as_array().unwrap();
     assert_eq!(series.len(), 2);
-    let total: Vec<f64> = series[0]["yValues"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-    let one: Vec<f64> = series[1]["yValues"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let total: Vec<f64> = series[0]["yValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let one: Vec<f64> = series[1]["yValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     assert_eq!(total.len(), 50);
-    assert!(total.iter().all(|v| (0.0..=100.0001).contains(v)), "{total:?}");
+    assert!(
+        total.iter().all(|v| (0.0..=100.0001).contains(v)),
+        "{total:?}"
+    );
     assert!(total.iter().any(|v| *v > 0.0));
     assert!(one.iter().zip(&total).all(|(o, t)| o <= &(t + 1e-6)));
 }
@@ -314,9 +498,19 @@ async fn bad_requests() {
     ];
     for (method, uri, body, status, needle) in cases {
         let r = call_raw(&f.state, method, &uri, body.clone(), &[]).await;
-        assert_eq!(r.status.as_u16(), status, "{method} {uri} {body:?}: {}", r.text);
-        let title = r.json["title"].as_str().unwrap_or_else(|| panic!("{method} {uri}: no JSON title: {}", r.text));
-        assert!(title.contains(needle), "{method} {uri} {body:?}: {title:?} lacks {needle:?}");
+        assert_eq!(
+            r.status.as_u16(),
+            status,
+            "{method} {uri} {body:?}: {}",
+            r.text
+        );
+        let title = r.json["title"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method} {uri}: no JSON title: {}", r.text));
+        assert!(
+            title.contains(needle),
+            "{method} {uri} {body:?}: {title:?} lacks {needle:?}"
+        );
     }
 }
 
@@ -329,7 +523,9 @@ mod fuzz {
             Just(Value::Null),
             any::<bool>().prop_map(Value::from),
             any::<i64>().prop_map(Value::from),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
             (0i64..100).prop_map(Value::from),
             "[a-zA-Z_0-9()*.]{0,8}".prop_map(Value::from),
         ];
@@ -381,7 +577,14 @@ mod fuzz {
         ("XY", "tree"),
         ("table", "lines"),
     ];
-    const OUTPUTS: &[&str] = &[CONTROL_FLOW, RESOURCES, CPU_USAGE, HISTOGRAM, EVENTS, CRITICAL_PATH];
+    const OUTPUTS: &[&str] = &[
+        CONTROL_FLOW,
+        RESOURCES,
+        CPU_USAGE,
+        HISTOGRAM,
+        EVENTS,
+        CRITICAL_PATH,
+    ];
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
@@ -424,11 +627,14 @@ async fn broken_trace() {
     let mut biggest: Option<(u64, PathBuf)> = None;
     for e in std::fs::read_dir(&src).unwrap() {
         let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        if !m.is_file() {
+            // The index directory: left out (the reader does without).
+            continue;
+        }
         std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        let len = e.metadata().unwrap().len();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name != "metadata" && e.metadata().unwrap().is_file() && biggest.as_ref().is_none_or(|b| len > b.0) {
-            biggest = Some((len, dir.join(e.file_name())));
+        if e.file_name() != "metadata" && biggest.as_ref().is_none_or(|b| m.len() > b.0) {
+            biggest = Some((m.len(), dir.join(e.file_name())));
         }
     }
     let (len, file) = biggest.unwrap();
@@ -441,10 +647,22 @@ async fn broken_trace() {
     let msg = info["statusMessage"].as_str().unwrap();
     let fname = file.file_name().unwrap().to_string_lossy().into_owned();
     assert!(msg.contains(&fname), "status names the file: {msg:?}");
-    assert!(msg.contains("offset") || msg.chars().any(|c| c.is_ascii_digit()), "status names the offset: {msg:?}");
-    assert!(info["nbEvents"].as_u64().unwrap() > 0, "the readable part is shown");
-    let (start, end) = (info["start"].as_i64().unwrap(), info["end"].as_i64().unwrap());
-    let r = query(&st, &exp, &format!("timeGraph/{CONTROL_FLOW}/states"), json!({"requested_timerange": {"start": start, "end": end, "nbTimes": 100}})).await;
+    assert!(msg.contains("byte"), "status names the offset: {msg:?}");
+    assert!(
+        info["nbEvents"].as_u64().unwrap() > 0,
+        "the readable part is shown"
+    );
+    let (start, end) = (
+        info["start"].as_i64().unwrap(),
+        info["end"].as_i64().unwrap(),
+    );
+    let r = query(
+        &st,
+        &exp,
+        &format!("timeGraph/{CONTROL_FLOW}/states"),
+        json!({"requested_timerange": {"start": start, "end": end, "nbTimes": 100}}),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
 
@@ -464,13 +682,33 @@ async fn token() {
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     let r = call(&st, "GET", "/?token=s3cret", None).await;
     assert_eq!(r.status, StatusCode::OK);
-    let cookie = r.headers["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    let cookie = r.headers["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
     assert_eq!(cookie, "tracekit_token=s3cret");
     let r = call_raw(&st, "GET", "/tsp/api/health", None, &[("cookie", &cookie)]).await;
     assert_eq!(r.status, StatusCode::OK);
-    let r = call_raw(&st, "GET", "/tsp/api/health", None, &[("authorization", "Bearer s3cret")]).await;
+    let r = call_raw(
+        &st,
+        "GET",
+        "/tsp/api/health",
+        None,
+        &[("authorization", "Bearer s3cret")],
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK);
-    let r = call_raw(&st, "GET", "/tsp/api/health", None, &[("authorization", "Bearer s3cre")]).await;
+    let r = call_raw(
+        &st,
+        "GET",
+        "/tsp/api/health",
+        None,
+        &[("authorization", "Bearer s3cre")],
+    )
+    .await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
 
@@ -508,4 +746,3 @@ fn server_token_and_cache_dir() {
     assert!(s.url().contains("?token="), "{}", s.url());
     assert_eq!(s.url().split("token=").nth(1).unwrap().len(), 32);
 }
-

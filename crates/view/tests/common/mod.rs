@@ -87,7 +87,10 @@ pub async fn experiment(state: &AppState, paths: &[&Path]) -> (String, Value) {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    let uuid = r.json["UUID"].as_str().expect("experiment UUID").to_string();
+    let uuid = r.json["UUID"]
+        .as_str()
+        .expect("experiment UUID")
+        .to_string();
     let t0 = Instant::now();
     loop {
         let r = call(state, "GET", &format!("/tsp/api/experiments/{uuid}"), None).await;
@@ -96,7 +99,10 @@ pub async fn experiment(state: &AppState, paths: &[&Path]) -> (String, Value) {
             Some("RUNNING") => {}
             other => panic!("indexing status {other:?}: {}", r.text),
         }
-        assert!(t0.elapsed() < Duration::from_secs(120), "indexing takes too long");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "indexing takes too long"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -108,7 +114,8 @@ pub fn kernel_mix(name: &str, events: u64, cpus: u32, seed: u64) -> PathBuf {
         .prefix(&format!("tracekit-view-{name}-"))
         .tempdir()
         .expect("tempdir")
-        .keep();
+        .keep()
+        .join(name);
     testkit::kernel_mix(&dir, events, cpus, seed);
     dir
 }
@@ -131,7 +138,8 @@ pub const RESOURCES: &str =
     "org.eclipse.tracecompass.internal.analysis.os.linux.core.resourcesstatus.ResourcesStatusDataProvider";
 pub const CPU_USAGE: &str =
     "org.eclipse.tracecompass.analysis.os.linux.core.cpuusage.CpuUsageDataProvider";
-pub const HISTOGRAM: &str = "org.eclipse.tracecompass.internal.tmf.core.histogram.HistogramDataProvider";
+pub const HISTOGRAM: &str =
+    "org.eclipse.tracecompass.internal.tmf.core.histogram.HistogramDataProvider";
 pub const EVENTS: &str =
     "org.eclipse.tracecompass.internal.provisional.tmf.core.model.events.TmfEventTableDataProvider";
 pub const CRITICAL_PATH: &str =
