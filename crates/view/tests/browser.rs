@@ -191,8 +191,7 @@ fn views_in_chromium() {
             )
             .unwrap();
             let gt: Value =
-                serde_json::from_str(&std::fs::read_to_string(&out.ground_truth).unwrap())
-                    .unwrap();
+                serde_json::from_str(&std::fs::read_to_string(&out.ground_truth).unwrap()).unwrap();
             let m = &gt["marked_request"];
             let c = m["client"].as_str()?;
             let s = server_segment(&critical_path(&gt), c);
@@ -231,6 +230,20 @@ fn views_in_chromium() {
     });
     let setup = t0.elapsed();
 
+    if std::env::var_os("TRACEKIT_VIEW_PAUSE").is_some() {
+        // For working on the page: the servers stay up a while.
+        println!(
+            "aligned {}\nsync {}\nnosync {}\n{}",
+            aligned_server.url(),
+            synced.url(),
+            unsynced.url(),
+            serde_json::to_string_pretty(
+                &json!({"aligned": aligned_expect, "sync": sync_expect, "nosync": nosync_expect})
+            )
+            .unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_secs(900));
+    }
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("view-screenshots");
     let expect_file = tmp.path().join("expect.json");
     std::fs::write(

@@ -71,6 +71,9 @@ async function settle(page, ms = 30000) {
 
 /** The screenshot's pixels, decoded by the page itself (no PNG library needed). */
 async function screenshotPixels(page, file) {
+  // No tooltip over what is checked.
+  await page.mouse.move(1, 1);
+  await page.evaluate(() => window.tracekit.app.hideTooltip());
   const png = await page.screenshot({ path: file });
   return async (points) =>
     page.evaluate(
@@ -154,7 +157,7 @@ async function alignedChecks(browser, x) {
       const ok = s && expected.some((n) => near(rgb(s.color), THREAD[n], 2));
       check(ok, `aligned: client thread at ${seg.state} segment of ${seg.host}/${seg.tid} (${t}) is drawn ${expected.join('|')}`, s);
       if (s) {
-        pts.push([xOf(d, { start: v0, end: v1 }, t), row.yMid]);
+        pts.push([xOf(d, { start: v0, end: v1 }, t), row.y + 5]);
         want.push([s.color, t]);
       }
       checked++;
@@ -249,8 +252,11 @@ async function alignedChecks(browser, x) {
 
   // Critical Flow of the marked request.
   if (kinds.has('cp')) {
+    // The request's range selected, then "Follow": the path over that range.
+    await page.evaluate(([b, e]) => window.tracekit.select(b, e), [c.begin, c.end]);
     await page.evaluate(([h, t]) => window.tracekit.follow(h, t), [c.host, c.tid]);
     await settle(page);
+    await page.keyboard.press('Escape'); // no selection shading over the checked pixels
     await setView(page, v0, v1);
     const dc = await drawn(page);
     const pts = [];
@@ -264,7 +270,7 @@ async function alignedChecks(browser, x) {
       const t = mid(seg.begin, seg.end);
       const s = stateAt(r, t);
       if (check(s && near(rgb(s.color), color, 2), `critical path: ${seg.host}/${seg.tid} ${seg.state} at ${t} drawn ${hex(color)}`, s || (r ? 'no state there' : `no row (rows: ${dc.rows.map((r) => `${r.host}/${r.tid}`).join(' ')})`))) {
-        pts.push([xOf(dc, view, t), r.yMid]);
+        pts.push([xOf(dc, view, t), r.y + 5]);
         want.push([color, `${seg.host}/${seg.tid} ${seg.state}`]);
       }
     }
@@ -284,9 +290,9 @@ async function alignedChecks(browser, x) {
   }
 
   // The events table: a click moves the cursor to the event's time.
-  const hasTable = await page.$('#table-view tr[data-i]');
-  if (hasTable) {
-    await page.click('#table-view tr[data-i="5"]');
+  const line = await page.$('#table-view tbody tr[data-i]:nth-child(2)');
+  if (check(!!line, 'the events table shows lines')) {
+    await line.click();
     const selText2 = await page.textContent('#selection');
     check(/cursor/.test(selText2), 'clicking an event line puts the time cursor at its time', selText2);
   }
@@ -302,27 +308,30 @@ async function syncChecks(browser, x, synced) {
   const c = x.client;
   const s = x.server;
   await page.evaluate(([a, b]) => window.tracekit.filter(`${a} ${b}`), [c.tid, s.tid]);
-  // A window holding the client's request and the server's handling as this server shows them.
-  const lo = [c.begin, s.begin].map(big).reduce((a, b) => (a < b ? a : b));
-  const hi = [c.end, s.end].map(big).reduce((a, b) => (a > b ? a : b));
-  const [v0, v1] = pad(lo.toString(), hi.toString(), 0.05);
-  await setView(page, v0, v1);
-  const d = await drawn(page);
-  const cr = rowOf(d, c.host, c.tid);
+  const run = (st) => st && (near(rgb(st.color), THREAD.USERMODE, 2) || near(rgb(st.color), THREAD.SYSCALL, 2));
+  // The server's handling, where the generator says it is on this server's time axis.
+  const [s0, s1] = pad(s.begin, s.end, 0.5);
+  await setView(page, s0, s1);
+  let d = await drawn(page);
   const sr = rowOf(d, s.host, s.tid);
-  check(cr && sr, `${name}: client and server thread rows are in view`, d.rows.map((r) => `${r.host}/${r.tid}`));
-  if (cr && sr) {
-    const run = (st) => st && (near(rgb(st.color), THREAD.USERMODE, 2) || near(rgb(st.color), THREAD.SYSCALL, 2));
-    const handling = sr.states.filter((st) => run(st) && big(st.end) > big(s.begin) && big(st.start) < big(s.end));
-    check(handling.length > 0, `${name}: the server thread runs where the server handles the request on the shown time axis`, sr.states.slice(0, 20));
-    const clientBlocked = stateAt(cr, mid(c.begin, c.end));
-    check(clientBlocked && near(rgb(clientBlocked.color), THREAD.WAIT_BLOCKED, 2), `${name}: the client thread waits (blocked) in the middle of its request`, clientBlocked);
-    if (handling.length) {
-      const hs = big(handling[0].start);
-      if (synced) check(hs > big(c.begin) && hs < big(c.end), 'sync: the server handles the request while the client waits for it', { handling: handling[0], client: c });
-      else check(hs > big(c.end) || big(handling[handling.length - 1].end) < big(c.begin), 'nosync: the server handles the request outside the client request (its clock is off)', { handling: handling[0], client: c });
-    }
+  const handling = sr ? sr.states.filter((st) => run(st) && big(st.end) > big(s.begin) && big(st.start) < big(s.end)) : [];
+  check(handling.length > 0, `${name}: the server thread ${s.host}/${s.tid} runs where the server handles the request on the shown axis`, sr ? sr.states.map((st) => [st.start, st.end, st.style]) : d.rows.map((r) => `${r.host}/${r.tid}`));
+  // The client's request.
+  const [v0, v1] = pad(c.begin, c.end, 0.2);
+  await setView(page, v0, v1);
+  d = await drawn(page);
+  const cr = rowOf(d, c.host, c.tid);
+  const blocked = stateAt(cr, mid(c.begin, c.end));
+  check(blocked && near(rgb(blocked.color), THREAD.WAIT_BLOCKED, 2), `${name}: the client thread waits (blocked) in the middle of its request`, blocked || 'no row or state');
+  if (handling.length) {
+    const hs = big(handling[0].start);
+    if (synced) check(hs > big(c.begin) && hs < big(c.end), 'sync: the server handles the request while the client waits for it', { handling: handling[0].start, client: c });
+    else check(hs > big(c.end), "nosync: the client's request ends before the server's handling starts (its clock is ahead)", { handling: handling[0].start, client: c });
   }
+  // The demonstration's picture: both threads over the client's request.
+  const srow = rowOf(d, s.host, s.tid);
+  if (synced) check(srow && srow.states.some((st) => run(st)), 'sync: the server thread is drawn running within the client request window', srow && srow.states.map((st) => st.style));
+  else check(srow && !srow.states.some((st) => run(st) && big(st.start) > big(c.begin) && big(st.end) < big(c.end)), 'nosync: the server thread is not drawn running within the client request window');
   await page.screenshot({ path: path.join(shots, `client-server-${name}.png`) });
   check(page.errors.length === 0, `${name}: no page errors`, page.errors);
   await page.close();

@@ -770,7 +770,7 @@ window.tracekit = {
   /** Rows, states and arrows of the active time graph as drawn (times exact, x/y in CSS px). */
   drawn: () => app.graph.drawn(),
   /** Whether the page has nothing left to fetch or draw. */
-  idle: () => app.ready && app.tsp.pending === 0 && !app.graph.frameScheduled,
+  idle: () => app.ready && app.tsp.pending === 0 && !app.graph.frameScheduled && !app.graph.fetchDue && !app.graph.job,
   view: () => ({ start: app.tsp.abs(app.view.start), end: app.tsp.abs(app.view.end), active: app.active && app.active.kind, hash: location.hash }),
   setView: (start, end) => app.setView(app.tsp.rel(start), app.tsp.rel(end)),
   selectThread: (host, tid) => app.selectThread(host, tid, false),

@@ -308,7 +308,11 @@ export class TimeGraph {
 
   scheduleFetch(delay = FETCH_DEBOUNCE_MS) {
     clearTimeout(this.fetchTimer);
-    this.fetchTimer = setTimeout(() => this.fetch(), delay);
+    this.fetchDue = true;
+    this.fetchTimer = setTimeout(() => {
+      this.fetchDue = false;
+      this.fetch();
+    }, delay);
   }
 
   /** Requests the states (and arrows) of the rows in view, over three windows. */
