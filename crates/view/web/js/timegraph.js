@@ -348,16 +348,21 @@ export class TimeGraph {
       if (arrows && Array.isArray(arrows.model)) m.arrows = arrows.model;
       this.app.stats.lastFetchMs = performance.now() - t0;
       if (this.activeOnly) this.refreshRows();
-      this.invalidate(true);
+      this.invalidate('data');
       this.app.onGraphData(m);
     } catch (e) {
       this.app.error(e);
     }
   }
 
-  /** Asks for a redraw; `rerender` also re-renders the off-screen bitmap from the arrays. */
+  /**
+   * Asks for a redraw. `rerender`: true re-renders the bitmap from the arrays before the next
+   * frame (rows changed); 'data' re-renders it in the background (new data, settled zoom)
+   * while the current one stays shown; false only moves it.
+   */
   invalidate(rerender) {
-    if (rerender) {
+    if (rerender === 'data') this.stale = true;
+    else if (rerender) {
       this.cacheMeta = null;
       this.job = null;
     }
@@ -373,8 +378,13 @@ export class TimeGraph {
   viewChanged() {
     this.invalidate(false);
     this.scheduleFetch();
-    clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => this.invalidate(true), RENDER_SETTLE_MS);
+    const c = this.cacheMeta;
+    const scale = this.width / (this.app.view.end - this.app.view.start);
+    if (c && Math.abs(c.scale / scale - 1) > 1e-9) {
+      // A zoom: the bitmap is stretched until the zoom settles, then rendered at its scale.
+      clearTimeout(this.settleTimer);
+      this.settleTimer = setTimeout(() => this.invalidate('data'), RENDER_SETTLE_MS);
+    }
   }
 
   /** Whether `meta`'s bitmap can show the view: same rows, scale within 2×, view inside. */
@@ -389,18 +399,26 @@ export class TimeGraph {
   draw() {
     const m = this.model;
     if (!m) return;
-    if (this.job && !this.usable(this.job.meta)) this.job = null;
+    if (this.job && !this.usable(this.job.meta)) {
+      this.stale = this.stale || this.job.full;
+      this.job = null;
+    }
     if (!this.usable(this.cacheMeta)) {
       // Nothing usable to show: render now.
       this.job = null;
+      this.stale = false;
       const job = this.beginRender(this.cache, this.cctx);
       this.renderRows(job, Infinity);
       this.finishRender(job);
       this.cacheMeta = job.meta;
-    } else if (!this.job && !this.usable(this.cacheMeta, 0.25)) {
-      // Near the bitmap's edge: render the next one a few rows per frame, then swap. What the
-      // shown one already has is copied; only the newly exposed columns are rendered.
-      this.job = this.beginRender(this.back, this.bctx, this.cache, this.cacheMeta);
+    } else if (!this.job && (this.stale || !this.usable(this.cacheMeta, 0.25))) {
+      // New data, a settled zoom, or the view near the bitmap's edge: render the next bitmap
+      // a few rows per frame while this one is shown, then swap. When only the view moved,
+      // what the shown one has is copied and only the newly exposed columns are rendered.
+      const full = this.stale;
+      this.stale = false;
+      this.job = full ? this.beginRender(this.back, this.bctx) : this.beginRender(this.back, this.bctx, this.cache, this.cacheMeta);
+      this.job.full = full;
     }
     if (this.job) {
       if (this.renderRows(this.job, 5)) {
@@ -493,7 +511,7 @@ export class TimeGraph {
     const colors = m.palette.colors;
     while (job.next < job.last) {
       // Bands of rows: one path per colour and band, a handful of fill calls per band.
-      const bandEnd = Math.min(job.last, job.next + 4);
+      const bandEnd = Math.min(job.last, job.next + 2);
       const paths = colors.map(() => new Path2D());
       const used = new Uint8Array(colors.length);
       const labelled = [];
