@@ -216,8 +216,11 @@ fn views_in_chromium() {
     // With --sync the common time line is the first trace's host's (the client's) clock.
     let synced = serve(&skewed.dirs, true);
     let unsynced = serve(&skewed.dirs, false);
+    // The synchronization is exact to within the network's smallest one-way delay.
+    let tolerance = sgt["min_one_way_delay_ns"].as_u64().unwrap();
     let sync_expect = json!({
         "url": synced.url(),
+        "tolerance": tolerance,
         "client": client_json,
         "server": {"host": srv_host, "tid": srv["tid"],
             "begin": on_client.at(num(&srv["begin"])), "end": on_client.at(num(&srv["end"]))},

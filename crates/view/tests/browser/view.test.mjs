@@ -310,11 +310,15 @@ async function syncChecks(browser, x, synced) {
   await page.evaluate(([a, b]) => window.tracekit.filter(`${a} ${b}`), [c.tid, s.tid]);
   const run = (st) => st && (near(rgb(st.color), THREAD.USERMODE, 2) || near(rgb(st.color), THREAD.SYSCALL, 2));
   // The server's handling, where the generator says it is on this server's time axis.
-  const [s0, s1] = pad(s.begin, s.end, 0.5);
+  // Synchronized times are as good as the synchronization: `tolerance` ns either way.
+  const tol = BigInt(x.tolerance || 0);
+  const sb = big(s.begin) - tol;
+  const se = big(s.end) + tol;
+  const [s0, s1] = pad(sb.toString(), se.toString(), 0.5);
   await setView(page, s0, s1);
   let d = await drawn(page);
   const sr = rowOf(d, s.host, s.tid);
-  const handling = sr ? sr.states.filter((st) => run(st) && big(st.end) > big(s.begin) && big(st.start) < big(s.end)) : [];
+  const handling = sr ? sr.states.filter((st) => run(st) && big(st.end) > sb && big(st.start) < se) : [];
   check(handling.length > 0, `${name}: the server thread ${s.host}/${s.tid} runs where the server handles the request on the shown axis`, sr ? sr.states.map((st) => [st.start, st.end, st.style]) : d.rows.map((r) => `${r.host}/${r.tid}`));
   // The client's request.
   const [v0, v1] = pad(c.begin, c.end, 0.2);
