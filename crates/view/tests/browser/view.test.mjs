@@ -168,6 +168,27 @@ async function alignedChecks(browser, x) {
     got.forEach((g, i) => check(near(g, rgb(want[i][0]), 30), `aligned: screenshot pixel of the client thread at ${want[i][1]} is ${want[i][0]}`, hex(g)));
   }
 
+  // A tooltip over the client thread's state, and a click moves the cursor: the events
+  // table shows the first event at or after it.
+  if (row) {
+    const x = xOf(d, { start: v0, end: v1 }, mid(c.begin, c.end));
+    await page.mouse.move(x, row.yMid);
+    await page.waitForTimeout(600);
+    const tip = await page.evaluate(() => (document.getElementById('tooltip').hidden ? null : document.getElementById('tooltip').innerText));
+    check(tip && tip.includes(String(c.tid)) && /duration/.test(tip), 'a tooltip names the thread and its state under the mouse', tip);
+    await page.mouse.click(x, row.yMid);
+    await settle(page);
+    const cur = await page.evaluate(() => {
+      const tr = document.querySelector('#table-view tr.cur');
+      const ths = [...document.querySelectorAll('#table-view th')].map((th) => th.textContent);
+      const k = ths.findIndex((h) => /ns/.test(h));
+      return tr && k >= 0 ? tr.children[k].textContent : null;
+    });
+    const [t0, t1] = [big(v0), big(v1)];
+    const tClick = t0 + ((t1 - t0) * BigInt(Math.round((x - d.canvas.left) * 1000))) / BigInt(Math.round(d.canvas.width * 1000));
+    check(cur && big(cur) >= tClick - (t1 - t0) / 500n, 'clicking the graph shows the first event at or after that time in the events table', { cur, t: tClick.toString() });
+  }
+
   // The server thread runs when the generator says it handles the request.
   const srv = rowOf(d, x.server.host, x.server.tid);
   if (srv) {

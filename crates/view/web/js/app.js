@@ -320,8 +320,10 @@ class App {
     if (m.kind === 'cp') this.showSummary(m);
   }
 
-  setCursor(t, center) {
+  /** Puts the time cursor at `t`; the events table follows unless it set it (`fromTable`). */
+  setCursor(t, center, fromTable) {
     this.sel = { t0: t, t1: t };
+    if (!fromTable && this.activeTable && this.activeTable.seekTime) this.activeTable.seekTime(t);
     if (center && (t < this.view.start || t > this.view.end)) {
       const half = (this.view.end - this.view.start) / 2;
       this.setView(t - half, t + half);

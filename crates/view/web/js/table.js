@@ -3,6 +3,7 @@
 // DATA_TREE outputs (the analyses' tables) are loaded whole and sort by any column.
 
 import { esc } from './timegraph.js';
+import { T } from './tsp.js';
 
 const LINE_H = 18;
 /** Browsers cap an element's height (~33 M px): past this, the scroll bar is scaled. */
@@ -95,6 +96,25 @@ export class EventsTable {
     }
   }
 
+  /** Shows the first event at or after time `t` (the timeline's cursor). */
+  async seekTime(t) {
+    if (!this.columns || !this.view) return;
+    const gen = ++this.gen;
+    const count = Math.ceil(this.view.clientHeight / LINE_H) + 20;
+    const p = { requested_times: [T(Math.round(t))], requested_table_count: count, requested_table_column_ids: this.columns.map((c) => c.id) };
+    try {
+      const r = await this.app.tsp.query(this.base() + '/lines', { parameters: p });
+      if (gen !== this.gen || !r || !r.model || !r.model.lines || !r.model.lines.length) return;
+      this.size = r.model.size ?? this.size;
+      for (const l of r.model.lines) this.lines.set(l.index, l);
+      this.current = r.model.lines[0].index;
+      this.view.scrollTop = Math.max(0, (this.current - 2) * LINE_H * this.scrollScale());
+      this.render();
+    } catch (e) {
+      this.app.error(e);
+    }
+  }
+
   /** Next line matching the search from the current one (the server's NEXT search). */
   async next() {
     if (!this.search) return;
@@ -138,7 +158,7 @@ export class EventsTable {
     if (line) {
       this.lines.set(i, line);
       const t = lineTime(line, this.timeCol, this.app);
-      if (t !== null) this.app.setCursor(t, true);
+      if (t !== null) this.app.setCursor(t, true, true);
     }
     const top = i * LINE_H * this.scrollScale();
     if (top < this.view.scrollTop || top > this.view.scrollTop + this.view.clientHeight - 2 * LINE_H) this.view.scrollTop = Math.max(0, top - LINE_H * 3);
