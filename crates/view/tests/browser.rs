@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 use view::{ServeOptions, Server};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+/// Events of the trace the page opens while it is being indexed (a few seconds' work).
+const INDEXING_EVENTS: u64 = 400_000;
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
@@ -146,6 +148,20 @@ fn views_in_chromium() {
     let t0 = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
 
+    // A trace big enough that the page opens while the server still indexes it: the page
+    // shows the progress and then the views.
+    let big = tmp.path().join("kernel-mix");
+    testkit::kernel_mix(&big, INDEXING_EVENTS, 4, 3);
+    let indexing_started = Instant::now();
+    let indexing = Server::start(ServeOptions {
+        paths: vec![big],
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Default::default()
+    })
+    .expect("the server starts");
+    let indexing_expect = json!({ "url": indexing.url() });
+    // The other servers are prepared meanwhile; the page is opened on this one first.
+
     // Aligned clocks: trace time is true time, the ground truth's times apply as they are.
     let aligned = generate(
         &tmp.path().join("aligned"),
@@ -232,6 +248,10 @@ fn views_in_chromium() {
             "begin": on_server.at(num(&srv["begin"])), "end": on_server.at(num(&srv["end"]))},
     });
     let setup = t0.elapsed();
+    println!(
+        "indexing {INDEXING_EVENTS} events: {:?} so far",
+        indexing_started.elapsed()
+    );
 
     if std::env::var_os("TRACEKIT_VIEW_PAUSE").is_some() {
         // For working on the page: the servers stay up a while.
@@ -256,6 +276,7 @@ fn views_in_chromium() {
             "aligned": aligned_expect,
             "sync": sync_expect,
             "nosync": nosync_expect,
+            "indexing": indexing_expect,
         }))
         .unwrap(),
     )

@@ -321,6 +321,37 @@ async function alignedChecks(browser, x) {
   await page.close();
 }
 
+/** The page opened while the server indexes: the progress shows, then the views. */
+async function indexingChecks(browser, x) {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  await page.goto(x.url);
+  const seen = [];
+  for (let i = 0; i < 600; i++) {
+    const s = await page.evaluate(() => ({
+      bar: !document.getElementById('progress').hidden,
+      value: document.getElementById('progress').value,
+      status: document.getElementById('status').textContent,
+      ready: !!(window.tracekit && window.tracekit.app.ready),
+    }));
+    if (s.bar) seen.push(s);
+    if (s.ready) break;
+    await page.waitForTimeout(50);
+  }
+  result.indexing_progress_seen = seen.length;
+  check(seen.length > 0 && seen.some((s) => /index/i.test(s.status)), 'indexing: the page shows the indexing progress while the server indexes', seen.slice(-3));
+  const values = seen.map((s) => s.value);
+  check(values.every((v, i) => i === 0 || v >= values[i - 1]), 'indexing: the progress only grows', values);
+  await page.waitForFunction(() => window.tracekit && window.tracekit.app.ready, null, { timeout: 120000 });
+  await settle(page, 60000);
+  const d = await drawn(page);
+  check(d && d.rows.some((r) => r.states.length > 0), 'indexing: once indexed, the Control Flow rows have states');
+  check(page.errors.length === 0, 'indexing: no page errors', page.errors);
+  await page.screenshot({ path: path.join(shots, 'after-indexing.png') });
+  await page.close();
+}
+
 /** LTTV's demonstration: without sync the client's request ends before the server handles it. */
 async function syncChecks(browser, x, synced) {
   const name = synced ? 'sync' : 'nosync';
@@ -438,6 +469,7 @@ async function frameRate(browser) {
 const t0 = Date.now();
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
 try {
+  if (expect.indexing) await indexingChecks(browser, expect.indexing);
   if (expect.aligned) await alignedChecks(browser, expect.aligned);
   if (expect.sync) await syncChecks(browser, expect.sync, true);
   if (expect.nosync) await syncChecks(browser, expect.nosync, false);

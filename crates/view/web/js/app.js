@@ -99,14 +99,33 @@ class App {
       const text = await this.tsp.text('GET', '/experiments');
       const list = JSON.parse(text);
       const exp = (uuid && list.find((e) => e.UUID === uuid)) || list[0];
-      if (exp) {
-        const one = await this.tsp.text('GET', `/experiments/${exp.UUID}`);
-        const m = one.match(/"start"\s*:\s*(-?\d+)/);
-        this.tsp.origin = m ? BigInt(m[1]) : 0n;
-        return (await this.tsp.get(`/experiments/${exp.UUID}`)) || exp;
-      }
+      if (exp) return this.awaitRange(exp.UUID);
       this.status(waited ? 'waiting for the server to open the traces…' : 'no experiment yet');
       await sleep(500);
+    }
+  }
+
+  /**
+   * Waits until the experiment has a time range (a server may give none until it has indexed
+   * the traces), showing the indexing progress, and takes its start as the time origin.
+   */
+  async awaitRange(uuid) {
+    const bar = document.getElementById('progress');
+    for (;;) {
+      const text = await this.tsp.text('GET', `/experiments/${uuid}`);
+      const exp = JSON.parse(text);
+      const m = text.match(/"start"\s*:\s*(-?\d+)/);
+      const hasRange = m && BigInt(m[1]) !== 0n && Number(exp.end) > Number(exp.start);
+      if (hasRange || exp.indexingStatus !== 'RUNNING') {
+        bar.hidden = true;
+        this.tsp.origin = m ? BigInt(m[1]) : 0n;
+        return this.tsp.parse(text);
+      }
+      bar.hidden = false;
+      if (typeof exp.progress === 'number') bar.value = exp.progress;
+      else bar.removeAttribute('value');
+      this.status(exp.statusMessage || `indexing… ${Number(exp.nbEvents || 0).toLocaleString('en')} events`);
+      await sleep(300);
     }
   }
 
