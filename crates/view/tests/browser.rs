@@ -23,7 +23,7 @@ use view::{ServeOptions, Server};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// Events of the trace the page opens while it is being indexed (a few seconds' work).
-const INDEXING_EVENTS: u64 = 400_000;
+const INDEXING_EVENTS: u64 = 1_000_000;
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")

@@ -689,6 +689,10 @@ class App {
       this.graph.refreshRows();
       this.graph.scheduleFetch(0);
     });
+    document.getElementById('show-arrows').addEventListener('change', (ev) => {
+      this.graph.showArrows = ev.target.checked;
+      this.graph.invalidate(true);
+    });
     document.getElementById('active-only').addEventListener('change', (ev) => {
       this.graph.activeOnly = ev.target.checked;
       this.graph.refreshRows();

@@ -184,6 +184,7 @@ export class TimeGraph {
     this.cacheMeta = null;
     this.filter = '';
     this.activeOnly = false;
+    this.showArrows = true;
     this.fetchTimer = 0;
     this.settleTimer = 0;
     this.generation = 0;
@@ -574,16 +575,40 @@ export class TimeGraph {
     this.lastRenderMs = job.ms + performance.now() - t;
   }
 
-  drawArrows(ctx, t0, scale, top) {
+  /** The arrows between rows in view over the bitmap's span, or null when there are too many to read. */
+  arrowsInView(t0, t1, top) {
     const m = this.model;
-    if (!m.arrows.length) return;
     const idx = new Map();
     m.rows.forEach((r, i) => idx.set(r.entry.id, i));
-    ctx.lineWidth = 1;
+    const first = Math.floor(top / ROW_H);
+    const last = Math.ceil((top + this.height) / ROW_H);
+    const out = [];
     for (const a of m.arrows) {
       const si = idx.get(a.sourceId);
       const ti = idx.get(a.targetId);
-      if (si === undefined || ti === undefined) continue;
+      if (si === undefined || ti === undefined || a.end < t0 || a.start > t1) continue;
+      if (Math.max(si, ti) < first || Math.min(si, ti) > last) continue;
+      out.push([a, si, ti]);
+    }
+    return out;
+  }
+
+  drawArrows(ctx, t0, scale, top) {
+    const m = this.model;
+    const text = document.getElementById('arrows-text');
+    this.arrowsHidden = !this.showArrows;
+    if (!m.arrows.length || !this.showArrows) {
+      text.textContent = 'arrows';
+      return;
+    }
+    const list = this.arrowsInView(t0, t0 + (3 * this.width) / scale, top);
+    // Past a few per 10 px they hide the states: zoom in to see them.
+    const max = Math.max(50, this.width / 8);
+    text.textContent = list.length > max ? `arrows (${list.length}: zoom in)` : 'arrows';
+    this.arrowsHidden = list.length > max;
+    if (this.arrowsHidden) return;
+    ctx.lineWidth = 1;
+    for (const [a, si, ti] of list) {
       const x0 = (a.start - t0) * scale;
       const x1 = (a.end - t0) * scale;
       const y0 = si * ROW_H - top + ROW_H / 2;
@@ -655,7 +680,7 @@ export class TimeGraph {
       }
       rows.push({ id: e.id, labels: e.labels, host: m.hostOf(e), tid: m.tidOf(e), depth: m.rows[r].depth, y, yMid: y + ROW_H / 2, height: ROW_H, states });
     }
-    const arrows = m.arrows
+    const arrows = (this.arrowsHidden ? [] : m.arrows)
       .filter((a) => yOf.has(a.sourceId) && yOf.has(a.targetId) && a.end >= start && a.start <= end)
       .map((a) => ({
         sourceId: a.sourceId,
@@ -668,7 +693,7 @@ export class TimeGraph {
         y1: yOf.get(a.targetId),
         color: arrowColor(a, m),
       }));
-    return { output: m.output.id, kind: m.kind, rows, arrows, canvas: { left: rect.left, top: rect.top, width: W, height: this.height } };
+    return { output: m.output.id, kind: m.kind, rows, arrows, arrowsHidden: !!this.arrowsHidden, canvas: { left: rect.left, top: rect.top, width: W, height: this.height } };
   }
 }
 
