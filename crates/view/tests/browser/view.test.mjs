@@ -198,6 +198,21 @@ async function alignedChecks(browser, x) {
     }
   }
 
+  // Filters: by tid, and to the threads active in the range.
+  await page.evaluate((t) => window.tracekit.filter(String(t)), c.tid);
+  await settle(page);
+  let df = await drawn(page);
+  check(df.rows.some((r) => r.tid === c.tid) && df.rows.every((r) => r.tid === null || r.tid === c.tid), `the filter ${c.tid} keeps that thread (and its ancestors) only`, df.rows.map((r) => `${r.host}/${r.tid}`));
+  await page.evaluate(() => window.tracekit.filter(''));
+  await page.click('#active-only');
+  await settle(page);
+  df = await drawn(page);
+  const active = (r) => r.states.some((st) => ['USERMODE', 'SYSCALL', 'INTERRUPTED', 'SOFT_IRQ'].some((n) => near(rgb(st.color), THREAD[n], 2)));
+  const threads = df.rows.filter((r) => r.tid !== null && r.tid > 0);
+  check(threads.some((r) => r.tid === c.tid) && threads.every(active), '"active" keeps the threads that run in the range', threads.map((r) => `${r.host}/${r.tid}`));
+  await page.click('#active-only');
+  await settle(page);
+
   // Zoom and pan change the range: keys (W/S/A/D), drag and the wheel.
   const before = await page.evaluate(() => window.tracekit.view());
   await page.mouse.move(d.canvas.left + d.canvas.width / 2, d.canvas.top + 40);

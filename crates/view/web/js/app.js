@@ -666,7 +666,8 @@ class App {
     canvas.addEventListener('wheel', wheel, { passive: false });
     axis.addEventListener('wheel', wheel, { passive: false });
     window.addEventListener('keydown', (ev) => {
-      if (ev.target.closest('input')) return;
+      // Keys typed in a text field are its own; a focused checkbox does not take W/A/S/D.
+      if (ev.target.closest('input[type=search], input[type=text], textarea') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key.toLowerCase();
       const cursor = this.sel && this.sel.t0 === this.sel.t1 && this.sel.t0 >= this.view.start && this.sel.t0 <= this.view.end ? this.sel.t0 : undefined;
       if (k === 'w') this.zoom(1 / ZOOM_STEP, cursor);

@@ -46,8 +46,25 @@ export class GraphModel {
       if (!this.children.has(p)) this.children.set(p, []);
       this.children.get(p).push(e);
     }
-    // Control Flow's rows sort by birth time, as Trace Compass sorts them.
-    for (const list of this.children.values()) list.sort((a, b) => (a.start ?? 0) - (b.start ?? 0) || a.id - b.id);
+    // Control Flow's rows sort by birth time, as Trace Compass sorts them; other outputs keep
+    // the server's order.
+    if (this.kind === 'cf') for (const list of this.children.values()) list.sort((a, b) => (a.start ?? 0) - (b.start ?? 0) || a.id - b.id);
+    // Resources: CPUs by number, then IRQ lines by number, then soft IRQs.
+    if (this.kind === 'res') {
+      const rank = (e) => {
+        const l = e.labels[0] || '';
+        const m = l.match(/^(CPU|IRQ)\s*(\d+)/i);
+        return m ? [m[1].toUpperCase() === 'CPU' ? 0 : 1, Number(m[2])] : [2, 0];
+      };
+      for (const [p, list] of this.children) {
+        if (p === -1) continue;
+        list.sort((a, b) => {
+          const [ra, na] = rank(a);
+          const [rb, nb] = rank(b);
+          return ra - rb || na - nb || a.id - b.id;
+        });
+      }
+    }
     const col = (re) => this.headers.findIndex((h) => re.test(h));
     this.tidCol = col(/^tid$/i);
     this.ptidCol = col(/^ptid$|^ppid$/i);
