@@ -57,7 +57,11 @@ export function startSynthetic({ rows = 60, dur = 20_000, span = 2_000_000_000 }
     'GET /tsp/api/experiments': () => `[{"UUID":"00000000-0000-0000-0000-000000000001","name":"synthetic","start":${abs(0)},"end":${abs(span)},"nbEvents":${rows * perRow},"indexingStatus":"COMPLETED","traces":[]}]`,
     'GET /tsp/api/experiments/00000000-0000-0000-0000-000000000001': () => `{"UUID":"00000000-0000-0000-0000-000000000001","name":"synthetic","start":${abs(0)},"end":${abs(span)},"nbEvents":${rows * perRow},"indexingStatus":"COMPLETED","traces":[]}`,
     'GET /tsp/api/experiments/00000000-0000-0000-0000-000000000001/outputs': () =>
-      JSON.stringify([{ id: 'threadstatus', name: 'Thread Status', type: 'TIME_GRAPH', description: 'synthetic' }]),
+      JSON.stringify([
+        { id: 'threadstatus', name: 'Thread Status', type: 'TIME_GRAPH', description: 'synthetic' },
+        { id: 'syscall.latency.stats', name: 'Syscall latency statistics', type: 'TABLE', description: 'an analysis table' },
+        { id: 'latency.xy', name: 'Latency over time', type: 'TREE_TIME_XY', description: 'an XY output' },
+      ]),
   };
 
   const server = http.createServer((req, res) => {
@@ -85,6 +89,22 @@ export function startSynthetic({ rows = 60, dur = 20_000, span = 2_000_000_000 }
         if (tg[1] === 'arrows') return send(200, 'application/json', '{"status":"COMPLETED","statusMessage":"","model":[]}');
         if (tg[1] === 'style') return send(200, 'application/json', '{"status":"COMPLETED","statusMessage":"","model":{"styles":{}}}');
         if (tg[1] === 'tooltip') return send(200, 'application/json', '{"status":"COMPLETED","statusMessage":"","model":{}}');
+      }
+      // An analysis table (sortable in the page) and an XY output (a chart).
+      const ok = (model) => send(200, 'application/json', JSON.stringify({ status: 'COMPLETED', statusMessage: '', model }));
+      if (url.pathname.endsWith('/table/syscall.latency.stats/columns')) return ok(['Syscall', 'Count', 'Max (ns)'].map((name, id) => ({ id, name, description: '', type: '' })));
+      if (url.pathname.endsWith('/table/syscall.latency.stats/lines')) {
+        const rows = [['read', '120', '5000'], ['write', '7', '90000'], ['openat', '33', '12000'], ['futex', '1000', '700']];
+        return ok({ lowIndex: 0, size: rows.length, columnIds: [0, 1, 2], lines: rows.map((r, index) => ({ index, cells: r.map((content) => ({ content })) })) });
+      }
+      if (url.pathname.endsWith('/XY/latency.xy/tree')) return ok({ headers: [{ name: 'Series' }], entries: [{ id: 1, parentId: -1, labels: ['read'], isDefault: true }] });
+      if (url.pathname.endsWith('/XY/latency.xy/xy')) {
+        const r = JSON.parse(body.replace(/(:\s*)(\d{16,})/g, '$1"$2"')).parameters.requested_timerange;
+        const t0 = rel(r.start);
+        const t1 = rel(r.end);
+        const n = Math.min(r.nbTimes || 100, 500);
+        const xs = Array.from({ length: n }, (_, i) => t0 + ((t1 - t0) * i) / n);
+        return send(200, 'application/json', `{"status":"COMPLETED","statusMessage":"","model":{"title":"latency","series":[{"seriesId":1,"seriesName":"read","xValues":[${xs.map((x) => abs(x)).join(',')}],"yValues":[${xs.map((x, i) => 1000 + (i % 10) * 100).join(',')}],"style":{"parentKey":"","values":{}}}]}}`);
       }
       if (url.pathname.startsWith('/tsp/')) return send(404, 'text/plain', 'not in the synthetic server');
       const file = path.join(WEB, url.pathname === '/' ? 'index.html' : path.normalize(url.pathname));

@@ -412,6 +412,8 @@ async function syncChecks(browser, x, synced) {
 async function frameRate(browser) {
   const srv = await startSynthetic({ rows: 120, dur: 600_000, span: 8_000_000_000 });
   const page = await open(browser, srv.url, { width: 1920, height: 1900 });
+  // The time graph gets the page's height for the measurement (tables are checked after).
+  await page.evaluate(() => (document.getElementById('tables-panel').style.display = 'none'));
   // A 2 s window in the middle of the 8 s trace: room to pan both ways.
   await setView(page, srv.abs(3_000_000_000), srv.abs(5_000_000_000));
   await page.waitForFunction(() => window.tracekit.drawn()?.rows.filter((r) => r.states.length).length > 50, null, { timeout: 30000 });
@@ -477,6 +479,17 @@ async function frameRate(browser) {
   check(Math.abs(m.max_pan_px - 1500) < 20 && Math.abs(m.panned_px) < 20, `frame rate: the view panned 1,500 px and back (${m.max_pan_px.toFixed(0)} px)`);
   check(m.draw_p95_ms < 16.7, `frame rate: a panning frame's drawing fits in a 60 Hz frame (p95 ${m.draw_p95_ms.toFixed(2)} ms)`);
   check(page.errors.length === 0, 'frame rate: no page errors', page.errors);
+  // Outputs the page knows only by type: a TABLE is a sortable table, a TREE_TIME_XY a chart.
+  const charts = await page.evaluate(() => window.tracekit.charts());
+  check(charts.some((c) => c.id === 'latency.xy' && c.series.some((s) => s.n > 0)), 'a TREE_TIME_XY output gets a chart with its series', charts);
+  await page.evaluate(() => (document.getElementById('tables-panel').style.display = ''));
+  await page.click('#table-tabs button');
+  await page.click('#table-view th:nth-child(2)');
+  const counts = await page.evaluate(() => [...document.querySelectorAll('#table-view tbody tr')].map((tr) => Number(tr.children[1].textContent)));
+  check(counts.length === 4 && counts.every((v, i) => i === 0 || v >= counts[i - 1]), 'a TABLE output sorts by a clicked column (numerically)', counts);
+  await page.click('#table-view th:nth-child(2)');
+  const down = await page.evaluate(() => [...document.querySelectorAll('#table-view tbody tr')].map((tr) => Number(tr.children[1].textContent)));
+  check(down.join() === [...counts].reverse().join(), 'a second click sorts the other way', down);
   await page.close();
   srv.close();
 }
