@@ -323,6 +323,15 @@ async function alignedChecks(browser, x) {
     const got2 = {};
     for (const [k, v] of Object.entries(sum || {})) got2[k.toUpperCase()] = (got2[k.toUpperCase()] || 0) + v;
     for (const [k, v] of Object.entries(truth)) check(Math.abs((got2[k] || 0) - v) <= Math.max(1000, v * 0.01), `critical path summary: ${k} lasts ${v} ns`, got2);
+    // Its URL reopens the same path.
+    await page.waitForFunction(() => location.hash.includes('follow='));
+    await page.waitForTimeout(400);
+    const cpHash = await page.evaluate(() => location.hash);
+    const page3 = await open(browser, x.url.replace(/#.*$/, '') + cpHash);
+    const d3 = await drawn(page3);
+    const same = (a) => JSON.stringify(a.rows.map((r) => [r.host, r.tid, r.states.map((s) => [s.start, s.end, s.color])]));
+    check((await page3.evaluate(() => window.tracekit.view().active)) === 'cp' && same(d3) === same(await drawn(page)), 'the URL reopens the critical path of the followed thread over the same range', cpHash);
+    await page3.close();
   }
 
   // The events table: a click moves the cursor to the event's time.

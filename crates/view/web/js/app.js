@@ -447,20 +447,23 @@ class App {
 
   /**
    * Shows the critical path of a thread. The critical-path output computes it for the thread
-   * named in its queries' parameters (`thread: {host, tid}`, and Trace Compass's `tid`).
+   * named in its queries' parameters (`tid`, `host`, and `begin`/`end` to bound it).
+   * `range` ([t0, t1], relative ns) bounds the path; by default the range selection, if any
+   * (else the thread's whole life).
    */
-  async follow(host, tid) {
+  async follow(host, tid, range) {
     const m = this.modelOf('cp');
     if (!m) return;
     this.followed = { host, tid };
     m.extraParams = { tid };
     if (host) m.extraParams.host = host;
-    // A range selection bounds the path (else the thread's whole life).
     const s = this.sel;
-    if (s && s.t0 !== s.t1) {
-      m.extraParams.begin = timerange(Math.min(s.t0, s.t1), Math.max(s.t0, s.t1)).start;
-      m.extraParams.end = timerange(Math.min(s.t0, s.t1), Math.max(s.t0, s.t1)).end;
-      this.followed.range = [Math.min(s.t0, s.t1), Math.max(s.t0, s.t1)];
+    if (!range && s && s.t0 !== s.t1) range = [Math.min(s.t0, s.t1), Math.max(s.t0, s.t1)];
+    if (range) {
+      const r = timerange(range[0], range[1]);
+      m.extraParams.begin = r.start;
+      m.extraParams.end = r.end;
+      this.followed.range = range;
     }
     m.data.clear();
     m.arrows = [];
@@ -742,7 +745,10 @@ class App {
       p.set('start', this.tsp.abs(this.view.start));
       p.set('end', this.tsp.abs(this.view.end));
       if (this.selected) p.set('thread', `${this.selected.host}/${this.selected.tid}`);
-      if (this.followed) p.set('follow', `${this.followed.host}/${this.followed.tid}`);
+      if (this.followed) {
+        const f = this.followed;
+        p.set('follow', `${f.host}/${f.tid}` + (f.range ? `@${this.tsp.abs(f.range[0])}-${this.tsp.abs(f.range[1])}` : ''));
+      }
       if (this.sel) p.set('sel', `${this.tsp.abs(this.sel.t0)}-${this.tsp.abs(this.sel.t1)}`);
       this.lastHash = '#' + p.toString();
       history.replaceState(null, '', this.lastHash);
@@ -764,9 +770,11 @@ class App {
       return i < 0 ? { host: '', tid: Number(s) } : { host: s.slice(0, i), tid: Number(s.slice(i + 1)) };
     };
     if (h.follow) {
-      const t = parseThread(h.follow);
+      const [who, span] = h.follow.split('@');
+      const t = parseThread(who);
+      const ab = span ? span.split('-') : [];
       this.selected = t;
-      this.follow(t.host, t.tid);
+      this.follow(t.host, t.tid, ab.length === 2 ? [this.tsp.rel(ab[0]), this.tsp.rel(ab[1])] : undefined);
     } else if (h.view) {
       const m = this.models.find((m) => m.kind === h.view || m.output.id === h.view);
       if (m && m.kind !== 'cp') this.activate(m);
