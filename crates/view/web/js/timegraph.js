@@ -138,6 +138,7 @@ export class GraphModel {
         ends: new Float64Array(n),
         col: new Uint16Array(n),
         active: new Uint8Array(n),
+        merged: new Uint8Array(n),
         labels: new Array(n),
         styles: new Array(n),
       };
@@ -148,6 +149,7 @@ export class GraphModel {
         const c = this.palette.indexOf(s.style, s.label);
         d.col[i] = c;
         d.active[i] = ACTIVE_COLORS.has(this.palette.colors[c]) ? 1 : 0;
+        d.merged[i] = s.style && s.style.values && s.style.values.merged ? 1 : 0;
         d.labels[i] = s.label;
         d.styles[i] = s.style;
       }
@@ -531,6 +533,7 @@ export class TimeGraph {
       // Bands of rows: one path per colour and band, a handful of fill calls per band.
       const bandEnd = Math.min(job.last, job.next + 2);
       const paths = colors.map(() => new Path2D());
+      const dots = new Path2D();
       const used = new Uint8Array(colors.length);
       const labelled = [];
       const dpr = this.dpr;
@@ -555,6 +558,8 @@ export class TimeGraph {
           paths[k].rect(x0, y, w, h);
           used[k] = 1;
           lastX = x0 + w;
+          // Dots over a state standing for shorter ones: zoom in to see them (Trace Compass's cue).
+          if (d.merged[i] && w >= 3 * dpr) for (let x = x0 + dpr; x < x0 + w - dpr; x += 3 * dpr) dots.rect(x, y - 2 * dpr, dpr, dpr);
           if (d.labels[i] && w > 24 * dpr) labelled.push({ x0: x0 / dpr, y: y / dpr, w: w / dpr, text: d.labels[i], k });
         }
       }
@@ -564,6 +569,8 @@ export class TimeGraph {
         ctx.fillStyle = colors[k];
         ctx.fill(paths[k]);
       }
+      ctx.fillStyle = '#404040';
+      ctx.fill(dots);
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       // Names in bars wide enough (system calls, process names on CPUs).
       ctx.font = '10px system-ui, sans-serif';
