@@ -451,6 +451,7 @@ async function frameRate(browser) {
         const start0 = app.view.start;
         let last = 0;
         let maxPan = 0;
+        let aheadOk = false;
         let n = 0;
         const step = () => {
           const now = performance.now();
@@ -459,6 +460,7 @@ async function frameRate(browser) {
           // 10 px of time per frame, to and fro (1,500 px each way: past the bitmap's edge).
           app.pan((n < 150 ? 10 : -10) / g.width);
           maxPan = Math.max(maxPan, ((app.view.start - start0) / (app.view.end - app.view.start)) * g.width);
+          if (n === 149) aheadOk = g.fetchedRange && g.fetchedRange.t1 >= app.view.end;
           if (++n < 300) requestAnimationFrame(step);
           else {
             g.draw = orig;
@@ -476,6 +478,7 @@ async function frameRate(browser) {
               rerender_ms: g.lastRenderMs,
               panned_px: ((app.view.start - start0) / (app.view.end - app.view.start)) * g.width,
               max_pan_px: maxPan,
+              fetched_ahead: aheadOk,
             });
           }
         };
@@ -486,6 +489,7 @@ async function frameRate(browser) {
   console.log(`frame rate while panning ${vis.states} visible states: ${m.fps.toFixed(1)} frames/s (frame p50 ${m.frame_p50_ms.toFixed(1)} ms, p95 ${m.frame_p95_ms.toFixed(1)} ms; draw mean ${m.draw_mean_ms.toFixed(2)} ms, p95 ${m.draw_p95_ms.toFixed(2)} ms; full re-render ${m.rerender_ms.toFixed(1)} ms)`);
   // The machine may be busy with builds: the bar is the page's own work per frame.
   check(Math.abs(m.max_pan_px - 1500) < 20 && Math.abs(m.panned_px) < 20, `frame rate: the view panned 1,500 px and back (${m.max_pan_px.toFixed(0)} px)`);
+  check(m.fetched_ahead, 'frame rate: a long pan asks for the data ahead before it stops (the view never runs out)');
   check(m.draw_p95_ms < 16.7, `frame rate: a panning frame's drawing fits in a 60 Hz frame (p95 ${m.draw_p95_ms.toFixed(2)} ms)`);
   check(page.errors.length === 0, 'frame rate: no page errors', page.errors);
   // Outputs the page knows only by type: a TABLE is a sortable table, a TREE_TIME_XY a chart.

@@ -3,8 +3,8 @@
 // Protocol to the same origin. The URL hash keeps the view (range, selected thread, active
 // view) so a link restores it.
 
-import { Tsp, sleep, timerange } from './tsp.js';
-import { GraphModel, TimeGraph, ROW_H, esc, lowerBound } from './timegraph.js';
+import { Tsp, StatesFetcher, sleep, timerange } from './tsp.js';
+import { GraphModel, TimeGraph, ROW_H, esc, lowerBound, styleAt } from './timegraph.js';
 import { XYChart } from './charts.js';
 import { EventsTable, StaticTable } from './table.js';
 
@@ -35,6 +35,7 @@ const SHORT = { cf: 'Control Flow', res: 'Resources', cp: 'Critical Flow' };
 class App {
   constructor() {
     this.tsp = new Tsp();
+    this.states = new StatesFetcher(this.tsp);
     this.exp = null;
     this.full = { start: 0, end: 1 };
     this.view = { start: 0, end: 1 };
@@ -478,7 +479,7 @@ class App {
     for (const [, d] of m.data) {
       for (let i = 0; i < d.n; i++) {
         const c = m.palette.colors[d.col[i]];
-        const name = d.styles[i]?.parentKey || d.labels[i] || c;
+        const name = styleAt(d, i)?.parentKey || d.labels.get(i) || c;
         const dur = d.ends[i] - d.starts[i];
         const cur = per.get(name) || { dur: 0, color: c };
         cur.dur += dur;
@@ -523,7 +524,7 @@ class App {
       const d = hit.d;
       const st = d.starts[hit.i];
       const en = d.ends[hit.i];
-      rows.push(['state', d.labels[hit.i] ?? d.styles[hit.i]?.parentKey ?? ''], ['start', this.fmtTime(st)], ['duration', fmtDur(en - st)]);
+      rows.push(['state', d.labels.get(hit.i) ?? styleAt(d, hit.i)?.parentKey ?? ''], ['start', this.fmtTime(st)], ['duration', fmtDur(en - st)]);
       element = { elementType: 'state', time: { t: st }, duration: en - st, entryId: hit.entry.id };
     }
     rows.push(['time', this.fmtTime(hit.t)]);

@@ -127,33 +127,28 @@ export class GraphModel {
     return false;
   }
 
-  /** Stores a states reply in typed arrays. */
-  setStates(rows) {
+  /** Stores the rows a StatesFetcher decoded (typed arrays), their style keys mapped to colours once. */
+  setPacked(rows, keys, range) {
+    // Per style key: its palette colour and whether it is an active state (done once).
+    const pal = new Uint16Array(keys.length);
+    const act = new Uint8Array(keys.length);
+    keys.forEach((k, i) => {
+      pal[i] = this.palette.indexOf(k.style, k.label);
+      act[i] = ACTIVE_COLORS.has(this.palette.colors[pal[i]]) ? 1 : 0;
+    });
+    const styles = keys.map((k) => k.style);
     for (const r of rows) {
-      const st = r.states || [];
-      const n = st.length;
-      const d = {
-        n,
-        starts: new Float64Array(n),
-        ends: new Float64Array(n),
-        col: new Uint16Array(n),
-        active: new Uint8Array(n),
-        merged: new Uint8Array(n),
-        labels: new Array(n),
-        styles: new Array(n),
-      };
+      const n = r.starts.length;
+      const col = new Uint16Array(n);
+      const active = new Uint8Array(n);
+      const key = r.key;
       for (let i = 0; i < n; i++) {
-        const s = st[i];
-        d.starts[i] = s.start;
-        d.ends[i] = s.end;
-        const c = this.palette.indexOf(s.style, s.label);
-        d.col[i] = c;
-        d.active[i] = ACTIVE_COLORS.has(this.palette.colors[c]) ? 1 : 0;
-        d.merged[i] = s.style && s.style.values && s.style.values.merged ? 1 : 0;
-        d.labels[i] = s.label;
-        d.styles[i] = s.style;
+        col[i] = pal[key[i]];
+        active[i] = act[key[i]];
       }
-      this.data.set(r.entryId, d);
+      const labels = new Map();
+      for (let j = 0; j < r.labels.length; j += 2) labels.set(r.labels[j], r.labels[j + 1]);
+      this.data.set(r.entryId, { n, starts: r.starts, ends: r.ends, col, active, merged: r.merged, labels, key, styles, t0: range[0], t1: range[1], scale: range[2] });
     }
   }
 }
@@ -207,6 +202,8 @@ export class TimeGraph {
     this.fetchTimer = 0;
     this.settleTimer = 0;
     this.generation = 0;
+    this.applied = 0;
+    this.rowsVersion = 0;
     this.dpr = window.devicePixelRatio || 1;
     this.textWidths = new Map();
     this.lastRenderMs = 0;
@@ -242,6 +239,7 @@ export class TimeGraph {
 
   refreshRows() {
     if (!this.model) return;
+    this.rowsVersion++;
     const v = this.app.view;
     this.model.flatten(this.filter, this.activeOnly ? [v.start, v.end] : null);
     this.treeBody.style.height = this.model.rows.length * ROW_H + 'px';
@@ -355,22 +353,30 @@ export class TimeGraph {
     }
     if (!items.length) return;
     const params = { requested_timerange: timerange(f0, f1, nb), requested_items: items, ...(m.extraParams || {}) };
+    this.fetchedRange = { t0: f0, t1: f1, scale: Math.round((this.width / span) * 1e6) };
+    this.inFlight = true;
     const base = `/experiments/${this.app.exp.UUID}/outputs/timeGraph/${encodeURIComponent(m.output.id)}`;
     const stale = () => gen !== this.generation;
+    const rowsVersion = this.rowsVersion;
     try {
       const t0 = performance.now();
       const [states, arrows] = await Promise.all([
-        this.app.tsp.query(base + '/states', { parameters: params }, { isStale: stale, onProgress: (msg) => this.app.status(`${m.output.name}: ${msg}`) }),
+        this.app.states.query(base + '/states', { parameters: params }, { isStale: stale, onProgress: (msg) => this.app.status(`${m.output.name}: ${msg}`) }),
         this.app.tsp.query(base + '/arrows', { parameters: params }, { isStale: stale }).catch(() => null),
       ]);
-      if (stale() || this.model !== m) return;
-      m.setStates((states && states.model && states.model.rows) || []);
+      this.inFlight = false;
+      // A reply superseded by a later request is still used, unless a later one was applied
+      // already or the rows changed: a long pan keeps the data it asked for ahead.
+      if (gen < this.applied || this.model !== m || this.rowsVersion !== rowsVersion) return;
+      this.applied = gen;
+      if (states) m.setPacked(states.rows, states.keys, [f0, f1, Math.round((this.width / span) * 1e6)]);
       if (arrows && Array.isArray(arrows.model)) m.arrows = arrows.model;
       this.app.stats.lastFetchMs = performance.now() - t0;
       if (this.activeOnly) this.refreshRows();
       this.invalidate('data');
       this.app.onGraphData(m);
     } catch (e) {
+      this.inFlight = false;
       this.app.error(e);
     }
   }
@@ -397,7 +403,18 @@ export class TimeGraph {
   /** Called on every view change (pan/zoom): draws with the transform, settles later. */
   viewChanged() {
     this.invalidate(false);
-    this.scheduleFetch();
+    // A long pan runs out of fetched data: ask for more as it nears the edge, without
+    // waiting for the pan to stop (one request at a time); otherwise once the view settles.
+    const f = this.fetchedRange;
+    const { start, end } = this.app.view;
+    const margin = (end - start) / 2;
+    const full = this.app.full;
+    const nearEdge = f && ((start - margin < f.t0 && f.t0 > full.start) || (end + margin > f.t1 && f.t1 < full.end));
+    if (nearEdge && !this.inFlight && f.scale === Math.round(this.width / (end - start) * 1e6)) {
+      clearTimeout(this.fetchTimer);
+      this.fetchDue = false;
+      this.fetch();
+    } else this.scheduleFetch();
     const c = this.cacheMeta;
     const scale = this.width / (this.app.view.end - this.app.view.start);
     if (c && Math.abs(c.scale / scale - 1) > 1e-9) {
@@ -435,9 +452,10 @@ export class TimeGraph {
       // New data, a settled zoom, or the view near the bitmap's edge: render the next bitmap
       // a few rows per frame while this one is shown, then swap. When only the view moved,
       // what the shown one has is copied and only the newly exposed columns are rendered.
+      // New data at the same scale only adds columns the shown bitmap had no data for.
       const full = this.stale;
       this.stale = false;
-      this.job = full ? this.beginRender(this.back, this.bctx) : this.beginRender(this.back, this.bctx, this.cache, this.cacheMeta);
+      this.job = this.beginRender(this.back, this.bctx, this.cache, this.cacheMeta);
       this.job.full = full;
     }
     if (this.job) {
@@ -481,8 +499,8 @@ export class TimeGraph {
     const cw = Math.min(16384, Math.round(3 * W * dpr));
     const ch = Math.max(1, Math.round(H * dpr));
     const reuse = from && fromMeta && Math.abs(fromMeta.scale / scale - 1) < 1e-9 && fromMeta.scrollTop === top && from.width === cw && from.height === ch;
-    let xa = 0;
-    let xb = cw;
+    // Column ranges of the new bitmap to render (device px); the rest is copied.
+    let regions = [[0, cw]];
     let shift = 0;
     if (reuse) {
       scale = fromMeta.scale;
@@ -490,8 +508,14 @@ export class TimeGraph {
       // A whole number of device pixels from the old bitmap, so that its pixels copy exactly.
       shift = Math.round((start - span - fromMeta.t0) * scale * dpr);
       t0 = fromMeta.t0 + shift / (scale * dpr);
-      if (shift >= 0) xa = Math.max(0, cw - shift);
-      else xb = Math.min(cw, -shift);
+      // The columns the old bitmap holds, with data for every row: what is left is rendered.
+      const pxs = scale * dpr;
+      let va = Math.max(0, -shift);
+      let vb = Math.min(cw, cw - shift);
+      const cov = fromMeta.cover;
+      va = cov ? Math.max(va, Math.ceil((cov.t0 - t0) * pxs)) : cw;
+      vb = cov ? Math.min(vb, Math.floor((cov.t1 - t0) * pxs)) : 0;
+      if (vb > va) regions = [[0, va], [vb, cw]].filter(([a, b]) => b > a);
     }
     const t1 = t0 + 3 * span;
     if (canvas.width !== cw || canvas.height !== ch) {
@@ -501,10 +525,10 @@ export class TimeGraph {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     if (reuse) ctx.drawImage(from, -shift, 0);
     ctx.fillStyle = '#ffffff';
-    ctx.fillRect(xa, 0, xb - xa, ch);
+    for (const [a, b] of regions) ctx.fillRect(a, 0, b - a, ch);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(xa, 0, xb - xa, ch);
+    for (const [a, b] of regions) ctx.rect(a, 0, b - a, ch);
     ctx.clip();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const first = Math.max(0, Math.floor(top / ROW_H));
@@ -519,15 +543,27 @@ export class TimeGraph {
       ctx.fillStyle = '#f0f0f0';
       ctx.fillRect(0, y + ROW_H - 1, cw, 1);
     }
-    const ta = t0 + xa / (scale * dpr) - span / W;
-    const tb = t0 + xb / (scale * dpr) + span / W;
-    return { ctx, m, t0, t1, ta, tb, scale, top, next: first, last, ms: performance.now() - t0p, meta: { t0, t1, scale, scrollTop: top, width: W, height: H } };
+    // The time spans to render (a pixel more on each side).
+    const spans = regions.map(([a, b]) => [t0 + a / (scale * dpr) - span / W, t0 + b / (scale * dpr) + span / W]);
+    // Where every row with data has it, fetched for this scale: the part a later bitmap may
+    // copy instead of rendering.
+    let cover = { t0: -Infinity, t1: Infinity };
+    const scaleKey = Math.round(scale * 1e6);
+    for (let r = first; r < last && cover; r++) {
+      const e = m.rows[r].entry;
+      if (e.hasData === false) continue;
+      const d = m.data.get(e.id);
+      if (!d || d.t0 === undefined || d.scale !== scaleKey) cover = null;
+      else cover = { t0: Math.max(cover.t0, d.t0), t1: Math.min(cover.t1, d.t1) };
+    }
+    if (cover && cover.t1 <= cover.t0) cover = null;
+    return { ctx, m, t0, t1, spans, scale, top, next: first, last, ms: performance.now() - t0p, meta: { t0, t1, scale, scrollTop: top, width: W, height: H, cover } };
   }
 
   /** Renders rows of `job` until `budgetMs` is spent; true when all are done. */
   renderRows(job, budgetMs) {
     const begin = performance.now();
-    const { ctx, m, t0, ta, tb, scale, top } = job;
+    const { ctx, m, t0, spans, scale, top } = job;
     const colors = m.palette.colors;
     while (job.next < job.last) {
       // Bands of rows: one path per colour and band, a handful of fill calls per band.
@@ -543,6 +579,7 @@ export class TimeGraph {
         if (!d) continue;
         const y = Math.round((r * ROW_H - top + 3) * dpr);
         const h = Math.round((ROW_H - 7) * dpr);
+        for (const [ta, tb] of spans) {
         let lastX = -1;
         for (let i = lowerBound(d.ends, ta); i < d.n; i++) {
           const s = d.starts[i];
@@ -560,7 +597,8 @@ export class TimeGraph {
           lastX = x0 + w;
           // Dots over a state standing for shorter ones: zoom in to see them (Trace Compass's cue).
           if (d.merged[i] && w >= 3 * dpr) for (let x = x0 + dpr; x < x0 + w - dpr; x += 3 * dpr) dots.rect(x, y - 2 * dpr, dpr, dpr);
-          if (d.labels[i] && w > 24 * dpr) labelled.push({ x0: x0 / dpr, y: y / dpr, w: w / dpr, text: d.labels[i], k });
+          if (w > 24 * dpr && d.labels.has(i)) labelled.push({ x0: x0 / dpr, y: y / dpr, w: w / dpr, text: d.labels.get(i), k });
+        }
         }
       }
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -697,8 +735,8 @@ export class TimeGraph {
             x0: rect.left + Math.max(0, this.app.xAt(d.starts[i], W)),
             x1: rect.left + Math.min(W, this.app.xAt(d.ends[i], W)),
             color: m.palette.colors[d.col[i]],
-            label: d.labels[i] ?? null,
-            style: d.styles[i]?.parentKey ?? null,
+            label: d.labels.get(i) ?? null,
+            style: styleAt(d, i)?.parentKey ?? null,
           });
         }
       }
@@ -734,6 +772,11 @@ function extraColumns(m) {
   if (m.ptidCol > 0) cols.push(m.ptidCol);
   if (!cols.length && m.headers.length > 1) cols.push(1);
   return cols;
+}
+
+/** The TSP style of state `i` of a row's data. */
+export function styleAt(d, i) {
+  return d.styles[d.key[i]];
 }
 
 export function esc(s) {

@@ -6,8 +6,7 @@
 
 const BASE = '/tsp/api';
 
-/** Replies' timestamps have 16 or more digits; nothing else in a TSP reply is that large. */
-const BIG = /([:\[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g;
+import { rebase } from './rebase.js';
 
 export class Tsp {
   constructor() {
@@ -35,14 +34,11 @@ export class Tsp {
   }
 
   parse(text) {
-    const origin = this.origin;
-    if (origin === 0n) return JSON.parse(text);
-    return JSON.parse(text.replace(BIG, (_, pre, n) => pre + (BigInt(n) - origin).toString()));
+    return JSON.parse(rebase(text, this.origin));
   }
 
   async request(method, path, obj) {
     const headers = {};
-    if (obj !== undefined) headers['Content-Type'] = 'application/json';
     this.pending++;
     try {
       return await this.send(method, path, obj, headers);
@@ -51,13 +47,17 @@ export class Tsp {
     }
   }
 
-  async text(method, path, obj, headers = {}) {
+  /** The URL and fetch options of a request. */
+  init(method, path, obj, headers = {}) {
+    if (obj !== undefined) headers['Content-Type'] = 'application/json';
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
-    const res = await fetch(BASE + path + (this.token ? `${path.includes('?') ? '&' : '?'}token=${this.token}` : ''), {
-      method,
-      headers,
-      body: obj === undefined ? undefined : this.body(obj),
-    });
+    const url = location.origin + BASE + path + (this.token ? `${path.includes('?') ? '&' : '?'}token=${this.token}` : '');
+    return [url, { method, headers, body: obj === undefined ? undefined : this.body(obj) }];
+  }
+
+  async text(method, path, obj, headers = {}) {
+    const [url, init] = this.init(method, path, obj, headers);
+    const res = await fetch(url, init);
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return text;
@@ -89,6 +89,53 @@ export class Tsp {
       if (isStale && isStale()) return r;
       await sleep(wait);
       wait = Math.min(wait * 2, 1000);
+    }
+  }
+}
+
+/**
+ * Time-graph states, fetched and decoded by a worker (see states-worker.js): resolves to
+ * `{rows: [{entryId, starts, ends, key, merged, labels}], keys: [{style, label}]}`, polling
+ * while the server answers RUNNING.
+ */
+export class StatesFetcher {
+  constructor(tsp) {
+    this.tsp = tsp;
+    this.worker = new Worker(new URL('./states-worker.js', import.meta.url), { type: 'module' });
+    this.calls = new Map();
+    this.next = 1;
+    this.worker.onmessage = (ev) => {
+      const call = this.calls.get(ev.data.id);
+      if (!call) return;
+      this.calls.delete(ev.data.id);
+      call(ev.data);
+    };
+  }
+
+  once(path, obj) {
+    const [url, init] = this.tsp.init('POST', path, obj);
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.calls.set(id, resolve);
+      this.worker.postMessage({ id, url, init, origin: this.tsp.origin.toString() });
+    });
+  }
+
+  async query(path, obj, { onProgress, isStale } = {}) {
+    this.tsp.pending++;
+    try {
+      let wait = 100;
+      for (;;) {
+        const r = await this.once(path, obj);
+        if (r.error) throw new Error(r.error);
+        if (!r.running) return r;
+        if (onProgress) onProgress(r.statusMessage || 'running');
+        if (isStale && isStale()) return null;
+        await sleep(wait);
+        wait = Math.min(wait * 2, 1000);
+      }
+    } finally {
+      this.tsp.pending--;
     }
   }
 }
