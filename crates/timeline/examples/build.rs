@@ -83,11 +83,13 @@ fn main() {
         for r in 0..m.rows.len() as u32 {
             spans += m.states(r, m.start, m.end, res).len();
         }
+        let states = t.elapsed();
         let arrows = m.arrows(&[], m.start, m.end, res).len();
         let q = t.elapsed();
         println!(
-            "query 2000 px: {:.1} ms ({name}: {spans} spans, {arrows} arrows)",
-            q.as_secs_f64() * 1e3
+            "query 2000 px: {:.1} ms ({name}: {spans} spans in {:.1} ms, {arrows} arrows)",
+            q.as_secs_f64() * 1e3,
+            states.as_secs_f64() * 1e3
         );
     }
     let t = Instant::now();

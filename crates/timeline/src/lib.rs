@@ -271,7 +271,11 @@ impl Timeline {
                 return Ok((tl, Origin::Cached, Vec::new()));
             }
         }
+        let t0 = std::time::Instant::now();
         let (tl, diagnostics) = build::build(traces, &opts.read);
+        if std::env::var_os("TIMELINE_DEBUG").is_some() {
+            eprintln!("build {:?}", t0.elapsed());
+        }
         if tl.events == 0 {
             return Err(Error::Read(if diagnostics.is_empty() {
                 pipeline::Error::NoEvents
@@ -280,7 +284,11 @@ impl Timeline {
             }));
         }
         if let Some((key, path)) = &cached {
+            let t0 = std::time::Instant::now();
             cache::save(path, key, &tl)?;
+            if std::env::var_os("TIMELINE_DEBUG").is_some() {
+                eprintln!("save {:?}", t0.elapsed());
+            }
         }
         Ok((tl, Origin::Built, diagnostics))
     }

@@ -119,6 +119,10 @@ pub(crate) struct Column {
     pub(crate) end: i64,
     /// Busy time (ns) before interval `k * BLOCK`, per block.
     pub(crate) busy: Vec<i64>,
+    /// The start of interval `k * BLOCK`, per block: a search goes through this small array
+    /// (cache-resident) first, then through one block, where a search over all starts would
+    /// miss the cache at nearly every step.
+    pub(crate) skip: Vec<i64>,
 }
 
 impl Column {
@@ -136,14 +140,50 @@ impl Column {
         self.starts.get(i + 1).copied().unwrap_or(self.end)
     }
 
-    /// Fills in the busy-time prefix sums.
+    /// How many starts are `<= t` (with `le`) or `< t`.
+    #[inline]
+    fn count(&self, t: i64, le: bool) -> usize {
+        let below = |x: i64| if le { x <= t } else { x < t };
+        let b = self.skip.partition_point(|&x| below(x));
+        if b == 0 {
+            return 0;
+        }
+        let from = (b - 1) * BLOCK;
+        let to = (b * BLOCK).min(self.starts.len());
+        from + self.starts[from..to].partition_point(|&x| below(x))
+    }
+
+    /// The index of the first interval starting at or after `t`, searched from `from`.
+    #[inline]
+    fn first_from(&self, from: usize, t: i64) -> usize {
+        // Near `from` first: at a fine resolution the next interval shown is close.
+        let n = self.starts.len();
+        let mut step = 1;
+        let mut lo = from;
+        while lo < n && step <= BLOCK {
+            let hi = (lo + step).min(n);
+            if self.starts[hi - 1] >= t {
+                return lo + self.starts[lo..hi].partition_point(|&x| x < t);
+            }
+            lo = hi;
+            step *= 2;
+        }
+        if lo >= n {
+            return n;
+        }
+        self.count(t, false).max(lo)
+    }
+
+    /// Fills in the busy-time prefix sums and the skip index.
     pub(crate) fn index(&mut self) {
         let f = self.family();
         self.busy.clear();
+        self.skip.clear();
         let mut sum = 0i64;
         for i in 0..self.starts.len() {
             if i % BLOCK == 0 {
                 self.busy.push(sum);
+                self.skip.push(self.starts[i]);
             }
             if busy(f, self.states[i]) {
                 sum += self.end_of(i) - self.starts[i];
@@ -158,7 +198,7 @@ impl Column {
             return 0;
         }
         let f = self.family();
-        let k = self.starts.partition_point(|&s| s <= t) - 1;
+        let k = self.count(t, true) - 1;
         let b = k / BLOCK;
         let mut sum = self.busy.get(b).copied().unwrap_or(0);
         for i in b * BLOCK..k {
@@ -296,7 +336,7 @@ impl Store {
         let f = c.family();
         let res = resolution.max(1);
         let mut out = Vec::new();
-        let mut i = c.starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let mut i = c.count(start, true).saturating_sub(1);
         while i < n && c.starts[i] <= end {
             let s = c.starts[i];
             let e = c.end_of(i);
@@ -305,8 +345,7 @@ impl Store {
             let j = if e >= s.saturating_add(res) {
                 i + 1
             } else {
-                let from = i + 1;
-                from + c.starts[from..].partition_point(|&x| x < s.saturating_add(res))
+                c.first_from(i + 1, s.saturating_add(res))
             };
             let merged = j > i + 1;
             let span_end = c.starts.get(j).copied().unwrap_or(c.end);
@@ -335,7 +374,7 @@ impl Store {
     /// See [`crate::Timeline::state_at`].
     pub(crate) fn state_at(&self, row: u32, ts: i64) -> Option<Span> {
         let c = self.cols.get(row as usize)?;
-        let k = c.starts.partition_point(|&s| s <= ts).checked_sub(1)?;
+        let k = c.count(ts, true).checked_sub(1)?;
         let end = c.end_of(k);
         if ts >= end && !(ts == c.end && k + 1 == c.starts.len()) {
             return None;
