@@ -210,6 +210,7 @@ impl<'a> In<'a> {
                 .collect(),
         )
     }
+    #[cfg(test)]
     fn u32s(&mut self) -> Option<Vec<u32>> {
         let n = self.len(4)?;
         let b = self.take(n * 4)?;
