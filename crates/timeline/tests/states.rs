@@ -193,7 +193,10 @@ fn states_follow_the_events() {
     }
     assert_eq!(
         spans(&tl, c1),
-        vec![(800, 850, th(WaitCpu), None), (850, 900, th(Usermode), None)]
+        vec![
+            (800, 850, th(WaitCpu), None),
+            (850, 900, th(Usermode), None)
+        ]
     );
     assert_eq!(tl.rows[c1 as usize].end, 950);
     assert_eq!(spans(&tl, c2), vec![(950, 1000, th(WaitCpu), None)]);
