@@ -210,16 +210,6 @@ impl<'a> In<'a> {
                 .collect(),
         )
     }
-    #[cfg(test)]
-    fn u32s(&mut self) -> Option<Vec<u32>> {
-        let n = self.len(4)?;
-        let b = self.take(n * 4)?;
-        Some(
-            b.chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect(),
-        )
-    }
 }
 
 fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {

@@ -221,6 +221,28 @@ impl Column {
     }
 }
 
+/// The first `k` in `0..n` where `below(k)` is false (`below` true then false).
+#[inline]
+fn partition(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    // Galloping first: the next arrow shown is usually close.
+    let mut hi = 1;
+    while hi <= n && below(hi - 1) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(n);
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// A wake-up arrow, compact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RawArrow {
@@ -290,6 +312,13 @@ pub(crate) struct Store {
     pub(crate) arrows: Vec<RawArrow>,
     /// The longest arrow.
     pub(crate) max_arrow: i64,
+    /// Arrow indexes by target row, then start; `by_target[target_at[r]..target_at[r + 1]]`
+    /// are row `r`'s. Derived from the arrows.
+    pub(crate) by_target: Vec<u32>,
+    pub(crate) target_at: Vec<u32>,
+    /// The same by source row.
+    pub(crate) by_source: Vec<u32>,
+    pub(crate) source_at: Vec<u32>,
     /// Per host.
     pub(crate) density: Vec<Density>,
     /// Thread rows of each (host, tid), by start. Derived from the rows.
@@ -388,7 +417,8 @@ impl Store {
         })
     }
 
-    /// See [`crate::Timeline::arrows`].
+    /// See [`crate::Timeline::arrows`]. Per row, through its arrows in time order, skipping
+    /// a resolution step after each one shown: the cost follows the pixels, not the arrows.
     pub(crate) fn arrows(
         &self,
         rows: &[u32],
@@ -397,36 +427,59 @@ impl Store {
         resolution: i64,
     ) -> Vec<crate::Arrow> {
         let res = resolution.max(1);
-        let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
-        let from = start.saturating_sub(self.max_arrow);
-        let first = self.arrows.partition_point(|a| a.start < from);
-        let mut last: HashMap<(u32, u32), i64> = HashMap::new();
-        let mut out = Vec::new();
-        for a in &self.arrows[first..] {
-            if a.start > end {
-                break;
-            }
-            if a.end < start {
-                continue;
-            }
-            if !wanted.is_empty() && !wanted.contains(&a.source) && !wanted.contains(&a.target) {
-                continue;
-            }
-            let key = (a.source, a.target);
-            if let Some(&t) = last.get(&key) {
-                if a.start < t.saturating_add(res) {
+        let mut picked: Vec<u32> = Vec::new();
+        let nrows = self.target_at.len().saturating_sub(1) as u32;
+        let mut scan = |index: &[u32], at: &[u32], r: u32| {
+            let Some(v) = at
+                .get(r as usize)
+                .zip(at.get(r as usize + 1))
+                .and_then(|(&a, &b)| index.get(a as usize..b as usize))
+            else {
+                return;
+            };
+            let start_of = |k: usize| self.arrows[v[k] as usize].start;
+            let from = start.saturating_sub(self.max_arrow);
+            let mut k = partition(v.len(), |k| start_of(k) < from);
+            while k < v.len() {
+                let a = &self.arrows[v[k] as usize];
+                if a.start > end {
+                    break;
+                }
+                if a.end < start {
+                    k += 1;
                     continue;
                 }
+                picked.push(v[k]);
+                let next = a.start.saturating_add(res);
+                k += 1 + partition(v.len() - k - 1, |j| start_of(k + 1 + j) < next);
             }
-            last.insert(key, a.start);
-            out.push(crate::Arrow {
-                source: a.source,
-                target: a.target,
-                start: a.start,
-                end: a.end,
-                kind: crate::ArrowKind::Wakeup,
-            });
+        };
+        if rows.is_empty() {
+            for r in 0..nrows {
+                scan(&self.by_target, &self.target_at, r);
+            }
+        } else {
+            for &r in rows {
+                scan(&self.by_target, &self.target_at, r);
+                scan(&self.by_source, &self.source_at, r);
+            }
+            picked.sort_unstable();
+            picked.dedup();
         }
+        let mut out: Vec<crate::Arrow> = picked
+            .into_iter()
+            .map(|i| {
+                let a = &self.arrows[i as usize];
+                crate::Arrow {
+                    source: a.source,
+                    target: a.target,
+                    start: a.start,
+                    end: a.end,
+                    kind: crate::ArrowKind::Wakeup,
+                }
+            })
+            .collect();
+        out.sort_by_key(|a| (a.start, a.end, a.source, a.target));
         out
     }
 
@@ -525,8 +578,30 @@ impl Store {
         Some(if k == 0 { v[0] } else { v[k - 1] })
     }
 
-    /// Rebuilds the indexes derived from the rows.
+    /// Rebuilds the indexes derived from the rows and arrows.
     pub(crate) fn derive(&mut self, rows: &[crate::Row], hosts: usize) {
+        let n = rows.len();
+        let arrows = &self.arrows;
+        let group = |key: &dyn Fn(&RawArrow) -> u32| -> (Vec<u32>, Vec<u32>) {
+            let mut at = vec![0u32; n + 1];
+            for a in arrows {
+                at[key(a) as usize + 1] += 1;
+            }
+            for i in 0..n {
+                at[i + 1] += at[i];
+            }
+            let mut fill = at.clone();
+            let mut index = vec![0u32; arrows.len()];
+            // Arrows are in time order: each row's come out in time order too.
+            for (i, a) in arrows.iter().enumerate() {
+                let r = key(a) as usize;
+                index[fill[r] as usize] = i as u32;
+                fill[r] += 1;
+            }
+            (index, at)
+        };
+        (self.by_target, self.target_at) = group(&|a| a.target);
+        (self.by_source, self.source_at) = group(&|a| a.source);
         self.threads.clear();
         self.cpus = vec![Vec::new(); hosts];
         self.host_threads = vec![Vec::new(); hosts];
