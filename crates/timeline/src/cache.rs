@@ -17,7 +17,7 @@ use crate::store::{Column, Density, RawArrow, Store};
 use crate::{Error, Timeline};
 
 /// The format's version: any change to the model or its encoding changes it.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"TKTLINE\0";
 
 /// Every file that makes the traces, with its size and modification time.
@@ -147,18 +147,6 @@ impl<W: Write> Out<W> {
         }
         Ok(())
     }
-    fn u32s(&mut self, v: &[u32]) -> std::io::Result<()> {
-        self.u64(v.len() as u64)?;
-        for c in v.chunks(4096) {
-            if self.buf.len() + c.len() * 4 > self.buf.capacity() {
-                self.flush()?;
-            }
-            for x in c {
-                self.buf.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-        Ok(())
-    }
     /// Ends with the CRC of everything before it.
     fn finish(mut self) -> std::io::Result<W> {
         self.flush()?;
@@ -212,6 +200,84 @@ impl<'a> In<'a> {
     }
 }
 
+/// Interval starts as the first one, then the differences (positive: starts increase) in 4
+/// bytes, or `u32::MAX` and 8 bytes for a larger one: most of a column in half the bytes.
+fn pack_starts(starts: &[i64]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(starts.len() * 4 + 8);
+    let Some(&first) = starts.first() else {
+        return b;
+    };
+    b.extend_from_slice(&first.to_le_bytes());
+    for w in starts.windows(2) {
+        // (Unsigned: from a start far below zero to one far above is more than `i64::MAX`.)
+        let d = w[1].wrapping_sub(w[0]) as u64;
+        match u32::try_from(d) {
+            Ok(d) if d != u32::MAX => b.extend_from_slice(&d.to_le_bytes()),
+            _ => {
+                b.extend_from_slice(&u32::MAX.to_le_bytes());
+                b.extend_from_slice(&d.to_le_bytes());
+            }
+        }
+    }
+    b
+}
+
+/// The `n` starts [`pack_starts`] packed; None unless they increase and fill `b` exactly.
+fn unpack_starts(b: &[u8], n: usize) -> Option<Vec<i64>> {
+    let mut i = In(b);
+    let mut v = Vec::with_capacity(n);
+    if n > 0 {
+        let mut t = i.i64()?;
+        v.push(t);
+        for _ in 1..n {
+            let d = match i.u32()? {
+                u32::MAX => i.u64()?,
+                d => d as u64,
+            };
+            let next = t.wrapping_add(d as i64);
+            if next <= t {
+                return None;
+            }
+            t = next;
+            v.push(t);
+        }
+    }
+    i.0.is_empty().then_some(v)
+}
+
+/// Labels in 2 bytes each when all fit, else 4, after a byte giving the width.
+fn pack_labels(labels: &[u32]) -> Vec<u8> {
+    let wide = labels.iter().any(|&l| l > u16::MAX as u32);
+    let mut b = Vec::with_capacity(1 + labels.len() * if wide { 4 } else { 2 });
+    b.push(if wide { 4 } else { 2 });
+    for &l in labels {
+        if wide {
+            b.extend_from_slice(&l.to_le_bytes());
+        } else {
+            b.extend_from_slice(&(l as u16).to_le_bytes());
+        }
+    }
+    b
+}
+
+/// The `n` labels [`pack_labels`] packed.
+fn unpack_labels(b: &[u8], n: usize) -> Option<Vec<u32>> {
+    let (&w, rest) = b.split_first()?;
+    match w {
+        2 if rest.len() == 2 * n => Some(
+            rest.chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+                .collect(),
+        ),
+        4 if rest.len() == 4 * n => Some(
+            rest.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
     let s = &tl.store;
     let mut o = Out::new(w);
@@ -228,9 +294,10 @@ fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
     for c in &s.cols {
         o.u8(c.family)?;
         o.i64(c.end)?;
-        o.i64s(&c.starts)?;
+        o.u64(c.starts.len() as u64)?;
+        o.bytes(&pack_starts(&c.starts))?;
         o.bytes(&c.states)?;
-        o.u32s(&c.labels)?;
+        o.bytes(&pack_labels(&c.labels))?;
     }
     o.u64(s.arrows.len() as u64)?;
     for a in &s.arrows {
@@ -282,30 +349,22 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
     for _ in 0..n {
         let family = i.u8()?;
         let end = i.i64()?;
-        let k = i.len(8)?;
-        let starts = i.take(k * 8)?;
+        let k = usize::try_from(i.u64()?).ok()?;
+        let starts = i.bytes()?;
         let states = i.bytes()?;
-        let k = i.len(4)?;
-        let labels = i.take(k * 4)?;
-        raw.push((family, end, starts, states, labels));
+        let labels = i.bytes()?;
+        if states.len() != k {
+            return None;
+        }
+        raw.push((family, end, k, starts, states, labels));
     }
     let strings = s.strings.len();
     let cols: Option<Vec<Column>> = raw
         .into_par_iter()
-        .map(|(family, end, starts, states, labels)| {
-            let starts: Vec<i64> = starts
-                .chunks_exact(8)
-                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect();
-            let labels: Vec<u32> = labels
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect();
-            if states.len() != starts.len()
-                || labels.len() != starts.len()
-                || labels.iter().any(|&l| l as usize >= strings)
-                || starts.windows(2).any(|w| w[0] >= w[1])
-            {
+        .map(|(family, end, k, starts, states, labels)| {
+            let starts = unpack_starts(starts, k)?;
+            let labels = unpack_labels(labels, k)?;
+            if labels.iter().any(|&l| l as usize >= strings) {
                 return None;
             }
             let mut c = Column {
@@ -414,6 +473,31 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::In;
+
+    #[test]
+    fn packed_columns() {
+        use super::{pack_labels, pack_starts, unpack_labels, unpack_starts};
+        for starts in [
+            vec![],
+            vec![-5],
+            vec![1, 2, 3 + u32::MAX as i64, 4 + 2 * u32::MAX as i64, i64::MAX],
+            vec![i64::MIN, 0, 10],
+        ] {
+            let b = pack_starts(&starts);
+            assert_eq!(unpack_starts(&b, starts.len()), Some(starts.clone()));
+            assert_eq!(unpack_starts(&b, starts.len() + 1), None);
+            if !b.is_empty() {
+                assert_eq!(unpack_starts(&b[..b.len() - 1], starts.len()), None);
+            }
+        }
+        // Starts that do not increase are damage.
+        assert_eq!(unpack_starts(&pack_starts(&[5, 5]), 2), None);
+        for labels in [vec![], vec![0, 1, 65535], vec![0, 65536, 7]] {
+            let b = pack_labels(&labels);
+            assert_eq!(unpack_labels(&b, labels.len()), Some(labels.clone()));
+            assert_eq!(unpack_labels(&b, labels.len() + 1), None);
+        }
+    }
 
     #[test]
     fn lengths_beyond_the_data_are_refused() {
