@@ -730,6 +730,10 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 .unwrap_or(end)
                 .max(col.starts.last().copied().unwrap_or(start));
             col.end = row_end;
+            // The columns grew by doubling: their slack would be most of the model's memory.
+            col.starts.shrink_to_fit();
+            col.states.shrink_to_fit();
+            col.labels.shrink_to_fit();
             col.index();
             let kind = match (r.kind, id) {
                 (RowKind::Thread { tid, .. }, Some((_, pid, ppid))) => {
@@ -782,6 +786,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
     store
         .arrows
         .sort_by_key(|a| (a.start, a.end, a.source, a.target));
+    store.arrows.shrink_to_fit();
     store.max_arrow = store
         .arrows
         .iter()

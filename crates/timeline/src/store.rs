@@ -335,7 +335,9 @@ impl Store {
         let cols: usize = self
             .cols
             .iter()
-            .map(|c| c.starts.len() * 13 + c.busy.len() * 8 + std::mem::size_of::<Column>())
+            .map(|c| {
+                c.starts.len() * 13 + (c.busy.len() + c.skip.len()) * 8 + size_of::<Column>()
+            })
             .sum();
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
         let density: usize = self
@@ -343,7 +345,9 @@ impl Store {
             .iter()
             .map(|d| d.marks.len() * 8 + d.lost.len() * 16)
             .sum();
-        cols + strings + density + self.arrows.len() * std::mem::size_of::<RawArrow>()
+        let arrows = self.arrows.len() * (std::mem::size_of::<RawArrow>() + 8)
+            + (self.target_at.len() + self.source_at.len()) * 4;
+        cols + strings + density + arrows
     }
 
     fn label(&self, l: u32) -> Option<Arc<str>> {
