@@ -1343,14 +1343,12 @@ impl State {
                 }
             }
             Kind::SchedProcessFork => self.fork(ts, p, out),
-            Kind::SchedProcessFree => {
-                if self.wants(NoteKind::Lifecycle) {
-                    if let Some(tid) = p.int(F::Tid) {
-                        out.push(Notification::ThreadExit {
-                            ts,
-                            tid: tid as i32,
-                        });
-                    }
+            Kind::SchedProcessFree if self.wants(NoteKind::Lifecycle) => {
+                if let Some(tid) = p.int(F::Tid) {
+                    out.push(Notification::ThreadExit {
+                        ts,
+                        tid: tid as i32,
+                    });
                 }
             }
             Kind::SchedProcessExec => {

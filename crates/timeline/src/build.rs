@@ -128,6 +128,9 @@ impl RowB {
     }
 }
 
+/// A thread row's thread id, process id and parent's process id.
+type Ids = (i32, Option<i32>, Option<i32>);
+
 /// What one host's read made.
 pub(crate) struct HostModel {
     name: String,
@@ -138,8 +141,8 @@ pub(crate) struct HostModel {
     first: Option<i64>,
     checkpoints: Vec<Checkpoint>,
     diagnostics: Vec<Diagnostic>,
-    /// (tid of each thread row, pid, ppid)
-    ids: Vec<Option<(i32, Option<i32>, Option<i32>)>>,
+    /// Per row: a thread row's ids.
+    ids: Vec<Option<Ids>>,
 }
 
 /// The sink that builds one host's rows.
@@ -525,11 +528,11 @@ impl Sink for HostSink {
             self.ties = 0;
             self.last_ts = ts;
         }
-        if i % MARK == 0 {
+        if i.is_multiple_of(MARK) {
             self.density.marks.push(ts);
         }
         if let Some(c) = &mut self.checkpoints {
-            if i % CHECKPOINT_EVERY == 0 {
+            if i.is_multiple_of(CHECKPOINT_EVERY) {
                 c.push(Checkpoint {
                     index: i,
                     ts,
@@ -573,7 +576,7 @@ impl Sink for Counter {
             self.ties = 0;
             self.last_ts = ts;
         }
-        if self.events % CHECKPOINT_EVERY == 0 {
+        if self.events.is_multiple_of(CHECKPOINT_EVERY) {
             self.checkpoints.push(Checkpoint {
                 index: self.events,
                 ts,

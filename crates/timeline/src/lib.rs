@@ -6,12 +6,12 @@
 //! marked), per-thread CPU time for usage curves, and checkpoints that let an event table seek
 //! to its n-th event. Saved to and loaded from a cache file keyed by the trace.
 //!
-//! Modules: [`build`] (the reads and the state intervals they give), `store` (the columns and
-//! the queries), `cache` (the model on disk).
+//! Modules: `build` (the reads, and the state intervals the kernel state machine's status
+//! notifications give), `store` (the columns and the queries), `cache` (the model on disk).
 
 #![deny(missing_docs)]
 
-pub mod build;
+mod build;
 mod cache;
 mod store;
 

@@ -335,9 +335,7 @@ impl Store {
         let cols: usize = self
             .cols
             .iter()
-            .map(|c| {
-                c.starts.len() * 13 + (c.busy.len() + c.skip.len()) * 8 + size_of::<Column>()
-            })
+            .map(|c| c.starts.len() * 13 + (c.busy.len() + c.skip.len()) * 8 + size_of::<Column>())
             .sum();
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
         let density: usize = self
