@@ -41,6 +41,10 @@ pub struct Thread {
     /// The 16 stored bytes `comm` was last set from, if it was from 16 (a `comm` array): the
     /// same bytes again, the usual case, are then one comparison.
     pub(crate) comm_key: Option<u128>,
+    /// For the status notifications only: the system call a forked thread starts in (its
+    /// parent's, `clone`), left at its first system call exit, as Trace Compass shows it. (Its
+    /// `current_syscall` stays empty: the analyses count no call they did not see enter.)
+    pub(crate) forked_in_call: Option<u32>,
 }
 
 impl Thread {
@@ -1190,7 +1194,9 @@ impl State {
         let t = c.slot.map(|s| self.threads.at(s));
         let running = |t: &Thread| match t.current_syscall {
             Some((name, ..)) => ThreadStatus::Syscall(name),
-            None => ThreadStatus::Usermode,
+            None => t
+                .forked_in_call
+                .map_or(ThreadStatus::Usermode, ThreadStatus::Syscall),
         };
         let (cs, status) = if let Some((irq, _)) = c.current_hard_irq {
             (CpuStatus::Irq(irq), ThreadStatus::Interrupted)
@@ -1413,6 +1419,7 @@ impl State {
                     self.interleaved_syscalls += interleaved as u64;
                     t.io_entry = io;
                     if self.interest.meets(STATUS) {
+                        t.forked_in_call = None;
                         self.note_cpu(ts, cpu, out);
                     }
                 }
@@ -1521,6 +1528,10 @@ impl State {
                     if self.interest.meets(STATUS) {
                         self.note_cpu(ts, cpu, out);
                     }
+                } else if t.forked_in_call.is_some() && self.interest.meets(STATUS) {
+                    // A forked thread leaving the call it was born in.
+                    t.forked_in_call = None;
+                    self.note_cpu(ts, cpu, out);
                 }
             }
             Kind::IrqHandlerEntry => {
@@ -1762,12 +1773,19 @@ impl State {
         }
         let parent_prio = parent.prio;
         let parent_pid = parent.pid.unwrap_or(ptid);
+        let parent_call = parent
+            .current_syscall
+            .filter(|_| self.interest.meets(STATUS))
+            .map(|c| c.0);
         let child = self.thread_mut(ctid, ccomm);
         child.pid = cpid.or(child.pid);
         if child.prio.is_none() {
             child.prio = parent_prio;
         }
         let child_pid = child.pid.unwrap_or(ctid);
+        if parent_call.is_some() {
+            child.forked_in_call = parent_call;
+        }
         if self.wants(NoteKind::Lifecycle) {
             out.push(Notification::ThreadBirth {
                 ts,

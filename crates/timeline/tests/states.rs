@@ -8,7 +8,8 @@ use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use kernel::lttng::{ev, trace_class, HostInfo, NetLayout};
 use scenario::common::{
-    irq_entry, irq_exit, read_entry, read_exit, statedump_process, switch, vec1, wake, Task,
+    irq_entry, irq_exit, openat_entry, read_entry, read_exit, ret, statedump_process, switch, vec1,
+    wake, Task,
 };
 use timeline::{
     ArrowKind, BuildOptions, CpuState, IrqState, Origin, RowKind, State, ThreadState, Timeline,
@@ -69,9 +70,13 @@ fn write(dir: &Path) {
     e(1, ev::SCHED_SWITCH, 550, switch(&s1, 0, &a));
     e(1, ev::SCHED_WAKING, 600, wake(&b, 0));
     e(0, ev::SCHED_SWITCH, 700, switch(&s0, 0, &b));
-    // `a` forks `c`, which runs, dies, and whose id a second fork takes again.
+    // `a` forks `c` in a system call, which `c` starts in and leaves; `c` dies, and a second
+    // fork takes its id again.
+    e(1, ev::SYS_OPENAT, 780, openat_entry("/x"));
     e(1, ev::SCHED_FORK, 800, fork(&a, &c));
+    e(1, ev::SYSX_OPENAT, 820, ret(3));
     e(1, ev::SCHED_SWITCH, 850, switch(&a, 0, &c));
+    e(1, ev::SYSX_OPENAT, 870, ret(0));
     e(1, ev::SCHED_SWITCH, 900, switch(&c, 0x40, &s1));
     e(1, ev::SCHED_FORK, 950, fork(&a, &c));
     e(0, ev::SCHED_SWITCH, 1000, switch(&b, 0, &s0));
@@ -111,7 +116,7 @@ fn states_follow_the_events() {
     let dir = tmp.path().join("k");
     write(&dir);
     let tl = open(&dir);
-    assert_eq!((tl.start, tl.end, tl.events), (100, 1000, 20));
+    assert_eq!((tl.start, tl.end, tl.events), (100, 1000, 23));
     let th = |s| State::Thread(s);
     let read = Some("read".to_string());
     let b = tl.thread_row(0, 11, 500).unwrap();
@@ -195,7 +200,8 @@ fn states_follow_the_events() {
         spans(&tl, c1),
         vec![
             (800, 850, th(WaitCpu), None),
-            (850, 900, th(Usermode), None)
+            (850, 870, th(Syscall), Some("openat".to_string())),
+            (870, 900, th(Usermode), None),
         ]
     );
     assert_eq!(tl.rows[c1 as usize].end, 950);
@@ -228,7 +234,7 @@ fn states_follow_the_events() {
     assert_eq!(usage[0], 50.0);
     assert_eq!(usage[1], 37.5);
     let (density, lost) = tl.event_density(tl.start, tl.end, 9);
-    assert_eq!(density.iter().sum::<u64>(), 20);
+    assert_eq!(density.iter().sum::<u64>(), 23);
     assert_eq!(lost.iter().sum::<u64>(), 0);
 }
 
