@@ -41,10 +41,6 @@ pub struct Thread {
     /// The 16 stored bytes `comm` was last set from, if it was from 16 (a `comm` array): the
     /// same bytes again, the usual case, are then one comparison.
     pub(crate) comm_key: Option<u128>,
-    /// For the status notifications only: the system call a forked thread starts in (its
-    /// parent's, `clone`), left at its first system call exit, as Trace Compass shows it. (Its
-    /// `current_syscall` stays empty: the analyses count no call they did not see enter.)
-    pub(crate) forked_in_call: Option<u32>,
 }
 
 impl Thread {
@@ -731,6 +727,10 @@ pub struct State {
     pub interleaved_syscalls: u64,
     /// The notifications to make.
     interest: Interest,
+    /// For the status notifications only: the system call each forked thread starts in (its
+    /// parent's, `clone`), until its first system call exit, as Trace Compass shows it. (Its
+    /// `current_syscall` stays empty: the analyses count no call they did not see enter.)
+    forked_in_call: IntMap<i32, u32>,
 }
 
 /// The notifications [`State::note_wakeup`] makes.
@@ -1194,9 +1194,10 @@ impl State {
         let t = c.slot.map(|s| self.threads.at(s));
         let running = |t: &Thread| match t.current_syscall {
             Some((name, ..)) => ThreadStatus::Syscall(name),
-            None => t
+            None => self
                 .forked_in_call
-                .map_or(ThreadStatus::Usermode, ThreadStatus::Syscall),
+                .get(&t.tid)
+                .map_or(ThreadStatus::Usermode, |&c| ThreadStatus::Syscall(c)),
         };
         let (cs, status) = if let Some((irq, _)) = c.current_hard_irq {
             (CpuStatus::Irq(irq), ThreadStatus::Interrupted)
@@ -1419,7 +1420,10 @@ impl State {
                     self.interleaved_syscalls += interleaved as u64;
                     t.io_entry = io;
                     if self.interest.meets(STATUS) {
-                        t.forked_in_call = None;
+                        let tid = t.tid;
+                        if !self.forked_in_call.is_empty() {
+                            self.forked_in_call.remove(&tid);
+                        }
                         self.note_cpu(ts, cpu, out);
                     }
                 }
@@ -1528,9 +1532,9 @@ impl State {
                     if self.interest.meets(STATUS) {
                         self.note_cpu(ts, cpu, out);
                     }
-                } else if t.forked_in_call.is_some() && self.interest.meets(STATUS) {
+                } else if self.interest.meets(STATUS) && self.forked_in_call.remove(&tid).is_some()
+                {
                     // A forked thread leaving the call it was born in.
-                    t.forked_in_call = None;
                     self.note_cpu(ts, cpu, out);
                 }
             }
@@ -1783,8 +1787,8 @@ impl State {
             child.prio = parent_prio;
         }
         let child_pid = child.pid.unwrap_or(ctid);
-        if parent_call.is_some() {
-            child.forked_in_call = parent_call;
+        if let Some(call) = parent_call {
+            self.forked_in_call.insert(ctid, call);
         }
         if self.wants(NoteKind::Lifecycle) {
             out.push(Notification::ThreadBirth {
