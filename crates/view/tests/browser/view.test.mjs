@@ -341,6 +341,13 @@ async function alignedChecks(browser, x) {
     const selText2 = await page.textContent('#selection');
     check(/cursor/.test(selText2), 'clicking an event line puts the time cursor at its time', selText2);
   }
+  // Searching the events table: Enter goes to the next matching event.
+  await page.fill('#table-search', 'sched_switch');
+  await page.waitForTimeout(400);
+  await page.press('#table-search', 'Enter');
+  await settle(page);
+  const found = await page.evaluate(() => document.querySelector('#table-view tr.cur')?.textContent || null);
+  check(found && found.includes('sched_switch'), 'Enter in the events search goes to the next sched_switch', found);
   check(page.errors.length === 0, 'aligned: no page errors at the end', page.errors);
   await page.close();
 }

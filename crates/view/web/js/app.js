@@ -239,6 +239,8 @@ class App {
     }
     this.activeTable = t;
     t.tab.setAttribute('aria-selected', 'true');
+    // The TSP filters no table lines (it searches them): only whole-loaded tables filter.
+    document.getElementById('table-filter').parentElement.hidden = t instanceof EventsTable;
     try {
       await t.open(document.getElementById('table-view'));
     } catch (e) {

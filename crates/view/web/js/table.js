@@ -76,8 +76,7 @@ export class EventsTable {
     if (this.search) {
       const expr = {};
       for (const c of this.columns) expr[c.id] = this.search;
-      if (this.filter) p.table_filter_expressions = expr;
-      else p.table_search_expressions = expr;
+      p.table_search_expressions = expr;
     }
     return p;
   }
