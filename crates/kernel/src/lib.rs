@@ -30,7 +30,8 @@ pub use model::{
 };
 pub use payload::{SlotPlan, WordPlan};
 pub use state::{
-    Cpu, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, State, StateOptions, Thread,
+    Cpu, CpuStatus, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, SoftIrqStep,
+    State, StateOptions, Thread, ThreadStatus,
 };
 pub use threads::Threads;
 

@@ -516,6 +516,9 @@ fields! {
     Irq = "irq",
     Vec = "vec",
     Len = "len",
+    PrevState = "prev_state",
+    Ppid = "ppid",
+    Status = "status",
 }
 
 const NO_FIELD: u16 = u16::MAX;

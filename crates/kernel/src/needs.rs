@@ -43,7 +43,13 @@ pub(crate) fn wants(interest: Interest, kind: Kind) -> bool {
         || note(NoteKind::SyscallDone)
         || note(NoteKind::FdSyscallDone)
         || note(NoteKind::Io)
-        || note(NoteKind::Page);
+        || note(NoteKind::Page)
+        || note(NoteKind::ThreadStatus)
+        || note(NoteKind::CpuStatus)
+        || note(NoteKind::Wakeup)
+        || note(NoteKind::Lifecycle);
+    // The statuses follow system calls and interrupts too.
+    let status = note(NoteKind::ThreadStatus) || note(NoteKind::CpuStatus);
     let fds = interest.reads(Facet::Fds) || note(NoteKind::Io);
     match kind {
         SchedSwitch | SchedWakeup | SchedWaking | SchedWakeupNew | SchedPiSetprio
@@ -51,21 +57,38 @@ pub(crate) fn wants(interest: Interest, kind: Kind) -> bool {
         SchedProcessFork | SchedProcessExec | StatedumpProcessState => threads || fds,
         StatedumpFileDescriptor => fds,
         SyscallEntry(_) | SyscallExit(_) => {
-            fds || note(NoteKind::SyscallDone) || note(NoteKind::FdSyscallDone)
+            fds || status || note(NoteKind::SyscallDone) || note(NoteKind::FdSyscallDone)
         }
         BlockRqIssue | BlockRqComplete | BlockBioRemap => {
             interest.reads(Facet::Disks) || note(NoteKind::BlockDone)
         }
         StatedumpBlockDevice => interest.reads(Facet::Disks),
-        IrqHandlerEntry => interest.reads(Facet::IrqNames) || note(NoteKind::HardIrqDone),
-        IrqHandlerExit => note(NoteKind::HardIrqDone),
+        IrqHandlerEntry => {
+            interest.reads(Facet::IrqNames)
+                || note(NoteKind::HardIrqDone)
+                || status
+                || note(NoteKind::IrqStatus)
+                || note(NoteKind::Wakeup)
+        }
+        IrqHandlerExit => {
+            note(NoteKind::HardIrqDone)
+                || status
+                || note(NoteKind::IrqStatus)
+                || note(NoteKind::Wakeup)
+        }
+        // (A wakeup tells whether an interrupt made it.)
         SoftirqRaise | SoftirqEntry | SoftirqExit => {
-            note(NoteKind::SoftIrqRaise) || note(NoteKind::SoftIrqDone)
+            note(NoteKind::SoftIrqRaise)
+                || note(NoteKind::SoftIrqDone)
+                || status
+                || note(NoteKind::IrqStatus)
+                || note(NoteKind::Wakeup)
         }
         NetDevXmit | NetifReceiveSkb => interest.reads(Facet::Netifs) || note(NoteKind::Net),
         PageAlloc | PageFree => note(NoteKind::Page),
-        SchedProcessExit | SchedProcessFree | BlockBioBackmerge | HrtimerExpireEntry
-        | HrtimerExpireExit | StatedumpStart | StatedumpEnd => false,
+        SchedProcessFree => note(NoteKind::Lifecycle),
+        SchedProcessExit | BlockBioBackmerge | HrtimerExpireEntry | HrtimerExpireExit
+        | StatedumpStart | StatedumpEnd => false,
         // Not read by the state machine ([`Kind::is_modelled`]).
         SchedTtwu | NetDevQueue | InetSockLocalOut | InetSockLocalIn | IpiEntry | IpiExit
         | DoIrqEntry | DoIrqReturn | PacketRxEntry | PacketRxReturn | IrqVectorEntry
@@ -78,6 +101,8 @@ pub(crate) fn wants(interest: Interest, kind: Kind) -> bool {
 /// documentation).
 pub(crate) fn wants_call(interest: Interest, op: FdOp) -> bool {
     interest.has(NoteKind::SyscallDone)
+        || interest.has(NoteKind::ThreadStatus)
+        || interest.has(NoteKind::CpuStatus)
         || op != FdOp::None
             && (interest.has(NoteKind::FdSyscallDone)
                 || interest.has(NoteKind::Io)
@@ -88,6 +113,8 @@ pub(crate) fn wants_call(interest: Interest, op: FdOp) -> bool {
 /// `interest`: it reads some system calls, not all.
 pub fn narrower_when_lossless(interest: Interest) -> bool {
     !interest.has(NoteKind::SyscallDone)
+        && !interest.has(NoteKind::ThreadStatus)
+        && !interest.has(NoteKind::CpuStatus)
         && (interest.has(NoteKind::FdSyscallDone)
             || interest.has(NoteKind::Io)
             || interest.reads(Facet::Fds))

@@ -192,6 +192,14 @@ impl SoftIrqs {
         }
     }
 
+    /// The vector whose handler runs, if any (the lowest, should there be several).
+    pub(crate) fn running_vec(&self) -> Option<u64> {
+        match self.running.iter().position(Option::is_some) {
+            Some(i) => Some(i as u64),
+            None => self.other_running.keys().min().copied(),
+        }
+    }
+
     /// The handler of `vec` ended: its (entry time, raise time), if its entry was seen.
     pub(crate) fn exit(&mut self, vec: u64) -> Option<(i64, Option<i64>)> {
         match self.running.get_mut(vec as usize) {
@@ -210,6 +218,57 @@ pub struct Disk {
     pub name: Option<String>,
     /// Issued requests by sector: (issue time, nr_sector, tid, write, device issued for).
     pub pending: IntMap<u64, (i64, u64, Option<i32>, bool, u64)>,
+}
+
+/// A thread's status, with Trace Compass's meanings, as [`Notification::ThreadStatus`] gives
+/// it to a state model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadStatus {
+    /// Running in user mode.
+    Usermode,
+    /// Running in a system call (its name index, [`crate::Resolver::syscalls`]).
+    Syscall(u32),
+    /// Runnable, waiting for a CPU: woken, preempted, or just forked.
+    WaitCpu,
+    /// Blocked: switched out not runnable (`prev_state` interruptible or uninterruptible).
+    WaitBlocked,
+    /// Its CPU handles a hard IRQ.
+    Interrupted,
+    /// Its CPU handles a soft IRQ.
+    SoftIrq,
+    /// Not known (switched out in a state that tells neither).
+    Unknown,
+    /// Switched out dead: it runs no more (its end comes with [`Notification::ThreadExit`]).
+    Dead,
+}
+
+/// A CPU's status, as [`Notification::CpuStatus`] gives it to a state model. An IRQ during a
+/// soft IRQ is the IRQ; at its exit the CPU is back in the soft IRQ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuStatus {
+    /// Running its idle thread.
+    Idle,
+    /// Running thread `.0` in user mode.
+    Usermode(i32),
+    /// Running thread `.0` in system call `.1` (name index).
+    Syscall(i32, u32),
+    /// Handling hard IRQ `.0` (its name: [`State::irq_names`]).
+    Irq(i64),
+    /// Handling soft IRQ vector `.0`.
+    SoftIrq(u64),
+    /// Not known (no `sched_switch` seen on it yet).
+    Unknown,
+}
+
+/// A step of a soft IRQ vector ([`Notification::SoftIrq`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SoftIrqStep {
+    /// Raised (pending).
+    Raise,
+    /// Its handler started.
+    Entry,
+    /// Its handler ended.
+    Exit,
 }
 
 /// What the state machine reports to analyses. Plain data; look details up in the [`State`].
@@ -331,6 +390,103 @@ pub enum Notification {
         /// The thread that issued it, if known.
         tid: Option<i32>,
     },
+    /// A thread's status changed ([`NoteKind::ThreadStatus`]).
+    ThreadStatus {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+        /// Its new status.
+        status: ThreadStatus,
+    },
+    /// A CPU's status changed ([`NoteKind::CpuStatus`]).
+    CpuStatus {
+        /// Event time.
+        ts: i64,
+        /// The CPU.
+        cpu: u32,
+        /// Its new status.
+        status: CpuStatus,
+    },
+    /// A hard IRQ handler started or ended on a CPU ([`NoteKind::IrqStatus`]).
+    Irq {
+        /// Event time.
+        ts: i64,
+        /// The CPU.
+        cpu: u32,
+        /// The IRQ line.
+        irq: i64,
+        /// Started (else ended).
+        entry: bool,
+    },
+    /// A soft IRQ vector was raised, or its handler started or ended, on a CPU
+    /// ([`NoteKind::IrqStatus`]).
+    SoftIrq {
+        /// Event time.
+        ts: i64,
+        /// The CPU.
+        cpu: u32,
+        /// The vector.
+        vec: u64,
+        /// What happened.
+        step: SoftIrqStep,
+    },
+    /// A thread not running was woken ([`NoteKind::Wakeup`]; the first wakeup since it last
+    /// ran only).
+    Wakeup {
+        /// Event time.
+        ts: i64,
+        /// The thread woken.
+        tid: i32,
+        /// The CPU the wakeup happened on.
+        cpu: u32,
+        /// The thread running there (None: not known yet).
+        waker: Option<i32>,
+        /// The CPU was handling an IRQ or soft IRQ: the interrupt woke the thread.
+        in_irq: bool,
+    },
+    /// A thread was born (`sched_process_fork`; [`NoteKind::Lifecycle`]).
+    ThreadBirth {
+        /// Event time.
+        ts: i64,
+        /// The new thread.
+        tid: i32,
+        /// Its process.
+        pid: i32,
+        /// The thread that forked it.
+        parent_tid: i32,
+        /// That thread's process.
+        parent_pid: i32,
+    },
+    /// A thread alive when tracing started (the statedump; [`NoteKind::Lifecycle`]).
+    ThreadKnown {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+        /// Its process, when told.
+        pid: Option<i32>,
+        /// Its parent process, when told.
+        ppid: Option<i32>,
+        /// Its status then.
+        status: ThreadStatus,
+    },
+    /// A thread executed a new program (`sched_process_exec`; [`NoteKind::Lifecycle`]); its
+    /// new name is [`Thread::comm`] from its next switch.
+    ThreadExec {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+    },
+    /// A thread's resources were freed (`sched_process_free`; [`NoteKind::Lifecycle`]): it is
+    /// gone, and a later thread with its id is another.
+    ThreadExit {
+        /// Event time.
+        ts: i64,
+        /// The thread.
+        tid: i32,
+    },
     /// A page allocation / free on `cpu` while `tid` ran.
     Page {
         /// Event time.
@@ -377,12 +533,23 @@ pub enum NoteKind {
     /// consumer that wants it takes the `SyscallDone` notifications with `on_fds` set
     /// ([`Interest::takes`]).
     FdSyscallDone,
+    /// [`Notification::ThreadStatus`].
+    ThreadStatus,
+    /// [`Notification::CpuStatus`].
+    CpuStatus,
+    /// [`Notification::Irq`] and [`Notification::SoftIrq`].
+    IrqStatus,
+    /// [`Notification::Wakeup`].
+    Wakeup,
+    /// [`Notification::ThreadBirth`], [`Notification::ThreadKnown`],
+    /// [`Notification::ThreadExec`] and [`Notification::ThreadExit`].
+    Lifecycle,
 }
 
 impl NoteKind {
     /// The kind of every notification, in declaration order (all but
     /// [`NoteKind::FdSyscallDone`], a narrower `SyscallDone`).
-    pub const EVERY: [NoteKind; 11] = [
+    pub const EVERY: [NoteKind; 16] = [
         NoteKind::SchedSwitch,
         NoteKind::PrioChanged,
         NoteKind::Migrate,
@@ -394,6 +561,11 @@ impl NoteKind {
         NoteKind::SoftIrqDone,
         NoteKind::BlockDone,
         NoteKind::Page,
+        NoteKind::ThreadStatus,
+        NoteKind::CpuStatus,
+        NoteKind::IrqStatus,
+        NoteKind::Wakeup,
+        NoteKind::Lifecycle,
     ];
 }
 
@@ -409,7 +581,7 @@ pub struct Interest(u32);
 #[non_exhaustive]
 pub enum Facet {
     /// Threads (command name, pid, priority), the thread running on each CPU, the CPUs.
-    Threads = 16,
+    Threads = 24,
     /// Processes' descriptor tables and the open files.
     Fds,
     /// Disks: names, partitions, pending requests.
@@ -467,6 +639,12 @@ impl Interest {
                 && self.has(NoteKind::FdSyscallDone)
     }
 
+    /// Whether some notification or facet is in both sets.
+    #[inline(always)]
+    pub const fn meets(self, other: Interest) -> bool {
+        self.0 & other.0 != 0
+    }
+
     /// Whether facet `f` is read.
     #[inline(always)]
     pub const fn reads(self, f: Facet) -> bool {
@@ -496,6 +674,14 @@ impl Notification {
             Notification::SoftIrqDone { .. } => NoteKind::SoftIrqDone,
             Notification::BlockDone { .. } => NoteKind::BlockDone,
             Notification::Page { .. } => NoteKind::Page,
+            Notification::ThreadStatus { .. } => NoteKind::ThreadStatus,
+            Notification::CpuStatus { .. } => NoteKind::CpuStatus,
+            Notification::Irq { .. } | Notification::SoftIrq { .. } => NoteKind::IrqStatus,
+            Notification::Wakeup { .. } => NoteKind::Wakeup,
+            Notification::ThreadBirth { .. }
+            | Notification::ThreadKnown { .. }
+            | Notification::ThreadExec { .. }
+            | Notification::ThreadExit { .. } => NoteKind::Lifecycle,
         }
     }
 }
@@ -541,6 +727,49 @@ pub struct State {
     pub interleaved_syscalls: u64,
     /// The notifications to make.
     interest: Interest,
+}
+
+/// The notifications [`State::note_wakeup`] makes.
+const WAKEUP: Interest = Interest::of(&[NoteKind::ThreadStatus, NoteKind::Wakeup]);
+
+/// The notifications [`State::note_irq`] and [`State::note_softirq`] make.
+const IRQS: Interest = Interest::of(&[
+    NoteKind::ThreadStatus,
+    NoteKind::CpuStatus,
+    NoteKind::IrqStatus,
+]);
+
+/// The notifications [`State::note_cpu`] makes.
+const STATUS: Interest = Interest::of(&[NoteKind::ThreadStatus, NoteKind::CpuStatus]);
+
+/// The status of a thread switched out in `prev_state`, as Trace Compass reads it: runnable
+/// (preempted) when no state bit is set but the "preempted" / `TASK_STATE_MAX` markers
+/// kernels add, blocked when interruptible or uninterruptible, dead when exiting.
+fn switched_out_status(prev_state: i64) -> ThreadStatus {
+    const MARKERS: i64 = 0x100 | 0x400 | 0x800;
+    const BLOCKED: i64 = 0x1 | 0x2;
+    const DEAD: i64 = 0x10 | 0x20 | 0x40;
+    let s = prev_state & !MARKERS;
+    if s == 0 {
+        ThreadStatus::WaitCpu
+    } else if s & BLOCKED != 0 {
+        ThreadStatus::WaitBlocked
+    } else if s & DEAD != 0 {
+        ThreadStatus::Dead
+    } else {
+        ThreadStatus::Unknown
+    }
+}
+
+/// The status of a thread as the statedump gives it (lttng-modules' `lttng_process_status`:
+/// 2 waiting for a CPU, 5 waiting, 6 running).
+fn statedump_status(status: Option<i64>) -> ThreadStatus {
+    match status {
+        Some(2) => ThreadStatus::WaitCpu,
+        Some(5) => ThreadStatus::WaitBlocked,
+        Some(6) => ThreadStatus::Usermode,
+        _ => ThreadStatus::Unknown,
+    }
 }
 
 const O_CLOEXEC: i64 = 0o2000000;
@@ -885,6 +1114,118 @@ impl State {
         }
     }
 
+    /// Notes a wakeup of `tid` (not running) on `cpu`: its status, and the wakeup itself when
+    /// it is the `first` since the thread last ran.
+    #[inline(never)]
+    fn note_wakeup(
+        &self,
+        ts: i64,
+        cpu: u32,
+        tid: i32,
+        waker: Option<i32>,
+        first: bool,
+        out: &mut Vec<Notification>,
+    ) {
+        if self.wants(NoteKind::ThreadStatus) {
+            out.push(Notification::ThreadStatus {
+                ts,
+                tid,
+                status: ThreadStatus::WaitCpu,
+            });
+        }
+        if first && self.wants(NoteKind::Wakeup) {
+            let in_irq = self.cpus.get(cpu).is_some_and(|c| {
+                c.current_hard_irq.is_some() || c.softirqs.running_vec().is_some()
+            });
+            out.push(Notification::Wakeup {
+                ts,
+                tid,
+                cpu,
+                waker,
+                in_irq,
+            });
+        }
+    }
+
+    /// Notes a hard IRQ entry or exit, and the status it gives its CPU and thread.
+    #[inline(never)]
+    fn note_irq(&self, ts: i64, cpu: u32, irq: i64, entry: bool, out: &mut Vec<Notification>) {
+        if self.wants(NoteKind::IrqStatus) {
+            out.push(Notification::Irq {
+                ts,
+                cpu,
+                irq,
+                entry,
+            });
+        }
+        if self.interest.meets(STATUS) {
+            self.note_cpu(ts, cpu, out);
+        }
+    }
+
+    /// Notes a soft IRQ entry or exit, and the status it gives its CPU and thread.
+    #[inline(never)]
+    fn note_softirq(
+        &self,
+        ts: i64,
+        cpu: u32,
+        vec: u64,
+        step: SoftIrqStep,
+        out: &mut Vec<Notification>,
+    ) {
+        if self.wants(NoteKind::IrqStatus) {
+            out.push(Notification::SoftIrq { ts, cpu, vec, step });
+        }
+        if self.interest.meets(STATUS) {
+            self.note_cpu(ts, cpu, out);
+        }
+    }
+
+    /// Notes the status of `cpu` and of the thread it runs, as they are now: an IRQ first,
+    /// then a soft IRQ, then the thread (idle, user mode or in a system call). Called after
+    /// each event that may change them, when [`STATUS`] notifications are wanted.
+    #[inline(never)]
+    fn note_cpu(&self, ts: i64, cpu: u32, out: &mut Vec<Notification>) {
+        let Some(c) = self.cpus.get(cpu) else { return };
+        let t = c.slot.map(|s| self.threads.at(s));
+        let running = |t: &Thread| match t.current_syscall {
+            Some((name, ..)) => ThreadStatus::Syscall(name),
+            None => ThreadStatus::Usermode,
+        };
+        let (cs, status) = if let Some((irq, _)) = c.current_hard_irq {
+            (CpuStatus::Irq(irq), ThreadStatus::Interrupted)
+        } else if let Some(vec) = c.softirqs.running_vec() {
+            (CpuStatus::SoftIrq(vec), ThreadStatus::SoftIrq)
+        } else {
+            match t {
+                None => (CpuStatus::Unknown, ThreadStatus::Unknown),
+                Some(t) if t.tid == 0 => (CpuStatus::Idle, ThreadStatus::Usermode),
+                Some(t) => {
+                    let s = running(t);
+                    let cs = match s {
+                        ThreadStatus::Syscall(name) => CpuStatus::Syscall(t.tid, name),
+                        _ => CpuStatus::Usermode(t.tid),
+                    };
+                    (cs, s)
+                }
+            }
+        };
+        if self.wants(NoteKind::CpuStatus) {
+            out.push(Notification::CpuStatus {
+                ts,
+                cpu,
+                status: cs,
+            });
+        }
+        if let Some(t) = t.filter(|t| t.tid != 0 && self.wants(NoteKind::ThreadStatus)) {
+            out.push(Notification::ThreadStatus {
+                ts,
+                tid: t.tid,
+                status,
+            });
+        }
+    }
+
     /// Applies one event (of kind `r`, at `ts`, on `cpu`) and appends what happened to `out`.
     /// Inlined into the caller's event loop: one call (to the state machine proper) per event.
     #[inline(always)]
@@ -962,10 +1303,15 @@ impl State {
                 if let Some(c) = p.raw_bytes(F::Comm) {
                     t.set_comm(c);
                 }
-                if t.last_wakeup.is_none() {
+                let first = t.last_wakeup.is_none();
+                if first {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
                 }
+                if self.interest.meets(WAKEUP) {
+                    self.note_wakeup(ts, cpu, tid, waker, first, out);
+                }
+                let t = self.threads.at_mut(s);
                 // As check_prio, on the thread at hand.
                 if let Some(prio) = prio.map(|p| p as i32) {
                     if t.prio != Some(prio) {
@@ -996,11 +1342,24 @@ impl State {
                     }
                 }
             }
-            Kind::SchedProcessFork => self.fork(p),
+            Kind::SchedProcessFork => self.fork(ts, p, out),
+            Kind::SchedProcessFree => {
+                if self.wants(NoteKind::Lifecycle) {
+                    if let Some(tid) = p.int(F::Tid) {
+                        out.push(Notification::ThreadExit {
+                            ts,
+                            tid: tid as i32,
+                        });
+                    }
+                }
+            }
             Kind::SchedProcessExec => {
                 // The new command name comes with the thread's next sched_switch.
                 if let Some(tid) = p.int(F::Tid) {
                     let tid = tid as i32;
+                    if self.wants(NoteKind::Lifecycle) {
+                        out.push(Notification::ThreadExec { ts, tid });
+                    }
                     let t = self.thread_mut(tid, None);
                     let pid = t.pid.unwrap_or(tid);
                     if let Some(p) = self.processes.get_mut(&pid) {
@@ -1008,7 +1367,7 @@ impl State {
                     }
                 }
             }
-            Kind::StatedumpProcessState => self.statedump_process(p),
+            Kind::StatedumpProcessState => self.statedump_process(ts, p, out),
             Kind::StatedumpFileDescriptor => {
                 // lttng-modules < 2.11 give the pid; later ones the file table address of a
                 // process, announced by its process_state event.
@@ -1055,6 +1414,9 @@ impl State {
                     t.current_syscall = Some((name, ts, cmd, r.fdop != FdOp::None));
                     self.interleaved_syscalls += interleaved as u64;
                     t.io_entry = io;
+                    if self.interest.meets(STATUS) {
+                        self.note_cpu(ts, cpu, out);
+                    }
                 }
             }
             Kind::BlockBioRemap => {
@@ -1158,6 +1520,9 @@ impl State {
                             }
                         }
                     }
+                    if self.interest.meets(STATUS) {
+                        self.note_cpu(ts, cpu, out);
+                    }
                 }
             }
             Kind::IrqHandlerEntry => {
@@ -1169,6 +1534,9 @@ impl State {
                     }
                 }
                 self.cpu_mut(cpu).current_hard_irq = Some((irq, ts));
+                if self.interest.meets(IRQS) {
+                    self.note_irq(ts, cpu, irq, true, out);
+                }
             }
             Kind::IrqHandlerExit => {
                 let Some(irq) = p.int(F::Irq) else { return };
@@ -1176,6 +1544,9 @@ impl State {
                 match c.current_hard_irq {
                     Some((cur, begin)) if cur == irq => {
                         c.current_hard_irq = None;
+                        if self.interest.meets(IRQS) {
+                            self.note_irq(ts, cpu, irq, false, out);
+                        }
                         if !self.interest.has(NoteKind::HardIrqDone) {
                             return;
                         }
@@ -1203,10 +1574,27 @@ impl State {
                         if self.interest.has(NoteKind::SoftIrqRaise) {
                             out.push(Notification::SoftIrqRaise { ts, cpu, vec });
                         }
+                        if self.interest.has(NoteKind::IrqStatus) {
+                            out.push(Notification::SoftIrq {
+                                ts,
+                                cpu,
+                                vec,
+                                step: SoftIrqStep::Raise,
+                            });
+                        }
                     }
-                    Kind::SoftirqEntry => c.softirqs.enter(vec, ts),
+                    Kind::SoftirqEntry => {
+                        c.softirqs.enter(vec, ts);
+                        if self.interest.meets(IRQS) {
+                            self.note_softirq(ts, cpu, vec, SoftIrqStep::Entry, out);
+                        }
+                    }
                     _ => {
-                        if let Some((begin, raise)) = c.softirqs.exit(vec) {
+                        let done = c.softirqs.exit(vec);
+                        if self.interest.meets(IRQS) {
+                            self.note_softirq(ts, cpu, vec, SoftIrqStep::Exit, out);
+                        }
+                        if let Some((begin, raise)) = done {
                             if !self.interest.has(NoteKind::SoftIrqDone) {
                                 return;
                             }
@@ -1336,9 +1724,33 @@ impl State {
                 wakeup,
             });
         }
+        if self.interest.meets(STATUS) {
+            self.note_switch(ts, cpu, prev_tid, p.int(F::PrevState), out);
+        }
     }
 
-    fn fork<'a>(&mut self, p: impl Read<'a>) {
+    /// Notes the status of the thread switched out in `prev_state`, then those of `cpu` and
+    /// the thread switched in.
+    #[inline(never)]
+    fn note_switch(
+        &self,
+        ts: i64,
+        cpu: u32,
+        prev_tid: i32,
+        prev_state: Option<i64>,
+        out: &mut Vec<Notification>,
+    ) {
+        if prev_tid != 0 && self.wants(NoteKind::ThreadStatus) {
+            out.push(Notification::ThreadStatus {
+                ts,
+                tid: prev_tid,
+                status: prev_state.map_or(ThreadStatus::Unknown, switched_out_status),
+            });
+        }
+        self.note_cpu(ts, cpu, out);
+    }
+
+    fn fork<'a>(&mut self, ts: i64, p: impl Read<'a>, out: &mut Vec<Notification>) {
         let (Some(ptid), Some(ctid)) = (p.int(F::ParentTid), p.int(F::ChildTid)) else {
             return;
         };
@@ -1358,6 +1770,22 @@ impl State {
             child.prio = parent_prio;
         }
         let child_pid = child.pid.unwrap_or(ctid);
+        if self.wants(NoteKind::Lifecycle) {
+            out.push(Notification::ThreadBirth {
+                ts,
+                tid: ctid,
+                pid: child_pid,
+                parent_tid: ptid,
+                parent_pid,
+            });
+        }
+        if self.wants(NoteKind::ThreadStatus) {
+            out.push(Notification::ThreadStatus {
+                ts,
+                tid: ctid,
+                status: ThreadStatus::WaitCpu,
+            });
+        }
         if child_pid != parent_pid && !self.processes.contains_key(&child_pid) {
             let fds = self
                 .processes
@@ -1374,10 +1802,19 @@ impl State {
         }
     }
 
-    fn statedump_process<'a>(&mut self, p: impl Read<'a>) {
+    fn statedump_process<'a>(&mut self, ts: i64, p: impl Read<'a>, out: &mut Vec<Notification>) {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
+        if self.wants(NoteKind::Lifecycle) {
+            out.push(Notification::ThreadKnown {
+                ts,
+                tid,
+                pid,
+                ppid: p.int(F::Ppid).map(|v| v as i32),
+                status: statedump_status(p.int(F::Status)),
+            });
+        }
         let name = p.raw_bytes(F::Name);
         let prio = p.int(F::Prio);
         let t = self.thread_mut(tid, name);

@@ -6,9 +6,14 @@
 //! marked), per-thread CPU time for usage curves, and checkpoints that let an event table seek
 //! to its n-th event. Saved to and loaded from a cache file keyed by the trace.
 //!
-//! API skeleton: the lead's interface for the viewer; the implementation fills it in.
+//! Modules: [`build`] (the reads and the state intervals they give), `store` (the columns and
+//! the queries), `cache` (the model on disk).
 
 #![deny(missing_docs)]
+
+pub mod build;
+mod cache;
+mod store;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -228,6 +233,9 @@ pub struct Timeline {
     pub events: u64,
     /// Event seek points, at most a few thousand events apart.
     pub checkpoints: Vec<Checkpoint>,
+    /// The intervals and what the queries read besides the rows.
+    #[serde(skip)]
+    store: Arc<store::Store>,
 }
 
 /// Whether a model came from the cache.
@@ -242,63 +250,99 @@ pub enum Origin {
 impl Timeline {
     /// Builds the model of `traces` (several hosts: one kernel state per host, read in
     /// parallel) or loads it from the cache. Read errors are returned with what could be read.
+    ///
+    /// The model reads every event of every stream (`no_intersection`) on the time line of
+    /// `opts.read.time_map`; its [`Checkpoint`]s count the events of such a read.
     pub fn open(
         traces: &[Arc<Trace>],
         opts: &BuildOptions,
     ) -> Result<(Timeline, Origin, Vec<Diagnostic>), Error> {
-        let _ = (traces, opts);
-        unimplemented!("timeline: building the model")
+        if traces.is_empty() {
+            return Err(Error::Read(pipeline::Error::NoEvents));
+        }
+        let cached = opts.cache_dir.as_deref().map(|dir| {
+            (
+                cache::key(traces, &opts.read),
+                Self::cache_path(traces, dir),
+            )
+        });
+        if let Some((key, path)) = &cached {
+            if let Some(tl) = cache::load(path, key) {
+                return Ok((tl, Origin::Cached, Vec::new()));
+            }
+        }
+        let (tl, diagnostics) = build::build(traces, &opts.read);
+        if tl.events == 0 {
+            return Err(Error::Read(if diagnostics.is_empty() {
+                pipeline::Error::NoEvents
+            } else {
+                pipeline::Error::Unreadable(diagnostics)
+            }));
+        }
+        if let Some((key, path)) = &cached {
+            cache::save(path, key, &tl)?;
+        }
+        Ok((tl, Origin::Built, diagnostics))
     }
 
     /// The states of row `row` overlapping `[start, end]`, at most one per `resolution`
     /// nanoseconds (a span standing for shorter ones is `merged`), in time order.
     pub fn states(&self, row: u32, start: i64, end: i64, resolution: i64) -> Vec<Span> {
-        let _ = (row, start, end, resolution);
-        unimplemented!("timeline: state query")
+        self.store.states(row, start, end, resolution)
     }
 
     /// The state of row `row` at time `ts`.
     pub fn state_at(&self, row: u32, ts: i64) -> Option<Span> {
-        let _ = (row, ts);
-        unimplemented!("timeline: point query")
+        self.store.state_at(row, ts)
     }
 
     /// Arrows that overlap `[start, end]` and touch one of `rows` (all when empty), thinned
     /// to at most one per `resolution` per row pair.
     pub fn arrows(&self, rows: &[u32], start: i64, end: i64, resolution: i64) -> Vec<Arrow> {
-        let _ = (rows, start, end, resolution);
-        unimplemented!("timeline: arrows")
+        self.store.arrows(rows, start, end, resolution)
     }
 
     /// CPU usage in `[start, end]` sampled at `n` points: per sample, the share (0–100 %) of
     /// all CPUs of `host` running non-idle threads, or only thread rows `threads` when given.
-    pub fn cpu_usage(&self, host: u32, threads: &[u32], start: i64, end: i64, n: usize) -> Vec<f64> {
-        let _ = (host, threads, start, end, n);
-        unimplemented!("timeline: cpu usage")
+    pub fn cpu_usage(
+        &self,
+        host: u32,
+        threads: &[u32],
+        start: i64,
+        end: i64,
+        n: usize,
+    ) -> Vec<f64> {
+        self.store.cpu_usage(host, threads, start, end, n)
     }
 
     /// Per-thread CPU time in `[start, end]` (row id, ns), most first.
     pub fn cpu_time(&self, host: u32, start: i64, end: i64) -> Vec<(u32, i64)> {
-        let _ = (host, start, end);
-        unimplemented!("timeline: cpu time")
+        self.store.cpu_time(host, start, end)
     }
 
     /// Events per bucket of `n` equal buckets over `[start, end]`, and the events lost
     /// (discarded by the tracer) per bucket.
     pub fn event_density(&self, start: i64, end: i64, n: usize) -> (Vec<u64>, Vec<u64>) {
-        let _ = (start, end, n);
-        unimplemented!("timeline: event density")
+        self.store.event_density(start, end, n)
     }
 
     /// The row of thread `tid` of `host` alive at `ts` (the latest born before it).
     pub fn thread_row(&self, host: u32, tid: i32, ts: i64) -> Option<u32> {
-        let _ = (host, tid, ts);
-        unimplemented!("timeline: thread row")
+        self.store.thread_row(host, tid, ts, &self.rows)
+    }
+
+    /// Intervals stored, over all rows.
+    pub fn intervals(&self) -> usize {
+        self.store.cols.iter().map(|c| c.starts.len()).sum()
+    }
+
+    /// Bytes the model's intervals, arrows and density samples take in memory.
+    pub fn memory(&self) -> usize {
+        self.store.memory()
     }
 
     /// The cache file of `traces` in `dir`.
     pub fn cache_path(traces: &[Arc<Trace>], dir: &Path) -> PathBuf {
-        let _ = traces;
-        dir.join("timeline.cache")
+        dir.join(format!("timeline-{:016x}.cache", cache::path_hash(traces)))
     }
 }

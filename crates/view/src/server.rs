@@ -42,7 +42,8 @@ pub enum Error {
 /// How to serve.
 #[derive(Clone)]
 pub struct ServeOptions {
-    /// The traces (each path: a trace or a directory of traces), one experiment.
+    /// The traces (each path: a trace or a directory of traces), one experiment (none when
+    /// empty).
     pub paths: Vec<PathBuf>,
     /// Synchronize the hosts' clocks.
     pub sync: bool,
@@ -99,7 +100,7 @@ pub struct Server {
     url: String,
     addr: SocketAddr,
     state: AppState,
-    experiment: Arc<Experiment>,
+    experiment: Option<Arc<Experiment>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -131,9 +132,15 @@ impl Server {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(" ");
-        let experiment = state
-            .create_experiment(&name, &uuids, opts.progress.clone())
-            .map_err(|e| Error::Trace(e.to_string()))?;
+        // No path: a server whose client opens the traces itself.
+        let experiment = match uuids.is_empty() {
+            true => None,
+            false => Some(
+                state
+                    .create_experiment(&name, &uuids, opts.progress.clone())
+                    .map_err(|e| Error::Trace(e.to_string()))?,
+            ),
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -191,8 +198,11 @@ impl Server {
     /// Waits until the command line's traces are indexed: Ok with the problems met reading
     /// them (file and offset in each), Err when nothing could be read.
     pub fn wait_indexed(&self) -> Result<Vec<String>, String> {
+        let Some(e) = &self.experiment else {
+            return Ok(Vec::new());
+        };
         loop {
-            match self.experiment.indexing() {
+            match e.indexing() {
                 Indexing::Running => std::thread::sleep(Duration::from_millis(50)),
                 Indexing::Completed(m, _) => return Ok(m.diagnostics.clone()),
                 Indexing::Failed(why) => return Err(why),

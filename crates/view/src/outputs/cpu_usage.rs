@@ -171,7 +171,13 @@ impl Output for CpuUsage {
                     format!("{} ({})", r.label, self.model.host_name(r.host)),
                 ),
             };
-            let y = tl.cpu_usage(r.host, &threads, range.start, range.end, n);
+            // Rounded to 10⁻⁶ %: a value of 16 digits or more is taken for a big integer by
+            // some JavaScript JSON parsers (json-bigint 1.0.0, which TSP clients use).
+            let y = tl
+                .cpu_usage(r.host, &threads, range.start, range.end, n)
+                .into_iter()
+                .map(|v| (v * 1e6).round() / 1e6)
+                .collect();
             series.push(XySeries {
                 series_name: name,
                 series_id: id as i64,

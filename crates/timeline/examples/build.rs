@@ -1,0 +1,101 @@
+//! Builds the state model of the traces under the given paths and reports its cost: build
+//! time, cache load time, memory (rows, intervals, bytes) and the time of a full-range
+//! 2,000-pixel query over every row.
+//!
+//! `cargo run --release -p tracekit-timeline --example build -- PATH... [--cache DIR]`
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use timeline::{BuildOptions, Origin, Timeline};
+
+fn main() {
+    let mut paths = Vec::new();
+    let mut cache = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--cache" {
+            cache = args.next().map(PathBuf::from);
+        } else {
+            paths.push(PathBuf::from(a));
+        }
+    }
+    if paths.is_empty() {
+        eprintln!("usage: build PATH... [--cache DIR]");
+        std::process::exit(2);
+    }
+    let traces = match ctf::open_all(&paths) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    let cache_dir = cache.unwrap_or_else(|| std::env::temp_dir().join("tracekit-timeline-bench"));
+    let path = Timeline::cache_path(&traces, &cache_dir);
+    let _ = std::fs::remove_file(&path);
+    let opts = BuildOptions {
+        cache_dir: Some(cache_dir),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let (tl, origin, diags) = match Timeline::open(&traces, &opts) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    let build = t.elapsed();
+    assert_eq!(origin, Origin::Built);
+    for d in &diags {
+        eprintln!("warning: {d}");
+    }
+    let t = Instant::now();
+    let (cached, origin, _) = Timeline::open(&traces, &opts).expect("cache load");
+    let load = t.elapsed();
+    assert_eq!(origin, Origin::Cached);
+    let trace_bytes: u64 = traces
+        .iter()
+        .flat_map(|t| t.streams.iter().flat_map(|s| s.files.iter()))
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    println!("events:        {}", tl.events);
+    println!("trace bytes:   {trace_bytes}");
+    println!("build:         {:.3} s", build.as_secs_f64());
+    println!("cache load:    {:.3} s", load.as_secs_f64());
+    println!(
+        "cache file:    {} bytes",
+        std::fs::metadata(Timeline::cache_path(
+            &traces,
+            opts.cache_dir.as_ref().unwrap()
+        ))
+        .map_or(0, |m| m.len())
+    );
+    println!("rows:          {}", tl.rows.len());
+    println!("intervals:     {}", tl.intervals());
+    println!("arrows+model:  {} bytes", tl.memory());
+    let res = ((tl.end - tl.start) / 2000).max(1);
+    for (name, m) in [("built", &tl), ("cached", &cached)] {
+        let t = Instant::now();
+        let mut spans = 0;
+        for r in 0..m.rows.len() as u32 {
+            spans += m.states(r, m.start, m.end, res).len();
+        }
+        let arrows = m.arrows(&[], m.start, m.end, res).len();
+        let q = t.elapsed();
+        println!(
+            "query 2000 px: {:.1} ms ({name}: {spans} spans, {arrows} arrows)",
+            q.as_secs_f64() * 1e3
+        );
+    }
+    let t = Instant::now();
+    let _ = tl.cpu_usage(0, &[], tl.start, tl.end, 2000);
+    let _ = tl.cpu_time(0, tl.start, tl.end);
+    let _ = tl.event_density(tl.start, tl.end, 2000);
+    println!(
+        "usage+time+density: {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}

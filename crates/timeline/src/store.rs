@@ -1,0 +1,514 @@
+//! The model's storage — per row, contiguous columns of state intervals — and the queries on
+//! it. A row's interval `i` runs from `starts[i]` to `starts[i + 1]` (the last one to the row's
+//! end); [`NONE`] marks a gap (a thread not alive or dead, an IRQ line at rest).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::{CpuState, IrqState, RowKind, Span, State, ThreadState};
+
+/// The state code of a gap.
+pub(crate) const NONE: u8 = u8::MAX;
+/// On CPU rows: the flag of a state during which a thread other than idle is current (the
+/// CPU counts as busy, as cputop counts it, through its interrupts too).
+pub(crate) const BUSY: u8 = 0x80;
+/// Intervals per block of a column's busy-time prefix sums.
+pub(crate) const BLOCK: usize = 64;
+
+/// What a row's state codes stand for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Family {
+    /// A host row: no states.
+    None = 0,
+    /// [`ThreadState`] codes.
+    Thread = 1,
+    /// [`CpuState`] codes, with [`BUSY`].
+    Cpu = 2,
+    /// [`IrqState`] codes.
+    Irq = 3,
+}
+
+impl Family {
+    pub(crate) fn of(kind: &RowKind) -> Family {
+        match kind {
+            RowKind::Host => Family::None,
+            RowKind::Thread { .. } => Family::Thread,
+            RowKind::Cpu { .. } => Family::Cpu,
+            RowKind::Irq { .. } | RowKind::SoftIrq { .. } => Family::Irq,
+        }
+    }
+}
+
+/// The thread state codes.
+pub(crate) fn thread_code(s: ThreadState) -> u8 {
+    s as u8
+}
+
+fn thread_state(c: u8) -> Option<ThreadState> {
+    use ThreadState::*;
+    Some(match c {
+        0 => Usermode,
+        1 => Syscall,
+        2 => WaitCpu,
+        3 => WaitBlocked,
+        4 => Interrupted,
+        5 => SoftIrq,
+        6 => Unknown,
+        _ => return None,
+    })
+}
+
+fn cpu_state(c: u8) -> Option<CpuState> {
+    use CpuState::*;
+    Some(match c & !BUSY {
+        0 => Idle,
+        1 => Usermode,
+        2 => Syscall,
+        3 => Irq,
+        4 => SoftIrq,
+        5 => Unknown,
+        _ => return None,
+    })
+}
+
+fn irq_state(c: u8) -> Option<IrqState> {
+    match c {
+        0 => Some(IrqState::Active),
+        1 => Some(IrqState::Raised),
+        _ => None,
+    }
+}
+
+/// The state a code of family `f` stands for (None: a gap).
+pub(crate) fn decode(f: Family, c: u8) -> Option<State> {
+    if c == NONE {
+        return None;
+    }
+    match f {
+        Family::None => None,
+        Family::Thread => thread_state(c).map(State::Thread),
+        Family::Cpu => cpu_state(c).map(State::Cpu),
+        Family::Irq => irq_state(c).map(State::Irq),
+    }
+}
+
+/// Whether a code of family `f` counts as running a thread (CPU time).
+#[inline]
+fn busy(f: Family, c: u8) -> bool {
+    match f {
+        // User mode, system call, interrupted, soft IRQ.
+        Family::Thread => matches!(c, 0 | 1 | 4 | 5),
+        Family::Cpu => c != NONE && c & BUSY != 0,
+        _ => false,
+    }
+}
+
+/// One row's intervals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Column {
+    /// What the codes stand for.
+    pub(crate) family: u8,
+    /// Interval starts, increasing.
+    pub(crate) starts: Vec<i64>,
+    /// State codes.
+    pub(crate) states: Vec<u8>,
+    /// Labels ([`Store::strings`] indexes; 0: none).
+    pub(crate) labels: Vec<u32>,
+    /// The end of the last interval.
+    pub(crate) end: i64,
+    /// Busy time (ns) before interval `k * BLOCK`, per block.
+    pub(crate) busy: Vec<i64>,
+}
+
+impl Column {
+    pub(crate) fn family(&self) -> Family {
+        match self.family {
+            1 => Family::Thread,
+            2 => Family::Cpu,
+            3 => Family::Irq,
+            _ => Family::None,
+        }
+    }
+
+    #[inline]
+    fn end_of(&self, i: usize) -> i64 {
+        self.starts.get(i + 1).copied().unwrap_or(self.end)
+    }
+
+    /// Fills in the busy-time prefix sums.
+    pub(crate) fn index(&mut self) {
+        let f = self.family();
+        self.busy.clear();
+        let mut sum = 0i64;
+        for i in 0..self.starts.len() {
+            if i % BLOCK == 0 {
+                self.busy.push(sum);
+            }
+            if busy(f, self.states[i]) {
+                sum += self.end_of(i) - self.starts[i];
+            }
+        }
+    }
+
+    /// Busy time from the row's start to `t`.
+    pub(crate) fn busy_until(&self, t: i64) -> i64 {
+        let n = self.starts.len();
+        if n == 0 || t <= self.starts[0] {
+            return 0;
+        }
+        let f = self.family();
+        let k = self.starts.partition_point(|&s| s <= t) - 1;
+        let b = k / BLOCK;
+        let mut sum = self.busy.get(b).copied().unwrap_or(0);
+        for i in b * BLOCK..k {
+            if busy(f, self.states[i]) {
+                sum += self.end_of(i) - self.starts[i];
+            }
+        }
+        if busy(f, self.states[k]) {
+            sum += t.min(self.end_of(k)) - self.starts[k];
+        }
+        sum
+    }
+
+    /// Busy time in `[a, b]`.
+    pub(crate) fn busy_in(&self, a: i64, b: i64) -> i64 {
+        if b <= a {
+            return 0;
+        }
+        self.busy_until(b) - self.busy_until(a)
+    }
+}
+
+/// A wake-up arrow, compact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawArrow {
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+    pub(crate) source: u32,
+    pub(crate) target: u32,
+}
+
+/// A host's event times, sampled: enough to count events in any time range closely (exactly
+/// over the whole trace).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Density {
+    /// The time of every [`MARK`]-th event.
+    pub(crate) marks: Vec<i64>,
+    /// Events.
+    pub(crate) events: u64,
+    /// The last event's time.
+    pub(crate) last: i64,
+    /// Events lost (time, count), in time order.
+    pub(crate) lost: Vec<(i64, u64)>,
+}
+
+/// Events per density mark.
+pub(crate) const MARK: u64 = 32;
+
+impl Density {
+    /// Events at or before `t` (interpolated between marks).
+    pub(crate) fn count_le(&self, t: i64) -> f64 {
+        let m = self.marks.partition_point(|&x| x <= t);
+        if m == 0 {
+            return 0.0;
+        }
+        if t >= self.last {
+            return self.events as f64;
+        }
+        let lo = (m as u64 - 1) * MARK;
+        let hi = (m as u64 * MARK).min(self.events);
+        let (t0, t1) = (
+            self.marks[m - 1],
+            self.marks.get(m).copied().unwrap_or(self.last),
+        );
+        // The event at `lo` is at or before t, the one at `hi` after it.
+        let span = (hi - lo - 1) as f64;
+        let frac = if t1 > t0 {
+            (t - t0) as f64 / (t1 - t0) as f64
+        } else {
+            0.0
+        };
+        lo as f64 + 1.0 + span * frac
+    }
+
+    /// Events strictly before `t`.
+    pub(crate) fn count_lt(&self, t: i64) -> f64 {
+        self.count_le(t.saturating_sub(1))
+    }
+}
+
+/// Everything the queries read besides the rows' descriptions.
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    /// Per row.
+    pub(crate) cols: Vec<Column>,
+    /// Labels; 0 is the empty one.
+    pub(crate) strings: Vec<Arc<str>>,
+    /// Wake-ups, by start.
+    pub(crate) arrows: Vec<RawArrow>,
+    /// The longest arrow.
+    pub(crate) max_arrow: i64,
+    /// Per host.
+    pub(crate) density: Vec<Density>,
+    /// Thread rows of each (host, tid), by start. Derived from the rows.
+    pub(crate) threads: HashMap<(u32, i32), Vec<u32>>,
+    /// CPU rows of each host. Derived from the rows.
+    pub(crate) cpus: Vec<Vec<u32>>,
+    /// Thread rows of each host. Derived from the rows.
+    pub(crate) host_threads: Vec<Vec<u32>>,
+}
+
+impl Store {
+    /// Bytes taken by the intervals, arrows and density samples.
+    pub(crate) fn memory(&self) -> usize {
+        let cols: usize = self
+            .cols
+            .iter()
+            .map(|c| c.starts.len() * 13 + c.busy.len() * 8 + std::mem::size_of::<Column>())
+            .sum();
+        let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
+        let density: usize = self
+            .density
+            .iter()
+            .map(|d| d.marks.len() * 8 + d.lost.len() * 16)
+            .sum();
+        cols + strings + density + self.arrows.len() * std::mem::size_of::<RawArrow>()
+    }
+
+    fn label(&self, l: u32) -> Option<Arc<str>> {
+        if l == 0 {
+            return None;
+        }
+        self.strings.get(l as usize).cloned()
+    }
+
+    /// See [`crate::Timeline::states`].
+    pub(crate) fn states(&self, row: u32, start: i64, end: i64, resolution: i64) -> Vec<Span> {
+        let Some(c) = self.cols.get(row as usize) else {
+            return Vec::new();
+        };
+        let n = c.starts.len();
+        if n == 0 || end < start || c.end <= start {
+            return Vec::new();
+        }
+        let f = c.family();
+        let res = resolution.max(1);
+        let mut out = Vec::new();
+        let mut i = c.starts.partition_point(|&s| s <= start).saturating_sub(1);
+        while i < n && c.starts[i] <= end {
+            let s = c.starts[i];
+            let e = c.end_of(i);
+            // The next interval shown is the first that starts a resolution step after this
+            // one: those in between are hidden.
+            let j = if e >= s.saturating_add(res) {
+                i + 1
+            } else {
+                let from = i + 1;
+                from + c.starts[from..].partition_point(|&x| x < s.saturating_add(res))
+            };
+            let merged = j > i + 1;
+            let span_end = c.starts.get(j).copied().unwrap_or(c.end);
+            // A gap hiding states shows the first of them.
+            let k = if c.states[i] == NONE && merged {
+                i + 1
+            } else {
+                i
+            };
+            if let Some(state) = decode(f, c.states[k]) {
+                if span_end > start || s >= start {
+                    out.push(Span {
+                        start: s,
+                        end: span_end,
+                        state,
+                        label: self.label(c.labels[k]),
+                        merged,
+                    });
+                }
+            }
+            i = j;
+        }
+        out
+    }
+
+    /// See [`crate::Timeline::state_at`].
+    pub(crate) fn state_at(&self, row: u32, ts: i64) -> Option<Span> {
+        let c = self.cols.get(row as usize)?;
+        let k = c.starts.partition_point(|&s| s <= ts).checked_sub(1)?;
+        let end = c.end_of(k);
+        if ts >= end && !(ts == c.end && k + 1 == c.starts.len()) {
+            return None;
+        }
+        Some(Span {
+            start: c.starts[k],
+            end,
+            state: decode(c.family(), c.states[k])?,
+            label: self.label(c.labels[k]),
+            merged: false,
+        })
+    }
+
+    /// See [`crate::Timeline::arrows`].
+    pub(crate) fn arrows(
+        &self,
+        rows: &[u32],
+        start: i64,
+        end: i64,
+        resolution: i64,
+    ) -> Vec<crate::Arrow> {
+        let res = resolution.max(1);
+        let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
+        let from = start.saturating_sub(self.max_arrow);
+        let first = self.arrows.partition_point(|a| a.start < from);
+        let mut last: HashMap<(u32, u32), i64> = HashMap::new();
+        let mut out = Vec::new();
+        for a in &self.arrows[first..] {
+            if a.start > end {
+                break;
+            }
+            if a.end < start {
+                continue;
+            }
+            if !wanted.is_empty() && !wanted.contains(&a.source) && !wanted.contains(&a.target) {
+                continue;
+            }
+            let key = (a.source, a.target);
+            if let Some(&t) = last.get(&key) {
+                if a.start < t.saturating_add(res) {
+                    continue;
+                }
+            }
+            last.insert(key, a.start);
+            out.push(crate::Arrow {
+                source: a.source,
+                target: a.target,
+                start: a.start,
+                end: a.end,
+                kind: crate::ArrowKind::Wakeup,
+            });
+        }
+        out
+    }
+
+    /// See [`crate::Timeline::cpu_usage`].
+    pub(crate) fn cpu_usage(
+        &self,
+        host: u32,
+        threads: &[u32],
+        start: i64,
+        end: i64,
+        n: usize,
+    ) -> Vec<f64> {
+        let Some(cpus) = self.cpus.get(host as usize) else {
+            return vec![0.0; n];
+        };
+        if n == 0 || end <= start || cpus.is_empty() {
+            return vec![0.0; n];
+        }
+        let rows: &[u32] = if threads.is_empty() { cpus } else { threads };
+        let width = (end - start) as f64 / n as f64;
+        let at = |k: usize| start + ((end - start) as f64 * k as f64 / n as f64) as i64;
+        let mut prev: Vec<i64> = rows
+            .iter()
+            .map(|&r| self.cols.get(r as usize).map_or(0, |c| c.busy_until(start)))
+            .collect();
+        let mut out = Vec::with_capacity(n);
+        for k in 1..=n {
+            let t = if k == n { end } else { at(k) };
+            let mut sum = 0i64;
+            for (p, &r) in prev.iter_mut().zip(rows) {
+                let b = self.cols.get(r as usize).map_or(0, |c| c.busy_until(t));
+                sum += b - *p;
+                *p = b;
+            }
+            out.push((100.0 * sum as f64 / (width * cpus.len() as f64)).clamp(0.0, 100.0));
+        }
+        out
+    }
+
+    /// See [`crate::Timeline::cpu_time`].
+    pub(crate) fn cpu_time(&self, host: u32, start: i64, end: i64) -> Vec<(u32, i64)> {
+        let Some(rows) = self.host_threads.get(host as usize) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u32, i64)> = rows
+            .iter()
+            .map(|&r| (r, self.cols[r as usize].busy_in(start, end)))
+            .filter(|&(_, t)| t > 0)
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    /// See [`crate::Timeline::event_density`].
+    pub(crate) fn event_density(&self, start: i64, end: i64, n: usize) -> (Vec<u64>, Vec<u64>) {
+        let mut counts = vec![0u64; n];
+        let mut lost = vec![0u64; n];
+        if n == 0 || end < start {
+            return (counts, lost);
+        }
+        let span = (end - start) as i128 + 1;
+        // Bucket k holds [b(k), b(k + 1)); the last one ends after `end`.
+        let b = |k: usize| start + (span * k as i128 / n as i128) as i64;
+        for d in &self.density {
+            let mut prev = d.count_lt(start);
+            for (k, c) in counts.iter_mut().enumerate() {
+                let next = if k + 1 == n {
+                    d.count_le(end)
+                } else {
+                    d.count_lt(b(k + 1))
+                };
+                // Rounded at the bounds, so that buckets add up to the events in range.
+                *c += (next.round() - prev.round()).max(0.0) as u64;
+                prev = next;
+            }
+            for &(t, c) in &d.lost {
+                if t >= start && t <= end {
+                    let k = (((t - start) as i128 * n as i128) / span) as usize;
+                    lost[k.min(n - 1)] += c;
+                }
+            }
+        }
+        (counts, lost)
+    }
+
+    /// See [`crate::Timeline::thread_row`].
+    pub(crate) fn thread_row(
+        &self,
+        host: u32,
+        tid: i32,
+        ts: i64,
+        rows: &[crate::Row],
+    ) -> Option<u32> {
+        let v = self.threads.get(&(host, tid))?;
+        let k = v.partition_point(|&r| rows[r as usize].start <= ts);
+        Some(if k == 0 { v[0] } else { v[k - 1] })
+    }
+
+    /// Rebuilds the indexes derived from the rows.
+    pub(crate) fn derive(&mut self, rows: &[crate::Row], hosts: usize) {
+        self.threads.clear();
+        self.cpus = vec![Vec::new(); hosts];
+        self.host_threads = vec![Vec::new(); hosts];
+        for r in rows {
+            match r.kind {
+                RowKind::Thread { tid, .. } => {
+                    self.threads.entry((r.host, tid)).or_default().push(r.id);
+                    if let Some(v) = self.host_threads.get_mut(r.host as usize) {
+                        v.push(r.id);
+                    }
+                }
+                RowKind::Cpu { .. } => {
+                    if let Some(v) = self.cpus.get_mut(r.host as usize) {
+                        v.push(r.id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for v in self.threads.values_mut() {
+            v.sort_by_key(|&r| (rows[r as usize].start, r));
+        }
+    }
+}
