@@ -22,22 +22,46 @@ use crate::tsp::*;
 /// Every output: (id, analysis, table class). The classes are those the analysis gives in
 /// its default mode, in the order it gives them (a test runs each and checks).
 pub const TABLES: &[(&str, &str, &str)] = &[
-    ("tracekit.analysis.cputop.per-process", "cputop", "per-process"),
+    (
+        "tracekit.analysis.cputop.per-process",
+        "cputop",
+        "per-process",
+    ),
     ("tracekit.analysis.cputop.per-cpu", "cputop", "per-cpu"),
     ("tracekit.analysis.cputop.total", "cputop", "total"),
     ("tracekit.analysis.memtop.allocd", "memtop", "allocd"),
     ("tracekit.analysis.memtop.freed", "memtop", "freed"),
     ("tracekit.analysis.memtop.total", "memtop", "total"),
-    ("tracekit.analysis.syscallstats.per-tid", "syscallstats", "per-tid"),
-    ("tracekit.analysis.syscallstats.total", "syscallstats", "total"),
-    ("tracekit.analysis.irqstats.hard-stats", "irqstats", "hard-stats"),
-    ("tracekit.analysis.irqstats.soft-stats", "irqstats", "soft-stats"),
+    (
+        "tracekit.analysis.syscallstats.per-tid",
+        "syscallstats",
+        "per-tid",
+    ),
+    (
+        "tracekit.analysis.syscallstats.total",
+        "syscallstats",
+        "total",
+    ),
+    (
+        "tracekit.analysis.irqstats.hard-stats",
+        "irqstats",
+        "hard-stats",
+    ),
+    (
+        "tracekit.analysis.irqstats.soft-stats",
+        "irqstats",
+        "soft-stats",
+    ),
     ("tracekit.analysis.irqlog.log", "irqlog", "log"),
     ("tracekit.analysis.irqfreq.freq", "irqfreq", "freq"),
     ("tracekit.analysis.schedlog.log", "schedlog", "log"),
     ("tracekit.analysis.schedfreq.freq", "schedfreq", "freq"),
     ("tracekit.analysis.schedtop.top", "schedtop", "top"),
-    ("tracekit.analysis.schedstats.per_tid_stats", "schedstats", "per_tid_stats"),
+    (
+        "tracekit.analysis.schedstats.per_tid_stats",
+        "schedstats",
+        "per_tid_stats",
+    ),
     (
         "tracekit.analysis.iolatencystats.syscall-latency-stats",
         "iolatencystats",
@@ -48,24 +72,52 @@ pub const TABLES: &[(&str, &str, &str)] = &[
         "iolatencystats",
         "disk-latency-stats",
     ),
-    ("tracekit.analysis.iolatencyfreq.freq", "iolatencyfreq", "freq"),
-    ("tracekit.analysis.iolatencytop.top-syscall", "iolatencytop", "top-syscall"),
+    (
+        "tracekit.analysis.iolatencyfreq.freq",
+        "iolatencyfreq",
+        "freq",
+    ),
+    (
+        "tracekit.analysis.iolatencytop.top-syscall",
+        "iolatencytop",
+        "top-syscall",
+    ),
     ("tracekit.analysis.iolog.log", "iolog", "log"),
-    ("tracekit.analysis.iousagetop.per-process-top", "iousagetop", "per-process-top"),
-    ("tracekit.analysis.iousagetop.per-file-top", "iousagetop", "per-file-top"),
+    (
+        "tracekit.analysis.iousagetop.per-process-top",
+        "iousagetop",
+        "per-process-top",
+    ),
+    (
+        "tracekit.analysis.iousagetop.per-file-top",
+        "iousagetop",
+        "per-file-top",
+    ),
     (
         "tracekit.analysis.iousagetop.per-process-top-block",
         "iousagetop",
         "per-process-top-block",
     ),
-    ("tracekit.analysis.iousagetop.per-disk-top-sector", "iousagetop", "per-disk-top-sector"),
+    (
+        "tracekit.analysis.iousagetop.per-disk-top-sector",
+        "iousagetop",
+        "per-disk-top-sector",
+    ),
     (
         "tracekit.analysis.iousagetop.per-disk-top-request",
         "iousagetop",
         "per-disk-top-request",
     ),
-    ("tracekit.analysis.iousagetop.per-disk-top-rps", "iousagetop", "per-disk-top-rps"),
-    ("tracekit.analysis.iousagetop.per-netif-top", "iousagetop", "per-netif-top"),
+    (
+        "tracekit.analysis.iousagetop.per-disk-top-rps",
+        "iousagetop",
+        "per-disk-top-rps",
+    ),
+    (
+        "tracekit.analysis.iousagetop.per-netif-top",
+        "iousagetop",
+        "per-netif-top",
+    ),
 ];
 
 /// The registrations of every output of [`TABLES`], in its order.
@@ -155,9 +207,14 @@ impl AnalysisTable {
                 ..Default::default()
             };
             let mut tables = Vec::new();
-            analysis::run_names(&model.traces, &[name], &common, &opts, None, &mut |_, mut t| {
-                tables = t.remove(0)
-            })
+            analysis::run_names(
+                &model.traces,
+                &[name],
+                &common,
+                &opts,
+                None,
+                &mut |_, mut t| tables = t.remove(0),
+            )
             .map(|_| tables)
             .map_err(|e| e.to_string())
         }))

@@ -111,7 +111,10 @@ fn measure(model: &Model) -> Latencies {
                     tid,
                     cpu: r.cpu.unwrap_or(u32::MAX),
                     host,
-                    tracker: Tracker::ALL.iter().position(|t| *t == r.tracker).unwrap_or(0) as u8,
+                    tracker: Tracker::ALL
+                        .iter()
+                        .position(|t| *t == r.tracker)
+                        .unwrap_or(0) as u8,
                     detail,
                 });
                 Ok(())
@@ -292,8 +295,11 @@ impl Output for Scatter {
                     best[b] = Some((l.begin, l.latency));
                 }
             }
-            let (xs, ys): (Vec<i64>, Vec<f64>) =
-                best.into_iter().flatten().map(|(x, y)| (x, y as f64)).unzip();
+            let (xs, ys): (Vec<i64>, Vec<f64>) = best
+                .into_iter()
+                .flatten()
+                .map(|(x, y)| (x, y as f64))
+                .unzip();
             let mut style = OutputElementStyle::key("LATENCY");
             style
                 .values
