@@ -727,6 +727,10 @@ pub struct State {
     pub interleaved_syscalls: u64,
     /// The notifications to make.
     interest: Interest,
+    /// For the status notifications only: the system call each forked thread starts in (its
+    /// parent's, `clone`), until its first system call exit, as Trace Compass shows it. (Its
+    /// `current_syscall` stays empty: the analyses count no call they did not see enter.)
+    forked_in_call: IntMap<i32, u32>,
 }
 
 /// The notifications [`State::note_wakeup`] makes.
@@ -1190,7 +1194,10 @@ impl State {
         let t = c.slot.map(|s| self.threads.at(s));
         let running = |t: &Thread| match t.current_syscall {
             Some((name, ..)) => ThreadStatus::Syscall(name),
-            None => ThreadStatus::Usermode,
+            None => self
+                .forked_in_call
+                .get(&t.tid)
+                .map_or(ThreadStatus::Usermode, |&c| ThreadStatus::Syscall(c)),
         };
         let (cs, status) = if let Some((irq, _)) = c.current_hard_irq {
             (CpuStatus::Irq(irq), ThreadStatus::Interrupted)
@@ -1343,14 +1350,12 @@ impl State {
                 }
             }
             Kind::SchedProcessFork => self.fork(ts, p, out),
-            Kind::SchedProcessFree => {
-                if self.wants(NoteKind::Lifecycle) {
-                    if let Some(tid) = p.int(F::Tid) {
-                        out.push(Notification::ThreadExit {
-                            ts,
-                            tid: tid as i32,
-                        });
-                    }
+            Kind::SchedProcessFree if self.wants(NoteKind::Lifecycle) => {
+                if let Some(tid) = p.int(F::Tid) {
+                    out.push(Notification::ThreadExit {
+                        ts,
+                        tid: tid as i32,
+                    });
                 }
             }
             Kind::SchedProcessExec => {
@@ -1415,6 +1420,10 @@ impl State {
                     self.interleaved_syscalls += interleaved as u64;
                     t.io_entry = io;
                     if self.interest.meets(STATUS) {
+                        let tid = t.tid;
+                        if !self.forked_in_call.is_empty() {
+                            self.forked_in_call.remove(&tid);
+                        }
                         self.note_cpu(ts, cpu, out);
                     }
                 }
@@ -1523,6 +1532,10 @@ impl State {
                     if self.interest.meets(STATUS) {
                         self.note_cpu(ts, cpu, out);
                     }
+                } else if self.interest.meets(STATUS) && self.forked_in_call.remove(&tid).is_some()
+                {
+                    // A forked thread leaving the call it was born in.
+                    self.note_cpu(ts, cpu, out);
                 }
             }
             Kind::IrqHandlerEntry => {
@@ -1764,12 +1777,19 @@ impl State {
         }
         let parent_prio = parent.prio;
         let parent_pid = parent.pid.unwrap_or(ptid);
+        let parent_call = parent
+            .current_syscall
+            .filter(|_| self.interest.meets(STATUS))
+            .map(|c| c.0);
         let child = self.thread_mut(ctid, ccomm);
         child.pid = cpid.or(child.pid);
         if child.prio.is_none() {
             child.prio = parent_prio;
         }
         let child_pid = child.pid.unwrap_or(ctid);
+        if let Some(call) = parent_call {
+            self.forked_in_call.insert(ctid, call);
+        }
         if self.wants(NoteKind::Lifecycle) {
             out.push(Notification::ThreadBirth {
                 ts,

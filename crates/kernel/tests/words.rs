@@ -626,6 +626,8 @@ fn interest_filters_notifications_only() {
         &[Io, BlockDone, Net],
         &[HardIrqDone, SoftIrqDone],
         &[Page, SoftIrqRaise],
+        &[ThreadStatus, CpuStatus],
+        &[IrqStatus, Wakeup, Lifecycle],
     ] {
         let interest = Interest::of(set);
         let (state, notes) = run(interest);

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use ctf::{Event, Trace};
 use kernel::{
-    CpuStatus, Facet, Interest, NoteKind, Notification, SoftIrqStep, StateOptions, ThreadStatus,
+    CpuStatus, Facet, IntMap, Interest, NoteKind, Notification, SoftIrqStep, StateOptions,
+    ThreadStatus,
 };
 use pipeline::{Diagnostic, FileSource, Flow, Notice, ReadOptions, Sink, Source, Summary};
 use rayon::prelude::*;
@@ -127,6 +128,9 @@ impl RowB {
     }
 }
 
+/// A thread row's thread id, process id and parent's process id.
+type Ids = (i32, Option<i32>, Option<i32>);
+
 /// What one host's read made.
 pub(crate) struct HostModel {
     name: String,
@@ -137,8 +141,8 @@ pub(crate) struct HostModel {
     first: Option<i64>,
     checkpoints: Vec<Checkpoint>,
     diagnostics: Vec<Diagnostic>,
-    /// (tid of each thread row, pid, ppid)
-    ids: Vec<Option<(i32, Option<i32>, Option<i32>)>>,
+    /// Per row: a thread row's ids.
+    ids: Vec<Option<Ids>>,
 }
 
 /// The sink that builds one host's rows.
@@ -148,17 +152,19 @@ struct HostSink {
     rows: Vec<RowB>,
     strings: Interner,
     /// The live row of each thread id.
-    live: HashMap<i32, u32>,
-    pids: HashMap<u32, (Option<i32>, Option<i32>)>,
-    cpus: HashMap<u32, u32>,
-    irqs: HashMap<i64, u32>,
-    softirqs: HashMap<u64, u32>,
-    /// Per CPU row: the current thread (0: idle; None: not known).
-    cpu_tid: HashMap<u32, Option<i32>>,
+    live: IntMap<i32, u32>,
+    pids: IntMap<u32, (Option<i32>, Option<i32>)>,
+    cpus: IntMap<u32, u32>,
+    irqs: IntMap<i64, u32>,
+    softirqs: IntMap<u64, u32>,
+    /// Per CPU row: the current thread (0: idle; None: not known) and its name's label.
+    cpu_tid: IntMap<u32, (Option<i32>, u32)>,
+    /// The label `CPU n` of each CPU.
+    cpu_labels: IntMap<u32, u32>,
     /// Per IRQ or soft IRQ row: handlers running, raises pending.
-    irq_counts: HashMap<u32, (u32, u32)>,
+    irq_counts: IntMap<u32, (u32, u32)>,
     /// Per thread row: the wake-up that will let it run (time, source row).
-    pending: HashMap<u32, (i64, u32)>,
+    pending: IntMap<u32, (i64, u32)>,
     arrows: Vec<RawArrow>,
     syscall_labels: Vec<u32>,
     density: Density,
@@ -178,14 +184,15 @@ impl HostSink {
             notes: Vec::new(),
             rows: Vec::new(),
             strings: Interner::new(),
-            live: HashMap::new(),
-            pids: HashMap::new(),
-            cpus: HashMap::new(),
-            irqs: HashMap::new(),
-            softirqs: HashMap::new(),
-            cpu_tid: HashMap::new(),
-            irq_counts: HashMap::new(),
-            pending: HashMap::new(),
+            live: IntMap::default(),
+            pids: IntMap::default(),
+            cpus: IntMap::default(),
+            irqs: IntMap::default(),
+            softirqs: IntMap::default(),
+            cpu_tid: IntMap::default(),
+            cpu_labels: IntMap::default(),
+            irq_counts: IntMap::default(),
+            pending: IntMap::default(),
             arrows: Vec::new(),
             syscall_labels: Vec::new(),
             density: Density::default(),
@@ -228,21 +235,23 @@ impl HostSink {
         r
     }
 
-    /// Notes the name thread row `r` has at `ts`.
-    fn name_thread(&mut self, r: u32, tid: i32, ts: i64) {
+    /// Notes the name thread row `r` has at `ts`; returns its label.
+    fn name_thread(&mut self, r: u32, tid: i32, ts: i64) -> u32 {
         let name = self.thread_name(tid);
         let row = &self.rows[r as usize];
-        let same = row
-            .names
-            .last()
-            .is_some_and(|&(_, l)| &*self.strings.strings[l as usize] == name);
-        if !same && !name.is_empty() {
-            let name = name.to_string();
-            let l = self.strings.intern(&name);
-            let row = &mut self.rows[r as usize];
-            row.names.push((ts, l));
-            row.label = name;
+        let last = row.names.last().map(|&(_, l)| l);
+        if let Some(l) = last.filter(|&l| &*self.strings.strings[l as usize] == name) {
+            return l;
         }
+        if name.is_empty() {
+            return last.unwrap_or(0);
+        }
+        let name = name.to_string();
+        let l = self.strings.intern(&name);
+        let row = &mut self.rows[r as usize];
+        row.names.push((ts, l));
+        row.label = name;
+        l
     }
 
     fn cpu(&mut self, cpu: u32) -> u32 {
@@ -314,32 +323,34 @@ impl HostSink {
             CpuStatus::Unknown => Some(None),
             _ => None,
         };
+        let (mut cur, mut name) = self.cpu_tid.get(&r).copied().unwrap_or((None, 0));
         if let Some(now) = now {
-            let before = self.cpu_tid.insert(r, now).flatten();
-            if let Some(t) = now.filter(|&t| t != 0 && before != Some(t)) {
-                // Switched in: the wake-up that let it run ends here; its name is current.
-                let tr = self.thread(t, ts);
-                self.name_thread(tr, t, ts);
-                if let Some((w, src)) = self.pending.remove(&tr) {
-                    self.arrows.push(RawArrow {
-                        start: w,
-                        end: ts,
-                        source: src,
-                        target: tr,
-                    });
+            if now != cur {
+                name = 0;
+                if let Some(t) = now.filter(|&t| t != 0) {
+                    // Switched in: the wake-up that let it run ends here; its name is current.
+                    let tr = self.thread(t, ts);
+                    name = self.name_thread(tr, t, ts);
+                    if let Some((w, src)) = self.pending.remove(&tr) {
+                        self.arrows.push(RawArrow {
+                            start: w,
+                            end: ts,
+                            source: src,
+                            target: tr,
+                        });
+                    }
                 }
+                cur = now;
+                self.cpu_tid.insert(r, (cur, name));
             }
         }
-        let busy = match self.cpu_tid.get(&r).copied().flatten() {
+        let busy = match cur {
             Some(t) if t != 0 => BUSY,
             _ => 0,
         };
         let (code, label) = match status {
             CpuStatus::Idle => (0, 0),
-            CpuStatus::Usermode(t) => {
-                let n = self.thread_name(t).to_string();
-                (1, self.strings.intern(&n))
-            }
+            CpuStatus::Usermode(_) => (1, name),
             CpuStatus::Syscall(_, n) => (2, self.syscall_label(n)),
             CpuStatus::Irq(irq) => {
                 let n = match self.model.state.irq_names.get(&irq) {
@@ -358,7 +369,15 @@ impl HostSink {
     fn irq_row(&mut self, ts: i64, r: u32, cpu: u32) {
         let (active, raised) = self.irq_counts.get(&r).copied().unwrap_or((0, 0));
         let (code, label) = if active > 0 {
-            (0, self.strings.intern(&format!("CPU {cpu}")))
+            let l = match self.cpu_labels.get(&cpu) {
+                Some(&l) => l,
+                None => {
+                    let l = self.strings.intern(&format!("CPU {cpu}"));
+                    self.cpu_labels.insert(cpu, l);
+                    l
+                }
+            };
+            (0, l)
         } else if raised > 0 {
             (1, 0)
         } else {
@@ -509,11 +528,11 @@ impl Sink for HostSink {
             self.ties = 0;
             self.last_ts = ts;
         }
-        if i % MARK == 0 {
+        if i.is_multiple_of(MARK) {
             self.density.marks.push(ts);
         }
         if let Some(c) = &mut self.checkpoints {
-            if i % CHECKPOINT_EVERY == 0 {
+            if i.is_multiple_of(CHECKPOINT_EVERY) {
                 c.push(Checkpoint {
                     index: i,
                     ts,
@@ -557,7 +576,7 @@ impl Sink for Counter {
             self.ties = 0;
             self.last_ts = ts;
         }
-        if self.events % CHECKPOINT_EVERY == 0 {
+        if self.events.is_multiple_of(CHECKPOINT_EVERY) {
             self.checkpoints.push(Checkpoint {
                 index: self.events,
                 ts,
@@ -714,6 +733,10 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 .unwrap_or(end)
                 .max(col.starts.last().copied().unwrap_or(start));
             col.end = row_end;
+            // The columns grew by doubling: their slack would be most of the model's memory.
+            col.starts.shrink_to_fit();
+            col.states.shrink_to_fit();
+            col.labels.shrink_to_fit();
             col.index();
             let kind = match (r.kind, id) {
                 (RowKind::Thread { tid, .. }, Some((_, pid, ppid))) => {
@@ -766,6 +789,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
     store
         .arrows
         .sort_by_key(|a| (a.start, a.end, a.source, a.target));
+    store.arrows.shrink_to_fit();
     store.max_arrow = store
         .arrows
         .iter()

@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use ctf::Trace;
 use pipeline::ReadOptions;
+use rayon::prelude::*;
 
 use crate::store::{Column, Density, RawArrow, Store};
 use crate::{Error, Timeline};
 
 /// The format's version: any change to the model or its encoding changes it.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"TKTLINE\0";
 
 /// Every file that makes the traces, with its size and modification time.
@@ -86,39 +87,72 @@ pub(crate) fn path_hash(traces: &[Arc<Trace>]) -> u64 {
     (h.finalize() as u64) << 32 | g.finalize() as u64
 }
 
-/// Little-endian writing.
-struct Out(Vec<u8>);
+/// Little-endian writing to `W`, with the CRC-32 of what was written.
+struct Out<W: Write> {
+    w: W,
+    crc: crc32fast::Hasher,
+    buf: Vec<u8>,
+}
 
-impl Out {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-    fn i64s(&mut self, v: &[i64]) {
-        self.u64(v.len() as u64);
-        self.0.reserve(v.len() * 8);
-        for x in v {
-            self.0.extend_from_slice(&x.to_le_bytes());
+impl<W: Write> Out<W> {
+    fn new(w: W) -> Self {
+        Out {
+            w,
+            crc: crc32fast::Hasher::new(),
+            buf: Vec::with_capacity(1 << 16),
         }
     }
-    fn u32s(&mut self, v: &[u32]) {
-        self.u64(v.len() as u64);
-        self.0.reserve(v.len() * 4);
-        for x in v {
-            self.0.extend_from_slice(&x.to_le_bytes());
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.crc.update(&self.buf);
+        self.w.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+    fn put(&mut self, b: &[u8]) -> std::io::Result<()> {
+        if self.buf.len() + b.len() > self.buf.capacity() {
+            self.flush()?;
         }
+        if b.len() > self.buf.capacity() {
+            self.crc.update(b);
+            return self.w.write_all(b);
+        }
+        self.buf.extend_from_slice(b);
+        Ok(())
+    }
+    fn u8(&mut self, v: u8) -> std::io::Result<()> {
+        self.put(&[v])
+    }
+    fn u32(&mut self, v: u32) -> std::io::Result<()> {
+        self.put(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) -> std::io::Result<()> {
+        self.put(&v.to_le_bytes())
+    }
+    fn i64(&mut self, v: i64) -> std::io::Result<()> {
+        self.put(&v.to_le_bytes())
+    }
+    fn bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.u64(b.len() as u64)?;
+        self.put(b)
+    }
+    fn i64s(&mut self, v: &[i64]) -> std::io::Result<()> {
+        self.u64(v.len() as u64)?;
+        for c in v.chunks(4096) {
+            if self.buf.len() + c.len() * 8 > self.buf.capacity() {
+                self.flush()?;
+            }
+            for x in c {
+                self.buf.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+    /// Ends with the CRC of everything before it.
+    fn finish(mut self) -> std::io::Result<W> {
+        self.flush()?;
+        let crc = self.crc.clone().finalize();
+        self.w.write_all(&crc.to_le_bytes())?;
+        Ok(self.w)
     }
 }
 
@@ -164,64 +198,136 @@ impl<'a> In<'a> {
                 .collect(),
         )
     }
-    fn u32s(&mut self) -> Option<Vec<u32>> {
-        let n = self.len(4)?;
-        let b = self.take(n * 4)?;
-        Some(
-            b.chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
+}
+
+/// Interval starts as the first one, then the differences (positive: starts increase) in 4
+/// bytes, or `u32::MAX` and 8 bytes for a larger one: most of a column in half the bytes.
+fn pack_starts(starts: &[i64]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(starts.len() * 4 + 8);
+    let Some(&first) = starts.first() else {
+        return b;
+    };
+    b.extend_from_slice(&first.to_le_bytes());
+    for w in starts.windows(2) {
+        // (Unsigned: from a start far below zero to one far above is more than `i64::MAX`.)
+        let d = w[1].wrapping_sub(w[0]) as u64;
+        match u32::try_from(d) {
+            Ok(d) if d != u32::MAX => b.extend_from_slice(&d.to_le_bytes()),
+            _ => {
+                b.extend_from_slice(&u32::MAX.to_le_bytes());
+                b.extend_from_slice(&d.to_le_bytes());
+            }
+        }
+    }
+    b
+}
+
+/// The `n` starts [`pack_starts`] packed; None unless they increase and fill `b` exactly.
+fn unpack_starts(b: &[u8], n: usize) -> Option<Vec<i64>> {
+    let mut i = In(b);
+    let mut v = Vec::with_capacity(n);
+    if n > 0 {
+        let mut t = i.i64()?;
+        v.push(t);
+        for _ in 1..n {
+            let d = match i.u32()? {
+                u32::MAX => i.u64()?,
+                d => d as u64,
+            };
+            let next = t.wrapping_add(d as i64);
+            if next <= t {
+                return None;
+            }
+            t = next;
+            v.push(t);
+        }
+    }
+    i.0.is_empty().then_some(v)
+}
+
+/// Labels in 2 bytes each when all fit, else 4, after a byte giving the width.
+fn pack_labels(labels: &[u32]) -> Vec<u8> {
+    let wide = labels.iter().any(|&l| l > u16::MAX as u32);
+    let mut b = Vec::with_capacity(1 + labels.len() * if wide { 4 } else { 2 });
+    b.push(if wide { 4 } else { 2 });
+    for &l in labels {
+        if wide {
+            b.extend_from_slice(&l.to_le_bytes());
+        } else {
+            b.extend_from_slice(&(l as u16).to_le_bytes());
+        }
+    }
+    b
+}
+
+/// The `n` labels [`pack_labels`] packed.
+fn unpack_labels(b: &[u8], n: usize) -> Option<Vec<u32>> {
+    let (&w, rest) = b.split_first()?;
+    match w {
+        2 if rest.len() == 2 * n => Some(
+            rest.chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
                 .collect(),
-        )
+        ),
+        4 if rest.len() == 4 * n => Some(
+            rest.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        _ => None,
     }
 }
 
-fn encode(key: &str, tl: &Timeline) -> Vec<u8> {
+fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
     let s = &tl.store;
-    let mut o = Out(Vec::with_capacity(s.memory() + 4096));
-    o.0.extend_from_slice(MAGIC);
-    o.u32(VERSION);
-    o.bytes(key.as_bytes());
-    let meta = serde_json::to_vec(tl).unwrap_or_default();
-    o.bytes(&meta);
-    o.u64(s.strings.len() as u64);
+    let mut o = Out::new(w);
+    o.put(MAGIC)?;
+    o.u32(VERSION)?;
+    o.bytes(key.as_bytes())?;
+    let meta = serde_json::to_vec(tl).map_err(std::io::Error::other)?;
+    o.bytes(&meta)?;
+    o.u64(s.strings.len() as u64)?;
     for x in &s.strings {
-        o.bytes(x.as_bytes());
+        o.bytes(x.as_bytes())?;
     }
-    o.u64(s.cols.len() as u64);
+    o.u64(s.cols.len() as u64)?;
     for c in &s.cols {
-        o.u8(c.family);
-        o.i64(c.end);
-        o.i64s(&c.starts);
-        o.bytes(&c.states);
-        o.u32s(&c.labels);
+        o.u8(c.family)?;
+        o.i64(c.end)?;
+        o.u64(c.starts.len() as u64)?;
+        o.bytes(&pack_starts(&c.starts))?;
+        o.bytes(&c.states)?;
+        o.bytes(&pack_labels(&c.labels))?;
     }
-    o.u64(s.arrows.len() as u64);
+    o.u64(s.arrows.len() as u64)?;
     for a in &s.arrows {
-        o.i64(a.start);
-        o.i64(a.end);
-        o.u32(a.source);
-        o.u32(a.target);
+        o.i64(a.start)?;
+        o.i64(a.end)?;
+        o.u32(a.source)?;
+        o.u32(a.target)?;
     }
-    o.u64(s.density.len() as u64);
+    o.u64(s.density.len() as u64)?;
     for d in &s.density {
-        o.u64(d.events);
-        o.i64(d.last);
-        o.i64s(&d.marks);
-        o.u64(d.lost.len() as u64);
+        o.u64(d.events)?;
+        o.i64(d.last)?;
+        o.i64s(&d.marks)?;
+        o.u64(d.lost.len() as u64)?;
         for &(t, c) in &d.lost {
-            o.i64(t);
-            o.u64(c);
+            o.i64(t)?;
+            o.u64(c)?;
         }
     }
-    let crc = crc32fast::hash(&o.0);
-    o.u32(crc);
-    o.0
+    o.finish()
 }
 
 fn decode(data: &[u8], key: &str) -> Option<Timeline> {
+    let t0 = std::time::Instant::now();
     let (body, crc) = data.split_at(data.len().checked_sub(4)?);
     if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().ok()?) {
         return None;
+    }
+    if std::env::var_os("TIMELINE_DEBUG").is_some() {
+        eprintln!("crc {:?}", t0.elapsed());
     }
     let mut i = In(body);
     if i.take(MAGIC.len())? != MAGIC || i.u32()? != VERSION || i.bytes()? != key.as_bytes() {
@@ -238,30 +344,42 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
     if n != tl.rows.len() {
         return None;
     }
+    // The columns' bytes, found in turn, then decoded in parallel.
+    let mut raw = Vec::with_capacity(n);
     for _ in 0..n {
         let family = i.u8()?;
         let end = i.i64()?;
-        let starts = i.i64s()?;
-        let states = i.bytes()?.to_vec();
-        let labels = i.u32s()?;
-        if states.len() != starts.len()
-            || labels.len() != starts.len()
-            || labels.iter().any(|&l| l as usize >= s.strings.len())
-            || starts.windows(2).any(|w| w[0] >= w[1])
-        {
+        let k = usize::try_from(i.u64()?).ok()?;
+        let starts = i.bytes()?;
+        let states = i.bytes()?;
+        let labels = i.bytes()?;
+        if states.len() != k {
             return None;
         }
-        let mut c = Column {
-            family,
-            starts,
-            states,
-            labels,
-            end,
-            busy: Vec::new(),
-        };
-        c.index();
-        s.cols.push(c);
+        raw.push((family, end, k, starts, states, labels));
     }
+    let strings = s.strings.len();
+    let cols: Option<Vec<Column>> = raw
+        .into_par_iter()
+        .map(|(family, end, k, starts, states, labels)| {
+            let starts = unpack_starts(starts, k)?;
+            let labels = unpack_labels(labels, k)?;
+            if labels.iter().any(|&l| l as usize >= strings) {
+                return None;
+            }
+            let mut c = Column {
+                family,
+                starts,
+                states: states.to_vec(),
+                labels,
+                end,
+                ..Default::default()
+            };
+            c.index();
+            Some(c)
+        })
+        .collect();
+    s.cols = cols?;
     let n = i.len(24)?;
     for _ in 0..n {
         s.arrows.push(RawArrow {
@@ -309,8 +427,14 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
 
 /// The model cached at `path` under `key`, if the file is there, whole and for this key.
 pub(crate) fn load(path: &Path, key: &str) -> Option<Timeline> {
+    let t0 = std::time::Instant::now();
     let data = fs::read(path).ok()?;
-    decode(&data, key)
+    let t1 = t0.elapsed();
+    let r = decode(&data, key);
+    if std::env::var_os("TIMELINE_DEBUG").is_some() {
+        eprintln!("load: read {t1:?}, decode {:?}", t0.elapsed() - t1);
+    }
+    r
 }
 
 /// Saves `tl` at `path` under `key`: written to a temporary file beside it, then renamed, so
@@ -327,8 +451,7 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
     b.create(dir).map_err(err)?;
-    let data = encode(key, tl);
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".timeline-")
         .tempfile_in(dir)
         .map_err(err)?;
@@ -339,8 +462,10 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
             .set_permissions(fs::Permissions::from_mode(0o600))
             .map_err(err)?;
     }
-    tmp.write_all(&data).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
+    // Not synced: a file cut short by a crash fails its check and is built again.
+    let tmp = encode(std::io::BufWriter::with_capacity(1 << 20, tmp), key, tl)
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
 }
@@ -348,6 +473,31 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::In;
+
+    #[test]
+    fn packed_columns() {
+        use super::{pack_labels, pack_starts, unpack_labels, unpack_starts};
+        for starts in [
+            vec![],
+            vec![-5],
+            vec![1, 2, 3 + u32::MAX as i64, 4 + 2 * u32::MAX as i64, i64::MAX],
+            vec![i64::MIN, 0, 10],
+        ] {
+            let b = pack_starts(&starts);
+            assert_eq!(unpack_starts(&b, starts.len()), Some(starts.clone()));
+            assert_eq!(unpack_starts(&b, starts.len() + 1), None);
+            if !b.is_empty() {
+                assert_eq!(unpack_starts(&b[..b.len() - 1], starts.len()), None);
+            }
+        }
+        // Starts that do not increase are damage.
+        assert_eq!(unpack_starts(&pack_starts(&[5, 5]), 2), None);
+        for labels in [vec![], vec![0, 1, 65535], vec![0, 65536, 7]] {
+            let b = pack_labels(&labels);
+            assert_eq!(unpack_labels(&b, labels.len()), Some(labels.clone()));
+            assert_eq!(unpack_labels(&b, labels.len() + 1), None);
+        }
+    }
 
     #[test]
     fn lengths_beyond_the_data_are_refused() {

@@ -6,12 +6,12 @@
 //! marked), per-thread CPU time for usage curves, and checkpoints that let an event table seek
 //! to its n-th event. Saved to and loaded from a cache file keyed by the trace.
 //!
-//! Modules: [`build`] (the reads and the state intervals they give), `store` (the columns and
-//! the queries), `cache` (the model on disk).
+//! Modules: `build` (the reads, and the state intervals the kernel state machine's status
+//! notifications give), `store` (the columns and the queries), `cache` (the model on disk).
 
 #![deny(missing_docs)]
 
-pub mod build;
+mod build;
 mod cache;
 mod store;
 
@@ -271,7 +271,11 @@ impl Timeline {
                 return Ok((tl, Origin::Cached, Vec::new()));
             }
         }
+        let t0 = std::time::Instant::now();
         let (tl, diagnostics) = build::build(traces, &opts.read);
+        if std::env::var_os("TIMELINE_DEBUG").is_some() {
+            eprintln!("build {:?}", t0.elapsed());
+        }
         if tl.events == 0 {
             return Err(Error::Read(if diagnostics.is_empty() {
                 pipeline::Error::NoEvents
@@ -280,7 +284,11 @@ impl Timeline {
             }));
         }
         if let Some((key, path)) = &cached {
+            let t0 = std::time::Instant::now();
             cache::save(path, key, &tl)?;
+            if std::env::var_os("TIMELINE_DEBUG").is_some() {
+                eprintln!("save {:?}", t0.elapsed());
+            }
         }
         Ok((tl, Origin::Built, diagnostics))
     }

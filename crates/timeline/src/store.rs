@@ -119,6 +119,10 @@ pub(crate) struct Column {
     pub(crate) end: i64,
     /// Busy time (ns) before interval `k * BLOCK`, per block.
     pub(crate) busy: Vec<i64>,
+    /// The start of interval `k * BLOCK`, per block: a search goes through this small array
+    /// (cache-resident) first, then through one block, where a search over all starts would
+    /// miss the cache at nearly every step.
+    pub(crate) skip: Vec<i64>,
 }
 
 impl Column {
@@ -136,14 +140,50 @@ impl Column {
         self.starts.get(i + 1).copied().unwrap_or(self.end)
     }
 
-    /// Fills in the busy-time prefix sums.
+    /// How many starts are `<= t` (with `le`) or `< t`.
+    #[inline]
+    fn count(&self, t: i64, le: bool) -> usize {
+        let below = |x: i64| if le { x <= t } else { x < t };
+        let b = self.skip.partition_point(|&x| below(x));
+        if b == 0 {
+            return 0;
+        }
+        let from = (b - 1) * BLOCK;
+        let to = (b * BLOCK).min(self.starts.len());
+        from + self.starts[from..to].partition_point(|&x| below(x))
+    }
+
+    /// The index of the first interval starting at or after `t`, searched from `from`.
+    #[inline]
+    fn first_from(&self, from: usize, t: i64) -> usize {
+        // Near `from` first: at a fine resolution the next interval shown is close.
+        let n = self.starts.len();
+        let mut step = 1;
+        let mut lo = from;
+        while lo < n && step <= BLOCK {
+            let hi = (lo + step).min(n);
+            if self.starts[hi - 1] >= t {
+                return lo + self.starts[lo..hi].partition_point(|&x| x < t);
+            }
+            lo = hi;
+            step *= 2;
+        }
+        if lo >= n {
+            return n;
+        }
+        self.count(t, false).max(lo)
+    }
+
+    /// Fills in the busy-time prefix sums and the skip index.
     pub(crate) fn index(&mut self) {
         let f = self.family();
         self.busy.clear();
+        self.skip.clear();
         let mut sum = 0i64;
         for i in 0..self.starts.len() {
             if i % BLOCK == 0 {
                 self.busy.push(sum);
+                self.skip.push(self.starts[i]);
             }
             if busy(f, self.states[i]) {
                 sum += self.end_of(i) - self.starts[i];
@@ -158,7 +198,7 @@ impl Column {
             return 0;
         }
         let f = self.family();
-        let k = self.starts.partition_point(|&s| s <= t) - 1;
+        let k = self.count(t, true) - 1;
         let b = k / BLOCK;
         let mut sum = self.busy.get(b).copied().unwrap_or(0);
         for i in b * BLOCK..k {
@@ -179,6 +219,28 @@ impl Column {
         }
         self.busy_until(b) - self.busy_until(a)
     }
+}
+
+/// The first `k` in `0..n` where `below(k)` is false (`below` true then false).
+#[inline]
+fn partition(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    // Galloping first: the next arrow shown is usually close.
+    let mut hi = 1;
+    while hi <= n && below(hi - 1) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(n);
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// A wake-up arrow, compact.
@@ -250,6 +312,13 @@ pub(crate) struct Store {
     pub(crate) arrows: Vec<RawArrow>,
     /// The longest arrow.
     pub(crate) max_arrow: i64,
+    /// Arrow indexes by target row, then start; `by_target[target_at[r]..target_at[r + 1]]`
+    /// are row `r`'s. Derived from the arrows.
+    pub(crate) by_target: Vec<u32>,
+    pub(crate) target_at: Vec<u32>,
+    /// The same by source row.
+    pub(crate) by_source: Vec<u32>,
+    pub(crate) source_at: Vec<u32>,
     /// Per host.
     pub(crate) density: Vec<Density>,
     /// Thread rows of each (host, tid), by start. Derived from the rows.
@@ -266,7 +335,7 @@ impl Store {
         let cols: usize = self
             .cols
             .iter()
-            .map(|c| c.starts.len() * 13 + c.busy.len() * 8 + std::mem::size_of::<Column>())
+            .map(|c| c.starts.len() * 13 + (c.busy.len() + c.skip.len()) * 8 + size_of::<Column>())
             .sum();
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
         let density: usize = self
@@ -274,7 +343,9 @@ impl Store {
             .iter()
             .map(|d| d.marks.len() * 8 + d.lost.len() * 16)
             .sum();
-        cols + strings + density + self.arrows.len() * std::mem::size_of::<RawArrow>()
+        let arrows = self.arrows.len() * (std::mem::size_of::<RawArrow>() + 8)
+            + (self.target_at.len() + self.source_at.len()) * 4;
+        cols + strings + density + arrows
     }
 
     fn label(&self, l: u32) -> Option<Arc<str>> {
@@ -296,7 +367,7 @@ impl Store {
         let f = c.family();
         let res = resolution.max(1);
         let mut out = Vec::new();
-        let mut i = c.starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let mut i = c.count(start, true).saturating_sub(1);
         while i < n && c.starts[i] <= end {
             let s = c.starts[i];
             let e = c.end_of(i);
@@ -305,8 +376,7 @@ impl Store {
             let j = if e >= s.saturating_add(res) {
                 i + 1
             } else {
-                let from = i + 1;
-                from + c.starts[from..].partition_point(|&x| x < s.saturating_add(res))
+                c.first_from(i + 1, s.saturating_add(res))
             };
             let merged = j > i + 1;
             let span_end = c.starts.get(j).copied().unwrap_or(c.end);
@@ -335,7 +405,7 @@ impl Store {
     /// See [`crate::Timeline::state_at`].
     pub(crate) fn state_at(&self, row: u32, ts: i64) -> Option<Span> {
         let c = self.cols.get(row as usize)?;
-        let k = c.starts.partition_point(|&s| s <= ts).checked_sub(1)?;
+        let k = c.count(ts, true).checked_sub(1)?;
         let end = c.end_of(k);
         if ts >= end && !(ts == c.end && k + 1 == c.starts.len()) {
             return None;
@@ -349,7 +419,8 @@ impl Store {
         })
     }
 
-    /// See [`crate::Timeline::arrows`].
+    /// See [`crate::Timeline::arrows`]. Per row, through its arrows in time order, skipping
+    /// a resolution step after each one shown: the cost follows the pixels, not the arrows.
     pub(crate) fn arrows(
         &self,
         rows: &[u32],
@@ -358,36 +429,59 @@ impl Store {
         resolution: i64,
     ) -> Vec<crate::Arrow> {
         let res = resolution.max(1);
-        let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
-        let from = start.saturating_sub(self.max_arrow);
-        let first = self.arrows.partition_point(|a| a.start < from);
-        let mut last: HashMap<(u32, u32), i64> = HashMap::new();
-        let mut out = Vec::new();
-        for a in &self.arrows[first..] {
-            if a.start > end {
-                break;
-            }
-            if a.end < start {
-                continue;
-            }
-            if !wanted.is_empty() && !wanted.contains(&a.source) && !wanted.contains(&a.target) {
-                continue;
-            }
-            let key = (a.source, a.target);
-            if let Some(&t) = last.get(&key) {
-                if a.start < t.saturating_add(res) {
+        let mut picked: Vec<u32> = Vec::new();
+        let nrows = self.target_at.len().saturating_sub(1) as u32;
+        let mut scan = |index: &[u32], at: &[u32], r: u32| {
+            let Some(v) = at
+                .get(r as usize)
+                .zip(at.get(r as usize + 1))
+                .and_then(|(&a, &b)| index.get(a as usize..b as usize))
+            else {
+                return;
+            };
+            let start_of = |k: usize| self.arrows[v[k] as usize].start;
+            let from = start.saturating_sub(self.max_arrow);
+            let mut k = partition(v.len(), |k| start_of(k) < from);
+            while k < v.len() {
+                let a = &self.arrows[v[k] as usize];
+                if a.start > end {
+                    break;
+                }
+                if a.end < start {
+                    k += 1;
                     continue;
                 }
+                picked.push(v[k]);
+                let next = a.start.saturating_add(res);
+                k += 1 + partition(v.len() - k - 1, |j| start_of(k + 1 + j) < next);
             }
-            last.insert(key, a.start);
-            out.push(crate::Arrow {
-                source: a.source,
-                target: a.target,
-                start: a.start,
-                end: a.end,
-                kind: crate::ArrowKind::Wakeup,
-            });
+        };
+        if rows.is_empty() {
+            for r in 0..nrows {
+                scan(&self.by_target, &self.target_at, r);
+            }
+        } else {
+            for &r in rows {
+                scan(&self.by_target, &self.target_at, r);
+                scan(&self.by_source, &self.source_at, r);
+            }
+            picked.sort_unstable();
+            picked.dedup();
         }
+        let mut out: Vec<crate::Arrow> = picked
+            .into_iter()
+            .map(|i| {
+                let a = &self.arrows[i as usize];
+                crate::Arrow {
+                    source: a.source,
+                    target: a.target,
+                    start: a.start,
+                    end: a.end,
+                    kind: crate::ArrowKind::Wakeup,
+                }
+            })
+            .collect();
+        out.sort_by_key(|a| (a.start, a.end, a.source, a.target));
         out
     }
 
@@ -486,8 +580,30 @@ impl Store {
         Some(if k == 0 { v[0] } else { v[k - 1] })
     }
 
-    /// Rebuilds the indexes derived from the rows.
+    /// Rebuilds the indexes derived from the rows and arrows.
     pub(crate) fn derive(&mut self, rows: &[crate::Row], hosts: usize) {
+        let n = rows.len();
+        let arrows = &self.arrows;
+        let group = |key: &dyn Fn(&RawArrow) -> u32| -> (Vec<u32>, Vec<u32>) {
+            let mut at = vec![0u32; n + 1];
+            for a in arrows {
+                at[key(a) as usize + 1] += 1;
+            }
+            for i in 0..n {
+                at[i + 1] += at[i];
+            }
+            let mut fill = at.clone();
+            let mut index = vec![0u32; arrows.len()];
+            // Arrows are in time order: each row's come out in time order too.
+            for (i, a) in arrows.iter().enumerate() {
+                let r = key(a) as usize;
+                index[fill[r] as usize] = i as u32;
+                fill[r] += 1;
+            }
+            (index, at)
+        };
+        (self.by_target, self.target_at) = group(&|a| a.target);
+        (self.by_source, self.source_at) = group(&|a| a.source);
         self.threads.clear();
         self.cpus = vec![Vec::new(); hosts];
         self.host_threads = vec![Vec::new(); hosts];

@@ -46,11 +46,17 @@ pub fn router(state: AppState) -> Router {
         .nest("/tsp/api", tsp)
         .route("/view/session", get(session))
         .fallback(crate::web::static_file)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::check_token,
         ))
         .with_state(state)
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    let body = json!({ "title": format!("{method} is not an operation of {}", uri.path()) });
+    (axum::http::StatusCode::METHOD_NOT_ALLOWED, Json(body)).into_response()
 }
 
 async fn health() -> Json<Value> {

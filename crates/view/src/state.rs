@@ -299,11 +299,14 @@ fn poisoned() -> ApiError {
 /// Builds (or loads) the model of `exp`, and its outputs.
 fn index(state: &AppState, exp: &Experiment) -> Indexing {
     let config = state.config();
-    let traces: Vec<Arc<Trace>> = exp
-        .traces
-        .iter()
-        .flat_map(|t| t.traces.iter().cloned())
-        .collect();
+    // Opened again together: a trace's index among those read at once is what the time map
+    // and the per-host state go by.
+    let paths: Vec<&Path> = exp.traces.iter().map(|t| t.path.as_path()).collect();
+    let traces: Vec<Arc<Trace>> = match ctf::open_all(&paths) {
+        Ok(t) if !t.is_empty() => t,
+        Ok(_) => return Indexing::Failed("no trace found".into()),
+        Err(e) => return Indexing::Failed(e.to_string()),
+    };
     let time_map = (config.sync && traces.len() > 1).then(|| {
         let session = sync::synchronize(&traces, &sync::SyncOptions::default());
         Arc::new(session.time_maps()) as Arc<dyn ctf::merge::TimeMap>

@@ -495,6 +495,8 @@ async fn bad_requests() {
         ("POST", "/tsp/api/experiments".into(), Some(r#"{"parameters": {"name": "x", "traces": ["nope"]}}"#.into()), 404, "nope"),
         ("POST", "/tsp/api/experiments".into(), Some(r#"{"parameters": {"name": "x", "traces": 3}}"#.into()), 400, "traces"),
         ("GET", "/no-such-file.js".into(), None, 404, "no-such-file.js"),
+        ("PATCH", "/tsp/api/health".into(), None, 405, "PATCH"),
+        ("GET", states.clone(), None, 405, "GET"),
     ];
     for (method, uri, body, status, needle) in cases {
         let r = call_raw(&f.state, method, &uri, body.clone(), &[]).await;

@@ -21,7 +21,8 @@ pub const STATE_STYLES: &[(&str, (u8, u8, u8), f64)] = &[
     ("UNKNOWN", (100, 100, 100), 0.5),
 ];
 
-/// Critical-path state style keys (by `critpath` state name) and colours.
+/// Critical-path state style keys (by `critpath` state name) and colours (Trace Compass's;
+/// `block_device` and `ipi` are ours).
 pub const CRITPATH_STYLES: &[(&str, (u8, u8, u8))] = &[
     ("running", (0x33, 0x99, 0x00)),
     ("blocked", (220, 20, 60)),
@@ -29,6 +30,8 @@ pub const CRITPATH_STYLES: &[(&str, (u8, u8, u8))] = &[
     ("preempted", (0xc8, 0x64, 0x00)),
     ("timer", (0x33, 0x66, 0x99)),
     ("network", (0xff, 0x9b, 0xff)),
+    ("block_device", (0x66, 0x00, 0xcc)),
+    ("ipi", (0xc8, 0x00, 0x64)),
     ("unknown", (100, 100, 100)),
 ];
 
