@@ -15,8 +15,9 @@ fn fmt_duration(v: f64) -> String {
     }
 }
 
-/// Text of one LAMI cell, and whether it is aligned right (numbers).
-pub(crate) fn cell_text(c: &LamiCell) -> (String, bool) {
+/// Text of one LAMI cell, as the text tables write it, and whether it is aligned right
+/// (numbers).
+pub fn cell_text(c: &LamiCell) -> (String, bool) {
     // A number that is not finite is `null` in JSON, and 0 here.
     let num = |v: Option<f64>| v.unwrap_or(0.0);
     match c {

@@ -1,7 +1,9 @@
 //! An experiment's data once indexed: its traces, the state model, the time map, and what the
 //! outputs compute lazily from them (the critical-path graph).
 
-use std::sync::{Arc, OnceLock};
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ctf::merge::TimeMap;
 use ctf::Trace;
@@ -18,6 +20,7 @@ pub struct Model {
     /// Problems met reading (file and byte offset in each), shown in status messages.
     pub diagnostics: Vec<String>,
     critpath: OnceLock<Arc<critpath::input::Built>>,
+    memo: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -44,6 +47,7 @@ impl Model {
             time_map,
             diagnostics,
             critpath: OnceLock::new(),
+            memo: Mutex::new(HashMap::new()),
         }
     }
 
@@ -79,4 +83,24 @@ impl Model {
             .map(|h| h.name.as_str())
             .unwrap_or("?")
     }
+
+    /// The result `make` computes, made once per `key` and shared by the outputs showing parts
+    /// of it (the tables of one analysis run over one range). Computed under the lock, so two
+    /// requests for the same result wait for one computation. At most [`MEMO_ENTRIES`] are
+    /// kept (a zoom makes a new range: the oldest results go first).
+    pub fn memo<T: Any + Send + Sync>(&self, key: &str, make: impl FnOnce() -> T) -> Arc<T> {
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = memo.get(key).and_then(|v| v.clone().downcast::<T>().ok()) {
+            return v;
+        }
+        if memo.len() >= MEMO_ENTRIES {
+            memo.clear();
+        }
+        let v = Arc::new(make());
+        memo.insert(key.to_string(), v.clone());
+        v
+    }
 }
+
+/// The most results [`Model::memo`] keeps.
+pub const MEMO_ENTRIES: usize = 64;

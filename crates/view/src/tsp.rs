@@ -306,6 +306,8 @@ pub enum ProviderType {
     TreeTimeXy,
     /// A time graph (`timeGraph/{id}/tree|states|arrows|tooltip`).
     TimeGraph,
+    /// A tree of series over another axis than time (`XY/{id}/tree|xy`).
+    TreeGenericXy,
     /// A data tree (`data/{id}/tree`).
     DataTree,
 }

@@ -16,11 +16,13 @@ use crate::tsp::{
     ProviderType, TableModel, TimeGraphArrow, TimeGraphModel, XyModel,
 };
 
+pub mod analyses;
 pub mod control_flow;
 pub mod cpu_usage;
 pub mod critical_path;
 pub mod events;
 pub mod histogram;
+pub mod latency;
 pub mod resources;
 pub mod state_graph;
 pub mod styles;
@@ -131,6 +133,10 @@ pub fn registry() -> Vec<Registration> {
         events::registration(),
         critical_path::registration(),
     ]
+    .into_iter()
+    .chain(latency::registrations())
+    .chain(analyses::registrations())
+    .collect()
 }
 
 /// The rows of `model` whose kind `keep` accepts, with their ancestors (parents listed before

@@ -1,0 +1,498 @@
+//! Latency views, from the latency trackers of `tracekit latency` (wake-up, off-CPU, system
+//! call, block request, IRQ) run over each host with no threshold: every matched latency.
+//!
+//! * Scatter ([`SCATTER`], XY over time): per tracker, the longest latency starting in each
+//!   time bucket (a bucket per requested time), so outliers stay visible at any zoom.
+//! * Density ([`DENSITY`], XY over durations): per tracker, how many latencies fall in each
+//!   of `nbTimes` equal duration buckets from 0 to the longest in the range.
+//! * Table ([`TABLE`]): every latency starting in the range, by start time (`tracker`
+//!   parameter: one tracker's only).
+//!
+//! Tree entries, shared by the three: host `h` is entry `h * STRIDE`, its trackers
+//! `h * STRIDE + 1 + k` (k: position in [`latency::Tracker::ALL`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use latency::{Config, Tracker};
+
+use super::{Output, Registration};
+use crate::error::ApiError;
+use crate::model::Model;
+use crate::params::Params;
+use crate::tsp::*;
+
+/// The scatter output's id.
+pub const SCATTER: &str = "tracekit.latency.scatter";
+/// The density output's id.
+pub const DENSITY: &str = "tracekit.latency.density";
+/// The table output's id.
+pub const TABLE: &str = "tracekit.latency.table";
+
+/// Entry ids per host.
+pub const STRIDE: i64 = 16;
+
+/// The most lines one table request may ask for.
+const MAX_COUNT: u64 = 100_000;
+
+/// One measured latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latency {
+    /// Start (ns, on the experiment's time line).
+    pub begin: i64,
+    /// Duration (ns).
+    pub latency: i64,
+    /// The thread measured (−1: none).
+    pub tid: i32,
+    /// The CPU (u32::MAX: unknown).
+    pub cpu: u32,
+    /// The host (timeline host index).
+    pub host: u32,
+    /// The tracker ([`Tracker::ALL`] position).
+    pub tracker: u8,
+    /// What was measured ([`Latencies::details`] index).
+    pub detail: u32,
+}
+
+/// Every latency of an experiment, by start time.
+#[derive(Debug, Default)]
+pub struct Latencies {
+    /// The latencies.
+    pub all: Vec<Latency>,
+    /// The details' texts (system call names, IRQs, devices and sectors, thread states).
+    pub details: Vec<String>,
+    /// The command names of the measured threads.
+    pub comms: HashMap<(u32, i32), String>,
+    /// Read problems.
+    pub errors: Vec<String>,
+}
+
+/// The latencies of `model`, measured on first use (a read of every host).
+pub fn latencies(model: &Model) -> Arc<Latencies> {
+    model.memo("latencies", || measure(model))
+}
+
+fn measure(model: &Model) -> Latencies {
+    let mut out = Latencies::default();
+    let mut interned: HashMap<String, u32> = HashMap::new();
+    // One run per host: the trackers key threads and CPUs by number, which hosts share.
+    let mut groups: Vec<(u32, Vec<Arc<ctf::Trace>>)> = Vec::new();
+    for t in &model.traces {
+        let host = host_of(model, t);
+        match groups.iter_mut().find(|g| g.0 == host) {
+            Some(g) => g.1.push(t.clone()),
+            None => groups.push((host, vec![t.clone()])),
+        }
+    }
+    let config = Config {
+        threshold: 0,
+        timeout: None,
+        max_pending: usize::MAX,
+    };
+    for (host, traces) in groups {
+        let summary = latency::run_traces_mapped(
+            &traces,
+            model.time_map.clone(),
+            &Tracker::ALL,
+            config,
+            |r| -> Result<(), std::convert::Infallible> {
+                let next = interned.len() as u32;
+                let detail = *interned.entry(r.detail.clone()).or_insert_with(|| {
+                    out.details.push(r.detail.clone());
+                    next
+                });
+                let tid = r.tid.unwrap_or(-1);
+                if let Some(c) = r.comm {
+                    out.comms.insert((host, tid), c);
+                }
+                out.all.push(Latency {
+                    begin: r.begin,
+                    latency: r.latency,
+                    tid,
+                    cpu: r.cpu.unwrap_or(u32::MAX),
+                    host,
+                    tracker: Tracker::ALL
+                        .iter()
+                        .position(|t| *t == r.tracker)
+                        .unwrap_or(0) as u8,
+                    detail,
+                });
+                Ok(())
+            },
+        );
+        // The trackers' counters (skipped entries…) are not shown: no threshold nor pending
+        // limit applies here, so every matched latency is in `all`.
+        let Ok(_summary) = summary;
+    }
+    out.all.sort_by_key(|l| (l.begin, l.host, l.tracker));
+    out
+}
+
+/// The timeline host of trace `t` (by host name, as the model groups traces).
+fn host_of(model: &Model, t: &ctf::Trace) -> u32 {
+    let name = t
+        .hostname()
+        .map(str::to_owned)
+        .unwrap_or_else(|| t.path.display().to_string());
+    model
+        .timeline
+        .hosts
+        .iter()
+        .position(|h| h.name == name)
+        .unwrap_or(0) as u32
+}
+
+/// The tree shared by the three outputs: hosts, and their trackers.
+fn tracker_tree(model: &Model) -> EntryModel {
+    let mut entries = Vec::new();
+    for (h, host) in model.timeline.hosts.iter().enumerate() {
+        let hid = h as i64 * STRIDE;
+        entries.push(entry(hid, -1, &host.name));
+        for (k, t) in Tracker::ALL.iter().enumerate() {
+            entries.push(entry(hid + 1 + k as i64, hid, t.name()));
+        }
+    }
+    EntryModel {
+        headers: vec![EntryHeader {
+            name: "Tracker".into(),
+            tooltip: String::new(),
+        }],
+        entries,
+        auto_expand_level: -1,
+    }
+}
+
+fn entry(id: i64, parent_id: i64, label: &str) -> Entry {
+    Entry {
+        id,
+        parent_id,
+        labels: vec![label.to_string()],
+        start: None,
+        end: None,
+        has_data: parent_id >= 0,
+        style: None,
+        metadata: Default::default(),
+    }
+}
+
+/// The (host, tracker) of each requested series entry (every tracker of every host when none
+/// is requested; a host entry stands for its trackers).
+fn requested_series(model: &Model, p: &Params) -> Result<Vec<(u32, u8)>, ApiError> {
+    let hosts = model.timeline.hosts.len() as i64;
+    let all = |h: i64| (0..Tracker::ALL.len()).map(move |k| (h as u32, k as u8));
+    match p.int_list("requested_items")? {
+        None => Ok((0..hosts).flat_map(all).collect()),
+        Some(items) => {
+            let mut out = Vec::new();
+            for i in items {
+                let (h, k) = (i.div_euclid(STRIDE), i.rem_euclid(STRIDE));
+                if i < 0 || h >= hosts || k > Tracker::ALL.len() as i64 {
+                    return Err(ApiError::param(
+                        "requested_items",
+                        format!("{i} is not an entry of this output"),
+                    ));
+                }
+                if k == 0 {
+                    out.extend(all(h));
+                } else {
+                    out.push((h as u32, (k - 1) as u8));
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn series_name(model: &Model, host: u32, tracker: u8) -> String {
+    let t = Tracker::ALL[tracker as usize].name();
+    if model.timeline.hosts.len() > 1 {
+        format!("{}/{t}", model.host_name(host))
+    } else {
+        t.to_string()
+    }
+}
+
+fn axis(label: &str, unit: &str, t: &str) -> XyAxisDescription {
+    XyAxisDescription {
+        label: label.into(),
+        unit: unit.into(),
+        data_type: t.into(),
+    }
+}
+
+/// The latencies starting in `[start, end]`.
+fn in_range(l: &Latencies, start: i64, end: i64) -> &[Latency] {
+    let a = l.all.partition_point(|x| x.begin < start);
+    let b = l.all.partition_point(|x| x.begin <= end);
+    &l.all[a..b.max(a)]
+}
+
+/// Its registrations.
+pub fn registrations() -> Vec<Registration> {
+    vec![
+        Registration {
+            id: SCATTER,
+            name: "Latency scatter",
+            description: "The longest wake-up, off-CPU, system call, block and IRQ latency \
+                          starting in each time bucket",
+            kind: ProviderType::TreeTimeXy,
+            query_parameters: &[],
+            make: |m| Box::new(Scatter { model: m }),
+        },
+        Registration {
+            id: DENSITY,
+            name: "Latency density",
+            description: "How many latencies of each tracker fall in each duration bucket",
+            kind: ProviderType::TreeGenericXy,
+            query_parameters: &[],
+            make: |m| Box::new(Density { model: m }),
+        },
+        Registration {
+            id: TABLE,
+            name: "Latencies",
+            description: "Every latency the trackers measured, by start time",
+            kind: ProviderType::Table,
+            query_parameters: &[(
+                "tracker",
+                "wakeup, offcpu, syscall, block or irq: that tracker's latencies only",
+            )],
+            make: |m| Box::new(Table { model: m }),
+        },
+    ]
+}
+
+struct Scatter {
+    model: Arc<Model>,
+}
+
+impl Output for Scatter {
+    fn id(&self) -> &'static str {
+        SCATTER
+    }
+    fn model(&self) -> &Model {
+        &self.model
+    }
+    fn tree(&self, _p: &Params) -> Result<EntryModel, ApiError> {
+        Ok(tracker_tree(&self.model))
+    }
+
+    fn xy(&self, p: &Params) -> Result<XyModel, ApiError> {
+        let range = p.required_time_range()?;
+        let series = requested_series(&self.model, p)?;
+        let n = range.nb_times.unwrap_or(500) as usize;
+        let step = range.resolution(500) as i128;
+        let lat = latencies(&self.model);
+        let mut out = Vec::new();
+        for (host, tracker) in series {
+            // The longest latency per bucket: (bucket, its start, latency).
+            let mut best: Vec<Option<(i64, i64)>> = vec![None; n];
+            for l in in_range(&lat, range.start, range.end)
+                .iter()
+                .filter(|l| l.host == host && l.tracker == tracker)
+            {
+                let b = (((l.begin as i128 - range.start as i128) / step) as usize).min(n - 1);
+                if best[b].is_none_or(|(_, d)| l.latency > d) {
+                    best[b] = Some((l.begin, l.latency));
+                }
+            }
+            let (xs, ys): (Vec<i64>, Vec<f64>) = best
+                .into_iter()
+                .flatten()
+                .map(|(x, y)| (x, y as f64))
+                .unzip();
+            let mut style = OutputElementStyle::key("LATENCY");
+            style
+                .values
+                .insert("series-type".into(), serde_json::json!("scatter"));
+            out.push(XySeries {
+                series_name: series_name(&self.model, host, tracker),
+                series_id: host as i64 * STRIDE + 1 + tracker as i64,
+                x_values_description: axis("Time", "ns", "TIMESTAMP"),
+                y_values_description: axis("Latency", "ns", "DURATION"),
+                x_values: xs,
+                y_values: ys,
+                style,
+            });
+        }
+        Ok(XyModel {
+            title: "Latency scatter".into(),
+            series: out,
+        })
+    }
+}
+
+struct Density {
+    model: Arc<Model>,
+}
+
+impl Output for Density {
+    fn id(&self) -> &'static str {
+        DENSITY
+    }
+    fn model(&self) -> &Model {
+        &self.model
+    }
+    fn tree(&self, _p: &Params) -> Result<EntryModel, ApiError> {
+        Ok(tracker_tree(&self.model))
+    }
+
+    fn xy(&self, p: &Params) -> Result<XyModel, ApiError> {
+        let (start, end, n) = match p.time_range()? {
+            Some(r) => (r.start, r.end, r.nb_times.unwrap_or(100) as usize),
+            None => (i64::MIN, i64::MAX, 100),
+        };
+        let series = requested_series(&self.model, p)?;
+        let lat = latencies(&self.model);
+        let chosen: Vec<&Latency> = in_range(&lat, start, end)
+            .iter()
+            .filter(|l| series.contains(&(l.host, l.tracker)))
+            .collect();
+        // Equal buckets from 0 to the longest latency of the chosen series, so the series
+        // share an x axis.
+        let longest = chosen.iter().map(|l| l.latency).max().unwrap_or(0).max(1);
+        let width = (longest / n as i64 + 1).max(1);
+        let xs: Vec<i64> = (0..n as i64).map(|i| i * width).collect();
+        let mut out = Vec::new();
+        for (host, tracker) in series {
+            let mut counts = vec![0f64; n];
+            for l in chosen
+                .iter()
+                .filter(|l| l.host == host && l.tracker == tracker)
+            {
+                counts[((l.latency / width) as usize).min(n - 1)] += 1.0;
+            }
+            let mut style = OutputElementStyle::key("LATENCY");
+            style
+                .values
+                .insert("series-type".into(), serde_json::json!("bar"));
+            out.push(XySeries {
+                series_name: series_name(&self.model, host, tracker),
+                series_id: host as i64 * STRIDE + 1 + tracker as i64,
+                x_values_description: axis("Latency", "ns", "DURATION"),
+                y_values_description: axis("Count", "", "NUMBER"),
+                x_values: xs.clone(),
+                y_values: counts,
+                style,
+            });
+        }
+        Ok(XyModel {
+            title: "Latency density".into(),
+            series: out,
+        })
+    }
+}
+
+struct Table {
+    model: Arc<Model>,
+}
+
+/// The table's columns: (id, name, type).
+const COLUMNS: &[(i64, &str, &str)] = &[
+    (0, "Start", "TIMESTAMP"),
+    (1, "Duration (ns)", "NUMBER"),
+    (2, "Tracker", "STRING"),
+    (3, "Host", "STRING"),
+    (4, "TID", "NUMBER"),
+    (5, "Thread", "STRING"),
+    (6, "CPU", "NUMBER"),
+    (7, "Detail", "STRING"),
+];
+
+impl Output for Table {
+    fn id(&self) -> &'static str {
+        TABLE
+    }
+    fn model(&self) -> &Model {
+        &self.model
+    }
+
+    fn columns(&self, _p: &Params) -> Result<Vec<ColumnHeaderEntry>, ApiError> {
+        Ok(COLUMNS
+            .iter()
+            .map(|(id, name, t)| ColumnHeaderEntry {
+                id: *id,
+                name: name.to_string(),
+                description: String::new(),
+                kind: t.to_string(),
+            })
+            .collect())
+    }
+
+    fn lines(&self, p: &Params) -> Result<TableModel, ApiError> {
+        let tracker = match p.string("tracker")? {
+            None => None,
+            Some(name) => Some(
+                Tracker::ALL
+                    .iter()
+                    .position(|t| t.name() == name)
+                    .ok_or_else(|| {
+                        ApiError::param(
+                            "tracker",
+                            format!("{name:?}: expected wakeup, offcpu, syscall, block or irq"),
+                        )
+                    })? as u8,
+            ),
+        };
+        let (start, end) = match p.time_range()? {
+            Some(r) => (r.start, r.end),
+            None => (i64::MIN, i64::MAX),
+        };
+        let index = p.uint("requested_table_index")?.unwrap_or(0);
+        let count = p.uint("requested_table_count")?.unwrap_or(1000);
+        if count > MAX_COUNT {
+            return Err(ApiError::param(
+                "requested_table_count",
+                format!("{count} is over the limit of {MAX_COUNT}"),
+            ));
+        }
+        let columns: Vec<i64> = match p.int_list("requested_table_column_ids")? {
+            None => COLUMNS.iter().map(|c| c.0).collect(),
+            Some(v) if v.is_empty() => COLUMNS.iter().map(|c| c.0).collect(),
+            Some(v) => {
+                if let Some(bad) = v.iter().find(|c| !COLUMNS.iter().any(|k| k.0 == **c)) {
+                    return Err(ApiError::param(
+                        "requested_table_column_ids",
+                        format!("no column {bad} (columns are 0–{})", COLUMNS.len() - 1),
+                    ));
+                }
+                v
+            }
+        };
+        let lat = latencies(&self.model);
+        let rows = in_range(&lat, start, end)
+            .iter()
+            .filter(|l| tracker.is_none_or(|t| l.tracker == t));
+        let size = rows.clone().count() as u64;
+        let lines = rows
+            .enumerate()
+            .skip(index.min(size) as usize)
+            .take(count as usize)
+            .map(|(i, l)| Line {
+                index: i as u64,
+                cells: columns
+                    .iter()
+                    .map(|&c| Cell {
+                        content: match c {
+                            0 => l.begin.to_string(),
+                            1 => l.latency.to_string(),
+                            2 => Tracker::ALL[l.tracker as usize].name().to_string(),
+                            3 => self.model.host_name(l.host).to_string(),
+                            4 if l.tid >= 0 => l.tid.to_string(),
+                            5 => lat.comms.get(&(l.host, l.tid)).cloned().unwrap_or_default(),
+                            6 if l.cpu != u32::MAX => l.cpu.to_string(),
+                            7 => lat.details[l.detail as usize].clone(),
+                            _ => String::new(),
+                        },
+                    })
+                    .collect(),
+                tags: None,
+            })
+            .collect();
+        Ok(TableModel {
+            low_index: index.min(size),
+            size,
+            column_ids: columns,
+            lines,
+        })
+    }
+}
