@@ -25,6 +25,7 @@ function classify(o) {
     if (/cpu.?usage|cpuusage/.test(s)) return 'cpu';
     return 'xy';
   }
+  if (o.type === 'TREE_GENERIC_XY') return 'gxy';
   if (o.type === 'TABLE') return /event/.test(s) && !/latenc|syscall|stat/.test(s) ? 'events' : 'table';
   if (o.type === 'DATA_TREE') return 'table';
   return 'none';
@@ -209,7 +210,7 @@ class App {
       document.querySelectorAll('#charts-panel .chart-box').forEach((b) => (b.hidden = true));
     }
     const box = document.getElementById('xy-charts');
-    for (const o of outputs.filter((o) => ['cpu', 'xy'].includes(classify(o)))) {
+    for (const o of outputs.filter((o) => ['cpu', 'xy', 'gxy'].includes(classify(o)))) {
       const div = document.createElement('div');
       div.className = 'chart-box';
       div.innerHTML = `<div class="chart-title">${esc(o.name)}</div><canvas height="70" data-id="${esc(o.id)}"></canvas>`;

@@ -10,7 +10,9 @@ const SERIES_COLORS = ['#1f5fbf', '#d0352b', '#2a9d3a', '#8a3ab9', '#d88a00', '#
 export class XYChart {
   /**
    * `kind`: 'cpu' (CPU usage: total + the selected thread), 'hist' (bars, lost events marked),
-   * 'xy' (generic). `whole`: the chart always shows the whole trace (the overview histogram).
+   * 'xy' (generic, over time), 'gxy' (over another axis than time: its x range is the data's,
+   * e.g. latency durations). `whole`: the chart always shows the whole trace (the overview
+   * histogram). A series styled `series-type: scatter` is drawn as points, `bar` as bars.
    */
   constructor(app, output, canvas, kind, whole = false) {
     this.app = app;
@@ -26,6 +28,7 @@ export class XYChart {
     this.gen = 0;
     this.error = null;
     canvas.addEventListener('click', (ev) => {
+      if (this.kind === 'gxy') return;
       const r = canvas.getBoundingClientRect();
       const t = this.tAt(ev.clientX - r.left, r.width);
       if (this.whole) {
@@ -107,7 +110,7 @@ export class XYChart {
     const ctx = this.ctx;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    const v = this.whole ? this.app.full : this.app.view;
+    const v = this.kind === 'gxy' ? this.dataRange() : this.whole ? this.app.full : this.app.view;
     const span = v.end - v.start || 1;
     const xOf = (t) => ((t - v.start) / span) * w;
     if (this.error) {
@@ -126,7 +129,11 @@ export class XYChart {
       const color = seriesColor(s, k);
       const xs = s.xValues;
       const ys = s.yValues;
-      if (this.kind === 'hist') {
+      const type = s.style && s.style.values && s.style.values['series-type'];
+      if (type === 'scatter') {
+        ctx.fillStyle = color;
+        for (let i = 0; i < xs.length; i++) ctx.fillRect(xOf(xs[i]) - 1.5, yOf(ys[i]) - 1.5, 3, 3);
+      } else if (this.kind === 'hist' || type === 'bar') {
         ctx.fillStyle = color;
         for (let i = 0; i < xs.length; i++) {
           const x0 = xOf(xs[i]);
@@ -183,8 +190,38 @@ export class XYChart {
     }
   }
 
+  /** The x range of the data ('gxy' charts, whose x axis is not time). */
+  dataRange() {
+    let start = Infinity;
+    let end = -Infinity;
+    for (const s of this.series) {
+      for (const x of s.xValues) {
+        if (x < start) start = x;
+        if (x > end) end = x;
+      }
+    }
+    if (start > end) return { start: 0, end: 1 };
+    // The last bucket's width, so its bar shows.
+    return { start, end: end + (end - start) / Math.max(1, (this.series[0] || { xValues: [] }).xValues.length - 1) };
+  }
+
   hover(ev) {
     const r = this.canvas.getBoundingClientRect();
+    if (this.kind === 'gxy') {
+      const d = this.dataRange();
+      const x = d.start + ((ev.clientX - r.left) / r.width) * (d.end - d.start);
+      const rows = [];
+      for (const s of this.series) {
+        const xs = s.xValues;
+        let i = 0;
+        while (i + 1 < xs.length && xs[i + 1] <= x) i++;
+        if (xs.length) rows.push([s.seriesName, fmtNum(s.yValues[i])]);
+      }
+      const unit = (this.series[0] && this.series[0].xValuesDescription && this.series[0].xValuesDescription.unit) || '';
+      rows.unshift([(this.series[0] && this.series[0].xValuesDescription && this.series[0].xValuesDescription.label) || 'x', `${fmtNum(x)} ${unit}`]);
+      this.app.showTooltip(ev.clientX, ev.clientY, rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join(''));
+      return;
+    }
     const t = this.tAt(ev.clientX - r.left, r.width);
     const rows = [];
     for (const s of this.series) {

@@ -184,6 +184,22 @@ function safeRegex(s) {
   }
 }
 
+/** Multipliers of the units the analyses' cells carry (`1.234 ms`, `12 B`, `3.5 %`). */
+const UNITS = { ns: 1, 'µs': 1e3, us: 1e3, ms: 1e6, s: 1e9, B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, '%': 1 };
+
+/**
+ * The value of a cell for sorting: a number with an optional unit, in the unit's base (so
+ * `900 µs` sorts before `1.2 ms`); NaN when the cell is not one.
+ */
+export function quantity(text) {
+  const m = /^\s*(-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\s*([A-Za-zµ%]*)\s*$/.exec(String(text));
+  if (!m) return NaN;
+  const v = parseFloat(m[1].replace(/,/g, ''));
+  if (!m[2]) return v;
+  const k = UNITS[m[2]];
+  return k === undefined ? NaN : v * k;
+}
+
 /** An analysis table (TABLE or DATA_TREE output), loaded whole, sortable by any column. */
 export class StaticTable {
   constructor(app, output) {
@@ -240,8 +256,8 @@ export class StaticTable {
     if (re && this.filter) rows = rows.filter((r) => r.some((c) => re.test(c)));
     if (this.sortCol >= 0) {
       const k = this.sortCol;
-      const num = rows.every((r) => r[k] === '' || !Number.isNaN(parseFloat(r[k])));
-      rows = [...rows].sort((a, b) => this.sortDir * (num ? (parseFloat(a[k]) || 0) - (parseFloat(b[k]) || 0) : String(a[k]).localeCompare(String(b[k]))));
+      const num = rows.every((r) => r[k] === '' || !Number.isNaN(quantity(r[k])));
+      rows = [...rows].sort((a, b) => this.sortDir * (num ? (quantity(a[k]) || 0) - (quantity(b[k]) || 0) : String(a[k]).localeCompare(String(b[k]))));
     }
     return rows;
   }
