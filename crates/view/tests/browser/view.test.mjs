@@ -286,6 +286,10 @@ async function alignedChecks(browser, x) {
   const charts = await page.evaluate(() => window.tracekit.charts());
   for (const ch of charts) check(ch.series.some((s) => s.n > 0), `chart ${ch.id}${ch.whole ? ' (whole trace)' : ''} has data`, ch);
 
+  // The latency views: a scatter with points and a density over durations.
+  const lat = charts.filter((c) => /latency/.test(c.id));
+  check(lat.some((c) => c.kind === 'xy') && lat.some((c) => c.kind === 'gxy'), 'the latency scatter and density charts are shown', lat);
+
   // Critical Flow of the marked request.
   if (kinds.has('cp')) {
     // The request's range selected, then "Follow": the path over that range.
@@ -348,6 +352,20 @@ async function alignedChecks(browser, x) {
   await settle(page);
   const found = await page.evaluate(() => document.querySelector('#table-view tr.cur')?.textContent || null);
   check(found && found.includes('sched_switch'), 'Enter in the events search goes to the next sched_switch', found);
+  // The analyses' tables: cputop's per-process table has a row per thread that ran, and sorts
+  // by CPU usage as numbers (descending on the second click).
+  const tableIds = await page.evaluate(() => window.tracekit.tables());
+  const cputop = 'tracekit.analysis.cputop.per-process';
+  if (check(tableIds.includes(cputop), 'the analysis tables are listed', tableIds)) {
+    const t = await page.evaluate((id) => window.tracekit.openTable(id), cputop);
+    check(t && t.rows > 1, "cputop's per-process table has rows", t);
+    const col = t ? t.headers.findIndex((h) => /CPU usage/.test(h)) : -1;
+    if (check(col > 0, 'the table has a CPU usage column', t && t.headers)) {
+      for (let i = 0; i < 2; i++) await page.click(`#table-view th[data-c="${col}"]`);
+      const vals = await page.$$eval('#table-view tbody tr', (trs, c) => trs.map((tr) => parseFloat(tr.children[c].textContent)), col);
+      check(vals.length > 1 && vals.every((v, i) => i === 0 || v <= vals[i - 1]), 'clicking CPU usage twice sorts the rows by it, descending', vals.slice(0, 8));
+    }
+  }
   check(page.errors.length === 0, 'aligned: no page errors at the end', page.errors);
   await page.close();
 }

@@ -829,6 +829,15 @@ window.tracekit = {
   },
   outputs: () => app.models.map((m) => ({ id: m.output.id, kind: m.kind })).concat(app.charts.map((c) => ({ id: c.output.id, kind: c.kind }))),
   charts: () => app.charts.map((c) => ({ id: c.output.id, kind: c.kind, whole: c.whole, series: c.series.map((s) => ({ name: s.seriesName, n: s.yValues.length, max: Math.max(0, ...s.yValues) })) })),
+  /** The table outputs' ids. */
+  tables: () => app.tables.map((t) => t.output.id),
+  /** Opens table output `id`; its headers and how many rows it shows. */
+  openTable: async (id) => {
+    const t = app.tables.find((t) => t.output.id === id);
+    if (!t) return null;
+    await app.openTable(t);
+    return t.headers ? { headers: t.headers, rows: t.sorted ? t.sorted().length : null } : null;
+  },
   errors: () => app.errors,
   stats: () => ({ ...app.stats, lastRenderMs: app.graph.lastRenderMs }),
   rowHeight: ROW_H,
