@@ -218,15 +218,45 @@ class App {
       this.charts.push(new XYChart(this, o, div.querySelector('canvas'), classify(o)));
     }
     const ttabs = document.getElementById('table-tabs');
+    // The analyses' tables (dozens: one per analysis and table class) are chosen from one
+    // list, grouped by analysis; the other tables get a tab each.
+    const picker = document.createElement('select');
+    picker.id = 'analysis-tables';
+    picker.innerHTML = '<option value="">Analyses…</option>';
+    const groups = new Map();
     for (const o of outputs.filter((o) => ['events', 'table'].includes(classify(o))).sort((a, b) => (classify(a) === 'events' ? -1 : classify(b) === 'events' ? 1 : 0))) {
       const t = classify(o) === 'events' ? new EventsTable(this, o) : new StaticTable(this, o);
+      this.tables.push(t);
+      const [group, title] = o.id.startsWith('tracekit.analysis.') && o.name.includes(': ') ? o.name.split(/: (.*)/s) : [null, o.name];
+      if (group) {
+        if (!groups.has(group)) {
+          const g = document.createElement('optgroup');
+          g.label = group;
+          groups.set(group, g);
+          picker.appendChild(g);
+        }
+        const opt = document.createElement('option');
+        opt.value = o.id;
+        opt.textContent = title;
+        opt.title = o.description || '';
+        groups.get(group).appendChild(opt);
+        // The picker stands for the tab of every analysis table.
+        t.tab = { setAttribute: (k, v) => k === 'aria-selected' && (picker.setAttribute(k, v), v === 'true' && (picker.value = o.id)) };
+        continue;
+      }
       const b = document.createElement('button');
       b.textContent = o.name;
       b.title = o.description || '';
       b.onclick = () => this.openTable(t);
       t.tab = b;
       ttabs.appendChild(b);
-      this.tables.push(t);
+    }
+    if (groups.size) {
+      picker.onchange = () => {
+        const t = this.tables.find((t) => t.output.id === picker.value);
+        if (t) this.openTable(t);
+      };
+      ttabs.appendChild(picker);
     }
     if (this.tables.length) this.openTable(this.tables[0]);
     else document.getElementById('tables-panel').hidden = true;
