@@ -1315,10 +1315,6 @@ impl State {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
                 }
-                if self.interest.meets(WAKEUP) {
-                    self.note_wakeup(ts, cpu, tid, waker, first, out);
-                }
-                let t = self.threads.at_mut(s);
                 // As check_prio, on the thread at hand.
                 if let Some(prio) = prio.map(|p| p as i32) {
                     if t.prio != Some(prio) {
@@ -1327,6 +1323,9 @@ impl State {
                             out.push(Notification::PrioChanged { ts, tid, prio });
                         }
                     }
+                }
+                if self.interest.meets(WAKEUP) {
+                    self.note_wakeup(ts, cpu, tid, waker, first, out);
                 }
             }
             Kind::SchedPiSetprio => {
