@@ -22,6 +22,16 @@ fn cpu() -> f64 {
     (field(11) + field(12)) / 100.0
 }
 
+/// A line of /proc/self/status (`VmRSS`, `VmHWM`), in bytes.
+fn vm(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
+        .map_or(0, |k| k * 1024)
+}
+
 fn main() {
     let mut paths = Vec::new();
     let mut cache = None;
@@ -61,6 +71,7 @@ fn main() {
     };
     let build = t.elapsed();
     let build_cpu = cpu() - c;
+    let (rss, peak) = (vm("VmRSS"), vm("VmHWM"));
     assert_eq!(origin, Origin::Built);
     for d in &diags {
         eprintln!("warning: {d}");
@@ -94,6 +105,7 @@ fn main() {
         ))
         .map_or(0, |m| m.len())
     );
+    println!("after build:   RSS {rss} bytes, peak {peak} bytes");
     println!("rows:          {}", tl.rows.len());
     println!("intervals:     {}", tl.intervals());
     println!("arrows+model:  {} bytes", tl.memory());
