@@ -9,7 +9,7 @@ use kernel::{
     CpuStatus, Facet, IntMap, Interest, NoteKind, Notification, SoftIrqStep, StateOptions,
     ThreadStatus,
 };
-use pipeline::{Diagnostic, FileSource, Flow, Notice, ReadOptions, Sink, Source, Summary};
+use pipeline::{Diagnostic, FileSource, Flow, Notice, ReadOptions, Sink, Source};
 use rayon::prelude::*;
 
 use crate::store::{thread_code, Column, Density, Family, RawArrow, Store, BUSY, MARK, NONE};
@@ -627,8 +627,8 @@ pub(crate) fn build(traces: &[Arc<Trace>], opts: &ReadOptions) -> (Timeline, Vec
             .map(|(name, ts)| {
                 let mut sink = HostSink::new(name, single);
                 let source = FileSource::new(ts.clone(), read.clone());
-                let summary: Summary = source.run(&mut sink);
-                let _ = summary;
+                // Its problems reached the sink as diagnostics.
+                source.run(&mut sink);
                 sink.finish_host()
             })
             .collect()

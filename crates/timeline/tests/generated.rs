@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use analysis::lami::Cell;
 use analysis::{Common, Options};
@@ -346,7 +345,7 @@ fn cache_round_trip_and_damage() {
 #[test]
 fn several_hosts() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = scenario::client_server::generate(
+    scenario::client_server::generate(
         tmp.path(),
         &scenario::client_server::ClientServerParams {
             requests: 40,
@@ -354,7 +353,6 @@ fn several_hosts() {
         },
     )
     .unwrap();
-    let _ = out;
     let traces = ctf::open_all(&[tmp.path()]).unwrap();
     let (tl, _, diags) = Timeline::open(&traces, &BuildOptions::default()).unwrap();
     assert!(diags.is_empty(), "{diags:?}");
@@ -380,7 +378,6 @@ fn several_hosts() {
     }
     let (d, _) = tl.event_density(tl.start, tl.end, 333);
     assert_eq!(d.iter().sum::<u64>(), tl.events);
-    let _ = Arc::new(());
 }
 
 #[test]
