@@ -329,6 +329,27 @@ fn cache_round_trip_and_damage() {
         assert_eq!(std::fs::read(&file).unwrap(), good);
     }
 
+    // A cache that cannot be written (a file where its directory should be): the model all
+    // the same, with a warning naming the file.
+    let blocked = tmp.path().join("blocked");
+    std::fs::write(&blocked, b"").unwrap();
+    let (again, origin, diags) = Timeline::open(
+        &traces,
+        &BuildOptions {
+            cache_dir: Some(blocked.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(origin, Origin::Built);
+    same(&built, &again);
+    assert!(
+        diags.len() == 1
+            && diags[0].is_warning()
+            && diags[0].to_string().contains(&*blocked.to_string_lossy()),
+        "{diags:?}"
+    );
+
     // Stale: the trace changed (a stream file touched).
     let stream = traces[0].streams[0].files[0].clone();
     let f = std::fs::OpenOptions::new()
