@@ -1825,7 +1825,8 @@ impl State {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
-        if self.wants(NoteKind::Lifecycle) {
+        // (The idle task, tid 0, is no thread a model follows: its CPU's status tells.)
+        if tid != 0 && self.wants(NoteKind::Lifecycle) {
             out.push(Notification::ThreadKnown {
                 ts,
                 tid,

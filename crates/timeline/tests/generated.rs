@@ -149,6 +149,31 @@ fn thread_states_match_the_events() {
     }
     assert!(checked > 100, "{checked}");
 
+    // Rows: the host, its CPUs, IRQs, soft IRQs, then threads by id; the idle task has none.
+    let rank = |k: &RowKind| match *k {
+        RowKind::Host => (0, 0),
+        RowKind::Cpu { cpu } => (1, cpu as i64),
+        RowKind::Irq { irq } => (2, irq),
+        RowKind::SoftIrq { vec } => (3, vec as i64),
+        RowKind::Thread { tid, .. } => (4, tid as i64),
+    };
+    assert!(tl
+        .rows
+        .windows(2)
+        .all(|w| rank(&w[0].kind) <= rank(&w[1].kind)));
+    assert!(tl.rows.iter().enumerate().all(|(i, r)| r.id as usize == i));
+    assert!(!tl
+        .rows
+        .iter()
+        .any(|r| matches!(r.kind, RowKind::Thread { tid: 0, .. })));
+    assert_eq!(
+        tl.rows
+            .iter()
+            .filter(|r| matches!(r.kind, RowKind::Cpu { .. }))
+            .count(),
+        3
+    );
+
     // Resolution: at most one span per step, and every interval at 1 ns.
     for row in &tl.rows {
         let exact = tl.states(row.id, tl.start, tl.end, 1);
