@@ -14,6 +14,9 @@
 //! - descriptor tables: fork, exec, the statedump's processes and descriptors, system calls;
 //! - disks: block requests and remaps, the statedump's block devices;
 //! - IRQ names: `irq_handler_entry`; network interface names: the network events.
+//! - the status notifications of a state model (thread and CPU statuses, IRQ and soft IRQ
+//!   steps, wakeups, thread lifecycle): the scheduler events, system calls, IRQs and soft IRQs
+//!   (a wakeup in one is the interrupt's), fork, exec, `sched_process_free` and the statedump.
 //!
 //! System calls are read whole by a consumer of any of them ([`wanted_classes`]): a call's
 //! exit pairs with the last entry of its thread, so where an exit was lost the entry of any

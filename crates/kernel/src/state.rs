@@ -1315,10 +1315,6 @@ impl State {
                     t.last_wakeup = Some(ts);
                     t.last_waker = waker;
                 }
-                if self.interest.meets(WAKEUP) {
-                    self.note_wakeup(ts, cpu, tid, waker, first, out);
-                }
-                let t = self.threads.at_mut(s);
                 // As check_prio, on the thread at hand.
                 if let Some(prio) = prio.map(|p| p as i32) {
                     if t.prio != Some(prio) {
@@ -1327,6 +1323,9 @@ impl State {
                             out.push(Notification::PrioChanged { ts, tid, prio });
                         }
                     }
+                }
+                if self.interest.meets(WAKEUP) {
+                    self.note_wakeup(ts, cpu, tid, waker, first, out);
                 }
             }
             Kind::SchedPiSetprio => {
@@ -1826,7 +1825,8 @@ impl State {
         let Some(tid) = p.int(F::Tid) else { return };
         let tid = tid as i32;
         let pid = p.int(F::Pid).map(|v| v as i32);
-        if self.wants(NoteKind::Lifecycle) {
+        // (The idle task, tid 0, is no thread a model follows: its CPU's status tells.)
+        if tid != 0 && self.wants(NoteKind::Lifecycle) {
             out.push(Notification::ThreadKnown {
                 ts,
                 tid,

@@ -59,7 +59,7 @@ fn generated_trace() {
     w.finish().unwrap();
 
     let (m, all_notes) = run(&[dir], StateOptions::default());
-    // The status notifications of a state model are checked by `statuses` below.
+    // The status notifications of a state model are checked at the end.
     let status_kinds = [
         NoteKind::ThreadStatus,
         NoteKind::CpuStatus,
@@ -138,6 +138,91 @@ fn generated_trace() {
         })
         .unwrap();
     assert_eq!(done, (11, "read".to_string(), 300, 400, 7));
+
+    // The status notifications of a state model, in order, as Trace Compass's kernel state
+    // provider reads these events: an IRQ interrupts the thread and takes the CPU, the soft
+    // IRQ too, and both give them back to the system call.
+    let r = rest
+        .iter()
+        .find_map(|n| match n {
+            Notification::SyscallDone { name, .. } => Some(*name),
+            _ => None,
+        })
+        .unwrap();
+    let statuses: Vec<Notification> = all_notes
+        .iter()
+        .filter(|n| status_kinds.contains(&n.kind()))
+        .copied()
+        .collect();
+    use kernel::{CpuStatus as C, SoftIrqStep, ThreadStatus as T};
+    let th = |ts, status| Notification::ThreadStatus {
+        ts,
+        tid: 11,
+        status,
+    };
+    let cpu = |ts, status| Notification::CpuStatus { ts, cpu: 0, status };
+    let soft = |ts, step| Notification::SoftIrq {
+        ts,
+        cpu: 0,
+        vec: 3,
+        step,
+    };
+    assert_eq!(
+        statuses,
+        vec![
+            Notification::ThreadKnown {
+                ts: 100,
+                tid: 10,
+                pid: Some(10),
+                ppid: Some(1),
+                status: T::WaitCpu
+            },
+            Notification::ThreadKnown {
+                ts: 110,
+                tid: 11,
+                pid: Some(10),
+                ppid: Some(1),
+                status: T::WaitCpu
+            },
+            th(150, T::WaitCpu),
+            Notification::Wakeup {
+                ts: 150,
+                tid: 11,
+                cpu: 1,
+                waker: None,
+                in_irq: false
+            },
+            cpu(200, C::Usermode(11)),
+            th(200, T::Usermode),
+            cpu(300, C::Syscall(11, r)),
+            th(300, T::Syscall(r)),
+            Notification::Irq {
+                ts: 350,
+                cpu: 0,
+                irq: 9,
+                entry: true
+            },
+            cpu(350, C::Irq(9)),
+            th(350, T::Interrupted),
+            Notification::Irq {
+                ts: 380,
+                cpu: 0,
+                irq: 9,
+                entry: false
+            },
+            cpu(380, C::Syscall(11, r)),
+            th(380, T::Syscall(r)),
+            soft(381, SoftIrqStep::Raise),
+            soft(390, SoftIrqStep::Entry),
+            cpu(390, C::SoftIrq(3)),
+            th(390, T::SoftIrq),
+            soft(395, SoftIrqStep::Exit),
+            cpu(395, C::Syscall(11, r)),
+            th(395, T::Syscall(r)),
+            cpu(400, C::Usermode(11)),
+            th(400, T::Usermode),
+        ]
+    );
 }
 
 /// Every shared kernel trace goes through the state machine, including the lttng-modules 2.1

@@ -2,7 +2,8 @@
 //! time, cache load time, memory (rows, intervals, bytes) and the time of a full-range
 //! 2,000-pixel query over every row.
 //!
-//! `cargo run --release -p tracekit-timeline --example build -- PATH... [--cache DIR]`
+//! `cargo run --release -p tracekit-timeline --example build -- PATH... [--cache DIR] [--rows]`
+//! (`--rows`: list the rows too).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,19 +23,32 @@ fn cpu() -> f64 {
     (field(11) + field(12)) / 100.0
 }
 
+/// A line of /proc/self/status (`VmRSS`, `VmHWM`), in bytes.
+fn vm(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
+        .map_or(0, |k| k * 1024)
+}
+
 fn main() {
     let mut paths = Vec::new();
     let mut cache = None;
+    let mut list = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--cache" {
+        if a == "--rows" {
+            list = true;
+        } else if a == "--cache" {
             cache = args.next().map(PathBuf::from);
         } else {
             paths.push(PathBuf::from(a));
         }
     }
     if paths.is_empty() {
-        eprintln!("usage: build PATH... [--cache DIR]");
+        eprintln!("usage: build PATH... [--cache DIR] [--rows]");
         std::process::exit(2);
     }
     let traces = match ctf::open_all(&paths) {
@@ -61,6 +75,7 @@ fn main() {
     };
     let build = t.elapsed();
     let build_cpu = cpu() - c;
+    let (rss, peak) = (vm("VmRSS"), vm("VmHWM"));
     assert_eq!(origin, Origin::Built);
     for d in &diags {
         eprintln!("warning: {d}");
@@ -76,6 +91,20 @@ fn main() {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
+    if list {
+        for r in &tl.rows {
+            println!(
+                "row {:5} parent {:>5} {:?} {:?} [{}, {}] {} names",
+                r.id,
+                r.parent.map_or("-".to_string(), |p| p.to_string()),
+                r.label,
+                r.kind,
+                r.start,
+                r.end,
+                r.names.len()
+            );
+        }
+    }
     println!("events:        {}", tl.events);
     println!("trace bytes:   {trace_bytes}");
     println!(
@@ -94,6 +123,7 @@ fn main() {
         ))
         .map_or(0, |m| m.len())
     );
+    println!("after build:   RSS {rss} bytes, peak {peak} bytes");
     println!("rows:          {}", tl.rows.len());
     println!("intervals:     {}", tl.intervals());
     println!("arrows+model:  {} bytes", tl.memory());

@@ -9,7 +9,7 @@ use kernel::{
     CpuStatus, Facet, IntMap, Interest, NoteKind, Notification, SoftIrqStep, StateOptions,
     ThreadStatus,
 };
-use pipeline::{Diagnostic, FileSource, Flow, Notice, ReadOptions, Sink, Source, Summary};
+use pipeline::{Diagnostic, FileSource, Flow, Notice, ReadOptions, Sink, Source};
 use rayon::prelude::*;
 
 use crate::store::{thread_code, Column, Density, Family, RawArrow, Store, BUSY, MARK, NONE};
@@ -627,8 +627,8 @@ pub(crate) fn build(traces: &[Arc<Trace>], opts: &ReadOptions) -> (Timeline, Vec
             .map(|(name, ts)| {
                 let mut sink = HostSink::new(name, single);
                 let source = FileSource::new(ts.clone(), read.clone());
-                let summary: Summary = source.run(&mut sink);
-                let _ = summary;
+                // Its problems reached the sink as diagnostics.
+                source.run(&mut sink);
                 sink.finish_host()
             })
             .collect()
@@ -722,8 +722,31 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 steps += 1;
             }
         }
-        for (i, (r, id)) in m.rows.into_iter().zip(m.ids).enumerate() {
-            let id_ = base + i as u32;
+        // Rows in a stable order: the host, its CPUs, IRQ lines, soft IRQ vectors, then its
+        // threads by id and birth.
+        let sort_key = |i: usize| -> (u8, i128, i64) {
+            let r = &m.rows[i];
+            match r.kind {
+                RowKind::Host => (0, 0, 0),
+                RowKind::Cpu { cpu } => (1, cpu as i128, 0),
+                RowKind::Irq { irq } => (2, irq as i128, 0),
+                RowKind::SoftIrq { vec } => (3, vec as i128, 0),
+                RowKind::Thread { tid, .. } => (4, tid as i128, row_start(r)),
+            }
+        };
+        let mut order: Vec<usize> = (0..m.rows.len()).collect();
+        order.sort_by_key(|&i| (sort_key(i), i));
+        let mut new_of = vec![0u32; m.rows.len()];
+        for (n, &i) in order.iter().enumerate() {
+            new_of[i] = base + n as u32;
+        }
+        let mut taken: Vec<Option<(RowB, Option<Ids>)>> =
+            m.rows.into_iter().zip(m.ids).map(Some).collect();
+        for &i in &order {
+            let Some((r, id)) = taken[i].take() else {
+                continue;
+            };
+            let id_ = new_of[i];
             let mut col = r.col;
             for l in &mut col.labels {
                 *l = remap[*l as usize];
@@ -747,7 +770,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
             let parent = if i == 0 {
                 None
             } else {
-                Some(base + parents[i].map_or(0, |p| p as u32))
+                Some(parents[i].map_or(base, |p| new_of[p]))
             };
             let names: Vec<(i64, String)> = if r.names.is_empty() {
                 vec![(
@@ -779,8 +802,8 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
         }
         for a in m.arrows {
             store.arrows.push(RawArrow {
-                source: a.source + base,
-                target: a.target + base,
+                source: new_of[a.source as usize],
+                target: new_of[a.target as usize],
                 ..a
             });
         }

@@ -321,13 +321,9 @@ fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
 }
 
 fn decode(data: &[u8], key: &str) -> Option<Timeline> {
-    let t0 = std::time::Instant::now();
     let (body, crc) = data.split_at(data.len().checked_sub(4)?);
     if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().ok()?) {
         return None;
-    }
-    if std::env::var_os("TIMELINE_DEBUG").is_some() {
-        eprintln!("crc {:?}", t0.elapsed());
     }
     let mut i = In(body);
     if i.take(MAGIC.len())? != MAGIC || i.u32()? != VERSION || i.bytes()? != key.as_bytes() {
@@ -427,14 +423,8 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
 
 /// The model cached at `path` under `key`, if the file is there, whole and for this key.
 pub(crate) fn load(path: &Path, key: &str) -> Option<Timeline> {
-    let t0 = std::time::Instant::now();
     let data = fs::read(path).ok()?;
-    let t1 = t0.elapsed();
-    let r = decode(&data, key);
-    if std::env::var_os("TIMELINE_DEBUG").is_some() {
-        eprintln!("load: read {t1:?}, decode {:?}", t0.elapsed() - t1);
-    }
-    r
+    decode(&data, key)
 }
 
 /// Saves `tl` at `path` under `key`: written to a temporary file beside it, then renamed, so

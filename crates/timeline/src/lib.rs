@@ -249,7 +249,8 @@ pub enum Origin {
 
 impl Timeline {
     /// Builds the model of `traces` (several hosts: one kernel state per host, read in
-    /// parallel) or loads it from the cache. Read errors are returned with what could be read.
+    /// parallel) or loads it from the cache. Read errors are returned with what could be read;
+    /// a cache file that cannot be written is a warning among them.
     ///
     /// The model reads every event of every stream (`no_intersection`) on the time line of
     /// `opts.read.time_map`; its [`Checkpoint`]s count the events of such a read.
@@ -271,11 +272,7 @@ impl Timeline {
                 return Ok((tl, Origin::Cached, Vec::new()));
             }
         }
-        let t0 = std::time::Instant::now();
-        let (tl, diagnostics) = build::build(traces, &opts.read);
-        if std::env::var_os("TIMELINE_DEBUG").is_some() {
-            eprintln!("build {:?}", t0.elapsed());
-        }
+        let (tl, mut diagnostics) = build::build(traces, &opts.read);
         if tl.events == 0 {
             return Err(Error::Read(if diagnostics.is_empty() {
                 pipeline::Error::NoEvents
@@ -284,10 +281,9 @@ impl Timeline {
             }));
         }
         if let Some((key, path)) = &cached {
-            let t0 = std::time::Instant::now();
-            cache::save(path, key, &tl)?;
-            if std::env::var_os("TIMELINE_DEBUG").is_some() {
-                eprintln!("save {:?}", t0.elapsed());
+            // A model that cannot be cached is still the model: the failure is a warning.
+            if let Err(e) = cache::save(path, key, &tl) {
+                diagnostics.push(Diagnostic::warning(e.to_string()));
             }
         }
         Ok((tl, Origin::Built, diagnostics))

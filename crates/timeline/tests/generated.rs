@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use analysis::lami::Cell;
 use analysis::{Common, Options};
@@ -149,6 +148,31 @@ fn thread_states_match_the_events() {
         checked += 1;
     }
     assert!(checked > 100, "{checked}");
+
+    // Rows: the host, its CPUs, IRQs, soft IRQs, then threads by id; the idle task has none.
+    let rank = |k: &RowKind| match *k {
+        RowKind::Host => (0, 0),
+        RowKind::Cpu { cpu } => (1, cpu as i64),
+        RowKind::Irq { irq } => (2, irq),
+        RowKind::SoftIrq { vec } => (3, vec as i64),
+        RowKind::Thread { tid, .. } => (4, tid as i64),
+    };
+    assert!(tl
+        .rows
+        .windows(2)
+        .all(|w| rank(&w[0].kind) <= rank(&w[1].kind)));
+    assert!(tl.rows.iter().enumerate().all(|(i, r)| r.id as usize == i));
+    assert!(!tl
+        .rows
+        .iter()
+        .any(|r| matches!(r.kind, RowKind::Thread { tid: 0, .. })));
+    assert_eq!(
+        tl.rows
+            .iter()
+            .filter(|r| matches!(r.kind, RowKind::Cpu { .. }))
+            .count(),
+        3
+    );
 
     // Resolution: at most one span per step, and every interval at 1 ns.
     for row in &tl.rows {
@@ -330,6 +354,27 @@ fn cache_round_trip_and_damage() {
         assert_eq!(std::fs::read(&file).unwrap(), good);
     }
 
+    // A cache that cannot be written (a file where its directory should be): the model all
+    // the same, with a warning naming the file.
+    let blocked = tmp.path().join("blocked");
+    std::fs::write(&blocked, b"").unwrap();
+    let (again, origin, diags) = Timeline::open(
+        &traces,
+        &BuildOptions {
+            cache_dir: Some(blocked.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(origin, Origin::Built);
+    same(&built, &again);
+    assert!(
+        diags.len() == 1
+            && diags[0].is_warning()
+            && diags[0].to_string().contains(&*blocked.to_string_lossy()),
+        "{diags:?}"
+    );
+
     // Stale: the trace changed (a stream file touched).
     let stream = traces[0].streams[0].files[0].clone();
     let f = std::fs::OpenOptions::new()
@@ -346,7 +391,7 @@ fn cache_round_trip_and_damage() {
 #[test]
 fn several_hosts() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = scenario::client_server::generate(
+    scenario::client_server::generate(
         tmp.path(),
         &scenario::client_server::ClientServerParams {
             requests: 40,
@@ -354,7 +399,6 @@ fn several_hosts() {
         },
     )
     .unwrap();
-    let _ = out;
     let traces = ctf::open_all(&[tmp.path()]).unwrap();
     let (tl, _, diags) = Timeline::open(&traces, &BuildOptions::default()).unwrap();
     assert!(diags.is_empty(), "{diags:?}");
@@ -380,7 +424,6 @@ fn several_hosts() {
     }
     let (d, _) = tl.event_density(tl.start, tl.end, 333);
     assert_eq!(d.iter().sum::<u64>(), tl.events);
-    let _ = Arc::new(());
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! say, as Trace Compass's kernel state provider reads them.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
@@ -260,5 +259,4 @@ fn resolution_bounds_the_spans() {
     // Merged spans stand for the states hidden in them.
     let s = tl.states(b, tl.start, tl.end, 100);
     assert!(s.iter().any(|x| x.merged));
-    let _ = Arc::new(());
 }
