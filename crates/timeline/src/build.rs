@@ -599,8 +599,9 @@ pub(crate) fn read_options(opts: &ReadOptions) -> ReadOptions {
     }
 }
 
-/// The traces grouped by host (hostname, else path), in the order of their first trace.
-pub(crate) fn hosts(traces: &[Arc<Trace>]) -> Vec<(String, Vec<Arc<Trace>>)> {
+/// The traces grouped by host (hostname, else path), in the order of their first trace: the
+/// model's [`crate::Timeline::hosts`], in their order.
+pub fn hosts(traces: &[Arc<Trace>]) -> Vec<(String, Vec<Arc<Trace>>)> {
     let mut out: Vec<(String, Vec<Arc<Trace>>)> = Vec::new();
     for t in traces {
         let name = t

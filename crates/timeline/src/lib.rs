@@ -15,6 +15,8 @@ mod build;
 mod cache;
 mod store;
 
+pub use build::hosts;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

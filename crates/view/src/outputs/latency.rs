@@ -75,21 +75,16 @@ pub fn latencies(model: &Model) -> Arc<Latencies> {
 fn measure(model: &Model) -> Latencies {
     let mut out = Latencies::default();
     let mut interned: HashMap<String, u32> = HashMap::new();
-    // One run per host: the trackers key threads and CPUs by number, which hosts share.
-    let mut groups: Vec<(u32, Vec<Arc<ctf::Trace>>)> = Vec::new();
-    for t in &model.traces {
-        let host = host_of(model, t);
-        match groups.iter_mut().find(|g| g.0 == host) {
-            Some(g) => g.1.push(t.clone()),
-            None => groups.push((host, vec![t.clone()])),
-        }
-    }
+    // One run per host (the model's hosts, in its order): the trackers key threads and CPUs by
+    // number, which hosts share.
+    let groups = timeline::hosts(&model.traces);
     let config = Config {
         threshold: 0,
         timeout: None,
         max_pending: usize::MAX,
     };
-    for (host, traces) in groups {
+    for (host, (_, traces)) in groups.into_iter().enumerate() {
+        let host = host as u32;
         let summary = latency::run_traces_mapped(
             &traces,
             model.time_map.clone(),
@@ -126,20 +121,6 @@ fn measure(model: &Model) -> Latencies {
     }
     out.all.sort_by_key(|l| (l.begin, l.host, l.tracker));
     out
-}
-
-/// The timeline host of trace `t` (by host name, as the model groups traces).
-fn host_of(model: &Model, t: &ctf::Trace) -> u32 {
-    let name = t
-        .hostname()
-        .map(str::to_owned)
-        .unwrap_or_else(|| t.path.display().to_string());
-    model
-        .timeline
-        .hosts
-        .iter()
-        .position(|h| h.name == name)
-        .unwrap_or(0) as u32
 }
 
 /// The tree shared by the three outputs: hosts, and their trackers.
