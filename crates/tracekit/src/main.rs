@@ -15,6 +15,7 @@ mod print;
 mod progress;
 mod record_cmd;
 mod sync_cmd;
+#[cfg(feature = "view")]
 mod view_cmd;
 
 use std::process::ExitCode;
@@ -57,6 +58,7 @@ enum Command {
     /// Latency trackers (wakeup, off-CPU, syscall, block, IRQ): occurrences over a threshold,
     /// timeouts and histograms.
     Latency(latency_cmd::LatencyArgs),
+    #[cfg(feature = "view")]
     /// Serve a web trace viewer (Control Flow, Resources, CPU usage, events, critical path)
     /// with a Trace Server Protocol back end.
     View(view_cmd::ViewArgs),
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),
+        #[cfg(feature = "view")]
         Command::View(a) => view_cmd::run(&a),
         Command::LamiLinks(a) => lami_links::run(&a),
     };
