@@ -128,6 +128,28 @@ impl Params {
         }
     }
 
+    /// `requested_table_column_ids`, each one of `all` (absent or empty: all of them).
+    pub fn column_ids(&self, all: &[i64]) -> Result<Vec<i64>, ApiError> {
+        const P: &str = "requested_table_column_ids";
+        match self.int_list(P)? {
+            None => Ok(all.to_vec()),
+            Some(v) if v.is_empty() => Ok(all.to_vec()),
+            Some(v) => match v.iter().find(|c| !all.contains(c)) {
+                Some(bad) => Err(ApiError::param(
+                    P,
+                    format!(
+                        "no column {bad} (columns are {})",
+                        all.iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+                None => Ok(v),
+            },
+        }
+    }
+
     /// `requested_timerange {start, end, nbTimes}` (`nbSamples` taken as `nbTimes`), else
     /// the older `requested_times` array (its first and last times, its length as
     /// `nbTimes`); None when neither is given.

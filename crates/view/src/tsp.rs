@@ -183,6 +183,17 @@ pub struct XyAxisDescription {
     pub data_type: String,
 }
 
+impl XyAxisDescription {
+    /// An axis: its label, unit and data type (`TIMESTAMP`, `DURATION`, `NUMBER`…).
+    pub fn new(label: &str, unit: &str, data_type: &str) -> Self {
+        XyAxisDescription {
+            label: label.into(),
+            unit: unit.into(),
+            data_type: data_type.into(),
+        }
+    }
+}
+
 /// An XY series.
 #[derive(Debug, Clone, Serialize)]
 pub struct XySeries {

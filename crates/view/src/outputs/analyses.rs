@@ -264,19 +264,7 @@ impl Output for AnalysisTable {
             .map_err(|e| ApiError::Internal(format!("analysis {}: {e}", self.analysis())))?;
         let class = class_of(self.index);
         let ncols = class.columns.len() + 1;
-        let columns: Vec<i64> = match p.int_list("requested_table_column_ids")? {
-            None => (0..ncols as i64).collect(),
-            Some(v) if v.is_empty() => (0..ncols as i64).collect(),
-            Some(v) => {
-                if let Some(bad) = v.iter().find(|c| **c < 0 || **c as usize >= ncols) {
-                    return Err(ApiError::param(
-                        "requested_table_column_ids",
-                        format!("no column {bad} (columns are 0–{})", ncols - 1),
-                    ));
-                }
-                v
-            }
-        };
+        let columns = p.column_ids(&(0..ncols as i64).collect::<Vec<_>>())?;
         let index = p.uint("requested_table_index")?.unwrap_or(0);
         let count = p.uint("requested_table_count")?.unwrap_or(u64::MAX);
         let rows = tables
@@ -286,33 +274,18 @@ impl Output for AnalysisTable {
                 let title = t.title.as_deref().unwrap_or(class.title);
                 t.rows.iter().map(move |r| (title, r))
             });
-        let size = rows.clone().count() as u64;
-        let lines = rows
-            .enumerate()
-            .skip(index.min(size) as usize)
-            .take(count.min(size) as usize)
-            .map(|(i, (title, row))| Line {
-                index: i as u64,
-                cells: columns
-                    .iter()
-                    .map(|&c| Cell {
-                        content: match c {
-                            0 => title.to_string(),
-                            c => row
-                                .get(c as usize - 1)
-                                .map(|cell| analysis::text::cell_text(cell).0)
-                                .unwrap_or_default(),
-                        },
-                    })
-                    .collect(),
-                tags: None,
-            })
-            .collect();
-        Ok(TableModel {
-            low_index: index.min(size),
-            size,
-            column_ids: columns,
-            lines,
-        })
+        Ok(super::table_page(
+            rows,
+            index,
+            count,
+            columns,
+            |(title, row), c| match c {
+                0 => title.to_string(),
+                c => row
+                    .get(c as usize - 1)
+                    .map(|cell| analysis::text::cell_text(cell).0)
+                    .unwrap_or_default(),
+            },
+        ))
     }
 }

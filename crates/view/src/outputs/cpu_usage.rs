@@ -46,14 +46,6 @@ impl CpuUsage {
     }
 }
 
-fn axis(label: &str, unit: &str, t: &str) -> XyAxisDescription {
-    XyAxisDescription {
-        label: label.into(),
-        unit: unit.into(),
-        data_type: t.into(),
-    }
-}
-
 impl Output for CpuUsage {
     fn id(&self) -> &'static str {
         ID
@@ -181,8 +173,8 @@ impl Output for CpuUsage {
             series.push(XySeries {
                 series_name: name,
                 series_id: id as i64,
-                x_values_description: axis("Time", "ns", "TIMESTAMP"),
-                y_values_description: axis("CPU usage", "%", "NUMBER"),
+                x_values_description: XyAxisDescription::new("Time", "ns", "TIMESTAMP"),
+                y_values_description: XyAxisDescription::new("CPU usage", "%", "NUMBER"),
                 x_values: x.clone(),
                 y_values: y,
                 style: OutputElementStyle {

@@ -104,19 +104,8 @@ impl Output for Events {
                 format!("{count} is over the limit of {MAX_COUNT}"),
             ));
         }
-        let columns: Vec<i64> = match p.int_list("requested_table_column_ids")? {
-            None => COLUMNS.iter().map(|c| c.0).collect(),
-            Some(v) if v.is_empty() => COLUMNS.iter().map(|c| c.0).collect(),
-            Some(v) => {
-                if let Some(bad) = v.iter().find(|c| !COLUMNS.iter().any(|k| k.0 == **c)) {
-                    return Err(ApiError::param(
-                        "requested_table_column_ids",
-                        format!("no column {bad} (columns are 0–{})", COLUMNS.len() - 1),
-                    ));
-                }
-                v
-            }
-        };
+        let all: Vec<i64> = COLUMNS.iter().map(|c| c.0).collect();
+        let columns = p.column_ids(&all)?;
         let search = search_expressions(p)?;
         let direction = match p.string("table_search_direction")? {
             None => None,

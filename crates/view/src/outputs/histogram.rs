@@ -39,14 +39,6 @@ struct Histogram {
     model: Arc<Model>,
 }
 
-fn axis(label: &str, unit: &str, t: &str) -> XyAxisDescription {
-    XyAxisDescription {
-        label: label.into(),
-        unit: unit.into(),
-        data_type: t.into(),
-    }
-}
-
 /// The start of each of `n` equal buckets over the range.
 fn bucket_starts(start: i64, end: i64, n: usize) -> Vec<i64> {
     let span = (end as i128 - start as i128).max(0);
@@ -107,8 +99,8 @@ impl Output for Histogram {
                 XySeries {
                     series_name: name.into(),
                     series_id: id,
-                    x_values_description: axis("Time", "ns", "TIMESTAMP"),
-                    y_values_description: axis("Events", "", "NUMBER"),
+                    x_values_description: XyAxisDescription::new("Time", "ns", "TIMESTAMP"),
+                    y_values_description: XyAxisDescription::new("Events", "", "NUMBER"),
                     x_values: x.clone(),
                     y_values: y.iter().map(|v| *v as f64).collect(),
                     style: OutputElementStyle {

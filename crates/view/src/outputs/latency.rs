@@ -193,14 +193,6 @@ fn series_name(model: &Model, host: u32, tracker: u8) -> String {
     }
 }
 
-fn axis(label: &str, unit: &str, t: &str) -> XyAxisDescription {
-    XyAxisDescription {
-        label: label.into(),
-        unit: unit.into(),
-        data_type: t.into(),
-    }
-}
-
 /// The latencies starting in `[start, end]`.
 fn in_range(l: &Latencies, start: i64, end: i64) -> &[Latency] {
     let a = l.all.partition_point(|x| x.begin < start);
@@ -288,8 +280,8 @@ impl Output for Scatter {
             out.push(XySeries {
                 series_name: series_name(&self.model, host, tracker),
                 series_id: host as i64 * STRIDE + 1 + tracker as i64,
-                x_values_description: axis("Time", "ns", "TIMESTAMP"),
-                y_values_description: axis("Latency", "ns", "DURATION"),
+                x_values_description: XyAxisDescription::new("Time", "ns", "TIMESTAMP"),
+                y_values_description: XyAxisDescription::new("Latency", "ns", "DURATION"),
                 x_values: xs,
                 y_values: ys,
                 style,
@@ -349,8 +341,8 @@ impl Output for Density {
             out.push(XySeries {
                 series_name: series_name(&self.model, host, tracker),
                 series_id: host as i64 * STRIDE + 1 + tracker as i64,
-                x_values_description: axis("Latency", "ns", "DURATION"),
-                y_values_description: axis("Count", "", "NUMBER"),
+                x_values_description: XyAxisDescription::new("Latency", "ns", "DURATION"),
+                y_values_description: XyAxisDescription::new("Count", "", "NUMBER"),
                 x_values: xs.clone(),
                 y_values: counts,
                 style,
@@ -426,54 +418,28 @@ impl Output for Table {
                 format!("{count} is over the limit of {MAX_COUNT}"),
             ));
         }
-        let columns: Vec<i64> = match p.int_list("requested_table_column_ids")? {
-            None => COLUMNS.iter().map(|c| c.0).collect(),
-            Some(v) if v.is_empty() => COLUMNS.iter().map(|c| c.0).collect(),
-            Some(v) => {
-                if let Some(bad) = v.iter().find(|c| !COLUMNS.iter().any(|k| k.0 == **c)) {
-                    return Err(ApiError::param(
-                        "requested_table_column_ids",
-                        format!("no column {bad} (columns are 0–{})", COLUMNS.len() - 1),
-                    ));
-                }
-                v
-            }
-        };
+        let all: Vec<i64> = COLUMNS.iter().map(|c| c.0).collect();
+        let columns = p.column_ids(&all)?;
         let lat = latencies(&self.model);
         let rows = in_range(&lat, start, end)
             .iter()
             .filter(|l| tracker.is_none_or(|t| l.tracker == t));
-        let size = rows.clone().count() as u64;
-        let lines = rows
-            .enumerate()
-            .skip(index.min(size) as usize)
-            .take(count as usize)
-            .map(|(i, l)| Line {
-                index: i as u64,
-                cells: columns
-                    .iter()
-                    .map(|&c| Cell {
-                        content: match c {
-                            0 => l.begin.to_string(),
-                            1 => l.latency.to_string(),
-                            2 => Tracker::ALL[l.tracker as usize].name().to_string(),
-                            3 => self.model.host_name(l.host).to_string(),
-                            4 if l.tid >= 0 => l.tid.to_string(),
-                            5 => lat.comms.get(&(l.host, l.tid)).cloned().unwrap_or_default(),
-                            6 if l.cpu != u32::MAX => l.cpu.to_string(),
-                            7 => lat.details[l.detail as usize].clone(),
-                            _ => String::new(),
-                        },
-                    })
-                    .collect(),
-                tags: None,
-            })
-            .collect();
-        Ok(TableModel {
-            low_index: index.min(size),
-            size,
-            column_ids: columns,
-            lines,
-        })
+        Ok(super::table_page(
+            rows,
+            index,
+            count,
+            columns,
+            |l, c| match c {
+                0 => l.begin.to_string(),
+                1 => l.latency.to_string(),
+                2 => Tracker::ALL[l.tracker as usize].name().to_string(),
+                3 => self.model.host_name(l.host).to_string(),
+                4 if l.tid >= 0 => l.tid.to_string(),
+                5 => lat.comms.get(&(l.host, l.tid)).cloned().unwrap_or_default(),
+                6 if l.cpu != u32::MAX => l.cpu.to_string(),
+                7 => lat.details[l.detail as usize].clone(),
+                _ => String::new(),
+            },
+        ))
     }
 }

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::model::Model;
 use crate::params::Params;
 use crate::tsp::{
-    AnnotationModel, ColumnHeaderEntry, EntryModel, OutputDescriptor, OutputStyleModel,
+    AnnotationModel, Cell, ColumnHeaderEntry, EntryModel, Line, OutputDescriptor, OutputStyleModel,
     ProviderType, TableModel, TimeGraphArrow, TimeGraphModel, XyModel,
 };
 
@@ -216,5 +216,39 @@ pub(crate) fn requested_rows(
                 }
             })
             .collect(),
+    }
+}
+
+/// The page of `count` lines from `index` of a table whose rows `rows` gives in order: each
+/// line's cells are `cell(row, column)` of the requested `columns`.
+pub(crate) fn table_page<R>(
+    rows: impl Iterator<Item = R> + Clone,
+    index: u64,
+    count: u64,
+    columns: Vec<i64>,
+    cell: impl Fn(&R, i64) -> String,
+) -> TableModel {
+    let size = rows.clone().count() as u64;
+    let low_index = index.min(size);
+    let lines = rows
+        .enumerate()
+        .skip(low_index as usize)
+        .take(count.min(size) as usize)
+        .map(|(i, row)| Line {
+            index: i as u64,
+            cells: columns
+                .iter()
+                .map(|&c| Cell {
+                    content: cell(&row, c),
+                })
+                .collect(),
+            tags: None,
+        })
+        .collect();
+    TableModel {
+        low_index,
+        size,
+        column_ids: columns,
+        lines,
     }
 }
