@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Instant;
 
 use scenario::client_server::{generate, ClientServerParams};
@@ -23,7 +24,19 @@ use view::{ServeOptions, Server};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// Events of the trace the page opens while it is being indexed (a few seconds' work).
-const INDEXING_EVENTS: u64 = 1_000_000;
+const INDEXING_EVENTS: u64 = 300_000;
+
+/// A progress listener that holds the indexing read a little at each progress point (about a
+/// hundred of them), so that the page opened meanwhile sees the indexing whatever the
+/// machine's speed.
+struct Paced;
+
+impl pipeline::Progress for Paced {
+    fn at(&self, _: pipeline::ProgressPoint) {
+        std::thread::sleep(std::time::Duration::from_millis(40));
+    }
+    fn done(&self, _: u64) {}
+}
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
@@ -156,6 +169,7 @@ fn views_in_chromium() {
     let indexing = Server::start(ServeOptions {
         paths: vec![big],
         listen: "127.0.0.1:0".parse().unwrap(),
+        progress: Some(Arc::new(Paced)),
         ..Default::default()
     })
     .expect("the server starts");
