@@ -178,8 +178,11 @@ impl<R: Read> In<R> {
             return None;
         }
         buf.clear();
-        buf.resize(n, 0);
-        self.r.read_exact(buf).ok()?;
+        buf.reserve_exact(n);
+        // (Not `read_exact` into a zeroed buffer: the zeroing would cost as much as the read.)
+        if (&mut self.r).take(n as u64).read_to_end(buf).ok()? != n {
+            return None;
+        }
         self.crc.update(buf);
         self.left -= n as u64;
         Some(())

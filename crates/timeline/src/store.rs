@@ -162,15 +162,19 @@ impl Starts {
     }
 
     /// Adds a start, not below the last one.
+    #[inline]
     pub(crate) fn push(&mut self, t: i64) {
         let i = self.off.len();
-        if i % BLOCK == 0 {
-            self.base.push(t);
-            self.off.push(0);
-            return;
-        }
+        let base = match self.base.last() {
+            Some(&b) if i % BLOCK != 0 => b,
+            _ => {
+                self.base.push(t);
+                self.off.push(0);
+                return;
+            }
+        };
         // (Unsigned: from a start far below zero to one far above is more than `i64::MAX`.)
-        let d = t.wrapping_sub(self.base[i / BLOCK]) as u64;
+        let d = t.wrapping_sub(base) as u64;
         match u32::try_from(d) {
             Ok(d) if d != FAR => self.off.push(d),
             _ => {
@@ -240,7 +244,10 @@ impl Starts {
 
     /// All starts, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = i64> + '_ {
-        (0..self.len()).map(|i| self.at(i))
+        self.off.iter().enumerate().map(|(i, &d)| match d {
+            FAR => self.far_at(i),
+            d => self.base[i / BLOCK] + d as i64,
+        })
     }
 }
 
@@ -416,17 +423,24 @@ impl Column {
     /// Fills in the busy-time prefix sums.
     pub(crate) fn index(&mut self) {
         let f = self.family();
+        let n = self.starts.len();
+        let busy_code: [bool; 256] = std::array::from_fn(|c| busy(f, c as u8));
         self.busy.clear();
+        self.busy.reserve_exact(n.div_ceil(BLOCK));
         let mut sum = 0i64;
-        for i in 0..self.starts.len() {
+        // In order, each interval added when the next one starts.
+        let mut prev: Option<(i64, u8)> = None;
+        for (i, (s, &c)) in self.starts.iter().zip(&self.states).enumerate() {
+            if let Some((p, pc)) = prev {
+                if busy_code[pc as usize] {
+                    sum += s - p;
+                }
+            }
             if i % BLOCK == 0 {
                 self.busy.push(sum);
             }
-            if busy(f, self.states[i]) {
-                sum += self.end_of(i) - self.starts.at(i);
-            }
+            prev = Some((s, c));
         }
-        self.busy.shrink_to_fit();
     }
 
     /// Busy time from the row's start to `t`.
