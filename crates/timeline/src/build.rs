@@ -115,10 +115,11 @@ impl RowB {
             }
         }
         let c = &mut self.col;
-        if c.starts.is_empty() && state == NONE {
+        let last = c.starts.last();
+        if last.is_none() && state == NONE {
             return;
         }
-        if c.starts.last().is_some_and(|l| l > ts) {
+        if last.is_some_and(|l| l > ts) {
             // Out of order (cannot happen in a merged read): ignored.
             return;
         }

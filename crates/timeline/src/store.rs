@@ -127,11 +127,6 @@ impl Starts {
         self.off.len()
     }
 
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.off.is_empty()
-    }
-
     /// Start `i` (`i < len`).
     #[inline]
     pub(crate) fn at(&self, i: usize) -> i64 {
@@ -157,6 +152,7 @@ impl Starts {
         self.base.first().copied()
     }
 
+    #[inline]
     pub(crate) fn last(&self) -> Option<i64> {
         self.len().checked_sub(1).map(|i| self.at(i))
     }
@@ -166,7 +162,7 @@ impl Starts {
     pub(crate) fn push(&mut self, t: i64) {
         let i = self.off.len();
         let base = match self.base.last() {
-            Some(&b) if i % BLOCK != 0 => b,
+            Some(&b) if !i.is_multiple_of(BLOCK) => b,
             _ => {
                 self.base.push(t);
                 self.off.push(0);
@@ -275,6 +271,7 @@ impl Labels {
         }
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
             Labels::Narrow(v) => v.len(),
@@ -282,10 +279,12 @@ impl Labels {
         }
     }
 
+    #[inline]
     pub(crate) fn last(&self) -> Option<u32> {
         self.len().checked_sub(1).map(|i| self.at(i))
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, l: u32) {
         match self {
             Labels::Narrow(v) => match u16::try_from(l) {
@@ -300,6 +299,7 @@ impl Labels {
         }
     }
 
+    #[inline]
     pub(crate) fn pop(&mut self) {
         match self {
             Labels::Narrow(v) => {
