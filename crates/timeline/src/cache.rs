@@ -395,7 +395,8 @@ fn decode_columns(raw: Vec<RawColumn>, strings: usize) -> Option<Vec<Column>> {
         .collect()
 }
 
-/// Reads the model: the file is read in turn, never held whole, and its CRC checked at the end.
+/// Reads the model: the file is read in turn, never held whole, and its CRC checked at the end
+/// (what is decoded before it must not fail on damaged values).
 fn decode<R: Read>(r: R, size: u64, key: &str) -> Option<Timeline> {
     let mut i = In::new(r, size.checked_sub(4)?);
     if i.arr::<8>()? != *MAGIC || i.u32()? != VERSION || i.bytes()? != key.as_bytes() {
@@ -443,7 +444,6 @@ fn decode<R: Read>(r: R, size: u64, key: &str) -> Option<Timeline> {
             target: i.u32()?,
         });
     }
-    s.max_arrow = s.arrows.iter().map(|a| a.end - a.start).max().unwrap_or(0);
     let n = i.len(16)?;
     for _ in 0..n {
         let events = i.u64()?;
@@ -469,6 +469,13 @@ fn decode<R: Read>(r: R, size: u64, key: &str) -> Option<Timeline> {
     if i.crc.finalize() != u32::from_le_bytes(crc) {
         return None;
     }
+    // Nothing read is trusted before the CRC check: what is derived from it comes after.
+    s.max_arrow = s
+        .arrows
+        .iter()
+        .map(|a| a.end.saturating_sub(a.start))
+        .max()
+        .unwrap_or(0);
     let rows = tl.rows.len() as u32;
     if tl.rows.iter().enumerate().any(|(k, r)| {
         r.id as usize != k

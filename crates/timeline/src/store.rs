@@ -433,7 +433,9 @@ impl Column {
         for (i, (s, &c)) in self.starts.iter().zip(&self.states).enumerate() {
             if let Some((p, pc)) = prev {
                 if busy_code[pc as usize] {
-                    sum += s - p;
+                    // (Wrapping: a damaged cache file is decoded before its CRC is checked;
+                    // differences of the sums are right all the same.)
+                    sum = sum.wrapping_add(s - p);
                 }
             }
             if i % BLOCK == 0 {
@@ -455,11 +457,11 @@ impl Column {
         let mut sum = self.busy.get(b).copied().unwrap_or(0);
         for i in b * BLOCK..k {
             if busy(f, self.states[i]) {
-                sum += self.end_of(i) - self.starts.at(i);
+                sum = sum.wrapping_add(self.end_of(i) - self.starts.at(i));
             }
         }
         if busy(f, self.states[k]) {
-            sum += t.min(self.end_of(k)) - self.starts.at(k);
+            sum = sum.wrapping_add(t.min(self.end_of(k)) - self.starts.at(k));
         }
         sum
     }
@@ -469,7 +471,7 @@ impl Column {
         if b <= a {
             return 0;
         }
-        self.busy_until(b) - self.busy_until(a)
+        self.busy_until(b).wrapping_sub(self.busy_until(a))
     }
 }
 
@@ -771,7 +773,7 @@ impl Store {
             let mut sum = 0i64;
             for (p, &r) in prev.iter_mut().zip(rows) {
                 let b = self.cols.get(r as usize).map_or(0, |c| c.busy_until(t));
-                sum += b - *p;
+                sum += b.wrapping_sub(*p);
                 *p = b;
             }
             out.push((100.0 * sum as f64 / (width * cpus.len() as f64)).clamp(0.0, 100.0));
