@@ -94,7 +94,7 @@ impl RowB {
 
     fn current(&self) -> (u8, u32) {
         match (self.col.states.last(), self.col.labels.last()) {
-            (Some(&s), Some(&l)) => (s, l),
+            (Some(&s), Some(l)) => (s, l),
             _ => (NONE, 0),
         }
     }
@@ -105,7 +105,7 @@ impl RowB {
             return;
         }
         let c = &mut self.col;
-        if c.starts.last() == Some(&ts) {
+        if c.starts.last() == Some(ts) {
             // Several changes at one time: the last one holds.
             c.starts.pop();
             c.states.pop();
@@ -115,10 +115,11 @@ impl RowB {
             }
         }
         let c = &mut self.col;
-        if c.starts.is_empty() && state == NONE {
+        let last = c.starts.last();
+        if last.is_none() && state == NONE {
             return;
         }
-        if c.starts.last().is_some_and(|&l| l > ts) {
+        if last.is_some_and(|l| l > ts) {
             // Out of order (cannot happen in a merged read): ignored.
             return;
         }
@@ -687,7 +688,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 by_tid.entry(*tid).or_default().push(i);
             }
         }
-        let row_start = |r: &RowB| r.col.starts.first().copied().unwrap_or(start);
+        let row_start = |r: &RowB| r.col.starts.first().unwrap_or(start);
         let find = |tid: i32, ts: i64, me: usize| -> Option<usize> {
             let v = by_tid.get(&tid)?;
             let mut best = None;
@@ -749,13 +750,11 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
             };
             let id_ = new_of[i];
             let mut col = r.col;
-            for l in &mut col.labels {
-                *l = remap[*l as usize];
-            }
+            col.labels.remap(|l| remap[l as usize]);
             let row_end = r
                 .ended
                 .unwrap_or(end)
-                .max(col.starts.last().copied().unwrap_or(start));
+                .max(col.starts.last().unwrap_or(start));
             col.end = row_end;
             // The columns grew by doubling: their slack would be most of the model's memory.
             col.starts.shrink_to_fit();
@@ -774,10 +773,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 Some(parents[i].map_or(base, |p| new_of[p]))
             };
             let names: Vec<(i64, String)> = if r.names.is_empty() {
-                vec![(
-                    col.starts.first().copied().unwrap_or(start),
-                    r.label.clone(),
-                )]
+                vec![(col.starts.first().unwrap_or(start), r.label.clone())]
             } else {
                 r.names
                     .iter()
@@ -787,7 +783,7 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
             let row_start = if i == 0 {
                 start
             } else {
-                col.starts.first().copied().unwrap_or(start)
+                col.starts.first().unwrap_or(start)
             };
             rows.push(Row {
                 id: id_,

@@ -5,7 +5,7 @@
 //! does not match its key, is cut short or damaged is ignored: the model is built again.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use ctf::Trace;
 use pipeline::ReadOptions;
 use rayon::prelude::*;
 
-use crate::store::{Column, Density, RawArrow, Store};
+use crate::store::{Column, Density, Labels, RawArrow, Starts, Store};
 use crate::{Error, Timeline};
 
 /// The format's version: any change to the model or its encoding changes it.
@@ -156,42 +156,74 @@ impl<W: Write> Out<W> {
     }
 }
 
-/// Little-endian reading; None at the end of the data.
-struct In<'a>(&'a [u8]);
+/// Little-endian reading of the `left` bytes before a file's CRC, with the CRC-32 of what was
+/// read; None at the end of the data.
+struct In<R: Read> {
+    r: R,
+    left: u64,
+    crc: crc32fast::Hasher,
+}
 
-impl<'a> In<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
+impl<R: Read> In<R> {
+    fn new(r: R, left: u64) -> Self {
+        In {
+            r,
+            left,
+            crc: crc32fast::Hasher::new(),
+        }
+    }
+    /// The next `n` bytes, into `buf`.
+    fn take_into(&mut self, n: usize, buf: &mut Vec<u8>) -> Option<()> {
+        if n as u64 > self.left {
             return None;
         }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
+        buf.clear();
+        buf.reserve_exact(n);
+        // (Not `read_exact` into a zeroed buffer: the zeroing would cost as much as the read.)
+        if (&mut self.r).take(n as u64).read_to_end(buf).ok()? != n {
+            return None;
+        }
+        self.crc.update(buf);
+        self.left -= n as u64;
+        Some(())
+    }
+    fn arr<const N: usize>(&mut self) -> Option<[u8; N]> {
+        if (N as u64) > self.left {
+            return None;
+        }
+        let mut b = [0u8; N];
+        self.r.read_exact(&mut b).ok()?;
+        self.crc.update(&b);
+        self.left -= N as u64;
+        Some(b)
     }
     fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
+        Some(self.arr::<1>()?[0])
     }
     fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        Some(u32::from_le_bytes(self.arr()?))
     }
     fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        Some(u64::from_le_bytes(self.arr()?))
     }
     fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        Some(i64::from_le_bytes(self.arr()?))
     }
     fn len(&mut self, unit: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
         // A length longer than what is left is damage, not an allocation to try.
-        (n.checked_mul(unit)? <= self.0.len()).then_some(n)
+        (n.checked_mul(unit)? as u64 <= self.left).then_some(n)
     }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
+    fn bytes(&mut self) -> Option<Vec<u8>> {
         let n = self.len(1)?;
-        self.take(n)
+        let mut b = Vec::new();
+        self.take_into(n, &mut b)?;
+        Some(b)
     }
     fn i64s(&mut self) -> Option<Vec<i64>> {
         let n = self.len(8)?;
-        let b = self.take(n * 8)?;
+        let mut b = Vec::new();
+        self.take_into(n * 8, &mut b)?;
         Some(
             b.chunks_exact(8)
                 .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
@@ -202,15 +234,17 @@ impl<'a> In<'a> {
 
 /// Interval starts as the first one, then the differences (positive: starts increase) in 4
 /// bytes, or `u32::MAX` and 8 bytes for a larger one: most of a column in half the bytes.
-fn pack_starts(starts: &[i64]) -> Vec<u8> {
+fn pack_starts(starts: &Starts) -> Vec<u8> {
     let mut b = Vec::with_capacity(starts.len() * 4 + 8);
-    let Some(&first) = starts.first() else {
+    let Some(first) = starts.first() else {
         return b;
     };
     b.extend_from_slice(&first.to_le_bytes());
-    for w in starts.windows(2) {
+    let mut prev = first;
+    for t in starts.iter().skip(1) {
         // (Unsigned: from a start far below zero to one far above is more than `i64::MAX`.)
-        let d = w[1].wrapping_sub(w[0]) as u64;
+        let d = t.wrapping_sub(prev) as u64;
+        prev = t;
         match u32::try_from(d) {
             Ok(d) if d != u32::MAX => b.extend_from_slice(&d.to_le_bytes()),
             _ => {
@@ -223,34 +257,42 @@ fn pack_starts(starts: &[i64]) -> Vec<u8> {
 }
 
 /// The `n` starts [`pack_starts`] packed; None unless they increase and fill `b` exactly.
-fn unpack_starts(b: &[u8], n: usize) -> Option<Vec<i64>> {
-    let mut i = In(b);
-    let mut v = Vec::with_capacity(n);
+fn unpack_starts(b: &[u8], n: usize) -> Option<Starts> {
+    let mut v = Starts::default();
+    v.reserve(n);
+    let mut b = b;
+    let mut next = |k: usize| -> Option<&[u8]> {
+        let (a, rest) = b.split_at_checked(k)?;
+        b = rest;
+        Some(a)
+    };
     if n > 0 {
-        let mut t = i.i64()?;
+        let mut t = i64::from_le_bytes(next(8)?.try_into().ok()?);
         v.push(t);
         for _ in 1..n {
-            let d = match i.u32()? {
-                u32::MAX => i.u64()?,
+            let d = match u32::from_le_bytes(next(4)?.try_into().ok()?) {
+                u32::MAX => u64::from_le_bytes(next(8)?.try_into().ok()?),
                 d => d as u64,
             };
-            let next = t.wrapping_add(d as i64);
-            if next <= t {
+            let later = t.wrapping_add(d as i64);
+            if later <= t {
                 return None;
             }
-            t = next;
+            t = later;
             v.push(t);
         }
     }
-    i.0.is_empty().then_some(v)
+    b.is_empty().then_some(v)
 }
 
 /// Labels in 2 bytes each when all fit, else 4, after a byte giving the width.
-fn pack_labels(labels: &[u32]) -> Vec<u8> {
-    let wide = labels.iter().any(|&l| l > u16::MAX as u32);
-    let mut b = Vec::with_capacity(1 + labels.len() * if wide { 4 } else { 2 });
+fn pack_labels(labels: &Labels) -> Vec<u8> {
+    let wide = labels.max() > u16::MAX as u32;
+    let n = labels.len();
+    let mut b = Vec::with_capacity(1 + n * if wide { 4 } else { 2 });
     b.push(if wide { 4 } else { 2 });
-    for &l in labels {
+    for i in 0..n {
+        let l = labels.at(i);
         if wide {
             b.extend_from_slice(&l.to_le_bytes());
         } else {
@@ -261,21 +303,25 @@ fn pack_labels(labels: &[u32]) -> Vec<u8> {
 }
 
 /// The `n` labels [`pack_labels`] packed.
-fn unpack_labels(b: &[u8], n: usize) -> Option<Vec<u32>> {
+fn unpack_labels(b: &[u8], n: usize) -> Option<Labels> {
     let (&w, rest) = b.split_first()?;
+    let mut v = Labels::default();
     match w {
-        2 if rest.len() == 2 * n => Some(
-            rest.chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
-                .collect(),
-        ),
-        4 if rest.len() == 4 * n => Some(
-            rest.chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        ),
-        _ => None,
+        2 if rest.len() == 2 * n => {
+            v = Labels::Narrow(
+                rest.chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect(),
+            )
+        }
+        4 if rest.len() == 4 * n => {
+            for c in rest.chunks_exact(4) {
+                v.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            }
+        }
+        _ => return None,
     }
+    Some(v)
 }
 
 fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
@@ -320,28 +366,56 @@ fn encode<W: Write>(w: W, key: &str, tl: &Timeline) -> std::io::Result<W> {
     o.finish()
 }
 
-fn decode(data: &[u8], key: &str) -> Option<Timeline> {
-    let (body, crc) = data.split_at(data.len().checked_sub(4)?);
-    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().ok()?) {
+/// Bytes of columns read before they are decoded (in parallel): a bound on what the load
+/// holds besides the model.
+const BATCH: usize = 16 << 20;
+
+/// A column as read: family, end, intervals, packed starts, states, packed labels.
+type RawColumn = (u8, i64, usize, Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn decode_columns(raw: Vec<RawColumn>, strings: usize) -> Option<Vec<Column>> {
+    raw.into_par_iter()
+        .map(|(family, end, k, starts, states, labels)| {
+            let starts = unpack_starts(&starts, k)?;
+            let labels = unpack_labels(&labels, k)?;
+            if k > 0 && labels.max() as usize >= strings {
+                return None;
+            }
+            let mut c = Column {
+                family,
+                starts,
+                states,
+                labels,
+                end,
+                ..Default::default()
+            };
+            c.index();
+            Some(c)
+        })
+        .collect()
+}
+
+/// Reads the model: the file is read in turn, never held whole, and its CRC checked at the end
+/// (what is decoded before it must not fail on damaged values).
+fn decode<R: Read>(r: R, size: u64, key: &str) -> Option<Timeline> {
+    let mut i = In::new(r, size.checked_sub(4)?);
+    if i.arr::<8>()? != *MAGIC || i.u32()? != VERSION || i.bytes()? != key.as_bytes() {
         return None;
     }
-    let mut i = In(body);
-    if i.take(MAGIC.len())? != MAGIC || i.u32()? != VERSION || i.bytes()? != key.as_bytes() {
-        return None;
-    }
-    let mut tl: Timeline = serde_json::from_slice(i.bytes()?).ok()?;
+    let mut tl: Timeline = serde_json::from_slice(&i.bytes()?).ok()?;
     let mut s = Store::default();
     let n = i.len(8)?;
     for _ in 0..n {
         s.strings
-            .push(Arc::from(std::str::from_utf8(i.bytes()?).ok()?));
+            .push(Arc::from(std::str::from_utf8(&i.bytes()?).ok()?));
     }
     let n = i.len(8)?;
     if n != tl.rows.len() {
         return None;
     }
-    // The columns' bytes, found in turn, then decoded in parallel.
-    let mut raw = Vec::with_capacity(n);
+    let strings = s.strings.len();
+    let mut raw = Vec::new();
+    let mut held = 0;
     for _ in 0..n {
         let family = i.u8()?;
         let end = i.i64()?;
@@ -352,30 +426,15 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
         if states.len() != k {
             return None;
         }
+        held += starts.len() + states.len() + labels.len();
         raw.push((family, end, k, starts, states, labels));
+        if held >= BATCH {
+            s.cols
+                .extend(decode_columns(std::mem::take(&mut raw), strings)?);
+            held = 0;
+        }
     }
-    let strings = s.strings.len();
-    let cols: Option<Vec<Column>> = raw
-        .into_par_iter()
-        .map(|(family, end, k, starts, states, labels)| {
-            let starts = unpack_starts(starts, k)?;
-            let labels = unpack_labels(labels, k)?;
-            if labels.iter().any(|&l| l as usize >= strings) {
-                return None;
-            }
-            let mut c = Column {
-                family,
-                starts,
-                states: states.to_vec(),
-                labels,
-                end,
-                ..Default::default()
-            };
-            c.index();
-            Some(c)
-        })
-        .collect();
-    s.cols = cols?;
+    s.cols.extend(decode_columns(raw, strings)?);
     let n = i.len(24)?;
     for _ in 0..n {
         s.arrows.push(RawArrow {
@@ -385,7 +444,6 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
             target: i.u32()?,
         });
     }
-    s.max_arrow = s.arrows.iter().map(|a| a.end - a.start).max().unwrap_or(0);
     let n = i.len(16)?;
     for _ in 0..n {
         let events = i.u64()?;
@@ -403,16 +461,30 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
             lost,
         });
     }
+    if i.left != 0 {
+        return None;
+    }
+    let mut crc = [0u8; 4];
+    i.r.read_exact(&mut crc).ok()?;
+    if i.crc.finalize() != u32::from_le_bytes(crc) {
+        return None;
+    }
+    // Nothing read is trusted before the CRC check: what is derived from it comes after.
+    s.max_arrow = s
+        .arrows
+        .iter()
+        .map(|a| a.end.saturating_sub(a.start))
+        .max()
+        .unwrap_or(0);
     let rows = tl.rows.len() as u32;
-    if !i.0.is_empty()
-        || tl.rows.iter().enumerate().any(|(k, r)| {
-            r.id as usize != k
-                || r.parent.is_some_and(|p| p >= rows)
-                || r.host as usize >= tl.hosts.len()
-        })
-        || s.arrows
-            .iter()
-            .any(|a| a.source >= rows || a.target >= rows)
+    if tl.rows.iter().enumerate().any(|(k, r)| {
+        r.id as usize != k
+            || r.parent.is_some_and(|p| p >= rows)
+            || r.host as usize >= tl.hosts.len()
+    }) || s
+        .arrows
+        .iter()
+        .any(|a| a.source >= rows || a.target >= rows)
     {
         return None;
     }
@@ -423,8 +495,9 @@ fn decode(data: &[u8], key: &str) -> Option<Timeline> {
 
 /// The model cached at `path` under `key`, if the file is there, whole and for this key.
 pub(crate) fn load(path: &Path, key: &str) -> Option<Timeline> {
-    let data = fs::read(path).ok()?;
-    decode(&data, key)
+    let f = fs::File::open(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    decode(std::io::BufReader::with_capacity(1 << 20, f), size, key)
 }
 
 /// Saves `tl` at `path` under `key`: written to a temporary file beside it, then renamed, so
@@ -464,6 +537,14 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
 mod tests {
     use super::In;
 
+    fn starts_of(v: &[i64]) -> super::Starts {
+        let mut s = super::Starts::default();
+        for &t in v {
+            s.push(t);
+        }
+        s
+    }
+
     #[test]
     fn packed_columns() {
         use super::{pack_labels, pack_starts, unpack_labels, unpack_starts};
@@ -473,18 +554,25 @@ mod tests {
             vec![1, 2, 3 + u32::MAX as i64, 4 + 2 * u32::MAX as i64, i64::MAX],
             vec![i64::MIN, 0, 10],
         ] {
-            let b = pack_starts(&starts);
-            assert_eq!(unpack_starts(&b, starts.len()), Some(starts.clone()));
+            let b = pack_starts(&starts_of(&starts));
+            let back = unpack_starts(&b, starts.len()).expect("unpacked");
+            assert_eq!(back.iter().collect::<Vec<_>>(), starts);
             assert_eq!(unpack_starts(&b, starts.len() + 1), None);
             if !b.is_empty() {
                 assert_eq!(unpack_starts(&b[..b.len() - 1], starts.len()), None);
             }
         }
         // Starts that do not increase are damage.
-        assert_eq!(unpack_starts(&pack_starts(&[5, 5]), 2), None);
+        assert_eq!(unpack_starts(&pack_starts(&starts_of(&[5, 5])), 2), None);
         for labels in [vec![], vec![0, 1, 65535], vec![0, 65536, 7]] {
-            let b = pack_labels(&labels);
-            assert_eq!(unpack_labels(&b, labels.len()), Some(labels.clone()));
+            let mut l = super::Labels::default();
+            labels.iter().for_each(|&x| l.push(x));
+            let b = pack_labels(&l);
+            let back = unpack_labels(&b, labels.len()).expect("unpacked");
+            assert_eq!(
+                (0..back.len()).map(|i| back.at(i)).collect::<Vec<_>>(),
+                labels
+            );
             assert_eq!(unpack_labels(&b, labels.len() + 1), None);
         }
     }
@@ -493,12 +581,13 @@ mod tests {
     fn lengths_beyond_the_data_are_refused() {
         let mut b = Vec::new();
         b.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(In(&b).i64s().is_none());
+        let read = |b: &[u8]| In::new(b, b.len() as u64).i64s();
+        assert!(read(&b).is_none());
         let mut b = Vec::new();
         b.extend_from_slice(&3u64.to_le_bytes());
         b.extend_from_slice(&[0; 16]);
-        assert!(In(&b).i64s().is_none());
+        assert!(read(&b).is_none());
         b.extend_from_slice(&[0; 8]);
-        assert_eq!(In(&b).i64s(), Some(vec![0, 0, 0]));
+        assert_eq!(read(&b), Some(vec![0, 0, 0]));
     }
 }
