@@ -158,6 +158,9 @@ struct HostSink {
     cpus: IntMap<u32, u32>,
     irqs: IntMap<i64, u32>,
     softirqs: IntMap<u64, u32>,
+    /// The per-CPU rows of IRQ lines and soft IRQ vectors, by (CPU, number).
+    cpu_irqs: std::collections::HashMap<(u32, i64), u32>,
+    cpu_softirqs: std::collections::HashMap<(u32, u64), u32>,
     /// Per CPU row: the current thread (0: idle; None: not known) and its name's label.
     cpu_tid: IntMap<u32, (Option<i32>, u32)>,
     /// The label `CPU n` of each CPU.
@@ -190,6 +193,8 @@ impl HostSink {
             cpus: IntMap::default(),
             irqs: IntMap::default(),
             softirqs: IntMap::default(),
+            cpu_irqs: Default::default(),
+            cpu_softirqs: Default::default(),
             cpu_tid: IntMap::default(),
             cpu_labels: IntMap::default(),
             irq_counts: IntMap::default(),
@@ -264,25 +269,41 @@ impl HostSink {
         r
     }
 
-    fn irq(&mut self, irq: i64) -> u32 {
-        if let Some(&r) = self.irqs.get(&irq) {
+    /// The row of IRQ line `irq`: over every CPU, or on `cpu`.
+    fn irq(&mut self, irq: i64, cpu: Option<u32>) -> u32 {
+        let known = match cpu {
+            None => self.irqs.get(&irq),
+            Some(c) => self.cpu_irqs.get(&(c, irq)),
+        };
+        if let Some(&r) = known {
             return r;
         }
         let label = match self.model.state.irq_names.get(&irq) {
             Some(n) => format!("IRQ {irq} ({n})"),
             None => format!("IRQ {irq}"),
         };
-        let r = self.new_row(RowKind::Irq { irq }, label);
-        self.irqs.insert(irq, r);
+        let r = self.new_row(RowKind::Irq { irq, cpu }, label);
+        match cpu {
+            None => self.irqs.insert(irq, r),
+            Some(c) => self.cpu_irqs.insert((c, irq), r),
+        };
         r
     }
 
-    fn softirq(&mut self, vec: u64) -> u32 {
-        if let Some(&r) = self.softirqs.get(&vec) {
+    /// The row of soft IRQ vector `vec`: over every CPU, or on `cpu`.
+    fn softirq(&mut self, vec: u64, cpu: Option<u32>) -> u32 {
+        let known = match cpu {
+            None => self.softirqs.get(&vec),
+            Some(c) => self.cpu_softirqs.get(&(c, vec)),
+        };
+        if let Some(&r) = known {
             return r;
         }
-        let r = self.new_row(RowKind::SoftIrq { vec }, softirq_name(vec));
-        self.softirqs.insert(vec, r);
+        let r = self.new_row(RowKind::SoftIrq { vec, cpu }, softirq_name(vec));
+        match cpu {
+            None => self.softirqs.insert(vec, r),
+            Some(c) => self.cpu_softirqs.insert((c, vec), r),
+        };
         r
     }
 
@@ -397,27 +418,32 @@ impl HostSink {
                 irq,
                 entry,
             } => {
-                let r = self.irq(irq);
-                let c = self.irq_counts.entry(r).or_default();
-                if entry {
-                    c.0 += 1;
-                } else {
-                    c.0 = c.0.saturating_sub(1);
+                // The line's row over every CPU, and its row on this CPU.
+                for on in [None, Some(cpu)] {
+                    let r = self.irq(irq, on);
+                    let c = self.irq_counts.entry(r).or_default();
+                    if entry {
+                        c.0 += 1;
+                    } else {
+                        c.0 = c.0.saturating_sub(1);
+                    }
+                    self.irq_row(ts, r, cpu);
                 }
-                self.irq_row(ts, r, cpu);
             }
             Notification::SoftIrq { ts, cpu, vec, step } => {
-                let r = self.softirq(vec);
-                let c = self.irq_counts.entry(r).or_default();
-                match step {
-                    SoftIrqStep::Raise => c.1 += 1,
-                    SoftIrqStep::Entry => {
-                        c.0 += 1;
-                        c.1 = c.1.saturating_sub(1);
+                for on in [None, Some(cpu)] {
+                    let r = self.softirq(vec, on);
+                    let c = self.irq_counts.entry(r).or_default();
+                    match step {
+                        SoftIrqStep::Raise => c.1 += 1,
+                        SoftIrqStep::Entry => {
+                            c.0 += 1;
+                            c.1 = c.1.saturating_sub(1);
+                        }
+                        SoftIrqStep::Exit => c.0 = c.0.saturating_sub(1),
                     }
-                    SoftIrqStep::Exit => c.0 = c.0.saturating_sub(1),
+                    self.irq_row(ts, r, cpu);
                 }
-                self.irq_row(ts, r, cpu);
             }
             Notification::Wakeup {
                 ts,
@@ -711,6 +737,23 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 };
             }
         }
+        // A per-CPU IRQ or soft IRQ row hangs from its CPU's row.
+        let cpu_rows: HashMap<u32, usize> = m
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r.kind {
+                RowKind::Cpu { cpu } => Some((cpu, i)),
+                _ => None,
+            })
+            .collect();
+        for (i, r) in m.rows.iter().enumerate() {
+            if let RowKind::Irq { cpu: Some(c), .. } | RowKind::SoftIrq { cpu: Some(c), .. } =
+                r.kind
+            {
+                parents[i] = cpu_rows.get(&c).copied();
+            }
+        }
         // No cycles: a row whose ancestors lead back to it hangs from the host.
         for i in 0..parents.len() {
             let mut at = parents[i];
@@ -724,15 +767,23 @@ fn join(models: Vec<HostModel>, merged: Option<Vec<Checkpoint>>) -> (Timeline, V
                 steps += 1;
             }
         }
-        // Rows in a stable order: the host, its CPUs, IRQ lines, soft IRQ vectors, then its
-        // threads by id and birth.
+        // Rows in a stable order: the host, its CPUs (each followed by its IRQ lines and soft
+        // IRQ vectors), the IRQ lines and soft IRQ vectors over every CPU, then its threads
+        // by id and birth.
         let sort_key = |i: usize| -> (u8, i128, i64) {
             let r = &m.rows[i];
             match r.kind {
                 RowKind::Host => (0, 0, 0),
-                RowKind::Cpu { cpu } => (1, cpu as i128, 0),
-                RowKind::Irq { irq } => (2, irq as i128, 0),
-                RowKind::SoftIrq { vec } => (3, vec as i128, 0),
+                RowKind::Cpu { cpu } => (1, cpu as i128, i64::MIN),
+                // Under their CPU (first): IRQ lines (shifted below every vector), then vectors.
+                RowKind::Irq { irq, cpu: Some(c) } => {
+                    (1, c as i128, irq.saturating_sub(i64::MAX / 2))
+                }
+                RowKind::SoftIrq { vec, cpu: Some(c) } => {
+                    (1, c as i128, vec.min(i64::MAX as u64 / 2) as i64)
+                }
+                RowKind::Irq { irq, cpu: None } => (2, irq as i128, 0),
+                RowKind::SoftIrq { vec, cpu: None } => (3, vec as i128, 0),
                 RowKind::Thread { tid, .. } => (4, tid as i128, row_start(r)),
             }
         };

@@ -17,7 +17,7 @@ use crate::store::{Column, Density, Labels, RawArrow, Starts, Store};
 use crate::{Error, Timeline};
 
 /// The format's version: any change to the model or its encoding changes it.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"TKTLINE\0";
 
 /// Every file that makes the traces, with its size and modification time.

@@ -119,15 +119,20 @@ pub enum RowKind {
         /// Its id.
         cpu: u32,
     },
-    /// A hard IRQ line.
+    /// A hard IRQ line: over every CPU (`cpu` None, a row of the host), or on one CPU (a child
+    /// of that CPU's row, as Trace Compass nests them in its Resources view).
     Irq {
         /// Its number.
         irq: i64,
+        /// The CPU of a per-CPU row.
+        cpu: Option<u32>,
     },
-    /// A soft IRQ vector.
+    /// A soft IRQ vector: over every CPU, or on one CPU (as [`RowKind::Irq`]).
     SoftIrq {
         /// Its vector number.
         vec: u64,
+        /// The CPU of a per-CPU row.
+        cpu: Option<u32>,
     },
 }
 

@@ -153,8 +153,9 @@ fn thread_states_match_the_events() {
     let rank = |k: &RowKind| match *k {
         RowKind::Host => (0, 0),
         RowKind::Cpu { cpu } => (1, cpu as i64),
-        RowKind::Irq { irq } => (2, irq),
-        RowKind::SoftIrq { vec } => (3, vec as i64),
+        RowKind::Irq { cpu: Some(c), .. } | RowKind::SoftIrq { cpu: Some(c), .. } => (1, c as i64),
+        RowKind::Irq { irq, cpu: None } => (2, irq),
+        RowKind::SoftIrq { vec, cpu: None } => (3, vec as i64),
         RowKind::Thread { tid, .. } => (4, tid as i64),
     };
     assert!(tl

@@ -155,13 +155,13 @@ fn states_follow_the_events() {
             (1000, 1000, cpu(CpuState::Idle), None),
         ]
     );
-    let irq = row_of(&tl, &RowKind::Irq { irq: 9 });
+    let irq = row_of(&tl, &RowKind::Irq { irq: 9, cpu: None });
     assert_eq!(tl.rows[irq as usize].label, "IRQ 9 (eth0)");
     assert_eq!(
         spans(&tl, irq),
         vec![(350, 380, State::Irq(IrqState::Active), name("CPU 0"))]
     );
-    let net_rx = row_of(&tl, &RowKind::SoftIrq { vec: 3 });
+    let net_rx = row_of(&tl, &RowKind::SoftIrq { vec: 3, cpu: None });
     assert_eq!(
         spans(&tl, net_rx),
         vec![
@@ -169,6 +169,28 @@ fn states_follow_the_events() {
             (390, 395, State::Irq(IrqState::Active), name("CPU 0")),
         ]
     );
+    // The same on CPU 0's own rows, children of its row (Trace Compass's Resources nesting).
+    let cpu0 = row_of(&tl, &RowKind::Cpu { cpu: 0 });
+    for (all, kind) in [
+        (
+            irq,
+            RowKind::Irq {
+                irq: 9,
+                cpu: Some(0),
+            },
+        ),
+        (
+            net_rx,
+            RowKind::SoftIrq {
+                vec: 3,
+                cpu: Some(0),
+            },
+        ),
+    ] {
+        let on0 = row_of(&tl, &kind);
+        assert_eq!(tl.rows[on0 as usize].parent, Some(cpu0), "{kind:?}");
+        assert_eq!(spans(&tl, on0), spans(&tl, all), "{kind:?}");
+    }
     // Point queries agree with the intervals.
     assert_eq!(tl.state_at(b, 520).unwrap().state, th(WaitBlocked));
     assert_eq!(tl.state_at(b, 300).unwrap().label.as_deref(), Some("read"));
