@@ -7,6 +7,8 @@ use crate::error::ApiError;
 
 /// The largest `nbTimes` accepted (the protocol's bound).
 pub const MAX_NB_TIMES: u64 = 65_536;
+/// The most table lines one request may ask for.
+pub const MAX_TABLE_COUNT: u64 = 100_000;
 
 /// A query's parameters.
 #[derive(Debug, Clone, Default)]
@@ -125,6 +127,18 @@ impl Params {
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
             Some(_) => Err(ApiError::param(name, "expected an array of strings")),
+        }
+    }
+
+    /// `requested_table_count`, at most [`MAX_TABLE_COUNT`].
+    pub fn table_count(&self) -> Result<Option<u64>, ApiError> {
+        const P: &str = "requested_table_count";
+        match self.uint(P)? {
+            Some(n) if n > MAX_TABLE_COUNT => Err(ApiError::param(
+                P,
+                format!("{n} is over the limit of {MAX_TABLE_COUNT}"),
+            )),
+            n => Ok(n),
         }
     }
 

@@ -32,9 +32,6 @@ pub const TABLE: &str = "tracekit.latency.table";
 /// Entry ids per host.
 pub const STRIDE: i64 = 16;
 
-/// The most lines one table request may ask for.
-const MAX_COUNT: u64 = 100_000;
-
 /// One measured latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Latency {
@@ -411,13 +408,7 @@ impl Output for Table {
             None => (i64::MIN, i64::MAX),
         };
         let index = p.uint("requested_table_index")?.unwrap_or(0);
-        let count = p.uint("requested_table_count")?.unwrap_or(1000);
-        if count > MAX_COUNT {
-            return Err(ApiError::param(
-                "requested_table_count",
-                format!("{count} is over the limit of {MAX_COUNT}"),
-            ));
-        }
+        let count = p.table_count()?.unwrap_or(1000);
         let all: Vec<i64> = COLUMNS.iter().map(|c| c.0).collect();
         let columns = p.column_ids(&all)?;
         let lat = latencies(&self.model);
