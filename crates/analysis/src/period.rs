@@ -879,6 +879,16 @@ pub struct PeriodResult {
     opts: PeriodOptions,
 }
 
+/// The names of `--period` definitions, in order, or the error a run with them (and these
+/// `--period-captures`) would give, without reading a trace.
+pub fn definition_names(periods: &[String], captures: &[String]) -> Result<Vec<String>, Error> {
+    Ok(Engine::new(periods, captures)?
+        .names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect())
+}
+
 /// Runs the period engine over `traces`.
 pub fn run(
     traces: &[Arc<Trace>],

@@ -27,6 +27,13 @@ pub struct ViewArgs {
     /// Do not read or write the cache.
     #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
+    /// A period to measure in the latency views (several allowed), as `tracekit analyze
+    /// periodlog --period` defines it: `NAME[(PARENT)] : BEGIN-EXPR [: END-EXPR]`.
+    #[arg(long)]
+    pub period: Vec<String>,
+    /// Captures of the periods, shown in the latency table: `NAME : a = $evt.f, ...`.
+    #[arg(long)]
+    pub period_captures: Vec<String>,
 }
 
 pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -35,6 +42,7 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         args.cache_dir.clone().or_else(view::default_cache_dir)
     };
+    analysis::period::definition_names(&args.period, &args.period_captures)?;
     let traces = ctf::open_all(&args.paths)?;
     if traces.is_empty() {
         return Err("no trace found".into());
@@ -46,6 +54,10 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         listen: args.listen,
         cache_dir,
         progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
+        periods: view::PeriodDefs {
+            periods: args.period.clone(),
+            captures: args.period_captures.clone(),
+        },
     })?;
     eprintln!("tracekit: indexing {} trace(s)…", traces.len());
     let indexed = server.wait_indexed();

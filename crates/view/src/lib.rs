@@ -23,4 +23,4 @@ pub mod web;
 
 pub use error::ApiError;
 pub use server::{default_cache_dir, Error, ServeOptions, Server};
-pub use state::{AppState, Config};
+pub use state::{AppState, Config, PeriodDefs};

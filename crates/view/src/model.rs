@@ -19,6 +19,8 @@ pub struct Model {
     pub time_map: Option<Arc<dyn TimeMap>>,
     /// Problems met reading (file and byte offset in each), shown in status messages.
     pub diagnostics: Vec<String>,
+    /// User-defined periods, measured by the latency views.
+    pub periods: crate::PeriodDefs,
     critpath: OnceLock<Arc<critpath::input::Built>>,
     memo: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
@@ -46,9 +48,16 @@ impl Model {
             timeline,
             time_map,
             diagnostics,
+            periods: Default::default(),
             critpath: OnceLock::new(),
             memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same model, whose latency views also measure these user-defined periods.
+    pub fn with_periods(mut self, periods: crate::PeriodDefs) -> Self {
+        self.periods = periods;
+        self
     }
 
     /// The read options every output's own reads use (same time line as the model).

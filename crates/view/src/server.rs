@@ -53,6 +53,8 @@ pub struct ServeOptions {
     pub cache_dir: Option<PathBuf>,
     /// Told how the indexing of the command line's traces goes (a terminal progress bar).
     pub progress: Option<Arc<dyn Progress>>,
+    /// User-defined periods for the latency views.
+    pub periods: crate::PeriodDefs,
 }
 
 impl Default for ServeOptions {
@@ -63,6 +65,7 @@ impl Default for ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             cache_dir: None,
             progress: None,
+            periods: Default::default(),
         }
     }
 }
@@ -116,6 +119,7 @@ impl Server {
             cache_dir: opts.cache_dir.clone(),
             sync: opts.sync,
             token: token.clone(),
+            periods: opts.periods.clone(),
         });
         let mut uuids = Vec::new();
         for p in &opts.paths {

@@ -22,6 +22,19 @@ pub struct Config {
     pub sync: bool,
     /// The access token every request must carry (None: none needed).
     pub token: Option<String>,
+    /// User-defined periods measured in every experiment's latency views (`tracekit view
+    /// --period`).
+    pub periods: PeriodDefs,
+}
+
+/// `--period` and `--period-captures` definitions (the syntax of `tracekit analyze
+/// periodlog`).
+#[derive(Debug, Clone, Default)]
+pub struct PeriodDefs {
+    /// The period definitions.
+    pub periods: Vec<String>,
+    /// Their captures.
+    pub captures: Vec<String>,
 }
 
 /// An opened trace (a path: one trace directory, or a directory of traces, e.g. the hosts of
@@ -339,7 +352,9 @@ fn index(state: &AppState, exp: &Experiment) -> Indexing {
         .flat_map(|t| t.errors.iter().cloned())
         .collect();
     messages.extend(diagnostics.iter().map(|d| d.to_string()));
-    let model = Arc::new(Model::new(traces, timeline, time_map, messages));
+    let model = Arc::new(
+        Model::new(traces, timeline, time_map, messages).with_periods(config.periods.clone()),
+    );
     let outputs: Vec<Arc<dyn Output>> = state
         .0
         .registry

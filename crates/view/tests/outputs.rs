@@ -250,3 +250,96 @@ async fn latency_outputs_hold_every_latency() {
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 }
+
+/// With user-defined periods (`tracekit view --period`), the latency outputs also hold every
+/// completed period, as `analysis::period::run` (`tracekit analyze periodlog`) finds them, as
+/// a series of their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_outputs_hold_user_defined_periods() {
+    let trace = kernel_mix("periods", 20_000, 2, 5);
+    let defs = view::PeriodDefs {
+        periods: vec![
+            "oncpu : $evt.$name == \"sched_switch\" : $evt.$name == \"sched_switch\" && \
+             $evt.prev_tid == $begin.$evt.next_tid"
+                .to_string(),
+        ],
+        captures: vec!["oncpu : tid = $evt.next_tid".to_string()],
+    };
+    let state = view::AppState::new(view::Config {
+        periods: defs.clone(),
+        ..Default::default()
+    });
+    let (exp, info) = experiment(&state, &[&trace]).await;
+    let traces: Vec<Arc<ctf::Trace>> = ctf::open_all(&[&trace]).expect("trace opens");
+    let common = analysis::Common {
+        no_intersection: true,
+        ..Default::default()
+    };
+    let opts = analysis::period::PeriodOptions {
+        periods: defs.periods.clone(),
+        captures: defs.captures.clone(),
+        ..Default::default()
+    };
+    let res = analysis::period::run(&traces, &common, &opts).expect("periods run");
+    let mut want: Vec<(i64, i64, String)> = res
+        .done
+        .iter()
+        .map(|p| (p.begin, p.end - p.begin, p.begin_caps[0].1.to_string()))
+        .collect();
+    assert!(want.len() > 100, "the trace has periods: {}", want.len());
+
+    // The tree: the trackers, then the period.
+    let r = query(&state, &exp, "XY/tracekit.latency.scatter/tree", json!({})).await;
+    let labels: Vec<String> = r.json["model"]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["labels"][0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels.last().map(String::as_str), Some("period:oncpu"));
+
+    // The table: every period, its TID from the capture.
+    let r = query(
+        &state,
+        &exp,
+        "table/tracekit.latency.table/lines",
+        json!({"tracker": "period:oncpu", "requested_table_count": 100000}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let mut got: Vec<(i64, i64, String)> = r.json["model"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| {
+            let t = texts(l);
+            assert_eq!(t[2], "period:oncpu");
+            assert_eq!(t[7], format!("tid = {}", t[4]));
+            (t[0].parse().unwrap(), t[1].parse().unwrap(), t[4].clone())
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+
+    // The scatter's longest point is the longest period.
+    let entry = 1 + latency::Tracker::ALL.len() as i64;
+    let r = query(
+        &state,
+        &exp,
+        "XY/tracekit.latency.scatter/xy",
+        json!({"requested_timerange": {"start": info["start"], "end": info["end"], "nbTimes": 100},
+               "requested_items": [entry]}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let series = &r.json["model"]["series"][0];
+    assert_eq!(series["seriesName"], "period:oncpu");
+    let top = series["yValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(top, want.iter().map(|w| w.1).max().unwrap() as f64);
+}

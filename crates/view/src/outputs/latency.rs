@@ -1,5 +1,7 @@
 //! Latency views, from the latency trackers of `tracekit latency` (wake-up, off-CPU, system
-//! call, block request, IRQ) run over each host with no threshold: every matched latency.
+//! call, block request, IRQ) run over each host with no threshold: every matched latency; and
+//! from the period engine of `tracekit analyze periodlog` when the server has user-defined
+//! periods (`tracekit view --period`): every completed period, a series per definition.
 //!
 //! * Scatter ([`SCATTER`], XY over time): per tracker, the longest latency starting in each
 //!   time bucket (a bucket per requested time), so outliers stay visible at any zoom.
@@ -8,8 +10,9 @@
 //! * Table ([`TABLE`]): every latency starting in the range, by start time (`tracker`
 //!   parameter: one tracker's only).
 //!
-//! Tree entries, shared by the three: host `h` is entry `h * STRIDE`, its trackers
-//! `h * STRIDE + 1 + k` (k: position in [`latency::Tracker::ALL`]).
+//! Tree entries, shared by the three: host `h` is entry `h * STRIDE`, its series
+//! `h * STRIDE + 1 + k`: k is a position in [`latency::Tracker::ALL`], then, after the
+//! trackers, a period definition's position (see [`kinds`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,7 +33,11 @@ pub const DENSITY: &str = "tracekit.latency.density";
 pub const TABLE: &str = "tracekit.latency.table";
 
 /// Entry ids per host.
-pub const STRIDE: i64 = 16;
+pub const STRIDE: i64 = 256;
+
+/// The most period definitions the latency views show (the series of a host must fit its
+/// [`STRIDE`] of entry ids).
+pub const MAX_PERIODS: usize = STRIDE as usize - 1 - Tracker::ALL.len();
 
 /// One measured latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +52,8 @@ pub struct Latency {
     pub cpu: u32,
     /// The host (timeline host index).
     pub host: u32,
-    /// The tracker ([`Tracker::ALL`] position).
+    /// The series: a [`Tracker::ALL`] position, or after them a period definition's (see
+    /// [`kinds`]).
     pub tracker: u8,
     /// What was measured ([`Latencies::details`] index).
     pub detail: u32,
@@ -115,9 +123,92 @@ fn measure(model: &Model) -> Latencies {
         // The trackers' counters (skipped entries…) are not shown: no threshold nor pending
         // limit applies here, so every matched latency is in `all`.
         let Ok(_summary) = summary;
+        if !model.periods.periods.is_empty() {
+            measure_periods(model, host, &traces, &mut out, &mut interned);
+        }
     }
     out.all.sort_by_key(|l| (l.begin, l.host, l.tracker));
     out
+}
+
+/// Adds the completed periods of one host: each one's begin and duration, its captures as
+/// the detail.
+fn measure_periods(
+    model: &Model,
+    host: u32,
+    traces: &[Arc<ctf::Trace>],
+    out: &mut Latencies,
+    interned: &mut HashMap<String, u32>,
+) {
+    let common = analysis::Common {
+        time_map: model.time_map.clone(),
+        no_intersection: true,
+        ..Default::default()
+    };
+    let opts = analysis::period::PeriodOptions {
+        periods: model.periods.periods.clone(),
+        captures: model.periods.captures.clone(),
+        reports: vec![analysis::period::PeriodCmd::Log],
+        ..Default::default()
+    };
+    let res = match analysis::period::run(traces, &common, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            out.errors.push(format!("periods: {e}"));
+            return;
+        }
+    };
+    out.errors.extend(res.errors);
+    let first = Tracker::ALL.len();
+    for p in res.done.iter().filter(|p| p.def < MAX_PERIODS) {
+        let caps: Vec<String> = p
+            .begin_caps
+            .iter()
+            .chain(&p.end_caps)
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        let text = caps.join(", ");
+        let next = interned.len() as u32;
+        let detail = *interned.entry(text.clone()).or_insert_with(|| {
+            out.details.push(text);
+            next
+        });
+        let tid = ["tid", "next_tid", "prev_tid"]
+            .iter()
+            .find_map(|n| p.begin_caps.iter().find(|(c, _)| c == n))
+            .and_then(|(_, v)| match v {
+                analysis::period_expr::Val::Int(t) => i32::try_from(*t).ok(),
+                _ => None,
+            })
+            .unwrap_or(-1);
+        out.all.push(Latency {
+            begin: p.begin,
+            latency: p.end - p.begin,
+            tid,
+            cpu: u32::MAX,
+            host,
+            tracker: (first + p.def) as u8,
+            detail,
+        });
+    }
+}
+
+/// The series every host has: the trackers' names, then `period:NAME` per user-defined
+/// period (at most [`MAX_PERIODS`]).
+pub fn kinds(model: &Model) -> Vec<String> {
+    let periods =
+        analysis::period::definition_names(&model.periods.periods, &model.periods.captures)
+            .unwrap_or_default();
+    Tracker::ALL
+        .iter()
+        .map(|t| t.name().to_string())
+        .chain(
+            periods
+                .iter()
+                .take(MAX_PERIODS)
+                .map(|n| format!("period:{n}")),
+        )
+        .collect()
 }
 
 /// The tree shared by the three outputs: hosts, and their trackers.
@@ -126,8 +217,8 @@ fn tracker_tree(model: &Model) -> EntryModel {
     for (h, host) in model.timeline.hosts.iter().enumerate() {
         let hid = h as i64 * STRIDE;
         entries.push(entry(hid, -1, &host.name));
-        for (k, t) in Tracker::ALL.iter().enumerate() {
-            entries.push(entry(hid + 1 + k as i64, hid, t.name()));
+        for (k, name) in kinds(model).iter().enumerate() {
+            entries.push(entry(hid + 1 + k as i64, hid, name));
         }
     }
     EntryModel {
@@ -157,14 +248,15 @@ fn entry(id: i64, parent_id: i64, label: &str) -> Entry {
 /// is requested; a host entry stands for its trackers).
 fn requested_series(model: &Model, p: &Params) -> Result<Vec<(u32, u8)>, ApiError> {
     let hosts = model.timeline.hosts.len() as i64;
-    let all = |h: i64| (0..Tracker::ALL.len()).map(move |k| (h as u32, k as u8));
+    let n = kinds(model).len();
+    let all = |h: i64| (0..n).map(move |k| (h as u32, k as u8));
     match p.int_list("requested_items")? {
         None => Ok((0..hosts).flat_map(all).collect()),
         Some(items) => {
             let mut out = Vec::new();
             for i in items {
                 let (h, k) = (i.div_euclid(STRIDE), i.rem_euclid(STRIDE));
-                if i < 0 || h >= hosts || k > Tracker::ALL.len() as i64 {
+                if i < 0 || h >= hosts || k > n as i64 {
                     return Err(ApiError::param(
                         "requested_items",
                         format!("{i} is not an entry of this output"),
@@ -182,7 +274,8 @@ fn requested_series(model: &Model, p: &Params) -> Result<Vec<(u32, u8)>, ApiErro
 }
 
 fn series_name(model: &Model, host: u32, tracker: u8) -> String {
-    let t = Tracker::ALL[tracker as usize].name();
+    let kinds = kinds(model);
+    let t = kinds.get(tracker as usize).map_or("?", |k| k.as_str());
     if model.timeline.hosts.len() > 1 {
         format!("{}/{t}", model.host_name(host))
     } else {
@@ -204,7 +297,7 @@ pub fn registrations() -> Vec<Registration> {
             id: SCATTER,
             name: "Latency scatter",
             description: "The longest wake-up, off-CPU, system call, block and IRQ latency \
-                          starting in each time bucket",
+                          (and user-defined period) starting in each time bucket",
             kind: ProviderType::TreeTimeXy,
             query_parameters: &[],
             make: |m| Box::new(Scatter { model: m }),
@@ -224,7 +317,8 @@ pub fn registrations() -> Vec<Registration> {
             kind: ProviderType::Table,
             query_parameters: &[(
                 "tracker",
-                "wakeup, offcpu, syscall, block or irq: that tracker's latencies only",
+                "wakeup, offcpu, syscall, block, irq or period:NAME: that tracker's \
+                 latencies (or that period's) only",
             )],
             make: |m| Box::new(Table { model: m }),
         },
@@ -389,19 +483,15 @@ impl Output for Table {
     }
 
     fn lines(&self, p: &Params) -> Result<TableModel, ApiError> {
+        let kinds = kinds(&self.model);
         let tracker = match p.string("tracker")? {
             None => None,
-            Some(name) => Some(
-                Tracker::ALL
-                    .iter()
-                    .position(|t| t.name() == name)
-                    .ok_or_else(|| {
-                        ApiError::param(
-                            "tracker",
-                            format!("{name:?}: expected wakeup, offcpu, syscall, block or irq"),
-                        )
-                    })? as u8,
-            ),
+            Some(name) => Some(kinds.iter().position(|k| *k == name).ok_or_else(|| {
+                ApiError::param(
+                    "tracker",
+                    format!("{name:?}: expected one of {}", kinds.join(", ")),
+                )
+            })? as u8),
         };
         let (start, end) = match p.time_range()? {
             Some(r) => (r.start, r.end),
@@ -423,7 +513,7 @@ impl Output for Table {
             |l, c| match c {
                 0 => l.begin.to_string(),
                 1 => l.latency.to_string(),
-                2 => Tracker::ALL[l.tracker as usize].name().to_string(),
+                2 => kinds.get(l.tracker as usize).cloned().unwrap_or_default(),
                 3 => self.model.host_name(l.host).to_string(),
                 4 if l.tid >= 0 => l.tid.to_string(),
                 5 => lat.comms.get(&(l.host, l.tid)).cloned().unwrap_or_default(),
