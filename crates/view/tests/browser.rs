@@ -139,13 +139,14 @@ fn server_segment(path: &[Value], client: &str) -> Value {
         .clone()
 }
 
-fn serve(dirs: &[PathBuf], sync: bool) -> Server {
+fn serve(dirs: &[PathBuf], sync: bool, periods: view::PeriodDefs) -> Server {
     let server = Server::start(ServeOptions {
         paths: dirs.to_vec(),
         sync,
         listen: "127.0.0.1:0".parse().unwrap(),
         cache_dir: None,
         progress: None,
+        periods,
     })
     .expect("the server starts");
     let problems = server.wait_indexed().expect("the traces are indexed");
@@ -195,9 +196,19 @@ fn views_in_chromium() {
     let client = m["client"].as_str().unwrap().to_string();
     let path = critical_path(&gt);
     let srv = server_segment(&path, &client);
-    let aligned_server = serve(&aligned.dirs, false);
+    // A user-defined period (a thread's time on a CPU) for the latency views.
+    let oncpu = view::PeriodDefs {
+        periods: vec![
+            "oncpu : $evt.$name == \"sched_switch\" : $evt.$name == \"sched_switch\" \
+                       && $evt.prev_tid == $begin.$evt.next_tid"
+                .into(),
+        ],
+        captures: Vec::new(),
+    };
+    let aligned_server = serve(&aligned.dirs, false, oncpu);
     let aligned_expect = json!({
         "url": aligned_server.url(),
+        "period": "oncpu",
         "client": {"host": client, "tid": m["tid"], "begin": m["begin"], "end": m["end"]},
         "server": {"host": srv["host"], "tid": srv["tid"]},
         "critical_path": path,
@@ -244,8 +255,8 @@ fn views_in_chromium() {
         "begin": on_client.at(num(&m["begin"])), "end": on_client.at(num(&m["end"])),
     });
     // With --sync the common time line is the first trace's host's (the client's) clock.
-    let synced = serve(&skewed.dirs, true);
-    let unsynced = serve(&skewed.dirs, false);
+    let synced = serve(&skewed.dirs, true, Default::default());
+    let unsynced = serve(&skewed.dirs, false, Default::default());
     // The synchronization is exact to within the network's smallest one-way delay.
     let tolerance = sgt["min_one_way_delay_ns"].as_u64().unwrap();
     let sync_expect = json!({

@@ -289,6 +289,10 @@ async function alignedChecks(browser, x) {
   // The latency views: a scatter with points and a density over durations.
   const lat = charts.filter((c) => /latency/.test(c.id));
   check(lat.some((c) => c.kind === 'xy') && lat.some((c) => c.kind === 'gxy'), 'the latency scatter and density charts are shown', lat);
+  if (x.period) {
+    const series = lat.flatMap((c) => c.series);
+    check(series.some((s) => s.name.endsWith(`period:${x.period}`) && s.n > 0), `the user-defined period ${x.period} is a latency series with points`, series);
+  }
 
   // Critical Flow of the marked request.
   if (kinds.has('cp')) {
