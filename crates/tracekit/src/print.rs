@@ -57,8 +57,9 @@ pub struct PrintArgs {
     /// terminal is, as for babeltrace2.
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
-    /// Output format: text (the default) or dummy (read and decode everything, print
-    /// nothing but errors); `tracekit convert` writes CTF.
+    /// Output format: text (the default), dummy (read and decode everything, print
+    /// nothing but errors) or ctf-metadata (the metadata text of the one trace PATH names,
+    /// as `babeltrace2 -o ctf-metadata` prints it); `tracekit convert` writes CTF.
     #[arg(long, short = 'o', value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
     pub output_format: Format,
     /// Write the text to PATH instead of the standard output (warnings stay on the standard
@@ -80,6 +81,7 @@ pub enum Color {
 pub enum Format {
     Text,
     Dummy,
+    CtfMetadata,
 }
 
 /// The text style the options ask for.
@@ -102,6 +104,9 @@ fn style(args: &PrintArgs, colors_supported: bool) -> Result<text::Style, text::
 }
 
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if args.output_format == Format::CtfMetadata {
+        return ctf_metadata(args);
+    }
     let colors_supported = text::colors_supported();
     let style = style(args, colors_supported)?;
     let mut traces = ctf::open_all(&args.paths)?;
@@ -179,6 +184,28 @@ fn write_text<W: Write>(
         }
     }
     Ok(outcome)
+}
+
+/// `--output-format=ctf-metadata`: the metadata text of the trace directory PATH (packets
+/// unwrapped), then a new line, as babeltrace2 prints it.
+fn ctf_metadata(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let [dir] = args.paths.as_slice() else {
+        return Err("-o ctf-metadata takes exactly one trace directory".into());
+    };
+    let path = dir.join("metadata");
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (_, text) =
+        ctf::metadata::metadata_text(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.trim().is_empty() {
+        return Err(format!("{}: the metadata holds no text", path.display()).into());
+    }
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--output-format=dummy`: every event decoded, nothing printed but the readers' warnings

@@ -593,3 +593,89 @@ fn colors_on_a_terminal_as_babeltrace2() {
         .unwrap();
     assert!(piped.status.success() && !piped.stdout.contains(&0x1b));
 }
+
+/// `-o ctf-metadata`: the metadata text babeltrace2 prints, byte for byte (packetized and
+/// plain-text metadata), on generated traces and every shared trace; where babeltrace2
+/// refuses a trace's metadata, tracekit's exit status is checked only to be a clean one
+/// (no crash); a path holding no metadata is an error naming it; `-w` writes the same bytes.
+#[test]
+fn ctf_metadata_matches_babeltrace2() {
+    if !testkit::tool_or_skip(
+        "babeltrace2",
+        "apt install babeltrace2",
+        "the -o ctf-metadata comparison",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let generated = tmp.path().join("ust/pid/app-12");
+    write_ust_like(&generated, 12, "app", 1);
+    let mut dirs = vec![generated.clone()];
+    if let Some(shared) = testkit::shared() {
+        dirs.extend(common::shared_trace_dirs(&shared));
+    }
+    let mut compared = 0;
+    for dir in &dirs {
+        let bt = Command::new("babeltrace2")
+            .args(["-o", "ctf-metadata"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        let tk = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+            .args(["print", "-o", "ctf-metadata"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            tk.status.code().is_some(),
+            "{}: {:?}",
+            dir.display(),
+            tk.status
+        );
+        if !bt.status.success() {
+            continue;
+        }
+        assert!(
+            tk.status.success(),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&tk.stderr)
+        );
+        assert!(
+            bt.stdout == tk.stdout,
+            "{}: the metadata text differs",
+            dir.display()
+        );
+        compared += 1;
+    }
+    assert!(
+        compared * 10 >= dirs.len() * 8,
+        "{compared} of {} compared",
+        dirs.len()
+    );
+
+    // -w FILE.
+    let out = tmp.path().join("metadata.txt");
+    let tk = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+        .args(["print", "-o", "ctf-metadata", "-w"])
+        .arg(&out)
+        .arg(&generated)
+        .output()
+        .unwrap();
+    assert!(tk.status.success());
+    let bt = Command::new("babeltrace2")
+        .args(["-o", "ctf-metadata"])
+        .arg(&generated)
+        .output()
+        .unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), bt.stdout);
+
+    // No metadata there: an error naming the file.
+    let tk = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+        .args(["print", "-o", "ctf-metadata"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&tk.stderr);
+    assert!(!tk.status.success() && err.contains("metadata"), "{err}");
+}
