@@ -112,20 +112,6 @@ fn marked_request_two_and_five_hosts() {
     check(11, 5);
 }
 
-/// A decimal string with up to 9 decimals, times 1e9.
-fn nano_units(s: &str) -> i128 {
-    let neg = s.starts_with('-');
-    let s = s.trim_start_matches('-');
-    let (i, f) = s.split_once('.').unwrap_or((s, ""));
-    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
-    let v = i.parse::<i128>().unwrap() * 1_000_000_000 + f.parse::<i128>().unwrap();
-    if neg {
-        -v
-    } else {
-        v
-    }
-}
-
 /// Drifting, offset clocks: the hosts are synchronized first (the synchronization crate's
 /// time maps), then the path, taken back to true time through the reference host's clock
 /// formula, equals the ground truth within the synchronization's accuracy.
@@ -149,18 +135,8 @@ fn check_synced(seed: u64, hosts: u32) -> i64 {
         .hostname()
         .unwrap()
         .to_string();
-    let h = gt["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["name"] == reference.as_str())
-        .unwrap();
-    // host_ns = floor(slope × true + offset), slope and offset as decimals.
-    let (slope, offset) = (
-        nano_units(h["slope"].as_str().unwrap()),
-        nano_units(h["offset_ns"].as_str().unwrap()),
-    );
-    let to_true = |r: i64| ((r as i128 * 1_000_000_000 - offset) / slope) as i64;
+    let clocks = scenario::ground_truth::HostClock::read_all(&out.ground_truth).unwrap();
+    let to_true = |r: i64| clocks[&reference].true_time(r as i128) as i64;
     let built = build_graph(
         &traces,
         BuildOptions {
@@ -176,23 +152,13 @@ fn check_synced(seed: u64, hosts: u32) -> i64 {
     let w = find_thread(g, m["tid"].as_i64().unwrap(), m["client"].as_str()).unwrap();
     // The request's begin and end are times of the client: its clock, then the time map.
     let client = m["client"].as_str().unwrap();
-    let ch = gt["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["name"] == client)
-        .unwrap();
-    let (cs, co) = (
-        nano_units(ch["slope"].as_str().unwrap()),
-        nano_units(ch["offset_ns"].as_str().unwrap()),
-    );
     let ci = traces
         .iter()
         .position(|t| t.hostname() == Some(client))
         .unwrap();
     let maps = session.time_maps();
     let on_client = |t: i64| {
-        let host_ns = ((cs * t as i128 + co).div_euclid(1_000_000_000)) as i64;
+        let host_ns = clocks[client].at(t as i128) as i64;
         ctf::merge::TimeMap::map(&maps, ci, host_ns)
     };
     let r = critical_path_of(

@@ -1,6 +1,7 @@
 //! Reading back the ground truth `client-server` writes (`ground-truth.json`): the marked
-//! request and its critical path, and the clock of the host that made it.
+//! request and its critical path, and the hosts' clocks.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -35,9 +36,54 @@ pub struct MarkedRequest {
     pub end: i64,
     /// Its critical path: (host, thread, state) of each segment.
     pub critical_path: Vec<(String, i64, String)>,
-    /// The client's clock, `host_ns = floor(slope × true_ns + offset_ns)`, both ×10^9.
+    /// The client's clock.
+    pub clock: HostClock,
+}
+
+/// A host's clock as the generator made it: `host_ns = floor(slope × true_ns + offset_ns)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostClock {
+    /// The slope ×10^9.
     slope: i128,
+    /// The offset (ns) ×10^9.
     offset: i128,
+}
+
+impl HostClock {
+    /// The clocks of every host of the ground truth at `path`, by host name.
+    pub fn read_all(path: &Path) -> Result<BTreeMap<String, HostClock>, GroundTruthError> {
+        let gt: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        Self::of_hosts(&gt)
+    }
+
+    fn of_hosts(gt: &Value) -> Result<BTreeMap<String, HostClock>, GroundTruthError> {
+        let mut out = BTreeMap::new();
+        for h in gt["hosts"].as_array().into_iter().flatten() {
+            let name = h["name"]
+                .as_str()
+                .ok_or(GroundTruthError::Field("host name"))?;
+            let slope = h["slope"]
+                .as_str()
+                .and_then(nano_units)
+                .ok_or(GroundTruthError::Field("slope"))?;
+            let offset = h["offset_ns"]
+                .as_str()
+                .and_then(nano_units)
+                .ok_or(GroundTruthError::Field("offset"))?;
+            out.insert(name.to_string(), HostClock { slope, offset });
+        }
+        Ok(out)
+    }
+
+    /// The host's clock reading at true time `t` (ns).
+    pub fn at(&self, t: i128) -> i128 {
+        (self.slope * t + self.offset).div_euclid(1_000_000_000)
+    }
+
+    /// The true time (ns) at which the host's clock read `host_ns` (to within a nanosecond).
+    pub fn true_time(&self, host_ns: i128) -> i128 {
+        (host_ns * 1_000_000_000 - self.offset).div_euclid(self.slope)
+    }
 }
 
 impl MarkedRequest {
@@ -52,18 +98,9 @@ impl MarkedRequest {
         let (Some(begin), Some(end)) = (num(&m["begin"]), num(&m["end"])) else {
             return Ok(None);
         };
-        let host = gt["hosts"]
-            .as_array()
-            .and_then(|h| h.iter().find(|h| h["name"] == client))
+        let clock = *HostClock::of_hosts(&gt)?
+            .get(client)
             .ok_or(GroundTruthError::Field("no client host"))?;
-        let slope = host["slope"]
-            .as_str()
-            .and_then(nano_units)
-            .ok_or(GroundTruthError::Field("slope"))?;
-        let offset = host["offset_ns"]
-            .as_str()
-            .and_then(nano_units)
-            .ok_or(GroundTruthError::Field("offset"))?;
         let critical_path = m["critical_path"]
             .as_array()
             .map(|a| {
@@ -87,14 +124,13 @@ impl MarkedRequest {
             begin,
             end,
             critical_path,
-            slope,
-            offset,
+            clock,
         }))
     }
 
     /// The client's clock reading at true time `t`.
     pub fn on_client(&self, t: i64) -> i64 {
-        (self.slope * t as i128 + self.offset).div_euclid(1_000_000_000) as i64
+        self.clock.at(t as i128) as i64
     }
 }
 

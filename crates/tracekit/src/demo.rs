@@ -1,6 +1,5 @@
 //! `tracekit demo`: the whole pipeline on built-in data (a generated client-server scenario).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -90,30 +89,16 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 
 fn show_trace(t: &Arc<ctf::Trace>) {
     let host = t.hostname().unwrap_or("?");
-    let mut per_class: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut first, mut last) = (None, None);
-    for mut r in t.readers() {
-        while let Some(m) = r.next() {
-            if let Ok(ctf::Message::Event) = m {
-                let ev = r.event();
-                *per_class.entry(ev.name().to_string()).or_default() += 1;
-                let ts = ev.time_ns();
-                if let Some(ts) = ts {
-                    first = Some(first.map_or(ts, |f: i64| f.min(ts)));
-                    last = Some(last.map_or(ts, |l: i64| l.max(ts)));
-                }
-            }
-        }
-    }
-    let total: u64 = per_class.values().sum();
-    let mut top: Vec<(&String, &u64)> = per_class.iter().collect();
+    let c = text::count_traces(std::slice::from_ref(t), &|_| {});
+    let mut top: Vec<(&String, &u64)> = c.classes.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let dur = match (first, last) {
+    let dur = match (c.begin_ns, c.end_ns) {
         (Some(a), Some(b)) => format!("{:.3} s", (b - a) as f64 / 1e9),
         _ => "?".into(),
     };
     println!(
-        "{host:<10} {total:>7} events on {} CPUs over {dur}; most frequent: {}",
+        "{host:<10} {:>7} events on {} CPUs over {dur}; most frequent: {}",
+        c.events,
         t.streams.len(),
         top.iter()
             .take(4)
@@ -135,16 +120,9 @@ fn show_sync(
         println!("note: {m}");
     }
     let maps = session.time_maps();
-    let truth: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("ground-truth.json"))?)?;
-    let hosts = truth["hosts"].as_array().cloned().unwrap_or_default();
-    let formula = |name: &str| {
-        let h = hosts.iter().find(|h| h["name"].as_str() == Some(name))?;
-        Some((
-            Decimal::parse(h["slope"].as_str()?)?,
-            Decimal::parse(h["offset_ns"].as_str()?)?,
-        ))
-    };
+    let truth_path = dir.join("ground-truth.json");
+    let clocks = scenario::ground_truth::HostClock::read_all(&truth_path)?;
+    let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(&truth_path)?)?;
     let r = session.reference_trace();
     let ref_name = traces[r].hostname().unwrap_or("?").to_string();
     let min_delay = truth["min_one_way_delay_ns"].as_i64().unwrap_or(0);
@@ -161,12 +139,11 @@ fn show_sync(
             continue;
         };
         let mid = first + (last - first) / 2;
-        let (Some(own), Some(reference)) = (formula(name), formula(&ref_name)) else {
+        let (Some(own), Some(reference)) = (clocks.get(name), clocks.get(&ref_name)) else {
             continue;
         };
         // True time of `mid`, then what the reference clock read at that instant.
-        let true_ns = own.invert(mid as i128);
-        let want = reference.apply(true_ns);
+        let want = reference.at(own.true_time(mid as i128));
         let got = maps.map(i, mid) as i128;
         let err = got - want;
         worst = worst.max(err.abs());
@@ -182,37 +159,4 @@ fn show_sync(
         min_delay as f64 / 1e3
     );
     Ok(())
-}
-
-/// A clock formula `host = slope × true + offset` with exact decimal coefficients.
-struct Decimal;
-
-impl Decimal {
-    /// Parses a decimal string into (mantissa, number of decimals).
-    fn parse(s: &str) -> Option<(i128, u32)> {
-        let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-        let frac = &frac[..frac.len().min(12)];
-        let m: i128 = format!("{int}{frac}").parse().ok()?;
-        Some((m, frac.len() as u32))
-    }
-}
-
-trait Formula {
-    fn invert(&self, host_ns: i128) -> i128;
-    fn apply(&self, true_ns: i128) -> i128;
-}
-
-impl Formula for ((i128, u32), (i128, u32)) {
-    /// true = (host − offset) / slope
-    fn invert(&self, host_ns: i128) -> i128 {
-        let ((sm, se), (om, oe)) = *self;
-        let num = (host_ns * 10i128.pow(oe) - om) * 10i128.pow(se);
-        num / (10i128.pow(oe) * sm)
-    }
-
-    /// host = slope × true + offset
-    fn apply(&self, true_ns: i128) -> i128 {
-        let ((sm, se), (om, oe)) = *self;
-        true_ns * sm / 10i128.pow(se) + om / 10i128.pow(oe)
-    }
 }

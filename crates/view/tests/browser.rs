@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use scenario::client_server::{generate, ClientServerParams};
+use scenario::ground_truth::HostClock;
 use serde_json::{json, Value};
 use view::{ServeOptions, Server};
 
@@ -66,45 +67,12 @@ fn tools_or_skip() -> bool {
     false
 }
 
-/// A decimal string (up to 9 decimals) times 10^9, exactly.
-fn nano_units(s: &str) -> i128 {
-    let neg = s.starts_with('-');
-    let s = s.trim_start_matches('-');
-    let (i, f) = s.split_once('.').unwrap_or((s, ""));
-    let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
-    let v = i.parse::<i128>().unwrap() * 1_000_000_000 + f.parse::<i128>().unwrap();
-    if neg {
-        -v
-    } else {
-        v
-    }
-}
-
-/// A host's clock from the ground truth: `host_ns = floor(slope × true_ns + offset_ns)`.
-struct Clock {
-    slope: i128,
-    offset: i128,
-}
-
-impl Clock {
-    fn of(gt: &Value, host: &str) -> Clock {
-        let h = gt["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["name"] == host)
-            .unwrap_or_else(|| panic!("no host {host} in the ground truth"));
-        Clock {
-            slope: nano_units(h["slope"].as_str().unwrap()),
-            offset: nano_units(h["offset_ns"].as_str().unwrap()),
-        }
-    }
-
-    fn at(&self, t: i128) -> String {
-        (self.slope * t + self.offset)
-            .div_euclid(1_000_000_000)
-            .to_string()
-    }
+/// A host's clock from the ground truth at `path`.
+fn clock(path: &std::path::Path, host: &str) -> HostClock {
+    HostClock::read_all(path)
+        .expect("the ground truth reads")
+        .remove(host)
+        .unwrap_or_else(|| panic!("no host {host} in the ground truth"))
 }
 
 fn num(v: &Value) -> i128 {
@@ -236,10 +204,10 @@ fn views_in_chromium() {
             let m = &gt["marked_request"];
             let c = m["client"].as_str()?;
             let s = server_segment(&critical_path(&gt), c);
-            let on_c = Clock::of(&gt, c);
-            let on_s = Clock::of(&gt, s["host"].as_str().unwrap());
-            let end_c: i128 = on_c.at(num(&m["end"])).parse().unwrap();
-            let begin_s: i128 = on_s.at(num(&s["begin"])).parse().unwrap();
+            let on_c = clock(&out.ground_truth, c);
+            let on_s = clock(&out.ground_truth, s["host"].as_str().unwrap());
+            let end_c = on_c.at(num(&m["end"]));
+            let begin_s = on_s.at(num(&s["begin"]));
             (begin_s > end_c + 1_000_000).then_some((out, gt))
         })
         .expect("a seed whose server clock runs ahead of the client's");
@@ -248,11 +216,11 @@ fn views_in_chromium() {
     let path = critical_path(&sgt);
     let srv = server_segment(&path, &client);
     let srv_host = srv["host"].as_str().unwrap().to_string();
-    let on_client = Clock::of(&sgt, &client);
-    let on_server = Clock::of(&sgt, &srv_host);
+    let on_client = clock(&skewed.ground_truth, &client);
+    let on_server = clock(&skewed.ground_truth, &srv_host);
     let client_json = json!({
         "host": client, "tid": m["tid"],
-        "begin": on_client.at(num(&m["begin"])), "end": on_client.at(num(&m["end"])),
+        "begin": on_client.at(num(&m["begin"])).to_string(), "end": on_client.at(num(&m["end"])).to_string(),
     });
     // With --sync the common time line is the first trace's host's (the client's) clock.
     let synced = serve(&skewed.dirs, true, Default::default());
@@ -264,13 +232,13 @@ fn views_in_chromium() {
         "tolerance": tolerance,
         "client": client_json,
         "server": {"host": srv_host, "tid": srv["tid"],
-            "begin": on_client.at(num(&srv["begin"])), "end": on_client.at(num(&srv["end"]))},
+            "begin": on_client.at(num(&srv["begin"])).to_string(), "end": on_client.at(num(&srv["end"])).to_string()},
     });
     let nosync_expect = json!({
         "url": unsynced.url(),
         "client": client_json,
         "server": {"host": srv_host, "tid": srv["tid"],
-            "begin": on_server.at(num(&srv["begin"])), "end": on_server.at(num(&srv["end"]))},
+            "begin": on_server.at(num(&srv["begin"])).to_string(), "end": on_server.at(num(&srv["end"])).to_string()},
     });
     let setup = t0.elapsed();
     println!(
