@@ -84,6 +84,11 @@ struct FileUsage {
     /// usually one, kept inline (a file per thread of `many-threads` made this a heap list
     /// each).
     owners: smallvec::SmallVec<[(i64, i32, i32); 1]>,
+    /// Where the file comes in lttng-analyses' list of files, which orders equal rows: its
+    /// processes in the order the I/O tracking met them, each one's descriptor numbers in
+    /// the order they were first opened, each number's files in the order they were opened
+    /// (the smallest of its uses').
+    rank: (u32, u32, u32),
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -108,11 +113,12 @@ struct UsageKey {
     read: bool,
 }
 
-/// An iolatencytop candidate, ordered best first: longest, then earliest, then first seen
-/// (the order of a stable sort on (longest, earliest) of every call).
+/// An iolatencytop candidate, ordered best first: longest, then as lttng-analyses lists the
+/// calls before its stable sort (by thread in the order its I/O tracking met them
+/// ([`IoTop::met`]), each thread's in the order they ended).
 #[derive(Debug)]
 struct TopCall {
-    key: (Reverse<i64>, i64, u64),
+    key: (Reverse<i64>, u32, u64),
     call: IoDone,
 }
 
@@ -158,6 +164,10 @@ pub struct IoTop {
     disks: BTreeMap<u64, DiskUsage>,
     /// Per interface: (received, sent).
     netifs: BTreeMap<u32, (u64, u64)>,
+    /// The threads and processes the I/O tracking met, by when it first did: the order of
+    /// lttng-analyses' `period_data.tids`, which orders the rows of equal value in every
+    /// table (its sorts are stable) and lists the threads of the per-process tables.
+    met: IntMap<i32, u32>,
 }
 
 impl IoTop {
@@ -176,7 +186,40 @@ impl IoTop {
             block: IntMap::default(),
             disks: BTreeMap::new(),
             netifs: BTreeMap::new(),
+            met: IntMap::default(),
         }
+    }
+
+    /// Notes that the I/O tracking met thread (or process) `tid`.
+    fn meet(&mut self, tid: i32) {
+        let next = self.met.len() as u32;
+        self.met.entry(tid).or_insert(next);
+    }
+
+    /// Where `tid` comes in [`IoTop::met`] (those never met last).
+    fn met_index(&self, tid: i32) -> u32 {
+        self.met.get(&tid).copied().unwrap_or(u32::MAX)
+    }
+
+    /// lttng-analyses' I/O state meeting the threads of a completed call: the process first
+    /// when the call made it a descriptor (a new one, or one used but not known), then the
+    /// thread and its process.
+    fn meet_call(&mut self, d: &IoDone) {
+        let io_request = match d.op {
+            FdOp::None | FdOp::Accept | FdOp::Pipe | FdOp::Connect | FdOp::Fcntl64 => false,
+            FdOp::Fcntl => d.fd.is_some(),
+            _ => true,
+        };
+        if !io_request {
+            return;
+        }
+        let creates =
+            matches!(d.op, FdOp::Open | FdOp::Socket | FdOp::Dup | FdOp::Fcntl) || d.file.is_none();
+        if d.ret >= 0 && d.fd.is_some() && creates {
+            self.meet(d.pid);
+        }
+        self.meet(d.tid);
+        self.meet(d.pid);
     }
 
     fn passes(&self, d: &IoDone) -> bool {
@@ -189,10 +232,16 @@ impl IoTop {
     }
 
     /// Adds `size` bytes read or written under `k` to the usage tables.
-    fn usage(&mut self, state: &State, k: &UsageKey, size: i64) {
+    fn usage(&mut self, state: &State, k: &UsageKey, size: i64, fd_first: Option<u32>) {
         let fd = k.fd;
         let comm = state.thread(k.tid).map_or("", |t| t.comm.as_str());
-        let (kind, name) = match resolve_fd(state, k.file, k.tid, k.pid, Some(fd)) {
+        let file = resolve_fd(state, k.file, k.tid, k.pid, Some(fd));
+        let rank = (
+            self.met_index(k.pid),
+            fd_first.unwrap_or(u32::MAX),
+            file.unwrap_or(u32::MAX),
+        );
+        let (kind, name) = match file {
             None => (FileKind::Unknown, format!("unknown ({comm})")),
             Some(f) => {
                 let n = state.file_name(f);
@@ -211,7 +260,11 @@ impl IoTop {
         } else {
             p.1.add(kind, size as u64);
         }
-        let f = self.files.entry(name).or_default();
+        let f = self.files.entry(name).or_insert_with(|| FileUsage {
+            rank,
+            ..Default::default()
+        });
+        f.rank = f.rank.min(rank);
         if read {
             f.read = f.read.saturating_add(size as u64);
         } else {
@@ -273,17 +326,41 @@ fn logged(op: FdOp) -> bool {
 
 impl Analysis for IoTop {
     fn interest(&self) -> Interest {
-        Interest::of(&[NoteKind::Io, NoteKind::BlockDone, NoteKind::Net]).reading(&[
-            Facet::Threads,
-            Facet::Fds,
-            Facet::Disks,
-            Facet::Netifs,
+        Interest::of(&[
+            NoteKind::Io,
+            NoteKind::BlockDone,
+            NoteKind::Net,
+            NoteKind::Lifecycle,
         ])
+        .reading(&[Facet::Threads, Facet::Fds, Facet::Disks, Facet::Netifs])
     }
 
     fn notify(&mut self, state: &State, n: &Notification) {
+        if let Notification::BlockDone { tid: Some(tid), .. } = *n {
+            self.meet(tid);
+        }
         match *n {
+            Notification::FdKnown { pid, .. } => self.meet(pid),
+            Notification::ThreadKnown {
+                tid,
+                pid: Some(pid),
+                ..
+            } if pid != tid => {
+                self.meet(tid);
+                self.meet(pid);
+            }
+            // A fork copies the parent's descriptors to the child, one at a time.
+            Notification::ThreadBirth {
+                tid, parent_pid, ..
+            } if state
+                .processes
+                .get(&parent_pid)
+                .is_some_and(|p| !p.fds.is_empty()) =>
+            {
+                self.meet(tid)
+            }
             Notification::Io(d) => {
+                self.meet_call(&d);
                 if !logged(d.op) || !self.common.thread_ok(state, d.tid) || !self.passes(&d) {
                     return;
                 }
@@ -292,9 +369,10 @@ impl Analysis for IoTop {
                     IoTopMode::LatencyTop => {
                         self.seq += 1;
                         let k = u64::from(d.name) << 1 | u64::from(d.op == FdOp::Fcntl);
+                        let met = self.met_index(d.tid);
                         let heap = self.top.entry(k).or_default();
                         heap.push(TopCall {
-                            key: (Reverse(d.exit_ts - d.entry_ts), d.entry_ts, self.seq),
+                            key: (Reverse(d.exit_ts - d.entry_ts), met, self.seq),
                             call: d,
                         });
                         // `limit` 0: no limit (every call is a row).
@@ -370,7 +448,11 @@ impl Analysis for IoTop {
         let mut out = Vec::new();
         match self.mode {
             IoTopMode::Log => {
-                self.calls.sort_by_key(|d| (d.entry_ts, d.exit_ts));
+                // By start, then (a stable sort) as lttng-analyses lists the calls: by thread
+                // in the order it met them, each thread's in the order they ended.
+                let met = &self.met;
+                let at = |tid: i32| met.get(&tid).copied().unwrap_or(u32::MAX);
+                self.calls.sort_by_key(|d| (d.entry_ts, at(d.tid)));
                 let mut t = Table::new("log", b, e);
                 t.rows = self
                     .calls
@@ -415,8 +497,19 @@ impl Analysis for IoTop {
                 // At most one process and one file per call: no regrowth on the way.
                 self.procs.reserve(self.usage_calls.len());
                 self.files.reserve(self.usage_calls.len());
-                for (k, size) in std::mem::take(&mut self.usage_calls) {
-                    self.usage(state, &k, size);
+                let calls = std::mem::take(&mut self.usage_calls);
+                // The first file each descriptor number of a process had (files are numbered
+                // as they are opened).
+                let mut fd_first: IntMap<(i32, i64), u32> = IntMap::default();
+                for k in calls.keys() {
+                    if let Some(f) = resolve_fd(state, k.file, k.tid, k.pid, Some(k.fd)) {
+                        let e = fd_first.entry((k.pid, k.fd)).or_insert(f);
+                        *e = (*e).min(f);
+                    }
+                }
+                for (k, size) in calls {
+                    let first = fd_first.get(&(k.pid, k.fd)).copied();
+                    self.usage(state, &k, size, first);
                 }
                 self.usage_tables(state, b, e, limit, &mut out)
             }
@@ -432,14 +525,10 @@ impl IoTop {
             let comm = t.map_or("", |t| t.comm.as_str());
             cell::process(comm, tid, t.and_then(|t| t.pid))
         };
-        // Every known thread appears in the per-process tables, idle ones with zeros.
-        let mut tids: Vec<i32> = state.threads.tids().collect();
-        tids.extend(
-            self.procs
-                .keys()
-                .copied()
-                .filter(|t| !state.threads.contains(*t)),
-        );
+        // The per-process tables list the threads the I/O tracking met (idle ones with
+        // zeros), most first, equal ones in the order it met them.
+        let mut tids: Vec<i32> = self.met.keys().copied().collect();
+        tids.sort_by_key(|t| self.met_index(*t));
         for (write, title) in [(false, "read"), (true, "written")] {
             let get = |tid: &i32| {
                 let u = self.procs.get(tid).copied().unwrap_or_default();
@@ -451,7 +540,9 @@ impl IoTop {
             };
             let mut v: Vec<(i32, Usage)> = tids.iter().map(|t| (*t, get(t))).collect();
             top_rows(&mut v, self.limit, |x, y| {
-                y.1.total.cmp(&x.1.total).then(x.0.cmp(&y.0))
+                y.1.total
+                    .cmp(&x.1.total)
+                    .then(self.met_index(x.0).cmp(&self.met_index(y.0)))
             });
             let mut t = Table::new("per-process-top", b, e);
             t.title = Some(format!("Per-process top I/O operations [{title}]"));
@@ -475,7 +566,11 @@ impl IoTop {
                 .map(|(n, f)| (n, f, if write { f.write } else { f.read }))
                 .filter(|x| x.2 > 0)
                 .collect();
-            top_rows(&mut v, self.limit, |x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)));
+            top_rows(&mut v, self.limit, |x, y| {
+                y.2.cmp(&x.2)
+                    .then(x.1.rank.cmp(&y.1.rank))
+                    .then(x.0.cmp(y.0))
+            });
             let mut t = Table::new("per-file-top", b, e);
             t.title = Some(format!("Per-file top I/O operations [{title}]"));
             for (name, f, n) in v {
@@ -508,7 +603,10 @@ impl IoTop {
                 .map(|(t, x)| (*t, if write { x.1 } else { x.0 }))
                 .filter(|x| x.1 > 0)
                 .collect();
-            top_rows(&mut v, self.limit, |x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            top_rows(&mut v, self.limit, |x, y| {
+                y.1.cmp(&x.1)
+                    .then(self.met_index(x.0).cmp(&self.met_index(y.0)))
+            });
             let mut t = Table::new("per-process-top-block", b, e);
             t.title = Some(format!("Per-process top block I/O operations [{title}]"));
             for (tid, n) in v {

@@ -6,9 +6,11 @@
 //! descriptor tracking, as lttng-analyses). Both sides are normalised for the documented
 //! differences (`DIFFERENCES.md`, "I/O"): process cells compare by TID only (lttng-analyses
 //! keeps the command name a thread had before exec, and omits some PIDs), per-file names
-//! with a ` (COMMAND)` suffix are left out, the "File descriptor owners" column is not compared, an
-//! unknown path is `unknown` either way, and all-zero per-process rows are left out. Rows are
-//! compared in order, except rows with the same value ([`tie_key`]).
+//! with a ` (COMMAND)` suffix are left out, the "File descriptor owners" column is not compared, and an
+//! unknown path is `unknown` either way. Rows are compared in order, equal values included:
+//! lttng-analyses' sorts are stable over its I/O state, whose threads are in the order its
+//! tracking met them, and tracekit keeps that order (the per-process tables list those
+//! threads, idle ones with zeros).
 
 use std::path::{Path, PathBuf};
 
@@ -44,18 +46,14 @@ fn normalise(doc: &Value) -> Vec<(String, Vec<Value>)> {
     for t in doc["results"].as_array().expect("results") {
         let class = t["class"].to_string();
         let per_file = class.contains("per-file-top");
-        let per_process = class.contains("\"per-process-top\"");
-        let mut rows: Vec<Value> = t["data"]
+        let rows: Vec<Value> = t["data"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|r| {
-                // All-zero per-process rows: threads that did no I/O, which lttng-analyses
-                // lists only if its I/O state met them (tracekit lists every known thread).
-                (!per_process || r[1]["value"].as_i64() != Some(0))
-                    // Per-command aggregates ("socket (COMMAND)", "unknown (COMMAND)") depend
-                    // on the command names, which differ after exec.
-                    && !(per_file && r[0]["path"].as_str().is_some_and(|p| p.ends_with(')')))
+                // Per-command aggregates ("socket (COMMAND)", "unknown (COMMAND)") depend on
+                // the command names, which differ after exec.
+                !(per_file && r[0]["path"].as_str().is_some_and(|p| p.ends_with(')')))
             })
             .map(|r| {
                 Value::Array(
@@ -67,39 +65,9 @@ fn normalise(doc: &Value) -> Vec<(String, Vec<Value>)> {
                 )
             })
             .collect();
-        // Ties at the cut of a top table: keep their value only.
-        if class.contains("per-") && t["data"].as_array().unwrap().len() >= 10 {
-            if let Some(min) = t["data"].as_array().unwrap().last().map(|r| r[1].clone()) {
-                for r in rows.iter_mut() {
-                    if r[1] == min {
-                        *r = json!(format!("tie at {min}"));
-                    }
-                }
-            }
-        }
         out.push((class, rows));
     }
     out
-}
-
-/// The value rows of a table are ordered by, most first (the top tables), or first (the log);
-/// each row is its own key in the other tables, whose order is fixed (categories, disks).
-///
-/// Rows with the same key are compared as a set. lttng-analyses orders them by a stable sort
-/// of its I/O state, whose threads and files are in the order its descriptor and request
-/// tracking first met them (`period_data.tids`, `get_files_stats`): defined, but a history
-/// tracekit does not keep (DIFFERENCES.md, "Descriptor owners"); log rows that begin at the
-/// same time come from simultaneous events, in the reader's order.
-fn tie_key(class: &str, r: &Value) -> Value {
-    if class.contains("\"log\"") {
-        r[0]["begin"].clone()
-    } else if class.contains("top-syscall") {
-        r[2].clone()
-    } else if class.contains("per-") && r.is_array() {
-        r[1].clone()
-    } else {
-        r.clone()
-    }
 }
 
 /// Whether our row `a` stands for the reference row `b`: equal, or equal but for the path of
@@ -120,34 +88,18 @@ fn row_matches(a: &Value, b: &Value) -> bool {
             .all(|(i, (p, q))| i == 6 || p == q)
 }
 
-/// Compares the rows of a table in order, rows with the same [`tie_key`] as a set; the error
-/// names the first group that differs.
+/// Compares the rows of a table in order; the error names the first row that differs.
 fn same_rows(what: &str, class: &str, ours: &[Value], reference: &[Value]) {
     assert_eq!(
         ours.len(),
         reference.len(),
         "{what} {class}: rows\n ours {ours:#?}\n ref {reference:#?}"
     );
-    let mut i = 0;
-    while i < reference.len() {
-        let k = tie_key(class, &reference[i]);
-        let end = (i..reference.len())
-            .find(|&j| tie_key(class, &reference[j]) != k)
-            .unwrap_or(reference.len());
-        let mut left: Vec<&Value> = reference[i..end].iter().collect();
-        for r in &ours[i..end] {
-            match left.iter().position(|x| row_matches(r, x)) {
-                Some(at) => {
-                    left.swap_remove(at);
-                }
-                None => panic!(
-                    "{what} {class}: rows {i}..{end}:\n ours {:#?}\n ref {:#?}",
-                    &ours[i..end],
-                    &reference[i..end]
-                ),
-            }
-        }
-        i = end;
+    for (i, (r, x)) in ours.iter().zip(reference).enumerate() {
+        assert!(
+            row_matches(r, x),
+            "{what} {class}: row {i}:\n ours {r:#?}\n ref {x:#?}"
+        );
     }
 }
 

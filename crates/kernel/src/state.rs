@@ -329,6 +329,15 @@ pub enum Notification {
     },
     /// A completed system call that uses or creates a file descriptor.
     Io(IoDone),
+    /// The statedump listed a descriptor the state did not know yet ([`NoteKind::Io`]).
+    FdKnown {
+        /// Event time.
+        ts: i64,
+        /// Its process.
+        pid: i32,
+        /// The descriptor.
+        fd: i64,
+    },
     /// A packet sent (`net_dev_xmit`) or received (`netif_receive_skb`) on interface
     /// `iface` ([`State::netifs`] index).
     Net {
@@ -512,7 +521,7 @@ pub enum NoteKind {
     Migrate,
     /// [`Notification::SyscallDone`].
     SyscallDone,
-    /// [`Notification::Io`].
+    /// [`Notification::Io`] and [`Notification::FdKnown`].
     Io,
     /// [`Notification::Net`].
     Net,
@@ -667,7 +676,7 @@ impl Notification {
             Notification::PrioChanged { .. } => NoteKind::PrioChanged,
             Notification::Migrate { .. } => NoteKind::Migrate,
             Notification::SyscallDone { .. } => NoteKind::SyscallDone,
-            Notification::Io(_) => NoteKind::Io,
+            Notification::Io(_) | Notification::FdKnown { .. } => NoteKind::Io,
             Notification::Net { .. } => NoteKind::Net,
             Notification::HardIrqDone { .. } => NoteKind::HardIrqDone,
             Notification::SoftIrqRaise { .. } => NoteKind::SoftIrqRaise,
@@ -1384,7 +1393,16 @@ impl State {
                 };
                 let filename = p.text(F::Filename).unwrap_or_default();
                 let flags = p.int(F::Flags).unwrap_or(0);
-                self.new_fd(pid as i32, fd, filename, flags & O_CLOEXEC != 0, FdOp::None);
+                let pid = pid as i32;
+                if self.wants(NoteKind::Io)
+                    && !self
+                        .processes
+                        .get(&pid)
+                        .is_some_and(|p| p.fds.contains_key(&fd))
+                {
+                    out.push(Notification::FdKnown { ts, pid, fd });
+                }
+                self.new_fd(pid, fd, filename, flags & O_CLOEXEC != 0, FdOp::None);
             }
             Kind::StatedumpBlockDevice => {
                 if let Some(dev) = p.int(F::Dev) {
