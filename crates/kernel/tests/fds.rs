@@ -105,6 +105,9 @@ fn descriptor_syscalls_2_5_layout() {
     let evs: Vec<(u64, u64, Vec<Value>)> = vec![
         (ev::STATEDUMP_PROCESS, 10, statedump_process(&a, 0)),
         (ev::STATEDUMP_FD, 11, statedump_fd(&a, 1, "/dev/pts/0")),
+        // Listed again (a statedump may repeat a descriptor): not a new one.
+        (ev::STATEDUMP_FD, 12, statedump_fd(&a, 1, "/dev/pts/0")),
+        (ev::STATEDUMP_FD, 13, statedump_fd(&a, 2, "/dev/pts/0")),
         (ev::SCHED_SWITCH, 20, switch(&s0, 0, &a)),
         // socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC) = 3
         (SOCKET, 100, vec![i(2), i(1 | 0o2000000)]),
@@ -154,6 +157,15 @@ fn descriptor_syscalls_2_5_layout() {
     assert!(fds[&5].cloexec, "set by F_SETFD");
     assert_eq!(name(6), "pipe");
     assert_eq!(name(7), "pipe");
+    // The statedump's descriptors, each once, when first listed.
+    let known: Vec<(i64, i32, i64)> = notes
+        .iter()
+        .filter_map(|n| match *n {
+            Notification::FdKnown { ts, pid, fd } => Some((ts, pid, fd)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(known, vec![(11, 10, 1), (13, 10, 2)]);
     let io: Vec<(FdOp, Option<i64>)> = notes
         .iter()
         .filter_map(|n| match n {
