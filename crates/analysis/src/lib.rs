@@ -19,7 +19,7 @@ pub mod syscallstats;
 pub mod text;
 
 pub use driver::{
-    intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range,
+    intersection, run_refresh, Analysed, RefreshSink, Analysis, Common, Progress, ProgressPoint, Range,
 };
 pub use lami::{Metadata, Table};
 

@@ -14,6 +14,8 @@ use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use kernel::lttng::{HostInfo, NetLayout};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What to record and where.
@@ -57,6 +59,11 @@ pub struct RecordOptions {
     /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
     /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
     pub statedump_fds: bool,
+    /// Streaming mode: after each write-out of the open packets (every second), set to the
+    /// time (ns since the Unix epoch, on the trace's time line) up to which every event is in
+    /// the files, so that a reader can follow the trace while it is written
+    /// (`pipeline::follow`).
+    pub on_disk: Option<Arc<AtomicI64>>,
 }
 
 impl Default for RecordOptions {
@@ -78,6 +85,7 @@ impl Default for RecordOptions {
             snapshot_on: Vec::new(),
             snapshot_debounce: Duration::from_secs(1),
             statedump_fds: true,
+            on_disk: None,
         }
     }
 }
@@ -174,6 +182,8 @@ struct Sink {
     statedump_events: u64,
     net: Option<NetMerge>,
     statedump_fds: bool,
+    /// The trace clock's offset (ns): a written time plus it is on the read's time line.
+    clock_ns: i128,
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -370,6 +380,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let mut tc = build_trace_class(opts, &name);
+    let clock_ns = tc.clocks.first().map_or(0, |c| c.cycles_to_ns(0));
     let mut conv =
         Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
     conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
@@ -397,6 +408,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         statedump_events: 0,
         net: None,
         statedump_fds: opts.statedump_fds,
+        clock_ns,
     })
 }
 
@@ -446,29 +458,50 @@ fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// Reads every page available now; returns whether some CPU gave a full page.
+/// What one [`drain_once`] did.
+#[derive(Clone, Copy)]
+struct Drained {
+    /// Some CPU gave a full page.
+    any_full: bool,
+    /// Every CPU's buffer was read to its end (none stopped at `max_pages`).
+    emptied: bool,
+}
+
+/// Reads every page available now (at most `max_pages` per CPU).
 fn drain_once(
     pipes: &mut [(u32, RawPipe)],
     buf: &mut [u8],
     sink: &mut Sink,
     layout: &PageLayout,
     max_pages: usize,
-) -> Result<bool, Error> {
-    let mut any_full = false;
+) -> Result<Drained, Error> {
+    let mut d = Drained {
+        any_full: false,
+        emptied: true,
+    };
     for (cpu, pipe) in pipes.iter_mut() {
+        let mut ended = false;
         for _ in 0..max_pages {
             let Some(n) = pipe.read_page(buf)? else {
+                ended = true;
                 break;
             };
             let full = sink.page(layout, *cpu, &buf[..n])?;
             if !full {
+                ended = true;
                 break;
             }
-            any_full = true;
+            d.any_full = true;
         }
+        d.emptied &= ended;
     }
-    Ok(any_full)
+    Ok(d)
 }
+
+/// How far before the start of a drain that emptied every buffer its events are taken to be
+/// all read: an event being written on another CPU as the drain starts may carry a slightly
+/// earlier time.
+const ON_DISK_MARGIN_NS: u64 = 2_000_000;
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -520,6 +553,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
         let mut last_flush = Instant::now();
+        // Every event before this (raw) time has been read: the statedump's at first.
+        let mut read_until = t0;
         let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -538,20 +573,29 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if stop {
                 inst.write("tracing_on", "0")?;
                 // Everything left, partial pages included.
-                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)? {}
+                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?.any_full
+                {}
                 drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?;
                 account(&mut sink)?;
                 return Ok(());
             }
-            let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
+            let began = opts.on_disk.as_ref().map(|_| tracefs::clocks_ns().0);
+            let drained = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
             account(&mut sink)?;
+            if let Some(b) = began.filter(|_| drained.emptied) {
+                read_until = b.saturating_sub(ON_DISK_MARGIN_NS);
+            }
             // Like LTTng's switch timer: write out the open packets every second, so that a
             // crash (kill -9) leaves at most a second of events unwritten.
             if last_flush.elapsed() >= FLUSH_PERIOD {
                 sink.writer.flush()?;
                 last_flush = Instant::now();
+                if let Some(on_disk) = &opts.on_disk {
+                    let t = sink.ts(read_until) as i128 + sink.clock_ns;
+                    on_disk.fetch_max(t.clamp(0, i64::MAX as i128) as i64, Ordering::Release);
+                }
             }
-            if !full {
+            if !drained.any_full {
                 let wait = deadline
                     .map(|d| d.saturating_duration_since(Instant::now()))
                     .unwrap_or(opts.poll)
