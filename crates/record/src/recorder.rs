@@ -413,11 +413,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
 }
 
 fn partial_dir(dir: &Path) -> PathBuf {
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    dir.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join(format!(".{name}.partial"))
+    ctf::writer::partial_dir(dir)
 }
 
 fn class_names(tc_names: &[(u64, String)], per_class: &[u64]) -> Vec<(String, u64)> {
