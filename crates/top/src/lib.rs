@@ -8,11 +8,12 @@
 //! trackers ([`latency::LatencySink`], as `tracekit latency`) run over the whole read. At the
 //! end of each window, [`run`] hands a [`Snapshot`] to its caller; [`render`] draws a
 //! snapshot with ratatui (any backend), [`dash`] runs the terminal, [`replay`] paces a trace
-//! read at its recorded speed.
+//! read at its recorded speed, [`local`] follows a kernel recording as it is written.
 
 #![deny(missing_docs)]
 
 pub mod dash;
+pub mod local;
 pub mod render;
 pub mod replay;
 
@@ -155,6 +156,40 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot as one JSON object (a line of `tracekit top --batch`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "begin": self.range.begin,
+            "end": self.range.end,
+            "first": self.first,
+            "last": self.last,
+            "threads": self.threads.iter().map(|t| serde_json::json!({
+                "tid": t.tid, "comm": t.comm, "usage": t.usage,
+            })).collect::<Vec<_>>(),
+            "cpus": self.cpus.iter().map(|(c, u)| serde_json::json!({
+                "cpu": c, "usage": u,
+            })).collect::<Vec<_>>(),
+            "total": self.total,
+            "latencies": self.latencies.iter().map(|l| serde_json::json!({
+                "tracker": l.total.tracker.name(),
+                "matched": l.total.counters.matched,
+                "min_ns": l.total.min,
+                "avg_ns": l.total.avg,
+                "max_ns": l.total.max,
+                "log2_histogram": l.total.hist.iter()
+                    .map(|(lo, n)| serde_json::json!({"ge_ns": lo, "count": n}))
+                    .collect::<Vec<_>>(),
+                "window_matched": l.window_matched,
+                "window_log2_histogram": l.window_hist.iter()
+                    .map(|(lo, n)| serde_json::json!({"ge_ns": lo, "count": n}))
+                    .collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "worst": self.worst.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+            "window_over": self.window_over,
+            "total_over": self.total_over,
+        })
+    }
+
     /// The snapshot's view of `cputop`'s tables (per-process, per-cpu, total).
     fn cputop(&mut self, tables: &[Table]) {
         for t in tables {
@@ -422,7 +457,7 @@ impl<F: FnMut(Snapshot) -> Flow> Sink for TopSink<'_, F> {
 /// Reads `source` into the dashboard's numbers, handing a [`Snapshot`] to `on_snapshot` at
 /// the end of each window (the last one with [`Snapshot::last`] set) until the source ends
 /// or `on_snapshot` returns [`Flow::Stop`]. Returns what the read analysed.
-pub fn run<S: Source + ?Sized>(
+pub fn run<S: Source>(
     source: &S,
     config: &Config,
     on_snapshot: impl FnMut(Snapshot) -> Flow,
