@@ -454,49 +454,47 @@ fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// What one [`drain_once`] did.
-#[derive(Clone, Copy)]
-struct Drained {
-    /// Some CPU gave a full page.
-    any_full: bool,
-    /// Every CPU's buffer was read to its end (none stopped at `max_pages`).
-    emptied: bool,
-}
-
-/// Reads every page available now (at most `max_pages` per CPU).
+/// Reads every page available now (at most `max_pages` per CPU); returns whether some CPU
+/// gave a full page. With `read_until` (one per pipe), also notes for each CPU a time before
+/// which all its events have been read (on the written time line): when its buffer was found
+/// empty, the time just before it was read; otherwise the time of its last event read (a
+/// CPU's events come in time order; a page that is not full may still be followed by others,
+/// when it was the rest of a page read in part before).
 fn drain_once(
     pipes: &mut [(u32, RawPipe)],
     buf: &mut [u8],
     sink: &mut Sink,
     layout: &PageLayout,
     max_pages: usize,
-) -> Result<Drained, Error> {
-    let mut d = Drained {
-        any_full: false,
-        emptied: true,
-    };
-    for (cpu, pipe) in pipes.iter_mut() {
-        let mut ended = false;
+    mut read_until: Option<&mut [u64]>,
+) -> Result<bool, Error> {
+    let mut any_full = false;
+    for (i, (cpu, pipe)) in pipes.iter_mut().enumerate() {
+        let before = read_until.as_ref().map(|_| sink.ts(tracefs::clocks_ns().0));
+        let mut empty = false;
         for _ in 0..max_pages {
             let Some(n) = pipe.read_page(buf)? else {
-                ended = true;
+                empty = true;
                 break;
             };
             let full = sink.page(layout, *cpu, &buf[..n])?;
             if !full {
-                ended = true;
                 break;
             }
-            d.any_full = true;
+            any_full = true;
         }
-        d.emptied &= ended;
+        if let (Some(marks), Some(before)) = (read_until.as_deref_mut(), before) {
+            let last = sink.last_ts.get(*cpu as usize).copied().unwrap_or(0);
+            let mark = if empty { before.max(last) } else { last };
+            marks[i] = marks[i].max(mark);
+        }
     }
-    Ok(d)
+    Ok(any_full)
 }
 
-/// How far before the start of a drain that emptied every buffer its events are taken to be
-/// all read: an event being written on another CPU as the drain starts may carry a slightly
-/// earlier time.
+/// How much earlier than [`drain_once`]'s marks the events are taken to be all read: an
+/// event being written as a buffer is read (interrupts nest in its writing) may carry a
+/// slightly earlier time than the events read.
 const ON_DISK_MARGIN_NS: u64 = 2_000_000;
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
@@ -549,8 +547,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
         let mut last_flush = Instant::now();
-        // Every event before this (raw) time has been read: the statedump's at first.
-        let mut read_until = t0;
+        // Per CPU, a time before which every event has been read (see `drain_once`).
+        let mut read_until = vec![sink.ts(t0); pipes.len()];
         let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -569,29 +567,26 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if stop {
                 inst.write("tracing_on", "0")?;
                 // Everything left, partial pages included.
-                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?.any_full
-                {}
-                drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?;
+                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)? {}
+                drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)?;
                 account(&mut sink)?;
                 return Ok(());
             }
-            let began = opts.on_disk.as_ref().map(|_| tracefs::clocks_ns().0);
-            let drained = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
+            let marks = opts.on_disk.as_ref().map(|_| &mut read_until[..]);
+            let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256, marks)?;
             account(&mut sink)?;
-            if let Some(b) = began.filter(|_| drained.emptied) {
-                read_until = b.saturating_sub(ON_DISK_MARGIN_NS);
-            }
             // Like LTTng's switch timer: write out the open packets every second, so that a
             // crash (kill -9) leaves at most a second of events unwritten.
             if last_flush.elapsed() >= FLUSH_PERIOD {
                 sink.writer.flush()?;
                 last_flush = Instant::now();
                 if let Some(on_disk) = &opts.on_disk {
-                    let t = sink.ts(read_until) as i128 + sink.clock_ns;
+                    let until = read_until.iter().min().copied().unwrap_or(0);
+                    let t = until.saturating_sub(ON_DISK_MARGIN_NS) as i128 + sink.clock_ns;
                     on_disk.fetch_max(t.clamp(0, i64::MAX as i128) as i64, Ordering::Release);
                 }
             }
-            if !drained.any_full {
+            if !full {
                 let wait = deadline
                     .map(|d| d.saturating_duration_since(Instant::now()))
                     .unwrap_or(opts.poll)
