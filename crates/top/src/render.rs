@@ -38,15 +38,17 @@ impl View {
     }
 }
 
-/// A duration, short: `850ns`, `12.3us`, `1.50ms`, `2.00s`.
+/// A duration in at most 7 characters: `850ns`, `12.3us`, `1.50ms`, `134.2ms`, `2.00s`.
 pub fn fmt_ns(ns: i64) -> String {
     let f = ns as f64;
     if ns < 1_000 {
         format!("{ns}ns")
     } else if ns < 1_000_000 {
         format!("{:.1}us", f / 1e3)
-    } else if ns < 1_000_000_000 {
+    } else if ns < 100_000_000 {
         format!("{:.2}ms", f / 1e6)
+    } else if ns < 1_000_000_000 {
+        format!("{:.1}ms", f / 1e6)
     } else {
         format!("{:.2}s", f / 1e9)
     }
@@ -111,7 +113,7 @@ pub fn draw(frame: &mut Frame, view: &View) {
 fn header(frame: &mut Frame, area: Rect, view: &View) {
     let window = view.snapshot.as_ref().map_or(String::new(), |s| {
         format!(
-            "  window {} +{}  elapsed {}",
+            "  window {} +{} (elapsed {})",
             time_of_day(s.range.begin),
             fmt_ns(s.range.end - s.range.begin),
             fmt_ns(s.range.end - s.first)
@@ -194,19 +196,16 @@ fn tracker(frame: &mut Frame, area: Rect, l: &LatencyView) {
         t.counters.matched, l.window_matched
     ))];
     if let (Some(min), Some(avg), Some(max)) = (t.min, t.avg, t.max) {
-        lines.push(Line::from(format!(
-            "min {} avg {} max {}",
-            fmt_ns(min),
-            fmt_ns(avg as i64),
-            fmt_ns(max)
-        )));
+        lines.push(Line::from(format!("min {}  max {}", fmt_ns(min), fmt_ns(max))));
+        lines.push(Line::from(format!("avg {}", fmt_ns(avg as i64))));
     }
-    // The distribution since the start, log2 buckets, as the latency tracker's histograms.
-    let most = t.hist.iter().map(|h| h.1).max().unwrap_or(1).max(1);
+    // The distribution since the start in log2 buckets, as the latency tracker's histograms;
+    // the longest latencies when not all fit.
     let width = (area.width as usize).saturating_sub(20).max(3);
     let room = area.height.saturating_sub(2 + lines.len() as u16) as usize;
-    let skip = t.hist.len().saturating_sub(room);
-    for &(lo, count) in &t.hist[skip..] {
+    let shown = &t.hist[t.hist.len().saturating_sub(room)..];
+    let most = shown.iter().map(|h| h.1).max().unwrap_or(1).max(1);
+    for &(lo, count) in shown {
         lines.push(Line::from(vec![
             Span::raw(format!("≥{:>7} ", fmt_ns(lo))),
             Span::styled(
