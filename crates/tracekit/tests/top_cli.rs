@@ -340,3 +340,21 @@ fn local_recording_followed_and_kept() {
         assert_eq!(a["latencies"], b["latencies"]);
     }
 }
+
+#[test]
+fn bad_options_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = command().arg("top").args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let p = tmp.path().to_str().unwrap();
+    assert!(run(&[p, "--replay", "--threshold", "disk=1ms"]).contains("unknown tracker `disk`"));
+    assert!(run(&[p, "--replay", "--threshold", "syscall=fast"]).contains("--threshold syscall=fast"));
+    assert!(run(&[p, "--replay", "--interval", "0"]).contains("--interval"));
+    assert!(run(&[p]).contains("--replay"));
+    assert!(run(&["net://localhost/host/h/s"]).contains("live source"));
+    // A directory without a trace: the error names it.
+    assert!(run(&[p, "--replay", "--batch"]).contains(p));
+}
