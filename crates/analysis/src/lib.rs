@@ -19,7 +19,8 @@ pub mod syscallstats;
 pub mod text;
 
 pub use driver::{
-    intersection, run_refresh, Analysed, RefreshSink, Analysis, Common, Progress, ProgressPoint, Range,
+    intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range,
+    RefreshSink,
 };
 pub use lami::{Metadata, Table};
 

@@ -51,9 +51,7 @@ where
         quit.store(true, Ordering::Relaxed);
         on_quit();
         drop(rx);
-        let read = reader
-            .join()
-            .map_err(|p| Error::Reader(panic_text(&p)))?;
+        let read = reader.join().map_err(|p| Error::Reader(panic_text(&p)))?;
         shown?;
         read
     })

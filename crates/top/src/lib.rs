@@ -384,8 +384,7 @@ impl<'a, F: FnMut(Snapshot) -> Flow> TopSink<'a, F> {
                 let before = self.previous.iter().find(|p| p.tracker == t.tracker);
                 LatencyView {
                     total: t.clone(),
-                    window_matched: t.counters.matched
-                        - before.map_or(0, |b| b.counters.matched),
+                    window_matched: t.counters.matched - before.map_or(0, |b| b.counters.matched),
                     window_hist: hist_minus(&t.hist, before.map_or(&[][..], |b| &b.hist)),
                 }
             })

@@ -75,9 +75,10 @@ fn bar(ratio: f64, width: usize) -> String {
 }
 
 fn titled(title: String) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(title, Style::new().add_modifier(Modifier::BOLD)))
+    Block::default().borders(Borders::ALL).title(Span::styled(
+        title,
+        Style::new().add_modifier(Modifier::BOLD),
+    ))
 }
 
 /// Draws `view` on the whole frame.
@@ -124,7 +125,10 @@ fn header(frame: &mut Frame, area: Rect, view: &View) {
             "tracekit top",
             Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED),
         ),
-        Span::raw(format!(" {}  {}{}  (q quits)", view.source, view.status, window)),
+        Span::raw(format!(
+            " {}  {}{}  (q quits)",
+            view.source, view.status, window
+        )),
     ]);
     frame.render_widget(Paragraph::new(line), area);
 }
@@ -196,7 +200,11 @@ fn tracker(frame: &mut Frame, area: Rect, l: &LatencyView) {
         t.counters.matched, l.window_matched
     ))];
     if let (Some(min), Some(avg), Some(max)) = (t.min, t.avg, t.max) {
-        lines.push(Line::from(format!("min {}  max {}", fmt_ns(min), fmt_ns(max))));
+        lines.push(Line::from(format!(
+            "min {}  max {}",
+            fmt_ns(min),
+            fmt_ns(max)
+        )));
         lines.push(Line::from(format!("avg {}", fmt_ns(avg as i64))));
     }
     // The distribution since the start in log2 buckets, as the latency tracker's histograms;

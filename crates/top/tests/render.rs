@@ -78,7 +78,11 @@ fn fixed() -> Snapshot {
         total: 0.53125,
         latencies: vec![
             LatencyView {
-                total: summary(Tracker::Syscall, 300, vec![(1024, 200), (2048, 90), (65536, 10)]),
+                total: summary(
+                    Tracker::Syscall,
+                    300,
+                    vec![(1024, 200), (2048, 90), (65536, 10)],
+                ),
                 window_matched: 30,
                 window_hist: vec![(1024, 30)],
             },
@@ -96,7 +100,13 @@ fn fixed() -> Snapshot {
                 Some("postgres"),
                 "dev 8:0 sector 2048 (8 sectors)",
             ),
-            report(Tracker::Syscall, 1_200_000, Some(77), Some("kworker/1:2"), "read"),
+            report(
+                Tracker::Syscall,
+                1_200_000,
+                Some(77),
+                Some("kworker/1:2"),
+                "read",
+            ),
         ],
         window_over: 1,
         total_over: 2,

@@ -94,7 +94,9 @@ fn config(a: &TopArgs) -> Result<top::Config, Box<dyn std::error::Error>> {
                 let ns = parse_threshold(d).map_err(|e| format!("--threshold {t}: {e}"))?;
                 c.thresholds.insert(tracker, ns);
             }
-            None => c.threshold = parse_threshold(t).map_err(|e| format!("--threshold {t}: {e}"))?,
+            None => {
+                c.threshold = parse_threshold(t).map_err(|e| format!("--threshold {t}: {e}"))?
+            }
         }
     }
     Ok(c)
@@ -130,9 +132,11 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         Some(p) => {
             if !a.replay {
-                return Err("a trace directory is shown with --replay (at its recorded pace, \
+                return Err(
+                    "a trace directory is shown with --replay (at its recorded pace, \
                             --speed N times faster)"
-                    .into());
+                        .into(),
+                );
             }
             let source = top::replay::Replay::new(
                 FileSource::open(std::slice::from_ref(p), ReadOptions::default())?,
@@ -152,7 +156,9 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let output = a.output.clone().unwrap_or_else(default_output);
             let duration = match a.duration {
                 Some(d) if !(d.is_finite() && d > 0.0) => {
-                    return Err(format!("--duration must be a positive number of seconds, got {d}").into())
+                    return Err(
+                        format!("--duration must be a positive number of seconds, got {d}").into(),
+                    )
                 }
                 d => d.map(Duration::from_secs_f64),
             };
@@ -170,7 +176,9 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             };
             let rec = top::local::Recording::start(opts)?;
             let label = format!("recording to {}", output.display());
-            let shown = show(a, &config, &rec.source, label, "live".into(), quit, || rec.stop());
+            let shown = show(a, &config, &rec.source, label, "live".into(), quit, || {
+                rec.stop()
+            });
             let summary = rec.finish();
             // The trace is kept whatever the dashboard did.
             println!("trace: {}", output.display());

@@ -94,7 +94,15 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
     let tmp = tempfile::tempdir().unwrap();
     let trace = generated(tmp.path(), 120_000);
     let top = json_lines(&ok(command()
-        .args(["top", "--replay", "--speed", "0", "--batch", "--interval", "10ms"])
+        .args([
+            "top",
+            "--replay",
+            "--speed",
+            "0",
+            "--batch",
+            "--interval",
+            "10ms",
+        ])
         .args(["--tracker", TRACKERS, "--threshold", "20us"])
         .args(["--threshold", "block=100us", "--worst", "30"])
         .arg(&trace)
@@ -105,7 +113,15 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
 
     // cputop: each window is the matching --refresh period, its tables those of the period.
     let mi: Value = serde_json::from_str(&ok(command()
-        .args(["analyze", "cputop", "--mi", "--limit", "0", "--refresh", "0.01"])
+        .args([
+            "analyze",
+            "cputop",
+            "--mi",
+            "--limit",
+            "0",
+            "--refresh",
+            "0.01",
+        ])
         .arg(&trace)
         .output()
         .unwrap()))
@@ -119,7 +135,11 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
     assert_eq!(procs.len(), top.len(), "one window per refresh period");
     for (i, w) in top.iter().enumerate() {
         let range = &procs[i]["time-range"];
-        assert_eq!(w["begin"].as_i64().unwrap(), ts(&range["begin"]), "window {i}");
+        assert_eq!(
+            w["begin"].as_i64().unwrap(),
+            ts(&range["begin"]),
+            "window {i}"
+        );
         assert_eq!(w["end"].as_i64().unwrap(), ts(&range["end"]), "window {i}");
         let expected: Vec<(i64, String, f64)> = procs[i]["data"]
             .as_array()
@@ -151,7 +171,12 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| (r[0]["id"].as_u64().unwrap(), r[1]["value"].as_f64().unwrap()))
+            .map(|r| {
+                (
+                    r[0]["id"].as_u64().unwrap(),
+                    r[1]["value"].as_f64().unwrap(),
+                )
+            })
             .collect();
         let got: Vec<(u64, f64)> = w["cpus"]
             .as_array()
@@ -178,13 +203,21 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
             .map(|w| w["latencies"][k]["window_matched"].as_u64().unwrap())
             .sum();
         assert_eq!(last["latencies"][k]["tracker"], name);
-        assert_eq!(sum, last["latencies"][k]["matched"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            sum,
+            last["latencies"][k]["matched"].as_u64().unwrap(),
+            "{name}"
+        );
     }
     // The worst: the reports over their tracker's threshold, worst first, the first 30.
     let over: Vec<&Value> = reports
         .iter()
         .filter(|r| {
-            let th = if r["tracker"] == "block" { 100_000 } else { 20_000 };
+            let th = if r["tracker"] == "block" {
+                100_000
+            } else {
+                20_000
+            };
             r["kind"] == "latency" && r["latency_ns"].as_i64().unwrap() >= th
         })
         .collect();
@@ -203,7 +236,11 @@ fn windows_equal_analyze_cputop_refresh_and_latency() {
     let end = mid["end"].as_i64().unwrap() - 1;
     ok(command()
         .args(["convert", "--end"])
-        .arg(format!("{}.{:09}", end / 1_000_000_000, end % 1_000_000_000))
+        .arg(format!(
+            "{}.{:09}",
+            end / 1_000_000_000,
+            end % 1_000_000_000
+        ))
         .arg("-o")
         .arg(&cut)
         .arg(&trace)
@@ -311,7 +348,15 @@ fn local_recording_followed_and_kept() {
         .unwrap();
     let started = Instant::now();
     let out = ok(command()
-        .args(["top", "--batch", "--duration", "3.5", "--interval", "500ms", "-o"])
+        .args([
+            "top",
+            "--batch",
+            "--duration",
+            "3.5",
+            "--interval",
+            "500ms",
+            "-o",
+        ])
         .arg(&dir)
         .output()
         .unwrap());
@@ -321,15 +366,29 @@ fn local_recording_followed_and_kept() {
     let trace_line = format!("trace: {}", dir.display());
     assert_eq!(lines.last(), Some(&trace_line.as_str()), "{out}");
     let windows = json_lines(&lines[..lines.len() - 1].join("\n"));
-    assert!(windows.len() >= 4, "windows as the recording went: {}", windows.len());
-    assert!(windows.iter().any(|w| !w["threads"].as_array().unwrap().is_empty()));
+    assert!(
+        windows.len() >= 4,
+        "windows as the recording went: {}",
+        windows.len()
+    );
+    assert!(windows
+        .iter()
+        .any(|w| !w["threads"].as_array().unwrap().is_empty()));
     assert!(started.elapsed() < Duration::from_secs(30));
     // Kept and readable.
     let printed = ok(command().arg("print").arg(&dir).output().unwrap());
     assert!(printed.lines().count() > 1000);
     // What was shown while it was written is what the finished trace shows.
     let replayed = json_lines(&ok(command()
-        .args(["top", "--replay", "--speed", "0", "--batch", "--interval", "500ms"])
+        .args([
+            "top",
+            "--replay",
+            "--speed",
+            "0",
+            "--batch",
+            "--interval",
+            "500ms",
+        ])
         .arg(&dir)
         .output()
         .unwrap()));
@@ -351,7 +410,9 @@ fn bad_options_are_named() {
     };
     let p = tmp.path().to_str().unwrap();
     assert!(run(&[p, "--replay", "--threshold", "disk=1ms"]).contains("unknown tracker `disk`"));
-    assert!(run(&[p, "--replay", "--threshold", "syscall=fast"]).contains("--threshold syscall=fast"));
+    assert!(
+        run(&[p, "--replay", "--threshold", "syscall=fast"]).contains("--threshold syscall=fast")
+    );
     assert!(run(&[p, "--replay", "--interval", "0"]).contains("--interval"));
     assert!(run(&[p]).contains("--replay"));
     assert!(run(&["net://localhost/host/h/s"]).contains("live source"));
