@@ -50,19 +50,27 @@ run() {
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-record_cmd() { "$TRACEKIT" record -q --events sched,irq,syscalls,block --duration "$SECS" -o "$1"; }
-batch_cmd() { "$TRACEKIT" top --batch --duration "$SECS" -o "$1" > /dev/null; }
-tui_cmd() {
-  # The dashboard in a terminal of 120x40; `q` once the recording ended.
-  (sleep $((SECS + 2)); printf q) | script -qfec \
-    "stty cols 120 rows 40; $TRACEKIT top --duration $SECS -o $1" /dev/null > /dev/null
-}
+# One script per configuration (run under /usr/bin/time), taking the trace directory.
+cat > "$W/record_cmd" <<SH
+#!/bin/sh
+exec "$TRACEKIT" record -q --events sched,irq,syscalls,block --duration "$SECS" -o "\$1"
+SH
+cat > "$W/batch_cmd" <<SH
+#!/bin/sh
+exec "$TRACEKIT" top --batch --duration "$SECS" -o "\$1" > /dev/null
+SH
+# The dashboard in a terminal of 120x40; \`q\` once the recording ended.
+cat > "$W/tui_cmd" <<SH
+#!/bin/sh
+(sleep $((SECS + 2)); printf q) | script -qfec "stty cols 120 rows 40; $TRACEKIT top --duration $SECS -o \$1" /dev/null > /dev/null
+SH
+chmod +x "$W/record_cmd" "$W/batch_cmd" "$W/tui_cmd"
 
 printf '%-22s %10s %12s %12s %10s %14s\n' config "CPU s" "CPU/rec s" "peak RSS MiB" "events" "CPU us/kevent"
 for cfg in record batch tui; do
   : > "$W/runs"
   for _ in $(seq "$REPS"); do
-    run "$cfg" "${cfg}_cmd" >> "$W/runs"
+    run "$cfg" "$W/${cfg}_cmd" >> "$W/runs"
   done
   cpu=$(awk '{print $1}' "$W/runs" | median)
   rss=$(awk '{print $2}' "$W/runs" | median)
