@@ -271,6 +271,9 @@ impl Worst {
     }
 }
 
+/// The period the refresh pass ended (its range and cputop's tables), left for the sink.
+type Ended = Rc<RefCell<Option<(Range, Vec<Table>)>>>;
+
 type OnReport = Box<dyn FnMut(Report) -> Result<(), std::convert::Infallible>>;
 
 /// The dashboard's sink: the refresh pass of `cputop` and the latency trackers, fed each
@@ -280,7 +283,7 @@ pub struct TopSink<'a, F> {
     refresh: RefreshSink<'a>,
     latency: LatencySink<OnReport, std::convert::Infallible>,
     /// The period the refresh pass ended, when it ended one at the last event.
-    ended: Rc<RefCell<Option<(Range, Vec<Table>)>>>,
+    ended: Ended,
     worst: Rc<RefCell<Worst>>,
     /// The time at or after which an event ends the window (the refresh pass's own rule).
     cut: i64,
@@ -297,7 +300,7 @@ pub struct Parts {
     common: Common,
     make: Box<dyn FnMut() -> Vec<Box<dyn Analysis>>>,
     report: Box<dyn FnMut(Range, Vec<Vec<Table>>)>,
-    ended: Rc<RefCell<Option<(Range, Vec<Table>)>>>,
+    ended: Ended,
 }
 
 impl Parts {
@@ -305,7 +308,7 @@ impl Parts {
     pub fn new() -> Self {
         let common = Common::default();
         let c = common.clone();
-        let ended: Rc<RefCell<Option<(Range, Vec<Table>)>>> = Rc::default();
+        let ended: Ended = Rc::default();
         let e = ended.clone();
         Parts {
             common,

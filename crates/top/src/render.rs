@@ -66,7 +66,7 @@ fn bar(ratio: f64, width: usize) -> String {
     const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
     let eighths = (ratio.clamp(0.0, 1.0) * width as f64 * 8.0).round() as usize;
     let mut s = "█".repeat(eighths / 8);
-    if eighths % 8 > 0 && s.chars().count() < width {
+    if !eighths.is_multiple_of(8) && s.chars().count() < width {
         s.push(PARTS[eighths % 8]);
     }
     let n = s.chars().count();

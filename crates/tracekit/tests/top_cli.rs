@@ -39,8 +39,11 @@ fn ts(v: &Value) -> i64 {
     v["value"].as_i64().unwrap()
 }
 
-/// A latency summary entry, by tracker name, as (matched, min, max, histogram).
-fn summary_of(s: &Value) -> (u64, Option<i64>, Option<i64>, Vec<(i64, u64)>) {
+/// A tracker's summary: (matched, min, max, log2 histogram).
+type Latencies = (u64, Option<i64>, Option<i64>, Vec<(i64, u64)>);
+
+/// A latency summary entry as (matched, min, max, histogram).
+fn summary_of(s: &Value) -> Latencies {
     let hist = s["log2_histogram"]
         .as_array()
         .unwrap()
@@ -55,7 +58,7 @@ fn summary_of(s: &Value) -> (u64, Option<i64>, Option<i64>, Vec<(i64, u64)>) {
     )
 }
 
-fn latency_summaries(v: &Value) -> Vec<(String, (u64, Option<i64>, Option<i64>, Vec<(i64, u64)>))> {
+fn latency_summaries(v: &Value) -> Vec<(String, Latencies)> {
     let mut s: Vec<_> = v
         .as_array()
         .unwrap()
