@@ -493,9 +493,9 @@ fn drain_once(
 }
 
 /// How much earlier than [`drain_once`]'s marks the events are taken to be all read: an
-/// event being written as a buffer is read (interrupts nest in its writing) may carry a
-/// slightly earlier time than the events read.
-const ON_DISK_MARGIN_NS: u64 = 2_000_000;
+/// event is stamped when its writer reserves its place and seen once it commits it, and a
+/// virtual CPU can be stopped by its host in between.
+const ON_DISK_MARGIN_NS: u64 = 50_000_000;
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
