@@ -76,8 +76,12 @@ fn config(a: &TopArgs) -> Result<top::Config, Box<dyn std::error::Error>> {
         ..Default::default()
     };
     if !a.tracker.is_empty() {
-        c.trackers = a.tracker.iter().map(|t| tracker_of(*t)).collect();
-        c.trackers.dedup();
+        c.trackers.clear();
+        for t in a.tracker.iter().map(|t| tracker_of(*t)) {
+            if !c.trackers.contains(&t) {
+                c.trackers.push(t);
+            }
+        }
     }
     for t in &a.threshold {
         match t.split_once('=') {
