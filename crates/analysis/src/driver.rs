@@ -264,6 +264,51 @@ pub fn run_refresh(
     Ok(done.expect("only a lossless read stops at a loss"))
 }
 
+/// The pass of [`run_refresh`] as a sink, for any [`pipeline::Source`] (a trace followed as
+/// it is written, a live connection, a paced replay): the kernel model and the analyses
+/// `make` builds for each refresh period of `refresh` ns, `report` getting each period as
+/// soon as it ends (the next period's first event ends it). Every event is wanted. After
+/// the read, [`RefreshSink::end`] reports the last period.
+pub struct RefreshSink<'a>(Pass<'a>);
+
+impl<'a> RefreshSink<'a> {
+    /// The pass of `common`'s analyses (its range and filters; the source applies the range).
+    pub fn new(
+        common: &'a Common,
+        refresh: Option<i64>,
+        make: &'a mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+        report: &'a mut dyn FnMut(Range, Vec<Vec<Table>>),
+    ) -> Self {
+        RefreshSink(Pass::new(
+            common,
+            refresh.filter(|r| *r > 0),
+            make,
+            report,
+            None,
+        ))
+    }
+
+    /// The kernel model the analyses are fed by.
+    pub fn model(&self) -> &Model {
+        &self.0.model
+    }
+
+    /// After the read of `summary`: reports the last period and returns what was analysed.
+    pub fn end(&mut self, summary: &Summary) -> Result<Analysed, Error> {
+        Ok(self
+            .0
+            .end(summary)?
+            .expect("a refresh sink's read is never lossless"))
+    }
+}
+
+impl Sink for RefreshSink<'_> {
+    #[inline(always)]
+    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
+        self.0.event(ev, ts)
+    }
+}
+
 /// One pass of [`run_refresh`]: the kernel model and the analyses of each refresh period,
 /// fed by a source.
 struct Pass<'a> {

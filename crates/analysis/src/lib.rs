@@ -20,6 +20,7 @@ pub mod text;
 
 pub use driver::{
     intersection, run_refresh, Analysed, Analysis, Common, Progress, ProgressPoint, Range,
+    RefreshSink,
 };
 pub use lami::{Metadata, Table};
 

@@ -1179,6 +1179,11 @@ impl<F: FnMut(Report) -> Result<(), E>, E> LatencySink<F, E> {
         }
     }
 
+    /// The summary of the events read so far (the read going on: a live display's).
+    pub fn summary_now(&self) -> Summary {
+        self.lat.finish()
+    }
+
     /// The summary of the events read, or the error of `on_report` that stopped the read.
     pub fn summary(self) -> Result<Summary, E> {
         match self.error {

@@ -2,7 +2,8 @@
 //! into sinks.
 //!
 //! A [`Source`] stands for what is read: [`FileSource`] for trace files on disk (one trace,
-//! a directory of traces, several hosts), later a live relay connection. It applies what every
+//! a directory of traces, several hosts), [`FollowSource`] for a trace read while it is
+//! written, later a live relay connection. It applies what every
 //! consumer shares — the time range, the intersection of the streams, a clock transform per
 //! trace (`--sync`), index-based seeking, leaving out the event classes no sink needs,
 //! progress — and calls a [`Sink`] for each event in merged time order, for each discarded
@@ -17,6 +18,7 @@
 
 pub mod bounds;
 pub mod diagnostic;
+pub mod follow;
 pub mod glob;
 pub mod parallel;
 pub mod progress;
@@ -27,6 +29,7 @@ pub mod time;
 
 pub use bounds::{intersection, intersection_on};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
+pub use follow::{FollowSource, Written};
 pub use progress::{Progress, ProgressPoint};
 pub use range::RangeEvents;
 pub use sink::{union_wanted, Both, Fanout, Flow, Notice, NoticeKind, Sink, Wanted};

@@ -23,6 +23,12 @@ pub mod trigger;
 
 pub use recorder::{record, RecordOptions, RecordSummary};
 
+/// Asks a running [`record`] (of this process) to stop as SIGINT does: it writes out what is
+/// left and ends, keeping the trace.
+pub fn request_stop() {
+    tracefs::signals::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 use std::path::PathBuf;
 
 /// Errors of the recorder: of a recording ([`record`]), and of what it is asked to record

@@ -14,6 +14,8 @@ use ctf::value::Value;
 use ctf::writer::{EventHeaderKind, TraceWriter, WriterOptions};
 use kernel::lttng::{HostInfo, NetLayout};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What to record and where.
@@ -57,6 +59,11 @@ pub struct RecordOptions {
     /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
     /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
     pub statedump_fds: bool,
+    /// Streaming mode: after each write-out of the open packets (every second), set to the
+    /// time (ns since the Unix epoch, on the trace's time line) up to which every event is in
+    /// the files, so that a reader can follow the trace while it is written
+    /// (`pipeline::follow`).
+    pub on_disk: Option<Arc<AtomicI64>>,
 }
 
 impl Default for RecordOptions {
@@ -78,6 +85,7 @@ impl Default for RecordOptions {
             snapshot_on: Vec::new(),
             snapshot_debounce: Duration::from_secs(1),
             statedump_fds: true,
+            on_disk: None,
         }
     }
 }
@@ -174,6 +182,8 @@ struct Sink {
     statedump_events: u64,
     net: Option<NetMerge>,
     statedump_fds: bool,
+    /// The trace clock's offset (ns): a written time plus it is on the read's time line.
+    clock_ns: i128,
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -370,6 +380,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let mut tc = build_trace_class(opts, &name);
+    let clock_ns = tc.clocks.first().map_or(0, |c| c.cycles_to_ns(0));
     let mut conv =
         Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
     conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
@@ -397,15 +408,12 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         statedump_events: 0,
         net: None,
         statedump_fds: opts.statedump_fds,
+        clock_ns,
     })
 }
 
 fn partial_dir(dir: &Path) -> PathBuf {
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    dir.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join(format!(".{name}.partial"))
+    ctf::writer::partial_dir(dir)
 }
 
 fn class_names(tc_names: &[(u64, String)], per_class: &[u64]) -> Vec<(String, u64)> {
@@ -446,18 +454,27 @@ fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// Reads every page available now; returns whether some CPU gave a full page.
+/// Reads every page available now (at most `max_pages` per CPU); returns whether some CPU
+/// gave a full page. With `read_until` (one per pipe), also notes for each CPU a time before
+/// which all its events have been read (on the written time line): when its buffer was found
+/// empty, the time just before it was read; otherwise the time of its last event read (a
+/// CPU's events come in time order; a page that is not full may still be followed by others,
+/// when it was the rest of a page read in part before).
 fn drain_once(
     pipes: &mut [(u32, RawPipe)],
     buf: &mut [u8],
     sink: &mut Sink,
     layout: &PageLayout,
     max_pages: usize,
+    mut read_until: Option<&mut [u64]>,
 ) -> Result<bool, Error> {
     let mut any_full = false;
-    for (cpu, pipe) in pipes.iter_mut() {
+    for (i, (cpu, pipe)) in pipes.iter_mut().enumerate() {
+        let before = read_until.as_ref().map(|_| sink.ts(tracefs::clocks_ns().0));
+        let mut empty = false;
         for _ in 0..max_pages {
             let Some(n) = pipe.read_page(buf)? else {
+                empty = true;
                 break;
             };
             let full = sink.page(layout, *cpu, &buf[..n])?;
@@ -466,9 +483,19 @@ fn drain_once(
             }
             any_full = true;
         }
+        if let (Some(marks), Some(before)) = (read_until.as_deref_mut(), before) {
+            let last = sink.last_ts.get(*cpu as usize).copied().unwrap_or(0);
+            let mark = if empty { before.max(last) } else { last };
+            marks[i] = marks[i].max(mark);
+        }
     }
     Ok(any_full)
 }
+
+/// How much earlier than [`drain_once`]'s marks the events are taken to be all read: an
+/// event is stamped when its writer reserves its place and seen once it commits it, and a
+/// virtual CPU can be stopped by its host in between.
+const ON_DISK_MARGIN_NS: u64 = 50_000_000;
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -520,6 +547,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
         let mut last_flush = Instant::now();
+        // Per CPU, a time before which every event has been read (see `drain_once`).
+        let mut read_until = vec![sink.ts(t0); pipes.len()];
         let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -538,18 +567,24 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if stop {
                 inst.write("tracing_on", "0")?;
                 // Everything left, partial pages included.
-                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)? {}
-                drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?;
+                while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)? {}
+                drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)?;
                 account(&mut sink)?;
                 return Ok(());
             }
-            let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
+            let marks = opts.on_disk.as_ref().map(|_| &mut read_until[..]);
+            let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256, marks)?;
             account(&mut sink)?;
             // Like LTTng's switch timer: write out the open packets every second, so that a
             // crash (kill -9) leaves at most a second of events unwritten.
             if last_flush.elapsed() >= FLUSH_PERIOD {
                 sink.writer.flush()?;
                 last_flush = Instant::now();
+                if let Some(on_disk) = &opts.on_disk {
+                    let until = read_until.iter().min().copied().unwrap_or(0);
+                    let t = until.saturating_sub(ON_DISK_MARGIN_NS) as i128 + sink.clock_ns;
+                    on_disk.fetch_max(t.clamp(0, i64::MAX as i128) as i64, Ordering::Release);
+                }
             }
             if !full {
                 let wait = deadline

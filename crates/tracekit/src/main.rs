@@ -15,6 +15,7 @@ mod print;
 mod progress;
 mod record_cmd;
 mod sync_cmd;
+mod top_cmd;
 #[cfg(feature = "view")]
 mod view_cmd;
 
@@ -58,6 +59,9 @@ enum Command {
     /// Latency trackers (wakeup, off-CPU, syscall, block, IRQ): occurrences over a threshold,
     /// timeouts and histograms.
     Latency(latency_cmd::LatencyArgs),
+    /// A live terminal dashboard: per-thread CPU, per-CPU load, latency distributions and
+    /// the worst latencies, of a recording as it is made or of a replayed trace.
+    Top(top_cmd::TopArgs),
     #[cfg(feature = "view")]
     /// Serve a web trace viewer (Control Flow, Resources, CPU usage, events, critical path)
     /// with a Trace Server Protocol back end.
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),
+        Command::Top(a) => top_cmd::run(&a),
         #[cfg(feature = "view")]
         Command::View(a) => view_cmd::run(&a),
         Command::LamiLinks(a) => lami_links::run(&a),

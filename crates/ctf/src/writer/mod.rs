@@ -136,6 +136,16 @@ pub struct TraceWriter {
     max_ts: u64,
 }
 
+/// Where a [`TraceWriter`] writes the trace of directory `dir` until it is complete:
+/// `.NAME.partial` beside it.
+pub fn partial_dir(dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    dir.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(format!(".{name}.partial"))
+}
+
 #[derive(Clone)]
 struct EventLayout {
     common: Option<StructType>,
@@ -168,16 +178,17 @@ impl TraceWriter {
                 std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists"),
             ));
         }
-        let name = dir.file_name().ok_or_else(|| {
-            WriteError::Invalid(format!("{}: not a directory name", dir.display()))
-        })?;
+        if dir.file_name().is_none() {
+            return Err(WriteError::Invalid(format!(
+                "{}: not a directory name",
+                dir.display()
+            )));
+        }
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(p) = parent {
             std::fs::create_dir_all(p).map_err(|e| WriteError::io(p, e))?;
         }
-        let tmp = parent
-            .unwrap_or(Path::new("."))
-            .join(format!(".{}.partial", name.to_string_lossy()));
+        let tmp = partial_dir(dir);
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
         }
