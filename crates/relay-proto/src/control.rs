@@ -168,6 +168,38 @@ impl DataHeader {
     }
 }
 
+/// The fixed start of a [`cmd::SEND_METADATA`] payload, for a relay that writes the metadata
+/// bytes after it as they arrive instead of decoding the whole command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataPrefix {
+    /// The metadata stream's handle.
+    pub stream_id: u64,
+    /// Zero bytes to append after the metadata bytes.
+    pub padding_size: u32,
+}
+
+impl MetadataPrefix {
+    /// Encoded size.
+    pub const SIZE: usize = 12;
+
+    /// Decodes the prefix from the start of a payload.
+    pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf, ControlHeader::SIZE, "SEND_METADATA");
+        let p = MetadataPrefix {
+            stream_id: r.u64()?,
+            padding_size: r.u32()?,
+        };
+        if u64::from(p.padding_size) > MAX_PAYLOAD {
+            return Err(r.invalid(
+                "padding_size",
+                8,
+                format!("{} bytes is more than {MAX_PAYLOAD}", p.padding_size),
+            ));
+        }
+        Ok(p)
+    }
+}
+
 /// A session as the consumer creates it (`lttcomm_relayd_create_session_2_11`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateSession {

@@ -229,6 +229,17 @@ impl Connect {
     }
 }
 
+/// The payload size of request `cmd` (every request has a fixed one), or `None` for an
+/// unknown request.
+pub fn request_payload_size(cmd: u32) -> Option<usize> {
+    Some(match cmd {
+        cmd::CONNECT | cmd::ATTACH_SESSION | cmd::GET_PACKET => 20,
+        cmd::GET_NEXT_INDEX | cmd::GET_METADATA | cmd::GET_NEW_STREAMS | cmd::DETACH_SESSION => 8,
+        cmd::LIST_SESSIONS | cmd::CREATE_SESSION => 0,
+        _ => return None,
+    })
+}
+
 impl ViewerRequest {
     /// The request number.
     pub fn cmd(&self) -> u32 {
