@@ -428,8 +428,8 @@ async fn garbage_on_each_port_closes_that_connection_only() {
         );
     }
     // Truncated: half a header, then the peer leaves.
-    for port in 0..3 {
-        let mut s = TcpStream::connect(addrs[port]).await.unwrap();
+    for addr in addrs {
+        let mut s = TcpStream::connect(addr).await.unwrap();
         s.write_all(&[0, 0, 0]).await.unwrap();
         drop(s);
     }
