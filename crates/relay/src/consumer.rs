@@ -46,7 +46,32 @@ pub(crate) async fn control(mut sock: TcpStream, peer: SocketAddr, reg: Arc<Regi
     if let Err(e) = conn.run(&mut sock).await {
         log(format_args!("control connection from {peer} closed: {e}"));
     }
-    reg.lock().connection_closed(&conn.owned);
+    let mut inner = reg.lock();
+    for id in &conn.owned {
+        let Some(s) = inner.sessions.get(id) else {
+            continue;
+        };
+        let open = s
+            .streams
+            .iter()
+            .filter(|h| inner.streams.get(h).is_some_and(|st| !st.finished(false)))
+            .count();
+        let lost: u64 = s
+            .streams
+            .iter()
+            .filter_map(|h| inner.streams.get(h))
+            .map(|st| st.lost_packets)
+            .sum();
+        if open > 0 || lost > 0 {
+            log(format_args!(
+                "session {}/{}: its producer is gone with {open} stream(s) still open; {lost} packet(s) lost",
+                s.hostname, s.name
+            ));
+        } else {
+            log(format_args!("session {}/{} ended", s.hostname, s.name));
+        }
+    }
+    inner.connection_closed(&conn.owned);
 }
 
 struct Control {

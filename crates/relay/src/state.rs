@@ -108,7 +108,7 @@ pub(crate) struct Stream {
     /// Packets written whose index has not come, by sequence number: their offset and size.
     data_waiting: HashMap<u64, u64>,
     /// Indexes whose packet has not come, by sequence number.
-    index_waiting: HashMap<u64, RelayIndex>,
+    pub(crate) index_waiting: HashMap<u64, RelayIndex>,
     /// Index entries of the packets written and indexed, in file order.
     pub(crate) indexes: Vec<PacketIndex>,
     /// The last live beacon: no events up to this timestamp; and the CTF stream id.
@@ -338,6 +338,8 @@ impl Inner {
             s.beacon = Some((i.timestamp_end, i.stream_id));
             return Ok(());
         }
+        // A packet came after the last beacon: the beacon's "nothing until" no longer holds.
+        s.beacon = None;
         if let Some(offset) = s.data_waiting.remove(&i.net_seq_num) {
             return write_index(s, i, offset);
         }

@@ -335,7 +335,9 @@ impl Viewer {
             index.status = v::INDEX_HUP;
             self.cursors.remove(&stream_id);
         } else if received <= c.index_sent {
-            match st.beacon {
+            // A beacon says the stream is empty up to a time; not while a packet of before
+            // that time waits for its data, which the viewer would then get out of order.
+            match st.beacon.filter(|_| st.index_waiting.is_empty()) {
                 Some((ts_end, ctf_stream_id)) => {
                     index.status = v::INDEX_INACTIVE;
                     index.timestamp_end = ts_end;
