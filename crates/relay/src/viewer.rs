@@ -27,6 +27,8 @@ struct Cursor {
     index_sent: usize,
     /// Metadata bytes sent (of metadata streams).
     metadata_sent: u64,
+    /// "No new metadata" was answered once metadata had been sent.
+    no_new_told: bool,
 }
 
 struct Viewer {
@@ -36,6 +38,8 @@ struct Viewer {
     created: bool,
     attached: BTreeSet<u64>,
     cursors: BTreeMap<u64, Cursor>,
+    /// Streams this viewer was told are over: never offered again.
+    done: BTreeSet<u64>,
 }
 
 /// Serves a viewer connection until it closes.
@@ -48,6 +52,7 @@ pub(crate) async fn serve(mut sock: TcpStream, peer: SocketAddr, reg: Arc<Regist
         created: false,
         attached: BTreeSet::new(),
         cursors: BTreeMap::new(),
+        done: BTreeSet::new(),
     };
     if let Err(e) = viewer.run(&mut sock).await {
         log(format_args!("viewer connection from {peer} closed: {e}"));
@@ -155,6 +160,8 @@ impl Viewer {
                     let Inner { streams, .. } = &*inner;
                     self.cursors
                         .retain(|h, _| streams.get(h).is_some_and(|s| s.session != session_id));
+                    self.done
+                        .retain(|h| streams.get(h).is_some_and(|s| s.session != session_id));
                     v::DETACH_OK
                 };
                 ViewerReply::Detach { status }
@@ -193,6 +200,7 @@ impl Viewer {
             if !st.published
                 || !traces_with_metadata.contains(&st.trace_id)
                 || self.cursors.contains_key(h)
+                || self.done.contains(h)
             {
                 continue;
             }
@@ -201,6 +209,7 @@ impl Viewer {
                 Cursor {
                     index_sent: if seek_last { st.indexes.len() } else { 0 },
                     metadata_sent: 0,
+                    no_new_told: false,
                 },
             );
             created.push(*h);
@@ -334,6 +343,7 @@ impl Viewer {
         if st.finished(closed) && received <= c.index_sent {
             index.status = v::INDEX_HUP;
             self.cursors.remove(&stream_id);
+            self.done.insert(stream_id);
         } else if received <= c.index_sent {
             // A beacon says the stream is empty up to a time; not while a packet of before
             // that time waits for its data, which the viewer would then get out of order.
@@ -385,6 +395,7 @@ impl Viewer {
             inner.sessions.get(sid).is_some_and(|s| {
                 s.streams.iter().any(|h| {
                     !self.cursors.contains_key(h)
+                        && !self.done.contains(h)
                         && inner.streams.get(h).is_some_and(|st| {
                             st.published
                                 && s.streams.iter().any(|m| {
@@ -440,14 +451,30 @@ impl Viewer {
         let Some(c) = self.cursors.get_mut(&stream_id) else {
             return err;
         };
-        let (file, size) = {
+        let (file, size, finished) = {
             let inner = self.reg.lock();
             match inner.streams.get(&stream_id) {
-                Some(st) if st.metadata => (st.file.clone(), st.size),
+                Some(st) if st.metadata => {
+                    let closed = inner
+                        .sessions
+                        .get(&st.session)
+                        .is_none_or(|s| s.connection_closed);
+                    (st.file.clone(), st.size, st.finished(closed))
+                }
                 _ => return err,
             }
         };
         if c.metadata_sent >= size {
+            // Viewers take a metadata stream for gone when asking for it fails, and end its
+            // trace; they expect "no new metadata" once before (as lttng-relayd does it).
+            if c.metadata_sent > 0 {
+                if finished && c.no_new_told {
+                    self.cursors.remove(&stream_id);
+                    self.done.insert(stream_id);
+                } else {
+                    c.no_new_told = true;
+                }
+            }
             return ViewerReply::Metadata {
                 status: v::METADATA_NO_NEW,
                 data: Vec::new(),
