@@ -43,6 +43,8 @@ sleep 0.5
 for p in 5342 5343 5344; do
   head -c 3000 /dev/zero | tr '\0' 'x' > /dev/tcp/127.0.0.1/$p || true
 done
+# Both viewers are attached once they printed something.
+for i in $(seq 200); do [ -s "$W/live1.txt" ] && [ -s "$W/live2.txt" ] && break; sleep 0.05; done
 babeltrace2 --input-format=lttng-live net://127.0.0.1 > "$W/list.txt" 2>&1 || true
 sleep 0.5
 "$APP" 0 500
