@@ -19,10 +19,21 @@ use std::time::Instant;
 
 use testkit::lttng;
 
-/// Starts the relay in the background and waits for its live port.
+/// Starts the relay in the background and waits for its live port. `attached S N` waits until
+/// N viewers are attached to session S (viewers attach from the latest packet on, as they do
+/// to lttng-relayd: events before that are not theirs to print), saving the list it saw.
 const RELAY: &str = r#"
 "$TK" relay -o "$W/out" 2> "$W/relay.log" &
 for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/5344) 2>/dev/null && break; sleep 0.05; done
+attached() {
+  for i in $(seq 300); do
+    babeltrace2 --input-format=lttng-live net://127.0.0.1 > "$W/list-$1.txt" 2>&1 || true
+    grep -q "/$1 (timer = .* $2 client(s) connected" "$W/list-$1.txt" && return 0
+    sleep 0.05
+  done
+  echo "viewers of $1 did not attach" >&2; return 1
+}
+export -f attached
 "#;
 
 const SCENARIOS: &[(&str, &str)] = &[
@@ -37,15 +48,12 @@ for v in 1 2; do
   ( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live$v.txt" 2> "$W/live$v.err"; echo $? > "$W/live$v.rc" ) &
   VIEWERS="$VIEWERS $!"
 done
-sleep 0.5
+attached s 2
 "$APP" 20 300
 # Garbage on every port while the session streams.
 for p in 5342 5343 5344; do
   head -c 3000 /dev/zero | tr '\0' 'x' > /dev/tcp/127.0.0.1/$p || true
 done
-# Both viewers are attached once they printed something.
-for i in $(seq 200); do [ -s "$W/live1.txt" ] && [ -s "$W/live2.txt" ] && break; sleep 0.05; done
-babeltrace2 --input-format=lttng-live net://127.0.0.1 > "$W/list.txt" 2>&1 || true
 sleep 0.5
 "$APP" 0 500
 sleep 0.5
@@ -75,7 +83,7 @@ unshare --mount --propagation private bash -c '
   lttng start >/dev/null
   ( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$(hostname)/s2 > "$W/live2.txt" 2> "$W/live2.err"; echo $? > "$W/live2.rc" ) &
   V=$!
-  sleep 0.5
+  attached s2 1
   "$APP" 10 400
   touch "$W/s2-first"
   sleep 1.5
@@ -247,7 +255,7 @@ fn live_session_two_viewers_and_garbage() {
             "viewer {v} printed something else than the trace on disk"
         );
     }
-    let list = text(&w.join("list.txt"));
+    let list = text(&w.join("list-s.txt"));
     assert!(
         list.contains("/s (timer = 200000, ") && list.contains("2 client(s) connected"),
         "{list}"
