@@ -7,6 +7,7 @@ then event-to-live-reader latency with babeltrace2 as the viewer of each.
     BENCH_EVENTS=10000000 BENCH_RUNS=5 bench/relay.py
 
 Environment: BENCH_EVENTS (4000000), BENCH_RUNS (3), BENCH_LATENCY (20 samples),
+BENCH_REPLAY (20 replays of the packets),
 CARGO_TARGET_DIR (the release binary is taken from there; built if missing).
 See bench/README.md for what is measured and the figures measured so far.
 
@@ -17,6 +18,11 @@ daemon, which waits for the relay, so the flood's wall time (start to the end of
 `lttng destroy`) is what the slower of consumerd and the relay allows. For each relay: MB/s
 (trace bytes it wrote / that time), its CPU time (user + system, from /proc), its peak RSS
 (VmHWM), and the events babeltrace2 reads back from what it wrote.
+
+Replay: the packets (and indexes, and metadata) of the first flood's trace as lttng-relayd
+wrote it, sent BENCH_REPLAY (20) times over by this script playing a consumer daemon (protocol
+2.13, 64 index replies in flight), as fast as each relay takes them: the relay alone, without
+consumerd's pace. Done when the relay says no data is pending for any stream.
 
 Latency: babeltrace2 (`--clock-seconds`, line-buffered by `stdbuf`) reads the live session
 while one `tk:values` event is emitted every 300 ms; the latency of an event is the wall
@@ -33,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EVENTS = int(os.environ.get("BENCH_EVENTS", "4000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 SAMPLES = int(os.environ.get("BENCH_LATENCY", "20"))
+REPLAY = int(os.environ.get("BENCH_REPLAY", "20"))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 TK = os.path.join(TARGET, "release", "tracekit")
 DATA = os.path.join(ROOT, "crates", "testkit", "data", "lttng")
@@ -69,10 +76,10 @@ def proc_stats(pid):
 def start_relay(kind, out):
     os.makedirs(out, exist_ok=True)
     if kind == "lttng-relayd":
-        cmd = ["lttng-relayd", "-o", out]
+        cmd = ["lttng-relayd", "-o", out] + (["-vvv"] if os.environ.get("BENCH_DEBUG") else [])
     else:
         cmd = [TK, "relay", "-o", out]
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(out + ".log", "w"))
     for _ in range(200):
         r = subprocess.run("exec 3<>/dev/tcp/127.0.0.1/5344", shell=True, executable="/bin/bash",
                            stderr=subprocess.DEVNULL)
@@ -90,8 +97,12 @@ def du(path):
     return total
 
 
+def slug(kind):
+    return kind.replace(" ", "-")
+
+
 def flood(kind, app, w, n):
-    out = os.path.join(w, f"out-{kind}-{n}")
+    out = os.path.join(w, f"out-{slug(kind)}-{n}")
     relay = start_relay(kind, out)
     sh(f"lttng create f{n} --live=200000 --set-url net://127.0.0.1 >/dev/null && "
        "lttng enable-channel -u --subbuf-size=1M --num-subbuf=4 --blocking-timeout=inf c >/dev/null && "
@@ -104,13 +115,14 @@ def flood(kind, app, w, n):
     relay.kill()
     relay.wait()
     size = du(out)
-    count = subprocess.run(f"babeltrace2 {out} | wc -l", shell=True, capture_output=True,
+    count = subprocess.run(f"babeltrace2 '{out}' | wc -l", shell=True, capture_output=True,
                            text=True).stdout.strip()
-    return {"wall": wall, "cpu": cpu, "rss": hwm, "bytes": size, "events": int(count)}
+    return {"wall": wall, "cpu": cpu, "rss": hwm, "bytes": size, "events": int(count),
+            "out": out}
 
 
 def latency(kind, app, w):
-    out = os.path.join(w, f"out-{kind}-latency")
+    out = os.path.join(w, f"out-{slug(kind)}-latency")
     relay = start_relay(kind, out)
     sh("lttng create lat --live=200000 --set-url net://127.0.0.1 >/dev/null && "
        "lttng enable-event -u 'tk:values' >/dev/null && lttng start >/dev/null")
@@ -149,6 +161,100 @@ def latency(kind, app, w):
     return lat
 
 
+def trace_dir(out):
+    for d, _, files in os.walk(out):
+        if "metadata" in files:
+            return d
+    raise SystemExit(f"no trace in {out}")
+
+
+def recv_exact(sock, n):
+    b = b""
+    while len(b) < n:
+        c = sock.recv(n - len(b))
+        if not c:
+            raise SystemExit("the relay closed the connection")
+        b += c
+    return b
+
+
+def replay(kind, source, w):
+    """Plays a consumer daemon sending the packets of `source` (a trace lttng-relayd wrote)
+    REPLAY times, as fast as the relay takes them; returns MB/s, CPU s and peak RSS."""
+    import mmap
+    import socket
+    import struct
+    out = os.path.join(w, f"out-{slug(kind)}-replay")
+    relay = start_relay(kind, out)
+    ctrl = socket.create_connection(("127.0.0.1", 5342))
+    data = socket.create_connection(("127.0.0.1", 5343))
+    ctrl.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def cmd(num, payload, reply):
+        ctrl.sendall(struct.pack(">QQII", 0, len(payload), num, 0) + payload)
+        return recv_exact(ctrl, reply) if reply else b""
+
+    cmd(5, struct.pack(">II", 2, 13), 8)
+    names = b"replay\0host\0"
+    base = struct.pack(">IIII", 7, 5, 0, 200000) + bytes([0, 0]) + bytes(range(1, 17)) + \
+        struct.pack(">QQ", 0, int(time.time())) + bytes([0]) + struct.pack(">Q", 0)
+    r = cmd(2, base + names, 16)
+    plen = struct.unpack(">I", r[12:16])[0]
+    recv_exact(ctrl, plen)
+    cmd(19, struct.pack(">QQI", 0, int(time.time()), 0), 4)
+    src = trace_dir(source)
+    chans = sorted(f for f in os.listdir(src) if f != "metadata" and os.path.isfile(os.path.join(src, f)))
+    handles = {}
+    for name in chans + ["metadata"]:
+        n, p = name.encode() + b"\0", b"ust/uid/0/64-bit\0"
+        r = cmd(1, struct.pack(">IIQQQ", len(n), len(p), 0, 0, 0) + n + p, 12)
+        handles[name] = struct.unpack(">Q", r[:8])[0]
+    cmd(16, b"", 4)
+    meta = open(os.path.join(src, "metadata"), "rb").read()
+    ctrl.sendall(struct.pack(">QQII", 0, 12 + len(meta), 6, 0) +
+                 struct.pack(">QI", handles["metadata"], 0) + meta)
+    packets = []
+    for name in chans:
+        idx = open(os.path.join(src, "index", name + ".idx"), "rb").read()
+        f = open(os.path.join(src, name), "rb")
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.path.getsize(f.name) else None
+        for at in range(16, len(idx), 72):
+            e = struct.unpack(">9Q", idx[at:at + 72])
+            packets.append((name, mm, e))
+    total = 0
+    seqs = {name: 0 for name in chans}
+    t0 = time.monotonic()
+    replies = 0
+    for _ in range(REPLAY):
+        for name, mm, (off, psize, csize, tb, te, disc, sid, inst, pseq) in packets:
+            size, content = psize // 8, (csize + 7) // 8
+            seq = seqs[name]
+            seqs[name] += 1
+            data.sendall(struct.pack(">QQQII", 0, handles[name], seq, content, size - content))
+            data.sendall(memoryview(mm)[off:off + content])
+            ctrl.sendall(struct.pack(">QQII", 0, 80, 13, 0) + struct.pack(
+                ">10Q", handles[name], seq, psize, csize, tb, te, disc, sid, inst, pseq))
+            replies += 1
+            total += size
+            if replies >= 64:
+                recv_exact(ctrl, 4 * replies)
+                replies = 0
+    recv_exact(ctrl, 4 * replies)
+    # Done when the relay says every stream's data is in.
+    for name in chans:
+        last = seqs[name] - 1
+        while cmd(8, struct.pack(">QQ", handles[name], last), 4) != struct.pack(">I", 0):
+            time.sleep(0.001)
+    wall = time.monotonic() - t0
+    cpu, hwm = proc_stats(relay.pid)
+    ctrl.close()
+    data.close()
+    relay.kill()
+    relay.wait()
+    subprocess.run(["rm", "-rf", out])
+    return {"wall": wall, "cpu": cpu, "rss": hwm, "bytes": total}
+
+
 def inner():
     w = os.environ["W"]
     app = os.path.join(w, "tk_app")
@@ -160,6 +266,14 @@ def inner():
             r = flood(kind, app, w, f"{n}{'a' if kind == 'lttng-relayd' else 'b'}")
             results[kind].append(r)
             print(f"  {kind}: {r}", file=sys.stderr, flush=True)
+    source = results["lttng-relayd"][0]["out"]
+    replays = {kind: [] for kind in results}
+    for n in range(RUNS):
+        kinds = list(replays) if n % 2 == 0 else list(reversed(replays))
+        for kind in kinds:
+            r = replay(kind, source, w)
+            replays[kind].append(r)
+            print(f"  replay {kind}: {r}", file=sys.stderr, flush=True)
     lats = {kind: latency(kind, app, w) for kind in results}
     print("| relay | MB written | events read back | flood wall (s) | MB/s | relay CPU (s) | "
           "MB per CPU-s | relay peak RSS (MiB) |")
@@ -177,6 +291,21 @@ def inner():
     a, b = med["tracekit relay"], med["lttng-relayd"]
     print(f"\ntracekit relay / lttng-relayd: throughput {a[0] / b[0]:.2f}x, CPU {a[1] / b[1]:.2f}x, "
           f"peak RSS {a[2] / b[2]:.2f}x (medians of {RUNS} floods of {EVENTS} events)\n")
+    print("| relay (replayed packets, no consumerd) | GB | wall (s) | MB/s | relay CPU (s) | "
+          "MB per CPU-s | relay peak RSS (MiB) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rmed = {}
+    for kind, rs in replays.items():
+        wall = statistics.median(r["wall"] for r in rs)
+        cpu = statistics.median(r["cpu"] for r in rs)
+        rss = max(r["rss"] for r in rs)
+        gb = rs[0]["bytes"] / 1e9
+        rmed[kind] = (gb * 1e3 / wall, cpu, rss)
+        print(f"| {kind} | {gb:.2f} | {wall:.2f} | {gb * 1e3 / wall:.0f} | {cpu:.2f} | "
+              f"{gb * 1e3 / cpu if cpu else float('inf'):.0f} | {rss:.1f} |")
+    a, b = rmed["tracekit relay"], rmed["lttng-relayd"]
+    print(f"\ntracekit relay / lttng-relayd on replayed packets: throughput {a[0] / b[0]:.2f}x, "
+          f"CPU {a[1] / b[1]:.2f}x, peak RSS {a[2] / b[2]:.2f}x\n")
     print("| relay (babeltrace2 viewer, live timer 200 ms) | samples | median (ms) | p90 (ms) | max (ms) |")
     print("|---|---:|---:|---:|---:|")
     for kind, lat in lats.items():
