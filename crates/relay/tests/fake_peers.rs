@@ -19,6 +19,8 @@ async fn start(dir: &Path) -> [SocketAddr; 3] {
     (config.control_port, config.data_port, config.live_port) = (0, 0, 0);
     let relay = Relay::bind(&config).await.unwrap();
     let addrs = relay.local_addrs();
+    // Localhost unless asked otherwise.
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
     tokio::spawn(relay.serve(std::future::pending()));
     addrs
 }
