@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use relay_proto::control::{
@@ -391,12 +392,14 @@ async fn copy_in(
 
 /// Serves a data connection: packets, each written to its stream's file as it arrives.
 pub(crate) async fn data(mut sock: TcpStream, peer: SocketAddr, reg: Arc<Registry>) {
-    if let Err(e) = data_loop(&mut sock, &reg).await {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = data_loop(&mut sock, &reg, id).await {
         log(format_args!("data connection from {peer} closed: {e}"));
     }
 }
 
-async fn data_loop(sock: &mut TcpStream, reg: &Registry) -> Result<(), String> {
+async fn data_loop(sock: &mut TcpStream, reg: &Registry, id: u64) -> Result<(), String> {
     let mut hbuf = [0u8; DataHeader::SIZE];
     loop {
         if !read_or_eof(sock, &mut hbuf).await? {
@@ -412,9 +415,9 @@ async fn data_loop(sock: &mut TcpStream, reg: &Registry) -> Result<(), String> {
             if s.metadata {
                 return Err(format!("packet for metadata stream {}", h.stream_id));
             }
-            if s.writing {
+            if *s.writer.get_or_insert(id) != id || s.writing {
                 return Err(format!(
-                    "stream {} is being written by another connection",
+                    "stream {} takes packets from another connection",
                     h.stream_id
                 ));
             }

@@ -103,6 +103,10 @@ pub(crate) struct Stream {
     pub(crate) size: u64,
     /// A data connection is writing a packet.
     pub(crate) writing: bool,
+    /// The data connection that sent its first packet: the only one it takes packets from
+    /// (a consumer daemon sends a stream's packets on one connection), so that another
+    /// connection cannot interleave bytes into it or hold it half-written.
+    pub(crate) writer: Option<u64>,
     /// Sequence number of the last packet written (`u64::MAX`: none).
     pub(crate) last_data_seq: u64,
     /// Packets written whose index has not come, by sequence number: their offset and size.
@@ -289,6 +293,7 @@ impl Registry {
                 index_file,
                 size: 0,
                 writing: false,
+                writer: None,
                 last_data_seq: u64::MAX,
                 data_waiting: HashMap::new(),
                 index_waiting: HashMap::new(),

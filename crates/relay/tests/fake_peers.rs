@@ -416,6 +416,20 @@ async fn garbage_on_each_port_closes_that_connection_only() {
         }),
         (1, noise.clone()),
         (1, unknown_stream),
+        // Another connection's stream, half a packet: refused, the stream untouched.
+        (1, {
+            let mut b = Vec::new();
+            DataHeader {
+                circuit_id: 0,
+                stream_id: a.stream,
+                net_seq_num: 1,
+                data_size: 4000,
+                padding_size: 96,
+            }
+            .encode(&mut b);
+            b.extend([9u8; 100]);
+            b
+        }),
         (2, noise.clone()),
         (2, viewer_first),
         (2, vec![0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 77, 0, 0, 0, 0]),
