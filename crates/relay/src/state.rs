@@ -406,6 +406,26 @@ impl Inner {
                 s.connection_closed = true;
             }
         }
+        self.prune();
+    }
+
+    /// Forgets the sessions that ended and that no viewer reads any more (a viewer cannot
+    /// attach to an ended session), closing their files: a relay collecting traces for
+    /// months must not keep a descriptor per stream it ever received.
+    pub(crate) fn prune(&mut self) {
+        let gone: Vec<u64> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.connection_closed && s.viewers == 0)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            if let Some(s) = self.sessions.remove(&id) {
+                for h in s.streams {
+                    self.streams.remove(&h);
+                }
+            }
+        }
     }
 }
 

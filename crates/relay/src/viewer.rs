@@ -63,6 +63,7 @@ pub(crate) async fn serve(mut sock: TcpStream, peer: SocketAddr, reg: Arc<Regist
             s.viewers = s.viewers.saturating_sub(1);
         }
     }
+    inner.prune();
 }
 
 impl Viewer {
@@ -162,6 +163,7 @@ impl Viewer {
                         .retain(|h, _| streams.get(h).is_some_and(|s| s.session != session_id));
                     self.done
                         .retain(|h| streams.get(h).is_some_and(|s| s.session != session_id));
+                    inner.prune();
                     v::DETACH_OK
                 };
                 ViewerReply::Detach { status }

@@ -15,14 +15,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 async fn start(dir: &Path) -> [SocketAddr; 3] {
+    start_with_registry(dir).await.0
+}
+
+async fn start_with_registry(dir: &Path) -> ([SocketAddr; 3], std::sync::Arc<relay::Registry>) {
     let mut config = Config::new(dir.to_path_buf());
     (config.control_port, config.data_port, config.live_port) = (0, 0, 0);
     let relay = Relay::bind(&config).await.unwrap();
     let addrs = relay.local_addrs();
     // Localhost unless asked otherwise.
     assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    let registry = relay.registry();
     tokio::spawn(relay.serve(std::future::pending()));
-    addrs
+    (addrs, registry)
 }
 
 /// Reads from `sock` until `decode` accepts the bytes.
@@ -297,7 +302,7 @@ impl Viewer {
 #[tokio::test]
 async fn a_torn_packet_is_lost_alone_and_two_viewers_read_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let addrs = start(dir.path()).await;
+    let (addrs, registry) = start_with_registry(dir.path()).await;
     let mut a = Consumer::new(&addrs, "a").await;
     let (mut v1, d1, _) = Viewer::attach(&addrs, a.session).await;
     let (mut v2, d2, _) = Viewer::attach(&addrs, a.session).await;
@@ -338,6 +343,18 @@ async fn a_torn_packet_is_lost_alone_and_two_viewers_read_the_rest() {
         }
         assert_eq!(v.next(d).await.status, viewer::INDEX_HUP);
     }
+    // The ended session is forgotten (its files closed) once its viewers are gone; the
+    // other one stays.
+    let names = |r: &relay::Registry| r.sessions().into_iter().map(|s| s.2).collect::<Vec<_>>();
+    assert_eq!(names(&registry), ["a", "b"]);
+    drop((v1, v2));
+    for _ in 0..100 {
+        if names(&registry) == ["b"] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(names(&registry), ["b"]);
     // On disk: the two whole packets, indexed; the torn one cut off.
     let out_dir = std::fs::read_dir(dir.path().join("host"))
         .unwrap()
