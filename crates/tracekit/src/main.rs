@@ -14,6 +14,7 @@ mod period_cmd;
 mod print;
 mod progress;
 mod record_cmd;
+mod relay_cmd;
 mod sync_cmd;
 mod top_cmd;
 #[cfg(feature = "view")]
@@ -69,6 +70,9 @@ enum Command {
     /// Make `lttng-NAME` and `lttng-NAME-mi` links to tracekit in a directory: run by those
     /// names it is `tracekit analyze NAME [--mi]`, a drop-in for lttng-analyses' commands.
     LamiLinks(lami_links::LamiLinksArgs),
+    /// A relay daemon (drop-in for lttng-relayd): LTTng sessions stream into it
+    /// (`--set-url net://HOST`), live viewers read them as they are recorded.
+    Relay(relay_cmd::RelayArgs),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "view")]
         Command::View(a) => view_cmd::run(&a),
         Command::LamiLinks(a) => lami_links::run(&a),
+        Command::Relay(a) => relay_cmd::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,477 @@
+//! The relay against peers made of the codec (a consumer daemon, live viewers, garbage): a
+//! packet torn by its producer's disconnection is lost alone, several viewers read one
+//! session, and bytes that are not the protocol close their connection only.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use relay::{Config, Relay};
+use relay_proto::control::{
+    self, AddStream, ControlCommand, ControlReply, CreateSession, DataHeader, RelayIndex,
+};
+use relay_proto::viewer::{self, Connect, ViewerReply, ViewerRequest};
+use relay_proto::DecodeError;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn start(dir: &Path) -> [SocketAddr; 3] {
+    start_with_registry(dir).await.0
+}
+
+async fn start_with_registry(dir: &Path) -> ([SocketAddr; 3], std::sync::Arc<relay::Registry>) {
+    let mut config = Config::new(dir.to_path_buf());
+    (config.control_port, config.data_port, config.live_port) = (0, 0, 0);
+    let relay = Relay::bind(&config).await.unwrap();
+    let addrs = relay.local_addrs();
+    // Localhost unless asked otherwise.
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    let registry = relay.registry();
+    tokio::spawn(relay.serve(std::future::pending()));
+    (addrs, registry)
+}
+
+/// Reads from `sock` until `decode` accepts the bytes.
+async fn read_reply<T>(
+    sock: &mut TcpStream,
+    decode: impl Fn(&[u8]) -> Result<(T, usize), DecodeError>,
+) -> T {
+    let mut buf = Vec::new();
+    loop {
+        match decode(&buf) {
+            Ok((r, n)) => {
+                assert_eq!(n, buf.len(), "one reply at a time");
+                return r;
+            }
+            Err(e) if e.is_incomplete() => {
+                let mut b = vec![0; 65536];
+                let n = sock.read(&mut b).await.unwrap();
+                assert!(n > 0, "the relay closed the connection");
+                buf.extend_from_slice(&b[..n]);
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Whether the relay closed `sock` (reading gives EOF or a reset, after any reply).
+async fn closed(sock: &mut TcpStream) -> bool {
+    let mut b = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(deadline, sock.read(&mut b)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+struct Consumer {
+    control: TcpStream,
+    data: TcpStream,
+    session: u64,
+    stream: u64,
+    metadata: u64,
+}
+
+impl Consumer {
+    async fn call(&mut self, c: ControlCommand) -> ControlReply {
+        let mut out = Vec::new();
+        c.encode(&mut out);
+        self.control.write_all(&out).await.unwrap();
+        let cmd = c.cmd();
+        read_reply(&mut self.control, |b| ControlReply::decode(cmd, b)).await
+    }
+
+    /// A live session `name` with one data stream and its metadata.
+    async fn new(addrs: &[SocketAddr; 3], name: &str) -> Consumer {
+        let mut c = Consumer {
+            control: TcpStream::connect(addrs[0]).await.unwrap(),
+            data: TcpStream::connect(addrs[1]).await.unwrap(),
+            session: 0,
+            stream: 0,
+            metadata: 0,
+        };
+        let v = c
+            .call(ControlCommand::Version {
+                major: 2,
+                minor: 13,
+            })
+            .await;
+        assert_eq!(
+            v,
+            ControlReply::Version {
+                major: 2,
+                minor: 13
+            }
+        );
+        let r = c
+            .call(ControlCommand::CreateSession(CreateSession {
+                session_name: name.into(),
+                hostname: "host".into(),
+                base_path: String::new(),
+                live_timer: 100_000,
+                snapshot: false,
+                session_name_contains_creation_time: false,
+                sessiond_uuid: [7; 16],
+                session_id: 1,
+                creation_time: 1_700_000_000,
+                current_chunk_id: Some(0),
+            }))
+            .await;
+        let ControlReply::CreateSession {
+            session_id,
+            ret_code: control::RET_OK,
+            output_path,
+        } = r
+        else {
+            panic!("{r:?}")
+        };
+        assert!(
+            output_path.starts_with(&format!("host/{name}-2023")),
+            "{output_path}"
+        );
+        c.session = session_id;
+        for (name, slot) in [("chan_0", 0), ("metadata", 1)] {
+            let r = c
+                .call(ControlCommand::AddStream(AddStream {
+                    channel_name: name.into(),
+                    pathname: "ust/uid/0/64-bit".into(),
+                    tracefile_size: 0,
+                    tracefile_count: 0,
+                    trace_chunk_id: 0,
+                }))
+                .await;
+            let ControlReply::AddStream {
+                handle,
+                ret_code: control::RET_OK,
+            } = r
+            else {
+                panic!("{r:?}")
+            };
+            if slot == 0 {
+                c.stream = handle;
+            } else {
+                c.metadata = handle;
+            }
+        }
+        assert_eq!(
+            c.call(ControlCommand::StreamsSent).await,
+            ControlReply::Generic {
+                ret_code: control::RET_OK
+            }
+        );
+        let mut out = Vec::new();
+        ControlCommand::SendMetadata {
+            stream_id: c.metadata,
+            padding_size: 10,
+            payload: b"/* CTF 1.8 */".to_vec(),
+        }
+        .encode(&mut out);
+        c.control.write_all(&out).await.unwrap();
+        c
+    }
+
+    /// Packet `seq` (`size` bytes of `seq`) and its index.
+    async fn packet(&mut self, seq: u64, size: u32) {
+        let mut out = Vec::new();
+        DataHeader {
+            circuit_id: 0,
+            stream_id: self.stream,
+            net_seq_num: seq,
+            data_size: size - 16,
+            padding_size: 16,
+        }
+        .encode(&mut out);
+        out.extend(std::iter::repeat_n(seq as u8, size as usize - 16));
+        self.data.write_all(&out).await.unwrap();
+        let i = RelayIndex {
+            relay_stream_id: self.stream,
+            net_seq_num: seq,
+            packet_size: u64::from(size) * 8,
+            content_size: u64::from(size - 16) * 8,
+            timestamp_begin: seq * 10,
+            timestamp_end: seq * 10 + 9,
+            packet_seq_num: seq,
+            ..RelayIndex::default()
+        };
+        assert_eq!(
+            self.call(ControlCommand::SendIndex(i)).await,
+            ControlReply::Generic {
+                ret_code: control::RET_OK
+            }
+        );
+    }
+}
+
+struct Viewer(TcpStream);
+
+impl Viewer {
+    async fn call(&mut self, q: ViewerRequest) -> ViewerReply {
+        let mut out = Vec::new();
+        q.encode(&mut out);
+        self.0.write_all(&out).await.unwrap();
+        let cmd = q.cmd();
+        read_reply(&mut self.0, |b| ViewerReply::decode(cmd, b)).await
+    }
+
+    /// Connected, attached to `session` from its beginning; the streams' ids (data, metadata).
+    async fn attach(addrs: &[SocketAddr; 3], session: u64) -> (Viewer, u64, u64) {
+        let mut v = Viewer(TcpStream::connect(addrs[2]).await.unwrap());
+        let r = v
+            .call(ViewerRequest::Connect(Connect {
+                viewer_session_id: u64::MAX,
+                major: 2,
+                minor: 4,
+                conn_type: 1,
+            }))
+            .await;
+        assert!(
+            matches!(r, ViewerReply::Connect(Connect { major: 2, .. })),
+            "{r:?}"
+        );
+        assert_eq!(
+            v.call(ViewerRequest::CreateSession).await,
+            ViewerReply::CreateSession {
+                status: viewer::CREATE_SESSION_OK
+            }
+        );
+        let r = v
+            .call(ViewerRequest::AttachSession {
+                session_id: session,
+                offset: 0,
+                seek: viewer::SEEK_BEGINNING,
+            })
+            .await;
+        let ViewerReply::Attach {
+            status: viewer::ATTACH_OK,
+            streams,
+        } = r
+        else {
+            panic!("{r:?}")
+        };
+        let data = streams.iter().find(|s| !s.metadata).unwrap().id;
+        let meta = streams.iter().find(|s| s.metadata).unwrap().id;
+        let r = v.call(ViewerRequest::GetMetadata { stream_id: meta }).await;
+        assert_eq!(
+            r,
+            ViewerReply::Metadata {
+                status: viewer::METADATA_OK,
+                data: [&b"/* CTF 1.8 */"[..], &[0; 10]].concat()
+            }
+        );
+        (v, data, meta)
+    }
+
+    /// The next index, waiting while the relay says to retry.
+    async fn next(&mut self, stream_id: u64) -> viewer::ViewerIndex {
+        for _ in 0..200 {
+            let ViewerReply::Index(i) = self.call(ViewerRequest::GetNextIndex { stream_id }).await
+            else {
+                panic!()
+            };
+            if i.status != viewer::INDEX_RETRY {
+                return i;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("no index");
+    }
+
+    /// Packet bytes of index `i`.
+    async fn packet(&mut self, stream_id: u64, i: &viewer::ViewerIndex) -> Vec<u8> {
+        let r = self
+            .call(ViewerRequest::GetPacket {
+                stream_id,
+                offset: i.offset,
+                len: (i.packet_size / 8) as u32,
+            })
+            .await;
+        let ViewerReply::Packet {
+            status: viewer::PACKET_OK,
+            data,
+            ..
+        } = r
+        else {
+            panic!("{r:?}")
+        };
+        data
+    }
+}
+
+#[tokio::test]
+async fn a_torn_packet_is_lost_alone_and_two_viewers_read_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addrs, registry) = start_with_registry(dir.path()).await;
+    let mut a = Consumer::new(&addrs, "a").await;
+    let (mut v1, d1, _) = Viewer::attach(&addrs, a.session).await;
+    let (mut v2, d2, _) = Viewer::attach(&addrs, a.session).await;
+    a.packet(0, 4096).await;
+    a.packet(1, 8192).await;
+    // Packet 2: its header and half its bytes, then the producer dies.
+    let mut out = Vec::new();
+    DataHeader {
+        circuit_id: 0,
+        stream_id: a.stream,
+        net_seq_num: 2,
+        data_size: 4000,
+        padding_size: 96,
+    }
+    .encode(&mut out);
+    out.extend(std::iter::repeat_n(2u8, 2000));
+    a.data.write_all(&out).await.unwrap();
+    drop(a.data);
+    // Another session keeps streaming meanwhile.
+    let mut b = Consumer::new(&addrs, "b").await;
+    b.packet(0, 4096).await;
+    let (mut vb, db, _) = Viewer::attach(&addrs, b.session).await;
+    let i = vb.next(db).await;
+    assert_eq!(vb.packet(db, &i).await[..4080], [0u8; 4080][..]);
+    // Both viewers of session a get both whole packets, then the end once its control
+    // connection is gone.
+    drop(a.control);
+    for (v, d) in [(&mut v1, d1), (&mut v2, d2)] {
+        for (seq, size) in [(0u8, 4096usize), (1, 8192)] {
+            let i = v.next(d).await;
+            assert_eq!(i.status, viewer::INDEX_OK);
+            let bytes = v.packet(d, &i).await;
+            assert_eq!(bytes.len(), size);
+            assert!(
+                bytes[..size - 16].iter().all(|&x| x == seq)
+                    && bytes[size - 16..].iter().all(|&x| x == 0)
+            );
+        }
+        assert_eq!(v.next(d).await.status, viewer::INDEX_HUP);
+    }
+    // The ended session is forgotten (its files closed) once its viewers are gone; the
+    // other one stays.
+    let names = |r: &relay::Registry| r.sessions().into_iter().map(|s| s.2).collect::<Vec<_>>();
+    assert_eq!(names(&registry), ["a", "b"]);
+    drop((v1, v2));
+    for _ in 0..100 {
+        if names(&registry) == ["b"] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(names(&registry), ["b"]);
+    // On disk: the two whole packets, indexed; the torn one cut off.
+    let out_dir = std::fs::read_dir(dir.path().join("host"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("a-"))
+        .unwrap()
+        .path();
+    let stream = out_dir.join("ust/uid/0/64-bit/chan_0");
+    assert_eq!(std::fs::metadata(&stream).unwrap().len(), 4096 + 8192);
+    let idx = std::fs::read(out_dir.join("ust/uid/0/64-bit/index/chan_0.idx")).unwrap();
+    assert_eq!(relay_proto::index::decode_header(&idx), Ok(72));
+    assert_eq!(idx.len(), 16 + 2 * 72);
+    let (second, _) = relay_proto::index::PacketIndex::decode(&idx[16 + 72..], 72).unwrap();
+    assert_eq!(
+        (second.offset, second.packet_size, second.packet_seq_num),
+        (4096, 8192 * 8, 1)
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&stream).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(&out_dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+}
+
+#[tokio::test]
+async fn garbage_on_each_port_closes_that_connection_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let addrs = start(dir.path()).await;
+    let mut a = Consumer::new(&addrs, "a").await;
+    let (mut v, d, _) = Viewer::attach(&addrs, a.session).await;
+    a.packet(0, 4096).await;
+    let mut version = Vec::new();
+    ControlCommand::Version {
+        major: 2,
+        minor: 13,
+    }
+    .encode(&mut version);
+    let mut huge = Vec::new();
+    control::ControlHeader {
+        circuit_id: 0,
+        data_size: u64::MAX / 2,
+        cmd: control::cmd::CREATE_SESSION,
+        cmd_version: 0,
+    }
+    .encode(&mut huge);
+    let mut unknown_stream = Vec::new();
+    DataHeader {
+        circuit_id: 0,
+        stream_id: 999,
+        net_seq_num: 0,
+        data_size: 10,
+        padding_size: 0,
+    }
+    .encode(&mut unknown_stream);
+    let mut viewer_first = Vec::new();
+    ViewerRequest::GetNextIndex { stream_id: d }.encode(&mut viewer_first);
+    let noise: Vec<u8> = (0..5000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let cases: Vec<(usize, Vec<u8>)> = vec![
+        (0, noise.clone()),
+        (0, [&version[..], &huge[..]].concat()),
+        // Another connection's stream.
+        (0, {
+            let mut b = version.clone();
+            ControlCommand::CloseStream {
+                stream_id: a.stream,
+                last_net_seq_num: 0,
+            }
+            .encode(&mut b);
+            b
+        }),
+        (1, noise.clone()),
+        (1, unknown_stream),
+        // Another connection's stream, half a packet: refused, the stream untouched.
+        (1, {
+            let mut b = Vec::new();
+            DataHeader {
+                circuit_id: 0,
+                stream_id: a.stream,
+                net_seq_num: 1,
+                data_size: 4000,
+                padding_size: 96,
+            }
+            .encode(&mut b);
+            b.extend([9u8; 100]);
+            b
+        }),
+        (2, noise.clone()),
+        (2, viewer_first),
+        (2, vec![0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 77, 0, 0, 0, 0]),
+    ];
+    for (port, bytes) in cases {
+        let mut s = TcpStream::connect(addrs[port]).await.unwrap();
+        s.write_all(&bytes).await.unwrap();
+        assert!(
+            closed(&mut s).await,
+            "port {port}: {:?}…",
+            &bytes[..bytes.len().min(16)]
+        );
+    }
+    // Truncated: half a header, then the peer leaves.
+    for addr in addrs {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(&[0, 0, 0]).await.unwrap();
+        drop(s);
+    }
+    // Nothing else noticed: the session streams on, its viewer reads it.
+    a.packet(1, 4096).await;
+    for seq in [0u8, 1] {
+        let i = v.next(d).await;
+        assert_eq!(v.packet(d, &i).await[0], seq);
+    }
+    let b = Consumer::new(&addrs, "b").await;
+    assert_ne!(b.session, a.session);
+}
