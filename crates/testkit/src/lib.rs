@@ -10,6 +10,8 @@
 
 #![deny(missing_docs)]
 
+pub mod lttng;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -6,11 +6,9 @@
 //! and the trace an `lttng-relayd` writes. For each, stdout, stderr and the exit status of both
 //! tools must be identical.
 //!
-//! Each recording has a session daemon of its own, in namespaces of its own (`unshare`: mount,
-//! PID and network), with its own run directory (`/run` and `/dev/shm` are private tmpfs) and
-//! `LTTNG_HOME`: it neither sees nor disturbs another session daemon, and every daemon it
-//! started dies with the namespace's first process when the recording ends, fails or times out.
-//! The recordings run concurrently, once per test process.
+//! Each recording has a session daemon of its own, in namespaces of its own (`testkit::lttng`):
+//! it neither sees nor disturbs another session daemon. The recordings run concurrently, once
+//! per test process.
 //!
 //! Needs root (for the namespaces), lttng-tools, liblttng-ust-dev, python3-lttngust, gcc,
 //! iproute2 and babeltrace2; a test skips with a message when one is missing, except with
@@ -18,27 +16,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-const INSTALL: &str =
-    "apt install lttng-tools liblttng-ust-dev python3-lttngust gcc iproute2 babeltrace2";
-
-/// Set up in every namespace before a scenario's commands: private run directories, the
-/// loopback interface, and a session daemon without the kernel domain.
-const PRELUDE: &str = r#"set -eu
-# Only ever in a PID namespace of our own: `kill -9 -1` below must reach nothing else.
-[ "$$" = 1 ] || { echo "not the first process of a new PID namespace" >&2; exit 97; }
-mount -t tmpfs tmpfs /run
-mkdir -p /run/lttng
-mount -t tmpfs tmpfs /dev/shm
-ip link set lo up
-export HOME="$W/home" LTTNG_HOME="$W/home"
-mkdir -p "$HOME"
-cd "$W"
-lttng-sessiond --no-kernel --daemonize
-"#;
+use testkit::lttng;
 
 /// The scenarios: a name (also the output directory's) and the commands recording it. `$W` is
 /// the scenario's directory (the trace goes to `$W/trace`), `$APP` the C application
@@ -165,141 +147,14 @@ lttng destroy
     ),
 ];
 
-/// Whether everything the recordings need is here; without it the tests skip, saying why
-/// (where the shared suites run, they fail instead).
-fn available() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        let what = "the real LTTng trace tests";
-        for tool in [
-            "babeltrace2",
-            "lttng",
-            "lttng-sessiond",
-            "lttng-relayd",
-            "gcc",
-        ] {
-            if !testkit::tool_or_skip(tool, INSTALL, what) {
-                return false;
-            }
-        }
-        let missing = [
-            ("lttng-crash", "lttng-tools"),
-            ("unshare", "util-linux"),
-            ("ip", "iproute2"),
-            ("timeout", "coreutils"),
-        ]
-        .iter()
-        .find(|(tool, _)| !runs(Command::new("sh").args(["-c", &format!("command -v {tool}")])))
-        .map(|(tool, pkg)| format!("{tool} ({pkg}) is not installed"))
-        .or_else(|| {
-            let header = "echo '#include <lttng/tracepoint.h>' | gcc -E -x c - -o /dev/null";
-            (!runs(
-                Command::new("sh")
-                    .args(["-c", header])
-                    .stderr(Stdio::null()),
-            ))
-            .then(|| "liblttng-ust-dev is not installed".to_owned())
-        })
-        .or_else(|| {
-            let found = "import importlib.util, sys; \
-                         sys.exit(importlib.util.find_spec('lttngust') is None)";
-            (!runs(Command::new("/usr/bin/python3").args(["-c", found])))
-                .then(|| "python3-lttngust is not installed".to_owned())
-        })
-        .or_else(|| {
-            let mut ns = Command::new("unshare");
-            ns.args(NAMESPACES).arg("true").stderr(Stdio::null());
-            (!runs(&mut ns)).then(|| {
-                "cannot make mount, PID and network namespaces (`unshare`: not root?)".to_owned()
-            })
-        });
-        match missing {
-            None => true,
-            Some(why) => {
-                assert!(
-                    testkit::shared().is_none(),
-                    "{why}: the real LTTng trace tests must run where the shared suites do \
-                     ({INSTALL}, as root)"
-                );
-                eprintln!("{why}: skipping {what}");
-                false
-            }
-        }
-    })
-}
-
-fn runs(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// `unshare`'s options: new mount, PID and network namespaces, the shell forked as the PID
-/// namespace's first process (when it ends, the kernel kills every other process of the
-/// namespace), and killed when `unshare` itself dies.
-const NAMESPACES: &[&str] = &[
-    "--mount",
-    "--propagation",
-    "private",
-    "--pid",
-    "--fork",
-    "--kill-child",
-    "--mount-proc",
-    "--net",
-];
-
-/// The directory of this process's recordings (under the target's temporary directory);
-/// those of earlier test processes that are gone are removed.
-fn work_dir() -> PathBuf {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    if let Ok(rd) = std::fs::read_dir(base) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.strip_prefix("lttng-real-") else {
-                continue;
-            };
-            if !Path::new("/proc").join(pid).exists() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-    let dir = base.join(format!("lttng-real-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("work directory");
-    dir
-}
-
-/// Compiles the C application with its tracepoint provider into `dir`.
-fn build_app(dir: &Path) -> Result<PathBuf, String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lttng");
-    let app = dir.join("tk_app");
-    let o = Command::new("gcc")
-        .args(["-O1", "-Wall", "-Werror", "-I"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&app)
-        .arg(src.join("tk_app.c"))
-        .arg(src.join("tk_tp.c"))
-        .args(["-llttng-ust", "-ldl"])
-        .output()
-        .map_err(|e| format!("gcc: {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "gcc failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
-    Ok(app)
-}
-
 /// Each scenario's directory (its trace in `trace/`), or why it could not be recorded; the
 /// recordings are made once, all at the same time, by the first test asking.
 fn recordings() -> &'static BTreeMap<&'static str, Result<PathBuf, String>> {
     static REC: OnceLock<BTreeMap<&'static str, Result<PathBuf, String>>> = OnceLock::new();
     REC.get_or_init(|| {
         let start = Instant::now();
-        let dir = work_dir();
-        let app = match build_app(&dir) {
+        let dir = lttng::work_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "lttng-real");
+        let app = match lttng::build_app(&dir) {
             Ok(app) => app,
             Err(e) => {
                 return SCENARIOS
@@ -308,7 +163,7 @@ fn recordings() -> &'static BTreeMap<&'static str, Result<PathBuf, String>> {
                     .collect()
             }
         };
-        let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lttng/tk_agent.py");
+        let agent = lttng::data_dir().join("tk_agent.py");
         let out = std::thread::scope(|s| {
             let handles: Vec<_> = SCENARIOS
                 .iter()
@@ -335,36 +190,18 @@ fn recordings() -> &'static BTreeMap<&'static str, Result<PathBuf, String>> {
     })
 }
 
-/// Runs one scenario's commands in namespaces of their own (see the module's documentation).
+/// Runs one scenario's commands in namespaces of their own (see `testkit::lttng`).
 fn record(w: &Path, script: &str, app: &Path, agent: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(w).map_err(|e| format!("{}: {e}", w.display()))?;
-    let o = Command::new("timeout")
-        // `unshare` killed: its child (and with it the namespace) dies too.
-        .args(["-s", "KILL", "120", "unshare"])
-        .args(NAMESPACES)
-        .args(["bash", "-c"])
-        .arg(format!("{PRELUDE}{script}"))
-        .env("W", w)
-        .env("APP", app)
-        .env("AGENT", agent)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("unshare: {e}"))?;
-    if o.status.success() && w.join("trace").is_dir() {
+    lttng::run(w, script, [("APP", app), ("AGENT", agent)], 120)?;
+    if w.join("trace").is_dir() {
         return Ok(());
     }
-    Err(format!(
-        "recording in {} failed ({}):\n{}{}",
-        w.display(),
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    ))
+    Err(format!("recording in {} wrote no trace", w.display()))
 }
 
 /// The directory of scenario `name` (None: skipped); a failed recording fails the test.
 fn scenario(name: &str) -> Option<PathBuf> {
-    if !available() {
+    if !lttng::available("the real LTTng trace tests") {
         return None;
     }
     match &recordings()[name] {
