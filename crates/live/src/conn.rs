@@ -1,4 +1,5 @@
-//! One viewer connection to a relay: blocking request/reply over TCP.
+//! One viewer connection to a relay: blocking request/reply over TCP, the bytes encoded and
+//! checked by `relay_proto::viewer`.
 //!
 //! Blocking sockets rather than an async runtime: the protocol allows one command in flight
 //! per connection and the reader's loop is sequential (it must order events across streams
@@ -10,23 +11,27 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::wire::{self, Cmd, Connected, Index, Reader, SessionInfo, StreamInfo};
+use relay_proto::viewer::{self as v, ViewerReply, ViewerRequest};
+use relay_proto::DecodeError;
+
+pub use relay_proto::viewer::{SessionInfo, StreamInfo, ViewerIndex};
+
 use crate::Error;
 
 /// How long a reply may take before the relay is given up.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Bounds on what a reply may announce: past them it is garbage, not a reason to allocate.
-const MAX_RECORDS: u32 = 1 << 16;
-const MAX_PACKET: u32 = 256 << 20;
-const MAX_METADATA_CHUNK: u64 = 256 << 20;
+/// The live protocol version this viewer speaks (babeltrace2 2.0's; 2.4 has viewer sessions
+/// and new-stream notices).
+const MAJOR: u32 = 2;
+const MINOR: u32 = 4;
 
 /// A viewer connection to one relay's live port.
 pub struct Conn {
     stream: TcpStream,
-    /// `host:port` as given, for messages.
+    /// `host:port`, for messages.
     pub addr: String,
-    /// What CONNECT agreed on.
-    pub version: Connected,
+    /// Bytes read past the last reply (none, as the relay answers one request at a time).
+    buf: Vec<u8>,
 }
 
 /// A packet's reply.
@@ -47,6 +52,20 @@ pub enum NewStreams {
     Streams(Vec<StreamInfo>),
     /// The session is closed: no more streams will come.
     Hup,
+}
+
+fn name(cmd: u32) -> &'static str {
+    match cmd {
+        v::cmd::CONNECT => "CONNECT",
+        v::cmd::LIST_SESSIONS => "LIST_SESSIONS",
+        v::cmd::ATTACH_SESSION => "ATTACH_SESSION",
+        v::cmd::GET_NEXT_INDEX => "GET_NEXT_INDEX",
+        v::cmd::GET_PACKET => "GET_PACKET",
+        v::cmd::GET_METADATA => "GET_METADATA",
+        v::cmd::GET_NEW_STREAMS => "GET_NEW_STREAMS",
+        v::cmd::CREATE_SESSION => "CREATE_SESSION",
+        _ => "DETACH_SESSION",
+    }
 }
 
 impl Conn {
@@ -73,13 +92,10 @@ impl Conn {
                 Err(e) => last = Some(e),
             }
         }
-        let stream = match stream {
-            Some(s) => s,
-            None => {
-                return Err(connect_err(last.unwrap_or_else(|| {
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
-                })))
-            }
+        let Some(stream) = stream else {
+            return Err(connect_err(last.unwrap_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+            })));
         };
         let io = |source| Error::Io {
             addr: addr.clone(),
@@ -91,226 +107,222 @@ impl Conn {
         let mut c = Conn {
             stream,
             addr,
-            version: Connected {
-                viewer_session_id: 0,
-                major: 0,
-                minor: 0,
-            },
+            buf: Vec::new(),
         };
-        c.send(Cmd::Connect, &wire::connect())?;
-        let b = c.recv(Cmd::Connect, wire::CONNECT_LEN, "the relay's version")?;
-        let v = wire::connected(&b).map_err(|m| c.malformed(Cmd::Connect, m))?;
-        if v.major != wire::MAJOR {
+        let ours = v::Connect {
+            viewer_session_id: u64::MAX,
+            major: MAJOR,
+            minor: MINOR,
+            conn_type: v::CLIENT_COMMAND,
+        };
+        let ViewerReply::Connect(theirs) = c.request(ViewerRequest::Connect(ours))? else {
+            unreachable!("decoded as CONNECT's reply")
+        };
+        if theirs.major != MAJOR || theirs.minor < MINOR {
             return Err(c.refused(
-                Cmd::Connect,
+                v::cmd::CONNECT,
                 format!(
-                    "the relay speaks live protocol {}.{}, this viewer {}.{}",
-                    v.major,
-                    v.minor,
-                    wire::MAJOR,
-                    wire::MINOR
+                    "the relay speaks live protocol {}.{}, this viewer {MAJOR}.{MINOR} (the same \
+                     major and at least this minor are needed)",
+                    theirs.major, theirs.minor
                 ),
             ));
         }
-        if v.minor < wire::MINOR {
-            return Err(c.refused(
-                Cmd::Connect,
-                format!(
-                    "the relay speaks live protocol {}.{}, older than {}.{} (no viewer sessions)",
-                    v.major,
-                    v.minor,
-                    wire::MAJOR,
-                    wire::MINOR
-                ),
-            ));
-        }
-        c.version = v;
         Ok(c)
     }
 
-    fn send(&mut self, cmd: Cmd, bytes: &[u8]) -> Result<(), Error> {
-        self.stream.write_all(bytes).map_err(|source| Error::Io {
-            addr: self.addr.clone(),
-            what: format!("sending {}", cmd.name()),
-            source,
-        })
-    }
-
-    /// Reads `n` bytes of `cmd`'s reply: `what` they are.
-    fn recv(&mut self, cmd: Cmd, n: usize, what: &str) -> Result<Vec<u8>, Error> {
-        let mut b = vec![0u8; n];
-        let mut got = 0;
-        while got < n {
-            match self.stream.read(&mut b[got..]) {
+    /// Sends `req` and reads its reply, whole.
+    fn request(&mut self, req: ViewerRequest) -> Result<ViewerReply, Error> {
+        let cmd = req.cmd();
+        let mut bytes = Vec::with_capacity(40);
+        req.encode(&mut bytes);
+        self.stream
+            .write_all(&bytes)
+            .map_err(|source| Error::Io {
+                addr: self.addr.clone(),
+                what: format!("sending {}", name(cmd)),
+                source,
+            })?;
+        loop {
+            let needed = match ViewerReply::decode(cmd, &self.buf) {
+                Ok((reply, used)) => {
+                    self.buf.drain(..used);
+                    return Ok(reply);
+                }
+                Err(DecodeError::Incomplete { needed }) => needed,
+                Err(e) => {
+                    return Err(Error::Protocol {
+                        addr: self.addr.clone(),
+                        what: format!("reply to {}", name(cmd)),
+                        why: e.to_string(),
+                    })
+                }
+            };
+            let have = self.buf.len();
+            self.buf.resize(have + needed.max(1), 0);
+            let got = loop {
+                match self.stream.read(&mut self.buf[have..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    other => break other,
+                }
+            };
+            match got {
                 Ok(0) => {
                     return Err(Error::Protocol {
                         addr: self.addr.clone(),
-                        what: format!("reply to {}", cmd.name()),
+                        what: format!("reply to {}", name(cmd)),
                         why: format!(
-                            "the relay closed the connection after {got} of the {n} bytes of {what}"
+                            "the relay closed the connection after {have} bytes of the reply \
+                             (at least {needed} more were due)"
                         ),
                     })
                 }
-                Ok(k) => got += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Ok(n) => self.buf.truncate(have + n),
                 Err(source) => {
                     return Err(Error::Io {
                         addr: self.addr.clone(),
-                        what: format!("reading {what} in the reply to {}", cmd.name()),
+                        what: format!("reading the reply to {} (after {have} bytes)", name(cmd)),
                         source,
                     })
                 }
             }
         }
-        Ok(b)
     }
 
-    fn malformed(&self, cmd: Cmd, m: wire::Malformed) -> Error {
-        Error::Protocol {
-            addr: self.addr.clone(),
-            what: format!("reply to {}", cmd.name()),
-            why: m.0,
-        }
-    }
-
-    fn refused(&self, cmd: Cmd, why: String) -> Error {
+    fn refused(&self, cmd: u32, why: String) -> Error {
         Error::Refused {
             addr: self.addr.clone(),
-            what: cmd.name(),
+            what: name(cmd),
             why,
         }
     }
 
-    fn count(&self, cmd: Cmd, n: u32, what: &str) -> Result<usize, Error> {
-        if n > MAX_RECORDS {
-            return Err(self.malformed(
-                cmd,
-                wire::Malformed(format!("{n} {what} announced (at most {MAX_RECORDS})")),
-            ));
-        }
-        Ok(n as usize)
-    }
-
     /// The relay's sessions.
     pub fn list_sessions(&mut self) -> Result<Vec<SessionInfo>, Error> {
-        let cmd = Cmd::ListSessions;
-        self.send(cmd, &wire::command(cmd, &[]))?;
-        let b = self.recv(cmd, 4, "the session count")?;
-        let n = u32::from_be_bytes(b.try_into().expect("4 bytes"));
-        let n = self.count(cmd, n, "sessions")?;
-        let b = self.recv(cmd, n * wire::SESSION_LEN, "the session records")?;
-        let mut r = Reader::new(&b);
-        (0..n)
-            .map(|_| wire::session(&mut r).map_err(|m| self.malformed(cmd, m)))
-            .collect()
+        match self.request(ViewerRequest::ListSessions)? {
+            ViewerReply::Sessions(s) => Ok(s),
+            _ => unreachable!("decoded as LIST_SESSIONS' reply"),
+        }
     }
 
     /// Makes the viewer session that attaches go to.
     pub fn create_session(&mut self) -> Result<(), Error> {
-        let cmd = Cmd::CreateSession;
-        self.send(cmd, &wire::command(cmd, &[]))?;
-        let b = self.recv(cmd, 4, "the status")?;
-        match u32::from_be_bytes(b.try_into().expect("4 bytes")) {
-            1 => Ok(()),
-            s => Err(self.refused(cmd, format!("status {s}"))),
+        match self.request(ViewerRequest::CreateSession)? {
+            ViewerReply::CreateSession {
+                status: v::CREATE_SESSION_OK,
+            } => Ok(()),
+            ViewerReply::CreateSession { status } => {
+                Err(self.refused(v::cmd::CREATE_SESSION, format!("status {status}")))
+            }
+            _ => unreachable!("decoded as CREATE_SESSION's reply"),
         }
-    }
-
-    fn streams(&mut self, cmd: Cmd, n: u32) -> Result<Vec<StreamInfo>, Error> {
-        let n = self.count(cmd, n, "streams")?;
-        let b = self.recv(cmd, n * wire::STREAM_LEN, "the stream records")?;
-        let mut r = Reader::new(&b);
-        (0..n)
-            .map(|_| wire::stream(&mut r).map_err(|m| self.malformed(cmd, m)))
-            .collect()
     }
 
     /// Attaches to `session` from its beginning: its streams.
     pub fn attach(&mut self, session: u64) -> Result<Vec<StreamInfo>, Error> {
-        let cmd = Cmd::AttachSession;
-        self.send(cmd, &wire::attach(session))?;
-        let b = self.recv(cmd, 8, "the status and stream count")?;
-        let status = u32::from_be_bytes(b[..4].try_into().expect("4 bytes"));
-        let n = u32::from_be_bytes(b[4..].try_into().expect("4 bytes"));
+        let req = ViewerRequest::AttachSession {
+            session_id: session,
+            offset: 0,
+            seek: v::SEEK_BEGINNING,
+        };
+        let ViewerReply::Attach { status, streams } = self.request(req)? else {
+            unreachable!("decoded as ATTACH_SESSION's reply")
+        };
         let why = match status {
-            1 => return self.streams(cmd, n),
-            2 => "another viewer is attached to it",
-            3 => "the relay does not know it",
-            4 => "it is not a live session",
-            5 => "seek error",
-            6 => "no viewer session",
+            v::ATTACH_OK => return Ok(streams),
+            v::ATTACH_ALREADY => "another viewer is attached to it",
+            v::ATTACH_UNK => "the relay does not know it",
+            v::ATTACH_NOT_LIVE => "it is not a live session",
+            v::ATTACH_SEEK_ERR => "seek error",
+            v::ATTACH_NO_SESSION => "no viewer session",
             _ => "unknown status",
         };
-        Err(self.refused(cmd, format!("session {session}: {why} (status {status})")))
+        Err(self.refused(
+            v::cmd::ATTACH_SESSION,
+            format!("session {session}: {why} (status {status})"),
+        ))
     }
 
     /// The streams added to `session` since the last call (or attach).
     pub fn new_streams(&mut self, session: u64) -> Result<NewStreams, Error> {
-        let cmd = Cmd::GetNewStreams;
-        self.send(cmd, &wire::with_id(cmd, session))?;
-        let b = self.recv(cmd, 8, "the status and stream count")?;
-        let status = u32::from_be_bytes(b[..4].try_into().expect("4 bytes"));
-        let n = u32::from_be_bytes(b[4..].try_into().expect("4 bytes"));
+        let req = ViewerRequest::GetNewStreams {
+            session_id: session,
+        };
+        let ViewerReply::NewStreams { status, streams } = self.request(req)? else {
+            unreachable!("decoded as GET_NEW_STREAMS' reply")
+        };
         match status {
-            1 => Ok(NewStreams::Streams(self.streams(cmd, n)?)),
-            2 => Ok(NewStreams::Streams(Vec::new())),
-            4 => Ok(NewStreams::Hup),
-            s => Err(self.refused(cmd, format!("session {session}: status {s}"))),
+            v::NEW_STREAMS_OK => Ok(NewStreams::Streams(streams)),
+            v::NEW_STREAMS_NO_NEW => Ok(NewStreams::Streams(Vec::new())),
+            v::NEW_STREAMS_HUP => Ok(NewStreams::Hup),
+            s => Err(self.refused(
+                v::cmd::GET_NEW_STREAMS,
+                format!("session {session}: status {s}"),
+            )),
         }
     }
 
     /// The next index of `stream`.
-    pub fn next_index(&mut self, stream: u64) -> Result<Index, Error> {
-        let cmd = Cmd::GetNextIndex;
-        self.send(cmd, &wire::with_id(cmd, stream))?;
-        let b = self.recv(cmd, wire::INDEX_LEN, "the index")?;
-        let i = wire::index(&b).map_err(|m| self.malformed(cmd, m))?;
-        if !(1..=6).contains(&i.status) {
-            return Err(self.malformed(
-                cmd,
-                wire::Malformed(format!("unknown index status {} (stream {stream})", i.status)),
-            ));
+    pub fn next_index(&mut self, stream: u64) -> Result<ViewerIndex, Error> {
+        let req = ViewerRequest::GetNextIndex { stream_id: stream };
+        let ViewerReply::Index(i) = self.request(req)? else {
+            unreachable!("decoded as GET_NEXT_INDEX's reply")
+        };
+        if !(v::INDEX_OK..=v::INDEX_EOF).contains(&i.status) {
+            return Err(Error::Protocol {
+                addr: self.addr.clone(),
+                what: "reply to GET_NEXT_INDEX".into(),
+                why: format!("unknown index status {} (stream {stream})", i.status),
+            });
         }
         Ok(i)
     }
 
     /// The packet of `stream` at `offset`, of `len` bytes.
     pub fn packet(&mut self, stream: u64, offset: u64, len: u64) -> Result<Packet, Error> {
-        let cmd = Cmd::GetPacket;
         let len32 = u32::try_from(len)
             .ok()
-            .filter(|&l| l <= MAX_PACKET)
-            .ok_or_else(|| {
-                self.malformed(
-                    cmd,
-                    wire::Malformed(format!(
-                        "stream {stream}: packet of {len} bytes (at most {MAX_PACKET})"
-                    )),
-                )
+            .filter(|&l| u64::from(l) <= relay_proto::MAX_PAYLOAD)
+            .ok_or_else(|| Error::Protocol {
+                addr: self.addr.clone(),
+                what: "reply to GET_NEXT_INDEX".into(),
+                why: format!(
+                    "stream {stream}: an index of a packet of {len} bytes (at most {})",
+                    relay_proto::MAX_PAYLOAD
+                ),
             })?;
-        self.send(cmd, &wire::get_packet(stream, offset, len32))?;
-        let b = self.recv(cmd, 12, "the status, length and flags")?;
-        let mut r = Reader::new(&b);
-        let status = r.u32("status").map_err(|m| self.malformed(cmd, m))?;
-        let got = r.u32("length").map_err(|m| self.malformed(cmd, m))?;
-        let flags = r.u32("flags").map_err(|m| self.malformed(cmd, m))?;
+        let req = ViewerRequest::GetPacket {
+            stream_id: stream,
+            offset,
+            len: len32,
+        };
+        let ViewerReply::Packet {
+            status,
+            flags,
+            data,
+        } = self.request(req)?
+        else {
+            unreachable!("decoded as GET_PACKET's reply")
+        };
         match status {
-            1 => {
-                if got != len32 {
-                    return Err(self.malformed(
-                        cmd,
-                        wire::Malformed(format!(
-                            "stream {stream}: {got} bytes announced for a packet of {len32} at offset {offset}"
-                        )),
-                    ));
+            v::PACKET_OK => {
+                if data.len() != len32 as usize {
+                    return Err(Error::Protocol {
+                        addr: self.addr.clone(),
+                        what: "reply to GET_PACKET".into(),
+                        why: format!(
+                            "stream {stream}: {} bytes for the packet of {len32} at offset {offset}",
+                            data.len()
+                        ),
+                    });
                 }
-                Ok(Packet::Data(self.recv(cmd, got as usize, "the packet")?))
+                Ok(Packet::Data(data))
             }
-            2 => Ok(Packet::Retry),
-            3 if flags & wire::FLAG_NEW_METADATA != 0 => Ok(Packet::NeedMetadata),
-            4 => Ok(Packet::Eof),
+            v::PACKET_RETRY => Ok(Packet::Retry),
+            v::PACKET_ERR if flags & v::FLAG_NEW_METADATA != 0 => Ok(Packet::NeedMetadata),
+            v::PACKET_EOF => Ok(Packet::Eof),
             s => Err(self.refused(
-                cmd,
+                v::cmd::GET_PACKET,
                 format!("stream {stream}, offset {offset}: status {s} (flags {flags})"),
             )),
         }
@@ -318,26 +330,17 @@ impl Conn {
 
     /// The next chunk of metadata stream `stream` (empty: none new).
     pub fn metadata(&mut self, stream: u64) -> Result<Vec<u8>, Error> {
-        let cmd = Cmd::GetMetadata;
-        self.send(cmd, &wire::with_id(cmd, stream))?;
-        let b = self.recv(cmd, 12, "the length and status")?;
-        let mut r = Reader::new(&b);
-        let len = r.u64("length").map_err(|m| self.malformed(cmd, m))?;
-        let status = r.u32("status").map_err(|m| self.malformed(cmd, m))?;
+        let req = ViewerRequest::GetMetadata { stream_id: stream };
+        let ViewerReply::Metadata { status, data } = self.request(req)? else {
+            unreachable!("decoded as GET_METADATA's reply")
+        };
         match status {
-            1 => {
-                if len > MAX_METADATA_CHUNK {
-                    return Err(self.malformed(
-                        cmd,
-                        wire::Malformed(format!(
-                            "metadata stream {stream}: a chunk of {len} bytes (at most {MAX_METADATA_CHUNK})"
-                        )),
-                    ));
-                }
-                self.recv(cmd, len as usize, "the metadata")
-            }
-            2 => Ok(Vec::new()),
-            s => Err(self.refused(cmd, format!("metadata stream {stream}: status {s}"))),
+            v::METADATA_OK => Ok(data),
+            v::METADATA_NO_NEW => Ok(Vec::new()),
+            s => Err(self.refused(
+                v::cmd::GET_METADATA,
+                format!("metadata stream {stream}: status {s}"),
+            )),
         }
     }
 }

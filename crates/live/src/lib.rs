@@ -14,12 +14,11 @@
 
 mod conn;
 mod source;
-mod wire;
 
 use std::io;
 
 pub use source::{LiveOptions, LiveSource};
-pub use wire::SessionInfo;
+pub use relay_proto::viewer::SessionInfo;
 
 /// The live port `lttng-relayd` listens on by default.
 pub const DEFAULT_PORT: u16 = 5344;
@@ -210,7 +209,7 @@ pub fn format_sessions(url: &Url, sessions: &[SessionInfo]) -> String {
     for s in sessions {
         out.push_str(&format!(
             "net://{relay}{port}/host/{}/{} (timer = {}, {} stream(s), {} client(s) connected)\n",
-            s.hostname, s.name, s.live_timer, s.streams, s.clients
+            s.hostname, s.session_name, s.live_timer, s.streams, s.clients
         ));
     }
     out

@@ -10,8 +10,8 @@ use ctf::trace::StreamFiles;
 use ctf::{Message, StreamReader, Trace};
 use pipeline::{Diagnostic, Flow, Notice, NoticeKind, Sink, Source, Summary};
 
-use crate::conn::{Conn, NewStreams, Packet};
-use crate::wire::{self, index_status, StreamInfo};
+use crate::conn::{Conn, NewStreams, Packet, StreamInfo, ViewerIndex};
+use relay_proto::viewer as v;
 use crate::{Error, Url};
 
 /// How a live read behaves.
@@ -71,7 +71,7 @@ struct LiveStream {
     /// The stream holds nothing more at or before this time (ns on the read's time line).
     through: i64,
     /// An index whose packet the relay asked to fetch again.
-    pending: Option<wire::Index>,
+    pending: Option<ViewerIndex>,
     ended: bool,
 }
 
@@ -126,13 +126,13 @@ impl LiveSource {
             let all = conn.list_sessions()?;
             let ids: Vec<u64> = all
                 .iter()
-                .filter(|s| &s.hostname == host && &s.name == name && s.live_timer != 0)
+                .filter(|s| &s.hostname == host && &s.session_name == name && s.live_timer != 0)
                 .map(|s| s.id)
                 .collect();
             if ids.is_empty() {
                 let list: Vec<String> = all
                     .iter()
-                    .map(|s| format!("{}/{}", s.hostname, s.name))
+                    .map(|s| format!("{}/{}", s.hostname, s.session_name))
                     .collect();
                 return Err(Error::NoSession {
                     addr: conn.addr.clone(),
@@ -199,15 +199,15 @@ impl State {
                 continue;
             }
             let index = self.traces.len();
-            let bytes = self.wait_metadata(relay, m.id, &m.path, options)?;
-            let trace = build_trace(&bytes, index, &m.path, Vec::new())
-                .map_err(|source| self.metadata_error(relay, &m.path, source))?;
+            let bytes = self.wait_metadata(relay, m.id, &m.path_name, options)?;
+            let trace = build_trace(&bytes, index, &m.path_name, Vec::new())
+                .map_err(|source| self.metadata_error(relay, &m.path_name, source))?;
             self.traces.push(LiveTrace {
                 relay,
                 ctf_trace_id: m.ctf_trace_id,
                 metadata_stream: m.id,
                 metadata: bytes,
-                path: m.path,
+                path: m.path_name,
                 trace: Arc::new(trace),
             });
         }
@@ -222,14 +222,14 @@ impl State {
             else {
                 self.warnings.push(Diagnostic::warning(format!(
                     "relay {}: stream {} ({}/{}) has no metadata stream: not read",
-                    self.relays[relay].conn.addr, d.id, d.path, d.channel
+                    self.relays[relay].conn.addr, d.id, d.path_name, d.channel_name
                 )));
                 continue;
             };
             let t = &mut self.traces[ti];
             let mut trace = with_streams(&t.trace, t.trace.streams.clone());
             let pos = trace.streams.len();
-            trace.streams.push(stream_files(&d.path, &d.channel));
+            trace.streams.push(stream_files(&d.path_name, &d.channel_name));
             t.trace = Arc::new(trace);
             let reader = StreamReader::from_bytes(t.trace.clone(), pos, Vec::new());
             self.streams.push(LiveStream {
@@ -388,10 +388,10 @@ impl State {
             Some(index) => index,
             None => {
                 let index = self.relays[relay].conn.next_index(id)?;
-                if index.flags & wire::FLAG_NEW_STREAM != 0 {
+                if index.flags & v::FLAG_NEW_STREAM != 0 {
                     self.new_streams[relay] = true;
                 }
-                if index.flags & wire::FLAG_NEW_METADATA != 0 {
+                if index.flags & v::FLAG_NEW_METADATA != 0 {
                     self.refresh_metadata(ti)?;
                 }
                 index
@@ -406,7 +406,7 @@ impl State {
                 .map_or(ns, |m| m.map(trace_index, ns))
         };
         match index.status {
-            index_status::OK => {
+            v::INDEX_OK => {
                 // A packet needing metadata not fetched yet is asked for again after it.
                 for _ in 0..2 {
                     let packet = self.relays[relay].conn.packet(
@@ -438,15 +438,15 @@ impl State {
                 self.streams[i].pending = Some(index);
                 Ok(false)
             }
-            index_status::INACTIVE => {
+            v::INDEX_INACTIVE => {
                 let end = to_ns(&self.traces[ti].trace, index.timestamp_end);
                 let s = &mut self.streams[i];
                 let moved = end > s.through;
                 s.through = s.through.max(end);
                 Ok(moved)
             }
-            index_status::RETRY => Ok(false),
-            index_status::HUP | index_status::EOF => {
+            v::INDEX_RETRY => Ok(false),
+            v::INDEX_HUP | v::INDEX_EOF => {
                 self.streams[i].ended = true;
                 Ok(true)
             }
