@@ -365,7 +365,10 @@ impl StreamReader {
             }
             self.trace = t;
         }
-        self.file_idx = self.trace.streams[self.stream].files.len().saturating_sub(1);
+        self.file_idx = self.trace.streams[self.stream]
+            .files
+            .len()
+            .saturating_sub(1);
         self.map = Some(StreamData::Owned(bytes.into()));
         self.released = 0;
         self.packet_off = 0;

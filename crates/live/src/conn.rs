@@ -80,7 +80,10 @@ impl Conn {
             addr: addr.clone(),
             source,
         };
-        let targets: Vec<_> = (host, port).to_socket_addrs().map_err(connect_err)?.collect();
+        let targets: Vec<_> = (host, port)
+            .to_socket_addrs()
+            .map_err(connect_err)?
+            .collect();
         let mut last = None;
         let mut stream = None;
         for t in targets {
@@ -136,13 +139,11 @@ impl Conn {
         let cmd = req.cmd();
         let mut bytes = Vec::with_capacity(40);
         req.encode(&mut bytes);
-        self.stream
-            .write_all(&bytes)
-            .map_err(|source| Error::Io {
-                addr: self.addr.clone(),
-                what: format!("sending {}", name(cmd)),
-                source,
-            })?;
+        self.stream.write_all(&bytes).map_err(|source| Error::Io {
+            addr: self.addr.clone(),
+            what: format!("sending {}", name(cmd)),
+            source,
+        })?;
         loop {
             let needed = match ViewerReply::decode(cmd, &self.buf) {
                 Ok((reply, used)) => {

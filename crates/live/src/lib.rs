@@ -17,8 +17,8 @@ mod source;
 
 use std::io;
 
-pub use source::{LiveOptions, LiveSource};
 pub use relay_proto::viewer::SessionInfo;
+pub use source::{LiveOptions, LiveSource};
 
 /// The live port `lttng-relayd` listens on by default.
 pub const DEFAULT_PORT: u16 = 5344;

@@ -11,8 +11,8 @@ use ctf::{Message, StreamReader, Trace};
 use pipeline::{Diagnostic, Flow, Notice, NoticeKind, Sink, Source, Summary};
 
 use crate::conn::{Conn, NewStreams, Packet, StreamInfo, ViewerIndex};
-use relay_proto::viewer as v;
 use crate::{Error, Url};
+use relay_proto::viewer as v;
 
 /// How a live read behaves.
 #[derive(Clone)]
@@ -212,7 +212,11 @@ impl State {
             });
         }
         for d in data {
-            if self.streams.iter().any(|s| s.relay == relay && s.id == d.id) {
+            if self
+                .streams
+                .iter()
+                .any(|s| s.relay == relay && s.id == d.id)
+            {
                 continue;
             }
             let Some(ti) = self
@@ -229,7 +233,9 @@ impl State {
             let t = &mut self.traces[ti];
             let mut trace = with_streams(&t.trace, t.trace.streams.clone());
             let pos = trace.streams.len();
-            trace.streams.push(stream_files(&d.path_name, &d.channel_name));
+            trace
+                .streams
+                .push(stream_files(&d.path_name, &d.channel_name));
             t.trace = Arc::new(trace);
             let reader = StreamReader::from_bytes(t.trace.clone(), pos, Vec::new());
             self.streams.push(LiveStream {
@@ -409,11 +415,10 @@ impl State {
             v::INDEX_OK => {
                 // A packet needing metadata not fetched yet is asked for again after it.
                 for _ in 0..2 {
-                    let packet = self.relays[relay].conn.packet(
-                        id,
-                        index.offset,
-                        index.packet_size / 8,
-                    )?;
+                    let packet =
+                        self.relays[relay]
+                            .conn
+                            .packet(id, index.offset, index.packet_size / 8)?;
                     match packet {
                         Packet::Data(bytes) => {
                             let t = self.traces[ti].trace.clone();
@@ -527,10 +532,7 @@ impl Source for LiveSource {
                 .streams
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| {
-                    s.cur
-                        .map(|(t, _)| (t, st.traces[s.trace].trace.index, i))
-                })
+                .filter_map(|(i, s)| s.cur.map(|(t, _)| (t, st.traces[s.trace].trace.index, i)))
                 .min();
             let blocked: Vec<usize> = st
                 .streams
@@ -606,4 +608,3 @@ impl Source for LiveSource {
         summary
     }
 }
-

@@ -413,7 +413,10 @@ fn run_live(
     refresh: Option<i64>,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if !period_names.is_empty() {
-        return Ok(fail(a.mi, "the period* analyses are for trace files, not live inputs"));
+        return Ok(fail(
+            a.mi,
+            "the period* analyses are for trace files, not live inputs",
+        ));
     }
     if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
         return Ok(fail(

@@ -136,18 +136,19 @@ fn run_live(
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let source = crate::live_cmd::source(urls, a.sync)?;
     let mut out = crate::output::stdout();
-    let mut sink = latency::LatencySink::new(trackers, config, |r: Report| -> std::io::Result<()> {
-        if a.summary_only {
-            return Ok(());
-        }
-        if a.json {
-            serde_json::to_writer(&mut out, &r.to_json())?;
-            out.write_all(b"\n")?;
-        } else {
-            out.write_all(report_text(&r).as_bytes())?;
-        }
-        out.flush()
-    });
+    let mut sink =
+        latency::LatencySink::new(trackers, config, |r: Report| -> std::io::Result<()> {
+            if a.summary_only {
+                return Ok(());
+            }
+            if a.json {
+                serde_json::to_writer(&mut out, &r.to_json())?;
+                out.write_all(b"\n")?;
+            } else {
+                out.write_all(report_text(&r).as_bytes())?;
+            }
+            out.flush()
+        });
     ::pipeline::Source::run(&source, &mut sink);
     let res = sink.summary();
     finish(a, res, &mut crate::output::stdout())

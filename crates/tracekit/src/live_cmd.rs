@@ -42,9 +42,14 @@ pub fn source(
     sync: bool,
 ) -> Result<live::LiveSource, Box<dyn std::error::Error>> {
     if sync {
-        return Err("--sync is not available with live inputs yet: synchronize the traces \
+        return Err(
+            "--sync is not available with live inputs yet: synchronize the traces \
                     the relay wrote (`tracekit sync DIR…`)"
-            .into());
+                .into(),
+        );
     }
-    Ok(live::LiveSource::connect(urls, live::LiveOptions::default())?)
+    Ok(live::LiveSource::connect(
+        urls,
+        live::LiveOptions::default(),
+    )?)
 }

@@ -201,14 +201,24 @@ fn run_live(
     let outcome = match &args.output {
         None => {
             let mut out = io::stdout().lock();
-            let mut sink = text::TextSink::new(::pipeline::Source::traces(&source), &options, &mut out, &mut err);
+            let mut sink = text::TextSink::new(
+                ::pipeline::Source::traces(&source),
+                &options,
+                &mut out,
+                &mut err,
+            );
             ::pipeline::Source::run(&source, &mut sink);
             sink.finish()?
         }
         Some(path) => {
             let mut file = std::fs::File::create(path)
                 .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            let mut sink = text::TextSink::new(::pipeline::Source::traces(&source), &options, &mut file, &mut err);
+            let mut sink = text::TextSink::new(
+                ::pipeline::Source::traces(&source),
+                &options,
+                &mut file,
+                &mut err,
+            );
             ::pipeline::Source::run(&source, &mut sink);
             sink.finish()?
         }
