@@ -73,6 +73,9 @@ struct LiveStream {
     /// An index whose packet the relay asked to fetch again.
     pending: Option<ViewerIndex>,
     ended: bool,
+    /// The stream's channel (file) name, and its place in the tie order ([`State::rank`]).
+    channel: String,
+    rank: usize,
 }
 
 struct State {
@@ -247,9 +250,30 @@ impl State {
                 through: i64::MIN,
                 pending: None,
                 ended: false,
+                channel: d.channel_name.clone(),
+                rank: 0,
             });
         }
+        self.rank();
         Ok(())
+    }
+
+    /// Orders events of the same time as a read of the trace files does: by trace, then
+    /// stream (file) name, numbers in names compared as numbers (`chan_2` before `chan_10`).
+    fn rank(&mut self) {
+        fn key(name: &str) -> (&str, u64) {
+            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            let (stem, num) = name.split_at(name.len() - digits);
+            (stem, num.parse().unwrap_or(0))
+        }
+        let mut order: Vec<usize> = (0..self.streams.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (sa, sb) = (&self.streams[a], &self.streams[b]);
+            (sa.trace, key(&sa.channel)).cmp(&(sb.trace, key(&sb.channel)))
+        });
+        for (rank, i) in order.into_iter().enumerate() {
+            self.streams[i].rank = rank;
+        }
     }
 
     fn metadata_error(&self, relay: usize, path: &str, source: ctf::Error) -> Error {

@@ -57,6 +57,14 @@ pub struct RecordOptions {
     /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
     /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
     pub statedump_fds: bool,
+    /// Also stream the trace to this relay as it is recorded (streaming mode), as session
+    /// `session_name` (default: the output directory's name).
+    pub relay: Option<crate::relay::RelayTarget>,
+    /// The relay session's name.
+    pub session_name: Option<String>,
+    /// With a relay: how often the open packets are sent and idle streams said quiet (LTTng's
+    /// live timer); zero makes a non-live relay session.
+    pub live_timer: Duration,
 }
 
 impl Default for RecordOptions {
@@ -78,6 +86,9 @@ impl Default for RecordOptions {
             snapshot_on: Vec::new(),
             snapshot_debounce: Duration::from_secs(1),
             statedump_fds: true,
+            relay: None,
+            session_name: None,
+            live_timer: Duration::from_secs(1),
         }
     }
 }
@@ -400,6 +411,38 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
     })
 }
 
+/// What a live beacon leaves out before the time the buffers were drained: an event stamped
+/// just before may still be committing.
+const LIVE_MARGIN_NS: u64 = 1_000_000;
+
+/// Streams `sink`'s trace to the relay `target` too ([`crate::relay::RelayTap`]).
+fn stream_to(
+    sink: &mut Sink,
+    opts: &RecordOptions,
+    target: &crate::relay::RelayTarget,
+    nstreams: u32,
+) -> Result<(), Error> {
+    let hostname = opts.hostname.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default()
+    });
+    let session = opts.session_name.clone().unwrap_or_else(|| {
+        opts.output
+            .file_name()
+            .map_or_else(|| "kernel".into(), |n| n.to_string_lossy().into_owned())
+    });
+    let prefix = WriterOptions::default().stream_prefix;
+    let channels: Vec<String> = (0..nstreams).map(|c| format!("{prefix}_{c}")).collect();
+    let live_us = u32::try_from(opts.live_timer.as_micros()).unwrap_or(u32::MAX);
+    let tap = crate::relay::RelayTap::connect(
+        target, &session, &hostname, live_us, "kernel", &channels,
+    )?;
+    sink.writer
+        .set_tap(std::sync::Arc::new(std::sync::Mutex::new(tap)))?;
+    Ok(())
+}
+
 fn partial_dir(dir: &Path) -> PathBuf {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
     dir.parent()
@@ -480,6 +523,10 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
+    if let Some(target) = &opts.relay {
+        stream_to(&mut sink, opts, target, nstreams)
+            .map_err(|e| annotate_partial(e, &opts.output))?;
+    }
     let mut net_off = None;
     if s.known.iter().any(|(k, _)| k.group == "net") {
         let why = if opts.net_headers {
@@ -520,6 +567,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let mut buf = vec![0u8; s.layout.page_size()];
         let mut lost_seen = base.clone();
         let mut last_flush = Instant::now();
+        let mut last_tick = Instant::now();
         let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -543,8 +591,20 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
                 account(&mut sink)?;
                 return Ok(());
             }
+            // Every event stamped before this is in the buffers now: a drain that empties
+            // them reads it (what a stream said quiet about it cannot hold later).
+            let before = tracefs::clocks_ns().0;
             let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
             account(&mut sink)?;
+            if opts.relay.is_some()
+                && !opts.live_timer.is_zero()
+                && !full
+                && last_tick.elapsed() >= opts.live_timer
+            {
+                let quiet_until = sink.ts(before.saturating_sub(LIVE_MARGIN_NS));
+                sink.writer.live_tick(quiet_until)?;
+                last_tick = Instant::now();
+            }
             // Like LTTng's switch timer: write out the open packets every second, so that a
             // crash (kill -9) leaves at most a second of events unwritten.
             if last_flush.elapsed() >= FLUSH_PERIOD {
