@@ -435,9 +435,8 @@ fn stream_to(
     let prefix = WriterOptions::default().stream_prefix;
     let channels: Vec<String> = (0..nstreams).map(|c| format!("{prefix}_{c}")).collect();
     let live_us = u32::try_from(opts.live_timer.as_micros()).unwrap_or(u32::MAX);
-    let tap = crate::relay::RelayTap::connect(
-        target, &session, &hostname, live_us, "kernel", &channels,
-    )?;
+    let tap =
+        crate::relay::RelayTap::connect(target, &session, &hostname, live_us, "kernel", &channels)?;
     sink.writer
         .set_tap(std::sync::Arc::new(std::sync::Mutex::new(tap)))?;
     Ok(())

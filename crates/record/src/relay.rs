@@ -124,9 +124,7 @@ impl RelayTap {
         channels: &[String],
     ) -> Result<RelayTap, Error> {
         let name = format!("relay {}:{}", target.host, target.control_port);
-        let io = |what: &str, e: std::io::Error| {
-            Error::Invalid(format!("{name}: {what}: {e}"))
-        };
+        let io = |what: &str, e: std::io::Error| Error::Invalid(format!("{name}: {what}: {e}"));
         let control = connect(&target.host, target.control_port)
             .map_err(|e| io("cannot connect to the control port", e))?;
         let data = connect(&target.host, target.data_port).map_err(|e| {
@@ -197,13 +195,7 @@ impl RelayTap {
                 session_id,
                 ..
             }) => tap.session_id = session_id,
-            other => {
-                return Err(fail(
-                    &tap,
-                    "CREATE_SESSION",
-                    format!("refused ({other:?})"),
-                ))
-            }
+            other => return Err(fail(&tap, "CREATE_SESSION", format!("refused ({other:?})"))),
         }
         let reply = tap
             .call(ControlCommand::CreateTraceChunk {
@@ -464,9 +456,15 @@ mod tests {
         let t: RelayTarget = "net://127.0.0.1".parse().unwrap();
         assert_eq!((t.control_port, t.data_port), (5342, 5343));
         let t: RelayTarget = "net://h:15342:15343".parse().unwrap();
-        assert_eq!((t.host.as_str(), t.control_port, t.data_port), ("h", 15342, 15343));
+        assert_eq!(
+            (t.host.as_str(), t.control_port, t.data_port),
+            ("h", 15342, 15343)
+        );
         let t: RelayTarget = "net6://[::1]:7000".parse().unwrap();
-        assert_eq!((t.host.as_str(), t.control_port, t.data_port), ("::1", 7000, 7001));
+        assert_eq!(
+            (t.host.as_str(), t.control_port, t.data_port),
+            ("::1", 7000, 7001)
+        );
         for bad in ["tcp://h", "net://", "net://h:0", "net://h/x"] {
             assert!(bad.parse::<RelayTarget>().is_err(), "{bad}");
         }
