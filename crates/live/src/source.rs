@@ -29,7 +29,7 @@ pub struct LiveOptions {
 impl Default for LiveOptions {
     fn default() -> Self {
         LiveOptions {
-            poll: Duration::from_millis(50),
+            poll: Duration::from_millis(20),
             metadata_timeout: Duration::from_secs(10),
             time_map: None,
         }

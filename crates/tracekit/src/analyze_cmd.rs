@@ -360,8 +360,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let several = names.len() > 1;
         match run_kernel(
             a,
-            &traces,
-            None,
+            Input::Files(&traces),
             &common,
             &kernel_names,
             refresh,
@@ -403,6 +402,15 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     })
 }
 
+/// What the analyses read.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    /// Trace files, opened.
+    Files(&'a [std::sync::Arc<ctf::Trace>]),
+    /// A live relay's sessions.
+    Live(&'a live::LiveSource),
+}
+
 /// `analyze NAMES net://…`: the analyses of a live session, each refresh period's results
 /// printed as the period ends (without --refresh, once the session is destroyed).
 fn run_live(
@@ -437,13 +445,11 @@ fn run_live(
         exit_after: true,
         ..Default::default()
     };
-    let traces = ::pipeline::Source::traces(&source).to_vec();
     let mut read_errors = Vec::new();
     let several = kernel_names.len() > 1;
     let tables = match run_kernel(
         a,
-        &traces,
-        Some(&source),
+        Input::Live(&source),
         &common,
         kernel_names,
         refresh,
@@ -471,8 +477,7 @@ fn run_live(
 /// periods grouped by class as lttng-analyses does, then the summary table).
 fn run_kernel(
     a: &AnalyzeArgs,
-    traces: &[std::sync::Arc<ctf::Trace>],
-    live: Option<&live::LiveSource>,
+    input: Input<'_>,
     common: &Common,
     names: &[&str],
     refresh: Option<i64>,
@@ -534,9 +539,13 @@ fn run_kernel(
             io_err = Some(e);
         }
     };
-    let done = match live {
-        Some(source) => analysis::run_names_on(source, strs, common, &opts, refresh, &mut report),
-        None => analysis::run_names(traces, strs, common, &opts, refresh, &mut report),
+    let done = match input {
+        Input::Live(source) => {
+            analysis::run_names_on(source, strs, common, &opts, refresh, &mut report)
+        }
+        Input::Files(traces) => {
+            analysis::run_names(traces, strs, common, &opts, refresh, &mut report)
+        }
     };
     match done {
         Ok(done) => {
