@@ -71,7 +71,8 @@ fn tapped_packets_are_the_files_and_read_fed_one_by_one() {
     for (tick, cpus) in [(5000u64, vec![0, 1]), (9000, vec![0]), (13000, vec![0, 1])] {
         for k in 0..20u64 {
             for &cpu in &cpus {
-                w.write_event(cpu, ev::IRQ_EXIT, tick - 1000 + k, &irq(n)).unwrap();
+                w.write_event(cpu, ev::IRQ_EXIT, tick - 1000 + k, &irq(n))
+                    .unwrap();
                 n += 1;
             }
         }
@@ -81,7 +82,11 @@ fn tapped_packets_are_the_files_and_read_fed_one_by_one() {
     w.finish().unwrap();
     let tap = std::mem::take(&mut *tap.lock().unwrap());
     assert_eq!(tap.metadata, std::fs::read(dir.join("metadata")).unwrap());
-    assert_eq!(tap.quiet, vec![(1, 9000)], "CPU 1 said quiet through the idle tick");
+    assert_eq!(
+        tap.quiet,
+        vec![(1, 9000)],
+        "CPU 1 said quiet through the idle tick"
+    );
     // Each stream's packets, in order, are its file.
     for s in 0..2 {
         let mut bytes = Vec::new();
@@ -117,7 +122,10 @@ fn tapped_packets_are_the_files_and_read_fed_one_by_one() {
             if *ps != si {
                 continue;
             }
-            assert!(r.next().is_none(), "the reader read everything it was given");
+            assert!(
+                r.next().is_none(),
+                "the reader read everything it was given"
+            );
             r.feed(b.clone(), Some(trace.clone()));
             while let Some(m) = r.next() {
                 if m.unwrap() == ctf::Message::Event {

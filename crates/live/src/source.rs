@@ -563,7 +563,14 @@ impl Source for LiveSource {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| {
-                    s.cur.is_none() && !s.ended && cand.is_none_or(|(t, _, _)| s.through < t)
+                    // A stream known through the candidate's time may still hold an event
+                    // of that same time (its packet's end is its last event's time): it goes
+                    // first if it comes first in the order of ties.
+                    s.cur.is_none()
+                        && !s.ended
+                        && cand.is_none_or(|(t, rank, _)| {
+                            s.through < t || (s.through == t && s.rank < rank)
+                        })
                 })
                 .map(|(i, _)| i)
                 .collect();

@@ -512,6 +512,35 @@ fn drain_once(
     Ok(any_full)
 }
 
+/// Reads every CPU's buffer until the kernel has nothing more (partial pages included), at
+/// most [`EMPTY_PAGES`] pages per CPU; whether every buffer was read empty.
+fn drain_empty(
+    pipes: &mut [(u32, RawPipe)],
+    buf: &mut [u8],
+    sink: &mut Sink,
+    layout: &PageLayout,
+) -> Result<bool, Error> {
+    let mut empty = true;
+    for (cpu, pipe) in pipes.iter_mut() {
+        let mut pages = 0;
+        loop {
+            if pages == EMPTY_PAGES {
+                empty = false;
+                break;
+            }
+            let Some(n) = pipe.read_page(buf)? else {
+                break;
+            };
+            sink.page(layout, *cpu, &buf[..n])?;
+            pages += 1;
+        }
+    }
+    Ok(empty)
+}
+
+/// The most pages [`drain_empty`] reads per CPU before it gives up on emptying it.
+const EMPTY_PAGES: usize = 1024;
+
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
@@ -590,18 +619,23 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
                 account(&mut sink)?;
                 return Ok(());
             }
-            // Every event stamped before this is in the buffers now: a drain that empties
-            // them reads it (what a stream said quiet about it cannot hold later).
-            let before = tracefs::clocks_ns().0;
             let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256)?;
             account(&mut sink)?;
             if opts.relay.is_some()
                 && !opts.live_timer.is_zero()
-                && !full
                 && last_tick.elapsed() >= opts.live_timer
             {
+                // Every event stamped before `before` is in the buffers: once they are read
+                // empty, an idle stream can be said quiet up to it (a reader then releases
+                // the other streams' events before it).
+                let before = tracefs::clocks_ns().0;
+                let empty = drain_empty(&mut pipes, &mut buf, &mut sink, &s.layout)?;
                 let quiet_until = sink.ts(before.saturating_sub(LIVE_MARGIN_NS));
-                sink.writer.live_tick(quiet_until)?;
+                if empty {
+                    sink.writer.live_tick(quiet_until)?;
+                } else {
+                    sink.writer.flush()?;
+                }
                 last_tick = Instant::now();
             }
             // Like LTTng's switch timer: write out the open packets every second, so that a

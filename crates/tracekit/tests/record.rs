@@ -1245,6 +1245,15 @@ fn two_hosts_streamed_to_one_relayd() {
         recorders.push(c);
     }
     std::thread::sleep(Duration::from_millis(1500));
+    // Host A's session read live (on host A: the live port listens on its loopback).
+    let live = std::fs::File::create(tmp.path().join("live_a.txt")).unwrap();
+    let reader = h
+        .exec(0, env!("CARGO_BIN_EXE_tracekit"))
+        .args(["print", "net://127.0.0.1:15344/host/hosta/two"])
+        .stdout(live)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the live reader");
     let url = format!("http://{}:{port}/", h.addr[1]);
     let client = h
         .exec(0, "python3")
@@ -1271,6 +1280,12 @@ fn two_hosts_streamed_to_one_relayd() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "recorder {i} failed: {err}");
     }
+    let o = reader.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "live reader: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // The relay wrote HOST/two-DATE/kernel per host, as lttng-relayd does.
     let written: Vec<PathBuf> = ["hosta", "hostb"]
         .iter()
@@ -1285,6 +1300,49 @@ fn two_hosts_streamed_to_one_relayd() {
         })
         .collect();
     drop(h);
+    // The live reader printed the written trace's events, in time order (a reader far behind
+    // the recorder when it stops may miss the last packets: lttng-relayd hangs its streams
+    // up; events of one time on two CPUs may come in either order, so lines are compared
+    // without their deltas, as sets of the same times).
+    let live = std::fs::read(tmp.path().join("live_a.txt")).unwrap();
+    let full = tracekit()
+        .arg("print")
+        .arg(&written[0])
+        .output()
+        .unwrap()
+        .stdout;
+    let lines = |b: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(|l| match (l.find(" (+"), l.find(") ")) {
+                (Some(a), Some(z)) if a < z => format!("{}{}", &l[..a], &l[z + 1..]),
+                _ => l.to_owned(),
+            })
+            .collect()
+    };
+    let (live, full) = (lines(&live), lines(&full));
+    assert!(
+        live.len() > 1000,
+        "the live reader printed {} lines",
+        live.len()
+    );
+    assert!(live.len() <= full.len());
+    let stamp = |l: &String| l.get(..20).unwrap_or_default().to_owned();
+    assert!(
+        live.windows(2).all(|w| stamp(&w[0]) <= stamp(&w[1])),
+        "the live output is not in time order"
+    );
+    let last = stamp(live.last().unwrap());
+    let mut a: Vec<&String> = live.iter().filter(|l| stamp(l) < last).collect();
+    let mut b: Vec<&String> = full.iter().filter(|l| stamp(l) < last).collect();
+    a.sort();
+    b.sort();
+    assert!(a == b, "the live output is not the written trace's");
+    eprintln!(
+        "live reader on hosta: {} of the written trace's {} lines",
+        live.len(),
+        full.len()
+    );
     for (w, l) in written.iter().zip(&local) {
         let print = |d: &Path| tracekit().arg("print").arg(d).output().unwrap();
         let (pw, pl) = (print(w), print(l));
