@@ -558,22 +558,24 @@ impl Source for LiveSource {
                 .enumerate()
                 .filter_map(|(i, s)| s.cur.map(|(t, _)| (t, st.traces[s.trace].trace.index, i)))
                 .min();
-            let blocked: Vec<usize> = st
-                .streams
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| {
-                    // A stream known through the candidate's time may still hold an event
-                    // of that same time (its packet's end is its last event's time): it goes
-                    // first if it comes first in the order of ties.
-                    s.cur.is_none()
-                        && !s.ended
-                        && cand.is_none_or(|(t, rank, _)| {
-                            s.through < t || (s.through == t && s.rank < rank)
-                        })
-                })
-                .map(|(i, _)| i)
-                .collect();
+            // A stream known through the candidate's time may still hold an event of that
+            // same time (its packet's end is its last event's time): it goes first if it
+            // comes first in the order of ties.
+            let blocks = |s: &LiveStream| {
+                s.cur.is_none()
+                    && !s.ended
+                    && cand.is_none_or(|(t, rank, _)| {
+                        s.through < t || (s.through == t && s.rank < rank)
+                    })
+            };
+            // (Checked without collecting: most events are released at once.)
+            let blocked: Vec<usize> = if st.streams.iter().any(blocks) {
+                (0..st.streams.len())
+                    .filter(|&i| blocks(&st.streams[i]))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if blocked.is_empty() {
                 if let Some((ts, _, i)) = cand {
                     let (_, item) = st.streams[i].cur.expect("a candidate");
