@@ -411,9 +411,10 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
     })
 }
 
-/// What a live beacon leaves out before the time the buffers were drained: an event stamped
-/// just before may still be committing.
-const LIVE_MARGIN_NS: u64 = 1_000_000;
+/// What a live beacon leaves out before the time the buffers were drained: an event is
+/// stamped when its writer reserves its place and seen once it commits it, and a virtual CPU
+/// can be stopped by its host in between.
+const LIVE_MARGIN_NS: u64 = 50_000_000;
 
 /// Streams `sink`'s trace to the relay `target` too ([`crate::relay::RelayTap`]).
 fn stream_to(
