@@ -309,6 +309,23 @@ impl Sink for RefreshSink<'_> {
     }
 }
 
+/// [`run_refresh`] over any source, such as a live relay's sessions: every event is read (a
+/// live source cannot read again what a lossless first pass would leave out), and with
+/// refresh periods each period's report comes as soon as an event past its end is read.
+pub fn run_refresh_on<S: Source>(
+    source: &S,
+    common: &Common,
+    refresh: Option<i64>,
+    make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+) -> Result<Analysed, Error> {
+    let refresh = refresh.filter(|r| *r > 0);
+    let upfront = refresh.is_none().then(&mut *make);
+    let pass = Pass::new(common, refresh, make, report, upfront);
+    let done = pass.run(source)?;
+    Ok(done.expect("only a lossless read stops at a loss"))
+}
+
 /// One pass of [`run_refresh`]: the kernel model and the analyses of each refresh period,
 /// fed by a source.
 struct Pass<'a> {
@@ -363,7 +380,7 @@ impl<'a> Pass<'a> {
 
     /// Reads `source` into the pass. None when it is a lossless read that met a loss: nothing
     /// was reported then.
-    fn run(mut self, source: &FileSource) -> Result<Option<Analysed>, Error> {
+    fn run<S: Source>(mut self, source: &S) -> Result<Option<Analysed>, Error> {
         let summary = source.run(&mut self);
         let done = self.end(&summary);
         if self.common.exit_after && matches!(done, Ok(Some(_))) {

@@ -487,6 +487,25 @@ pub fn run_names(
     run_refresh(traces, common, refresh, &mut make, report)
 }
 
+/// [`run_names`] over any source, such as a live relay's sessions (see
+/// [`driver::run_refresh_on`]).
+pub fn run_names_on<S: pipeline::Source>(
+    source: &S,
+    names: &[&str],
+    common: &Common,
+    opts: &Options,
+    refresh: Option<i64>,
+    report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
+) -> Result<Analysed, Error> {
+    let mut make = || {
+        names
+            .iter()
+            .map(|n| build(n, common, opts).expect("known analysis").0)
+            .collect()
+    };
+    driver::run_refresh_on(source, common, refresh, &mut make, report)
+}
+
 /// The `--mi` result tables of the analyses `names` run together over `periods` (each
 /// period's range and tables per analysis, as [`run_names`] reports them): each analysis' tables
 /// in turn; with several periods, grouped by class ([`group_by_class`]) and followed by the

@@ -348,6 +348,35 @@ impl StreamReader {
         r
     }
 
+    /// Gives a reader whose data ran out ([`Self::next`] gave None) the stream's next bytes,
+    /// one or more whole packets received from a live relay, and, when the trace's metadata
+    /// grew, the trace it now belongs to (the same stream position). Reading goes on as if
+    /// the bytes followed the previous ones: the discarded-event and packet-sequence counters
+    /// and the clock carry over, so losses are told once, between the packets they fall in.
+    pub fn feed(&mut self, bytes: impl Into<Arc<[u8]>>, trace: Option<Arc<Trace>>) {
+        if let Some(t) = trace {
+            if !Arc::ptr_eq(&t.layout, &self.trace.layout) {
+                let clock = self.dec.clock;
+                self.dec = Decoder::new(&t.layout);
+                self.dec.clock = clock;
+                // Recomputed from the new class when the next packet opens.
+                self.clock = None;
+                self.lazy_header = std::cell::OnceCell::new();
+            }
+            self.trace = t;
+        }
+        self.file_idx = self.trace.streams[self.stream]
+            .files
+            .len()
+            .saturating_sub(1);
+        self.map = Some(StreamData::Owned(bytes.into()));
+        self.released = 0;
+        self.packet_off = 0;
+        self.packet_len = 0;
+        self.in_packet = false;
+        self.done = false;
+    }
+
     /// Moves a reader that has read nothing yet past the packets its files' LTTng indexes
     /// show to end before `ns` (on the stream's clock): the reader starts at the first packet
     /// that may hold a message at or after `ns`. What it gives from there is what a full read

@@ -68,6 +68,13 @@ pub trait Sink {
     /// [`Sink::finish`].
     fn diagnostic(&mut self, _diagnostic: &Diagnostic) {}
 
+    /// The source gave everything it has for now and waits for more (a live source between
+    /// the relay's packets; files never wait): a sink writing output flushes it here, one
+    /// showing a report may refresh it. The read goes on unless it returns [`Flow::Stop`].
+    fn caught_up(&mut self) -> Flow {
+        Flow::Continue
+    }
+
     /// The read is over.
     fn finish(&mut self, _summary: &Summary) {}
 }
@@ -91,6 +98,9 @@ macro_rules! forward_sink {
             }
             fn diagnostic(&mut self, diagnostic: &Diagnostic) {
                 (**self).diagnostic(diagnostic)
+            }
+            fn caught_up(&mut self) -> Flow {
+                (**self).caught_up()
             }
             fn finish(&mut self, summary: &Summary) {
                 (**self).finish(summary)
@@ -177,6 +187,18 @@ impl Sink for Fanout<'_> {
             s.diagnostic(diagnostic);
         }
     }
+    fn caught_up(&mut self) -> Flow {
+        let mut any = false;
+        for (s, live) in self.sinks.iter_mut().filter(|(_, live)| *live) {
+            *live = s.caught_up() == Flow::Continue;
+            any |= *live;
+        }
+        if any {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    }
     fn finish(&mut self, summary: &Summary) {
         for (s, _) in &mut self.sinks {
             s.finish(summary);
@@ -242,6 +264,15 @@ impl<A: Sink, B: Sink> Sink for Both<A, B> {
     fn diagnostic(&mut self, diagnostic: &Diagnostic) {
         self.first.diagnostic(diagnostic);
         self.second.diagnostic(diagnostic);
+    }
+    fn caught_up(&mut self) -> Flow {
+        if self.live.0 {
+            self.live.0 = self.first.caught_up() == Flow::Continue;
+        }
+        if self.live.1 {
+            self.live.1 = self.second.caught_up() == Flow::Continue;
+        }
+        self.flow()
     }
     fn finish(&mut self, summary: &Summary) {
         self.first.finish(summary);

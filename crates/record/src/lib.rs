@@ -16,6 +16,7 @@ pub mod format;
 pub mod netheader;
 pub mod page;
 mod recorder;
+pub mod relay;
 pub mod statedump;
 pub mod syscall_table;
 mod tracefs;

@@ -64,6 +64,14 @@ pub struct RecordOptions {
     /// the files, so that a reader can follow the trace while it is written
     /// (`pipeline::follow`).
     pub on_disk: Option<Arc<AtomicI64>>,
+    /// Also stream the trace to this relay as it is recorded (streaming mode), as session
+    /// `session_name` (default: the output directory's name).
+    pub relay: Option<crate::relay::RelayTarget>,
+    /// The relay session's name.
+    pub session_name: Option<String>,
+    /// With a relay: how often the open packets are sent and idle streams said quiet (LTTng's
+    /// live timer); zero makes a non-live relay session.
+    pub live_timer: Duration,
 }
 
 impl Default for RecordOptions {
@@ -86,6 +94,9 @@ impl Default for RecordOptions {
             snapshot_debounce: Duration::from_secs(1),
             statedump_fds: true,
             on_disk: None,
+            relay: None,
+            session_name: None,
+            live_timer: Duration::from_secs(1),
         }
     }
 }
@@ -412,6 +423,33 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
     })
 }
 
+/// Streams `sink`'s trace to the relay `target` too ([`crate::relay::RelayTap`]).
+fn stream_to(
+    sink: &mut Sink,
+    opts: &RecordOptions,
+    target: &crate::relay::RelayTarget,
+    nstreams: u32,
+) -> Result<(), Error> {
+    let hostname = opts.hostname.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default()
+    });
+    let session = opts.session_name.clone().unwrap_or_else(|| {
+        opts.output
+            .file_name()
+            .map_or_else(|| "kernel".into(), |n| n.to_string_lossy().into_owned())
+    });
+    let prefix = WriterOptions::default().stream_prefix;
+    let channels: Vec<String> = (0..nstreams).map(|c| format!("{prefix}_{c}")).collect();
+    let live_us = u32::try_from(opts.live_timer.as_micros()).unwrap_or(u32::MAX);
+    let tap =
+        crate::relay::RelayTap::connect(target, &session, &hostname, live_us, "kernel", &channels)?;
+    sink.writer
+        .set_tap(std::sync::Arc::new(std::sync::Mutex::new(tap)))?;
+    Ok(())
+}
+
 fn partial_dir(dir: &Path) -> PathBuf {
     ctf::writer::partial_dir(dir)
 }
@@ -492,10 +530,39 @@ fn drain_once(
     Ok(any_full)
 }
 
-/// How much earlier than [`drain_once`]'s marks the events are taken to be all read: an
-/// event is stamped when its writer reserves its place and seen once it commits it, and a
-/// virtual CPU can be stopped by its host in between.
+/// How much earlier than the time the buffers were read (by [`drain_once`]'s marks, or
+/// emptied for a live beacon) the events are taken to be all read: an event is stamped when
+/// its writer reserves its place and seen once it commits it, and a virtual CPU can be
+/// stopped by its host in between.
 const ON_DISK_MARGIN_NS: u64 = 50_000_000;
+/// Reads every CPU's buffer until the kernel has nothing more (partial pages included), at
+/// most [`EMPTY_PAGES`] pages per CPU; whether every buffer was read empty.
+fn drain_empty(
+    pipes: &mut [(u32, RawPipe)],
+    buf: &mut [u8],
+    sink: &mut Sink,
+    layout: &PageLayout,
+) -> Result<bool, Error> {
+    let mut empty = true;
+    for (cpu, pipe) in pipes.iter_mut() {
+        let mut pages = 0;
+        loop {
+            if pages == EMPTY_PAGES {
+                empty = false;
+                break;
+            }
+            let Some(n) = pipe.read_page(buf)? else {
+                break;
+            };
+            sink.page(layout, *cpu, &buf[..n])?;
+            pages += 1;
+        }
+    }
+    Ok(empty)
+}
+
+/// The most pages [`drain_empty`] reads per CPU before it gives up on emptying it.
+const EMPTY_PAGES: usize = 1024;
 
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -507,6 +574,10 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         .map(|&c| Ok((c, inst.open_pipe(c)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut sink = new_sink(s, opts, &opts.output, nstreams)?;
+    if let Some(target) = &opts.relay {
+        stream_to(&mut sink, opts, target, nstreams)
+            .map_err(|e| annotate_partial(e, &opts.output))?;
+    }
     let mut net_off = None;
     if s.known.iter().any(|(k, _)| k.group == "net") {
         let why = if opts.net_headers {
@@ -549,6 +620,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let mut last_flush = Instant::now();
         // Per CPU, a time before which every event has been read (see `drain_once`).
         let mut read_until = vec![sink.ts(t0); pipes.len()];
+        let mut last_tick = Instant::now();
         let mut account = |sink: &mut Sink| -> Result<(), Error> {
             for (i, &c) in cpus.iter().enumerate() {
                 let lost = inst.stats(c)?.lost();
@@ -575,6 +647,23 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             let marks = opts.on_disk.as_ref().map(|_| &mut read_until[..]);
             let full = drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, 256, marks)?;
             account(&mut sink)?;
+            if opts.relay.is_some()
+                && !opts.live_timer.is_zero()
+                && last_tick.elapsed() >= opts.live_timer
+            {
+                // Every event stamped before `before` is in the buffers: once they are read
+                // empty, an idle stream can be said quiet up to it (a reader then releases
+                // the other streams' events before it).
+                let before = tracefs::clocks_ns().0;
+                let empty = drain_empty(&mut pipes, &mut buf, &mut sink, &s.layout)?;
+                let quiet_until = sink.ts(before.saturating_sub(ON_DISK_MARGIN_NS));
+                if empty {
+                    sink.writer.live_tick(quiet_until)?;
+                } else {
+                    sink.writer.flush()?;
+                }
+                last_tick = Instant::now();
+            }
             // Like LTTng's switch timer: write out the open packets every second, so that a
             // crash (kill -9) leaves at most a second of events unwritten.
             if last_flush.elapsed() >= FLUSH_PERIOD {

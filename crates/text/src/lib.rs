@@ -25,7 +25,7 @@ mod timefmt;
 mod value;
 
 pub use count::{count_traces, Counts};
-pub use print::{parse_bounds, print, Error, Outcome, PrintOptions};
+pub use print::{parse_bounds, print, Error, Outcome, PrintOptions, TextSink};
 pub use printer::{Loss, TextBuf, TextPrinter};
 pub use style::{colors_supported, ColorChoice, Fields, Names, Style, StyleError, Styled};
 pub use timefmt::{time_zone, TimeFormatter};

@@ -546,3 +546,110 @@ fn first_message_time(traces: &[Arc<Trace>], time_map: Option<&Arc<dyn TimeMap>>
     }
     (first != i64::MAX && first != i64::MIN).then_some(first)
 }
+
+/// The printer as a [`pipeline::Sink`], one event at a time in the order a source gives
+/// them, lines byte-identical to [`print`]'s: for a source whose events come as they happen
+/// (a live relay), where nothing can be formatted ahead per stream. Output is written when a
+/// buffer fills and whenever the source waits for more ([`pipeline::Sink::caught_up`]), so a
+/// line shows as soon as its event is released. Loss warnings are not printed (a notice does
+/// not carry the stream's packet context they quote); decoding errors are, at the end.
+pub struct TextSink<'o, W: Write, E: Write> {
+    printer: TextPrinter,
+    chunk: Chunk,
+    kind: Kind,
+    writer: Writer<'o, W, E>,
+}
+
+impl<'o, W: Write, E: Write> TextSink<'o, W, E> {
+    /// A sink printing to `out` (event lines) and `err` (errors), in `options`' style and
+    /// time zone; `traces` name the traces for the `trace` field. Its range and time map are
+    /// the source's business.
+    pub fn new(
+        traces: &[Arc<Trace>],
+        options: &PrintOptions,
+        out: &'o mut W,
+        err: &'o mut E,
+    ) -> Self {
+        let times = TimeFormatter::with_tz(time_zone(options.gmt));
+        let styled = (!options.style.is_default() || options.warning_colors).then(|| {
+            let names = if options.style.fields.trace {
+                traces.iter().map(|t| t.name.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            Arc::new(Styled::new(options.style, names, options.warning_colors))
+        });
+        let mut printer = TextPrinter::new(times);
+        let kind = match &styled {
+            Some(s) => {
+                printer.set_style(s.clone());
+                Kind::StyledEvent
+            }
+            None => Kind::Event,
+        };
+        TextSink {
+            printer,
+            chunk: Chunk {
+                entries: Vec::with_capacity(1),
+                text: TextBuf::with_capacity(4096),
+            },
+            kind,
+            writer: Writer::new(out, err, styled),
+        }
+    }
+
+    /// Writes what is gathered and tells what was printed (a closed output is no error).
+    pub fn finish(self) -> Result<Outcome, Error> {
+        self.writer.finish()
+    }
+
+    fn flush(&mut self) -> Flow {
+        if self.writer.failed.is_some() {
+            return Flow::Stop;
+        }
+        let w = self
+            .writer
+            .out
+            .write_all(&self.writer.buf)
+            .and_then(|_| self.writer.out.flush());
+        self.writer.buf.clear();
+        match w {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                self.writer.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+}
+
+impl<W: Write, E: Write> pipeline::Sink for TextSink<'_, W, E> {
+    fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
+        let time = if ev.time_ns().is_some() { ts } else { i64::MIN };
+        self.chunk.clear();
+        self.printer.event(&mut self.chunk.text, ev, time);
+        self.chunk.entries.push(Entry {
+            time,
+            kind: self.kind,
+            end: self.chunk.text.len() as u32,
+        });
+        parallel::Consumer::item(&mut self.writer, &mut self.chunk, 0, time)
+    }
+
+    fn diagnostic(&mut self, d: &pipeline::Diagnostic) {
+        if d.kind == pipeline::DiagnosticKind::Warning {
+            return;
+        }
+        self.flush();
+        self.writer.outcome.errors += 1;
+        let _ = writeln!(self.writer.err, "tracekit: error: {d}");
+    }
+
+    fn caught_up(&mut self) -> Flow {
+        self.flush()
+    }
+
+    fn finish(&mut self, _summary: &pipeline::Summary) {
+        self.flush();
+    }
+}

@@ -301,6 +301,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         // As lttng-analyses: the refresh periods and user-defined periods are exclusive.
         return Ok(fail(a.mi, "cannot use --refresh with the period* analyses"));
     }
+    if let Some(urls) = crate::live_cmd::urls(&a.paths) {
+        return run_live(a, &urls?, &kernel_names, &period_names, refresh);
+    }
     let traces = match ctf::open_all(&a.paths) {
         Ok(t) => t,
         Err(e) => return Ok(fail(a.mi, &e.to_string())),
@@ -357,7 +360,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let several = names.len() > 1;
         match run_kernel(
             a,
-            &traces,
+            Input::Files(&traces),
             &common,
             &kernel_names,
             refresh,
@@ -399,12 +402,82 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     })
 }
 
+/// What the analyses read.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    /// Trace files, opened.
+    Files(&'a [std::sync::Arc<ctf::Trace>]),
+    /// A live relay's sessions.
+    Live(&'a live::LiveSource),
+}
+
+/// `analyze NAMES net://…`: the analyses of a live session, each refresh period's results
+/// printed as the period ends (without --refresh, once the session is destroyed).
+fn run_live(
+    a: &AnalyzeArgs,
+    urls: &[live::Url],
+    kernel_names: &[&str],
+    period_names: &[&str],
+    refresh: Option<i64>,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if !period_names.is_empty() {
+        return Ok(fail(
+            a.mi,
+            "the period* analyses are for trace files, not live inputs",
+        ));
+    }
+    if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
+        return Ok(fail(
+            a.mi,
+            "--begin, --end and --timerange are for trace files, not live inputs",
+        ));
+    }
+    let source = match crate::live_cmd::source(urls, a.sync) {
+        Ok(s) => s,
+        Err(e) => return Ok(fail(a.mi, &e.to_string())),
+    };
+    let common = Common {
+        cpus: a.cpu.clone(),
+        tids: a.tid.clone(),
+        procnames: a.procname.clone(),
+        no_intersection: true,
+        lttng_analyses_quirks: a.lttng_analyses_quirks,
+        exit_after: true,
+        ..Default::default()
+    };
+    let mut read_errors = Vec::new();
+    let several = kernel_names.len() > 1;
+    let tables = match run_kernel(
+        a,
+        Input::Live(&source),
+        &common,
+        kernel_names,
+        refresh,
+        several,
+        &mut read_errors,
+    )? {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    if a.mi {
+        emit(|mut w| analysis::lami::write_results(&mut w, &tables))?;
+    }
+    for e in &read_errors {
+        eprintln!("tracekit analyze: error: {e}");
+    }
+    Ok(if read_errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 /// Runs the (non-period) analyses `names` in one pass. Text: prints each period's results as
 /// the period ends. `--mi`: returns the tables (of each analysis in turn; with several refresh
 /// periods grouped by class as lttng-analyses does, then the summary table).
 fn run_kernel(
     a: &AnalyzeArgs,
-    traces: &[std::sync::Arc<ctf::Trace>],
+    input: Input<'_>,
     common: &Common,
     names: &[&str],
     refresh: Option<i64>,
@@ -466,7 +539,15 @@ fn run_kernel(
             io_err = Some(e);
         }
     };
-    match analysis::run_names(traces, strs, common, &opts, refresh, &mut report) {
+    let done = match input {
+        Input::Live(source) => {
+            analysis::run_names_on(source, strs, common, &opts, refresh, &mut report)
+        }
+        Input::Files(traces) => {
+            analysis::run_names(traces, strs, common, &opts, refresh, &mut report)
+        }
+    };
+    match done {
         Ok(done) => {
             for w in &done.warnings {
                 eprintln!("tracekit analyze: warning: {w}");

@@ -71,6 +71,14 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         v.dedup();
         v
     };
+    let config = Config {
+        threshold,
+        timeout,
+        max_pending: a.max_pending,
+    };
+    if let Some(urls) = crate::live_cmd::urls(&a.paths) {
+        return run_live(a, &urls?, &trackers, config);
+    }
     let traces = ctf::open_all(&a.paths)?;
     let time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>> = if a.sync {
         Some(crate::sync_cmd::time_map(&traces))
@@ -78,11 +86,6 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         None
     };
     let mut out = crate::output::stdout();
-    let config = Config {
-        threshold,
-        timeout,
-        max_pending: a.max_pending,
-    };
     let res = run_traces_mapped(
         &traces,
         time_map,
@@ -100,9 +103,18 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         },
     );
+    finish(a, res, &mut out)
+}
+
+/// Writes the summary after the reports.
+fn finish(
+    a: &LatencyArgs,
+    res: std::io::Result<latency::Summary>,
+    out: &mut impl Write,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let r = res.and_then(|s| {
         if a.json {
-            serde_json::to_writer(&mut out, &summary_json(&s))?;
+            serde_json::to_writer(&mut *out, &summary_json(&s))?;
             out.write_all(b"\n")
         } else {
             out.write_all(summary_text(&s).as_bytes())
@@ -112,4 +124,32 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `latency net://…`: each occurrence printed (and flushed) as soon as the live session's
+/// events show it; the summary when the session is destroyed.
+fn run_live(
+    a: &LatencyArgs,
+    urls: &[live::Url],
+    trackers: &[Tracker],
+    config: Config,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let source = crate::live_cmd::source(urls, a.sync)?;
+    let mut out = crate::output::stdout();
+    let mut sink =
+        latency::LatencySink::new(trackers, config, |r: Report| -> std::io::Result<()> {
+            if a.summary_only {
+                return Ok(());
+            }
+            if a.json {
+                serde_json::to_writer(&mut out, &r.to_json())?;
+                out.write_all(b"\n")?;
+            } else {
+                out.write_all(report_text(&r).as_bytes())?;
+            }
+            out.flush()
+        });
+    ::pipeline::Source::run(&source, &mut sink);
+    let res = sink.summary();
+    finish(a, res, &mut crate::output::stdout())
 }

@@ -9,6 +9,7 @@ mod gen_cmd;
 mod heap;
 mod lami_links;
 mod latency_cmd;
+mod live_cmd;
 mod output;
 mod period_cmd;
 mod print;

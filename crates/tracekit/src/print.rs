@@ -109,6 +109,9 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let colors_supported = text::colors_supported();
     let style = style(args, colors_supported)?;
+    if let Some(urls) = crate::live_cmd::urls(&args.paths) {
+        return run_live(args, &urls?, style, colors_supported);
+    }
     let mut traces = ctf::open_all(&args.paths)?;
     if args.clock_offset.is_some() || args.clock_offset_ns.is_some() {
         let (s, ns) = (
@@ -163,6 +166,68 @@ pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     // The process ends right after: the layouts need not be freed one by one (see `count`).
     std::mem::forget(traces);
+    Ok(if outcome.errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `print net://…`: the sessions' events as they come, or the relay's sessions.
+fn run_live(
+    args: &PrintArgs,
+    urls: &[live::Url],
+    style: text::Style,
+    colors_supported: bool,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if urls.iter().all(|u| u.session.is_none()) {
+        crate::live_cmd::list(urls)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.begin.is_some()
+        || args.end.is_some()
+        || args.clock_offset.is_some()
+        || args.clock_offset_ns.is_some()
+        || args.output_format != Format::Text
+    {
+        return Err(
+            "--begin, --end, --clock-offset and --output-format are for trace files, not live inputs"
+                .into(),
+        );
+    }
+    let source = crate::live_cmd::source(urls, args.sync)?;
+    let options = text::PrintOptions {
+        gmt: args.clock_gmt,
+        style,
+        warning_colors: colors_supported,
+        ..Default::default()
+    };
+    let mut err = io::stderr().lock();
+    let outcome = match &args.output {
+        None => {
+            let mut out = io::stdout().lock();
+            let mut sink = text::TextSink::new(
+                ::pipeline::Source::traces(&source),
+                &options,
+                &mut out,
+                &mut err,
+            );
+            ::pipeline::Source::run(&source, &mut sink);
+            sink.finish()?
+        }
+        Some(path) => {
+            let mut file = std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            let mut sink = text::TextSink::new(
+                ::pipeline::Source::traces(&source),
+                &options,
+                &mut file,
+                &mut err,
+            );
+            ::pipeline::Source::run(&source, &mut sink);
+            sink.finish()?
+        }
+    };
     Ok(if outcome.errors > 0 {
         ExitCode::from(1)
     } else {

@@ -60,6 +60,19 @@ pub struct RecordArgs {
     /// LTTng 2.13 layout makes lttng-analyses 0.6.1 fail ("Cannot run analysis: 'pid'").
     #[arg(long)]
     pub no_statedump_fds: bool,
+    /// Also stream the trace to a relay (`lttng-relayd`, `tracekit relay`) as it is recorded:
+    /// `net://HOST[:CONTROL_PORT[:DATA_PORT]]` (5342 and 5343 by default); a live session,
+    /// readable with `tracekit print net://HOST/host/HOSTNAME/SESSION` or babeltrace2's
+    /// lttng-live while it records. The local trace is written too.
+    #[arg(long, value_name = "URL", conflicts_with = "flight_recorder")]
+    pub url: Option<record::relay::RelayTarget>,
+    /// With --url: the relay session's name (default: the output directory's name).
+    #[arg(long, value_name = "NAME", requires = "url")]
+    pub session: Option<String>,
+    /// With --url: the live timer in µs: how often open packets are sent and idle CPUs said
+    /// quiet, bounding how late a live reader sees an event (LTTng's default, 1 s).
+    #[arg(long, value_name = "US", default_value_t = 1_000_000, requires = "url")]
+    pub live_timer: u64,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -106,6 +119,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         snapshot_on: args.snapshot_on.clone(),
         statedump_fds: !args.no_statedump_fds,
         snapshot_debounce: Duration::from_millis(args.snapshot_debounce_ms),
+        relay: args.url.clone(),
+        session_name: args.session.clone(),
+        live_timer: Duration::from_micros(args.live_timer),
         ..Default::default()
     };
     if !args.quiet {

@@ -1141,3 +1141,256 @@ fn analyses_agree_with_lttng_analyses() {
         t_sched.len()
     );
 }
+
+/// The two hosts of [`two_hosts_sync_and_critpath`], each recorder now inside its host's
+/// network namespace with its own host name (a UTS namespace), streaming its trace live
+/// (`record --url`, 200 ms live timer) to one `lttng-relayd` running on host A; then `sync`
+/// and `critpath` across the traces the relay wrote, and each of them prints as the
+/// recorder's local copy does.
+#[test]
+fn two_hosts_streamed_to_one_relayd() {
+    if !enabled("two_hosts_streamed_to_one_relayd") {
+        return;
+    }
+    if !cfg!(feature = "bpf") {
+        eprintln!(
+            "two_hosts_streamed_to_one_relayd: skipped: needs the eBPF helper for the TCP \
+             headers (cargo test --features bpf)"
+        );
+        return;
+    }
+    for tool in ["ip", "python3", "lttng-relayd", "nsenter", "unshare"] {
+        assert!(
+            have(tool),
+            "two_hosts_streamed_to_one_relayd needs `{tool}`"
+        );
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let start = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = TwoHosts::new();
+    let relayd_out = tmp.path().join("relayd");
+    let relayd = h
+        .exec(0, "lttng-relayd")
+        .arg("-o")
+        .arg(&relayd_out)
+        .args([
+            "-C",
+            "tcp://0.0.0.0:15342",
+            "-D",
+            "tcp://0.0.0.0:15343",
+            "-L",
+            "tcp://127.0.0.1:15344",
+        ])
+        .env("LTTNG_HOME", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start lttng-relayd");
+    h.children.push(relayd);
+    let port = "18091";
+    let server = h
+        .exec(1, "python3")
+        .args([
+            "-m",
+            "http.server",
+            port,
+            "--bind",
+            &h.addr[1],
+            "--directory",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    h.children.push(server);
+    let listening = |ns: usize, port: &str| {
+        (0..100).any(|_| {
+            let o = h.exec(ns, "ss").args(["-Hltn"]).output().expect("run ss");
+            if String::from_utf8_lossy(&o.stdout).contains(&format!(":{port}")) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            false
+        })
+    };
+    assert!(listening(1, port), "the server never listened");
+    assert!(listening(0, "15342"), "lttng-relayd never listened");
+
+    let offset: i64 = 3_600_000_000_000;
+    let local = [tmp.path().join("a/kernel"), tmp.path().join("b/kernel")];
+    let mut recorders = Vec::new();
+    for i in 0..2 {
+        let host = ["hosta", "hostb"][i];
+        let url = format!("net://{}:15342:15343", h.addr[0]);
+        // nsenter, not `ip netns exec`: the recorder keeps this mount namespace's /sys (and
+        // so tracefs).
+        let script = format!(
+            "hostname {host} && exec nsenter --net=/run/netns/{} \"$TK\" record -o \"$OUT\" \
+             --events sched,syscalls,net,irq --netdev {} --clock-offset-ns={} --duration 5 \
+             --url {url} --session two --live-timer 200000",
+            h.ns[i],
+            h.dev[i],
+            [0, offset][i]
+        );
+        let c = Command::new("unshare")
+            .args(["--uts", "sh", "-c", &script])
+            .env("TK", env!("CARGO_BIN_EXE_tracekit"))
+            .env("OUT", &local[i])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        recorders.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // Host A's session read live (on host A: the live port listens on its loopback).
+    let live = std::fs::File::create(tmp.path().join("live_a.txt")).unwrap();
+    let reader = h
+        .exec(0, env!("CARGO_BIN_EXE_tracekit"))
+        .args(["print", "net://127.0.0.1:15344/host/hosta/two"])
+        .stdout(live)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the live reader");
+    let url = format!("http://{}:{port}/", h.addr[1]);
+    let client = h
+        .exec(0, "python3")
+        .args([
+            "-c",
+            "import os, sys, urllib.request\n\
+             print(os.getpid(), flush=True)\n\
+             for _ in range(50): urllib.request.urlopen(sys.argv[1], timeout=5).read()\n",
+            &url,
+        ])
+        .output()
+        .expect("run the client");
+    assert!(
+        client.status.success(),
+        "client: {}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    let tid: i32 = String::from_utf8_lossy(&client.stdout)
+        .trim()
+        .parse()
+        .expect("client tid");
+    for (i, c) in recorders.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "recorder {i} failed: {err}");
+    }
+    let o = reader.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "live reader: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The relay wrote HOST/two-DATE/kernel per host, as lttng-relayd does.
+    let written: Vec<PathBuf> = ["hosta", "hostb"]
+        .iter()
+        .map(|host| {
+            let dir = relayd_out.join(host);
+            let session = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .flatten()
+                .find(|e| e.file_name().to_string_lossy().starts_with("two-"))
+                .unwrap_or_else(|| panic!("no session directory in {}", dir.display()));
+            session.path().join("kernel")
+        })
+        .collect();
+    drop(h);
+    // The live reader printed the written trace's events, in time order (a reader far behind
+    // the recorder when it stops may miss the last packets: lttng-relayd hangs its streams
+    // up; events of one time on two CPUs may come in either order, so lines are compared
+    // without their deltas, as sets of the same times).
+    let live = std::fs::read(tmp.path().join("live_a.txt")).unwrap();
+    let full = tracekit()
+        .arg("print")
+        .arg(&written[0])
+        .output()
+        .unwrap()
+        .stdout;
+    let lines = |b: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(|l| match (l.find(" (+"), l.find(") ")) {
+                (Some(a), Some(z)) if a < z => format!("{}{}", &l[..a], &l[z + 1..]),
+                _ => l.to_owned(),
+            })
+            .collect()
+    };
+    let (live, full) = (lines(&live), lines(&full));
+    assert!(
+        live.len() > 1000,
+        "the live reader printed {} lines",
+        live.len()
+    );
+    assert!(live.len() <= full.len());
+    let stamp = |l: &String| l.get(..20).unwrap_or_default().to_owned();
+    assert!(
+        live.windows(2).all(|w| stamp(&w[0]) <= stamp(&w[1])),
+        "the live output is not in time order"
+    );
+    let last = stamp(live.last().unwrap());
+    let mut a: Vec<&String> = live.iter().filter(|l| stamp(l) < last).collect();
+    let mut b: Vec<&String> = full.iter().filter(|l| stamp(l) < last).collect();
+    a.sort();
+    b.sort();
+    assert!(a == b, "the live output is not the written trace's");
+    eprintln!(
+        "live reader on hosta: {} of the written trace's {} lines",
+        live.len(),
+        full.len()
+    );
+    for (w, l) in written.iter().zip(&local) {
+        let print = |d: &Path| tracekit().arg("print").arg(d).output().unwrap();
+        let (pw, pl) = (print(w), print(l));
+        assert!(pw.status.success() && pl.status.success());
+        assert!(pw.stdout.len() > 10_000, "{}: too little", w.display());
+        assert!(
+            pw.stdout == pl.stdout,
+            "{} does not print as the recorder's local copy {}",
+            w.display(),
+            l.display()
+        );
+    }
+    let o = tracekit()
+        .args(["sync", "--json"])
+        .arg(&relayd_out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "sync: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("sync json");
+    let matches = j["matches"].as_u64().unwrap_or(0);
+    assert!(matches >= 300, "sync matched only {matches} packets: {j}");
+    let o = tracekit()
+        .args(["critpath", "--sync", "--json", "--host", "hosta", "--tid"])
+        .arg(tid.to_string())
+        .arg(&relayd_out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "critpath: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("critpath json");
+    let path = j["path"].as_array().expect("path");
+    let on_b = path.iter().filter(|s| s["host"] == "hostb").count();
+    let on_a = path.iter().filter(|s| s["host"] == "hosta").count();
+    assert!(
+        on_a > 0 && on_b > 0,
+        "the critical path does not cross the hosts ({on_a} on hosta, {on_b} on hostb)"
+    );
+    eprintln!(
+        "two hosts streamed to lttng-relayd: {matches} packets matched, critical path {on_a}+{on_b} \
+         segments, {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    assert_no_stale_instances();
+}

@@ -75,6 +75,32 @@ impl WriteError {
     }
 }
 
+/// Where a [`TraceWriter`]'s closed packets also go, besides its stream files: a relay the
+/// trace is streamed to as it is recorded (`tracekit record --url`).
+pub trait PacketTap: Send {
+    /// Where the packets go, for messages (`relay 127.0.0.1:5342`).
+    fn name(&self) -> &str;
+    /// The trace's metadata, once, before any packet.
+    fn metadata(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// A closed packet of stream `stream` (its position among the trace's streams), and its
+    /// index entry.
+    fn packet(
+        &mut self,
+        stream: usize,
+        bytes: &[u8],
+        entry: &crate::index::PacketEntry,
+    ) -> std::io::Result<()>;
+    /// Stream `stream` holds nothing new up to `entry.ts_end` (a live timer's beacon: its
+    /// entry describes no packet, its sequence number is the next packet's).
+    fn quiet(&mut self, stream: usize, entry: &crate::index::PacketEntry) -> std::io::Result<()>;
+    /// The trace is complete: `last_seq` is, per stream, the sequence number of its last
+    /// packet (None: it has none).
+    fn finish(&mut self, last_seq: &[Option<u64>]) -> std::io::Result<()>;
+}
+
+/// A [`PacketTap`] shared by a trace's streams.
+pub type SharedTap = std::sync::Arc<std::sync::Mutex<dyn PacketTap>>;
+
 /// How the metadata file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MetadataMode {
@@ -134,6 +160,7 @@ pub struct TraceWriter {
     classes: Vec<Option<EventLayout>>,
     streams: Vec<StreamWriter>,
     max_ts: u64,
+    tap: Option<SharedTap>,
 }
 
 /// Where a [`TraceWriter`] writes the trace of directory `dir` until it is complete:
@@ -239,6 +266,7 @@ impl TraceWriter {
             classes,
             streams,
             max_ts: 0,
+            tap: None,
         })
     }
 
@@ -329,20 +357,52 @@ impl TraceWriter {
         Ok(())
     }
 
+    /// Sends the trace to `tap` too: its metadata now, then each packet as it is closed.
+    pub fn set_tap(&mut self, tap: SharedTap) -> Result<(), WriteError> {
+        let mpath = self.tmp.join("metadata");
+        let meta = std::fs::read(&mpath).map_err(|e| WriteError::io(&mpath, e))?;
+        {
+            let mut t = tap.lock().unwrap_or_else(|p| p.into_inner());
+            t.metadata(&meta)
+                .map_err(|e| WriteError::io(Path::new(t.name()), e))?;
+        }
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            s.set_tap(i, tap.clone());
+        }
+        self.tap = Some(tap);
+        Ok(())
+    }
+
+    /// The live timer's work on every stream ([`StreamWriter::live_tick`]): packets with
+    /// events are closed and sent, the other streams said quiet up to `now` (clock cycles).
+    pub fn live_tick(&mut self, now: u64) -> Result<(), WriteError> {
+        for s in &mut self.streams {
+            s.live_tick(now)?;
+        }
+        Ok(())
+    }
+
     /// Closes every stream, then renames the temporary directory to the final one.
     pub fn finish(self) -> Result<TraceStats, WriteError> {
         let mut stats = TraceStats {
             dir: self.dir.clone(),
             ..Default::default()
         };
+        let mut last_seq = Vec::with_capacity(self.streams.len());
         for s in self.streams {
             let st = s.finish(self.max_ts)?;
+            last_seq.push(st.packets.checked_sub(1));
             stats.events += st.events;
             stats.packets += st.packets;
             stats.bytes += st.bytes;
             stats.per_cpu.push(st.events);
         }
         std::fs::rename(&self.tmp, &self.dir).map_err(|e| WriteError::io(&self.dir, e))?;
+        if let Some(tap) = self.tap {
+            let mut t = tap.lock().unwrap_or_else(|p| p.into_inner());
+            t.finish(&last_seq)
+                .map_err(|e| WriteError::io(Path::new(t.name()), e))?;
+        }
         Ok(stats)
     }
 }

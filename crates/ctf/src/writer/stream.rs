@@ -61,6 +61,8 @@ pub struct StreamWriter {
     discarded: u64,
     /// When the tracing session started: the first packet begins there, as LTTng's do.
     session_start: Option<u64>,
+    /// Where closed packets also go, and this stream's position there.
+    tap: Option<(usize, super::SharedTap)>,
 }
 
 impl StreamWriter {
@@ -99,6 +101,7 @@ impl StreamWriter {
             packets: 0,
             discarded: 0,
             session_start: None,
+            tap: None,
             p,
         })
     }
@@ -197,6 +200,11 @@ impl StreamWriter {
             seq_num: Some(self.seq),
         };
         self.index_pending.extend_from_slice(&index::encode(&entry));
+        if let Some((i, tap)) = &self.tap {
+            let mut tap = tap.lock().unwrap_or_else(|p| p.into_inner());
+            tap.packet(*i, self.buf.bytes(), &entry)
+                .map_err(|e| WriteError::io(Path::new(tap.name()), e))?;
+        }
         self.buf.clear();
         self.open = false;
         self.offset += size / 8;
@@ -319,6 +327,38 @@ impl StreamWriter {
             self.close_packet_sized(true)?;
         }
         self.write_index()
+    }
+
+    /// Sends closed packets to `tap` too, as its stream `index`.
+    pub fn set_tap(&mut self, index: usize, tap: super::SharedTap) {
+        self.tap = Some((index, tap));
+    }
+
+    /// The live timer's work: closes the open packet (as [`Self::flush`]) so that a live
+    /// reader gets its events now, or, when the stream wrote nothing since the last call,
+    /// tells the tap that the stream is quiet up to `now` (a beacon), so that readers need
+    /// not wait for it. (The index file is written by the periodic flush.)
+    pub fn live_tick(&mut self, now: u64) -> Result<(), WriteError> {
+        if self.open {
+            return self.close_packet_sized(true);
+        }
+        let Some((i, tap)) = &self.tap else {
+            return Ok(());
+        };
+        let quiet = PacketEntry {
+            offset: self.offset,
+            packet_bits: 0,
+            content_bits: 0,
+            ts_begin: now.max(self.last_ts),
+            ts_end: now.max(self.last_ts),
+            discarded: self.discarded,
+            stream_class_id: self.p.stream_class_id as u64,
+            instance_id: Some(self.p.instance_id),
+            seq_num: Some(self.seq),
+        };
+        let mut tap = tap.lock().unwrap_or_else(|p| p.into_inner());
+        tap.quiet(*i, &quiet)
+            .map_err(|e| WriteError::io(Path::new(tap.name()), e))
     }
 
     /// Closes the last packet and flushes the file and its index. A stream without events
