@@ -94,6 +94,17 @@ pub trait Source {
     fn run<S: Sink + ?Sized>(&self, sink: &mut S) -> Summary;
 }
 
+/// A borrowed source reads as the source (a consumer may take its source by value).
+impl<T: Source> Source for &T {
+    fn traces(&self) -> &[Arc<Trace>] {
+        (**self).traces()
+    }
+
+    fn run<S: Sink + ?Sized>(&self, sink: &mut S) -> Summary {
+        (**self).run(sink)
+    }
+}
+
 /// Trace files on disk: one trace, directories of traces, several hosts' traces.
 #[derive(Clone, Debug)]
 pub struct FileSource {

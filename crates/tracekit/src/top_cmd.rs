@@ -125,14 +125,21 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let config = config(a)?;
     let quit = Arc::new(AtomicBool::new(false));
     match &a.path {
-        Some(p) if p.to_string_lossy().starts_with("net://") => {
-            // The seam for a relay session: any pipeline::Source goes where the replayed
-            // FileSource goes below (the live source lives in crates/live).
-            Err(format!(
-                "{}: relay sessions need the live source, which this build does not have",
-                p.display()
-            )
-            .into())
+        Some(p) if live::Url::is_live(&p.to_string_lossy()) => {
+            let urls = crate::live_cmd::urls(std::slice::from_ref(p))
+                .expect("a live URL")
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            let source = crate::live_cmd::source(&urls, false)?;
+            show(
+                a,
+                &config,
+                source,
+                p.display().to_string(),
+                "live".into(),
+                quit,
+                || {},
+            )?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(p) => {
             if !a.replay {
@@ -153,7 +160,7 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             } else {
                 "replay".into()
             };
-            show(a, &config, &source, label, status, quit, || {})?;
+            show(a, &config, source, label, status, quit, || {})?;
             Ok(ExitCode::SUCCESS)
         }
         None => {
@@ -200,10 +207,10 @@ pub fn run(a: &TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 }
 
 /// The dashboard (or, with --batch, its JSON lines) over `source`.
-fn show<S: pipeline::Source + Sync>(
+fn show<S: pipeline::Source + Send>(
     a: &TopArgs,
     config: &top::Config,
-    source: &S,
+    source: S,
     label: String,
     status: String,
     quit: Arc<AtomicBool>,
@@ -212,7 +219,7 @@ fn show<S: pipeline::Source + Sync>(
     if a.batch {
         let mut out = crate::output::stdout();
         let mut failed = None;
-        let r = top::run(source, config, |s| {
+        let r = top::run(&source, config, |s| {
             let line = serde_json::to_string(&s.to_json()).expect("JSON of a snapshot");
             match writeln!(out, "{line}").and_then(|_| out.flush()) {
                 Ok(()) => Flow::Continue,
@@ -230,6 +237,11 @@ fn show<S: pipeline::Source + Sync>(
     }
     let mut view = View::new(label, config);
     view.status = status;
-    top::dash::run(view, quit, |emit| top::run(source, config, emit), on_quit)?;
+    top::dash::run(
+        view,
+        quit,
+        move |emit| top::run(&source, config, emit),
+        on_quit,
+    )?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `tracekit top`: its numbers against `tracekit analyze cputop --refresh` and `tracekit
 //! latency` over the same windows of a generated trace, the terminal dashboard driven through
 //! a pseudo-terminal, and (root, `TRACEKIT_ROOT_TESTS=1`) a local recording followed as it is
-//! written.
+//! written, and a recording streamed to `tracekit relay` shown live from the relay.
 
 mod common;
 
@@ -400,6 +400,101 @@ fn local_recording_followed_and_kept() {
         assert_eq!(a["begin"], b["begin"]);
         assert_eq!(a["threads"], b["threads"]);
         assert_eq!(a["latencies"], b["latencies"]);
+    }
+}
+
+/// Free TCP ports on the loopback (bound then released: the relay takes them right after).
+fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    std::array::from_fn(|i| listeners[i].local_addr().unwrap().port())
+}
+
+/// Root: a recording streamed to `tracekit relay` (`record --url`) is shown live from the relay
+/// (`top net://…`), and the windows shown are those of the recording's own copy replayed.
+#[test]
+fn relay_session_shown_live() {
+    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let [ctrl, data, live] = free_ports::<3>();
+    let mut relay = command()
+        .args(["relay", "--control-port", &ctrl.to_string()])
+        .args([
+            "--data-port",
+            &data.to_string(),
+            "--live-port",
+            &live.to_string(),
+            "-o",
+        ])
+        .arg(tmp.path().join("relay"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let local = tmp.path().join("rec").join("kernel");
+    let mut rec = command()
+        .args([
+            "record",
+            "--duration",
+            "3",
+            "--live-timer",
+            "200000",
+            "--session",
+            "topsess",
+        ])
+        .arg("--url")
+        .arg(format!("net://127.0.0.1:{ctrl}:{data}"))
+        .arg("-o")
+        .arg(&local)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The session is listed once the recorder has created it.
+    let relay_url = format!("net://127.0.0.1:{live}");
+    let listed = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        command()
+            .args(["print", &relay_url])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("topsess"))
+    });
+    assert!(listed, "the relay never listed the session");
+    let shown = command()
+        .args(["top", "--batch", "--interval", "500ms"])
+        .arg(format!("{relay_url}/host/{host}/topsess"))
+        .output()
+        .unwrap();
+    let recorded = rec.wait().unwrap();
+    let _ = relay.kill();
+    let _ = relay.wait();
+    assert!(recorded.success(), "record --url failed");
+    let windows = json_lines(&ok(shown));
+    assert!(windows.len() >= 3, "windows shown live: {}", windows.len());
+    let replayed = json_lines(&ok(command()
+        .args([
+            "top",
+            "--replay",
+            "--speed",
+            "0",
+            "--batch",
+            "--interval",
+            "500ms",
+        ])
+        .arg(&local)
+        .output()
+        .unwrap()));
+    assert_eq!(windows.len(), replayed.len());
+    for (a, b) in windows.iter().zip(&replayed) {
+        assert_eq!(a["begin"], b["begin"]);
+        assert_eq!(a["threads"], b["threads"]);
     }
 }
 
