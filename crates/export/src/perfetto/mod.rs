@@ -36,6 +36,7 @@
 //! written.
 
 pub mod proto;
+mod wire;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -45,8 +46,7 @@ use std::sync::Arc;
 use ::ctf::{Event, Trace};
 use kernel::{Kind, Resolver, F};
 use pipeline::{classes_where, Diagnostic, Flow, Notice, NoticeKind, Sink, Wanted};
-use prost::encoding::{self, encode_key, encode_varint, encoded_len_varint, WireType};
-use prost::Message;
+use prost::encoding;
 
 use crate::{Error, Export};
 use proto::{bundle, packet};
@@ -211,23 +211,6 @@ struct Cpu {
     lost: bool,
 }
 
-/// Per event kind, a message reused for every event, so that writing one allocates nothing.
-#[derive(Default)]
-struct Scratch {
-    switch: proto::SchedSwitch,
-    wakeup: proto::SchedWakeup,
-    fork: proto::SchedProcessFork,
-    newtask: proto::TaskNewtask,
-    exec: proto::SchedProcessExec,
-    exit: proto::SchedProcessExit,
-    free: proto::SchedProcessFree,
-    irq_entry: proto::IrqHandlerEntry,
-    irq_exit: proto::IrqHandlerExit,
-    softirq: proto::Softirq,
-    sys_enter: proto::SysEnter,
-    sys_exit: proto::SysExit,
-}
-
 /// Writes the kernel events it is given as a Perfetto trace (see the [module](self)
 /// documentation).
 pub struct PerfettoSink {
@@ -242,7 +225,8 @@ pub struct PerfettoSink {
     machines: Vec<String>,
     /// Per system call name index of the resolver: its x86-64 number (-1: none).
     syscall_numbers: Vec<i64>,
-    scratch: Scratch,
+    /// The message of the event being written.
+    body: Vec<u8>,
     /// Statedump threads not written yet, and their machine.
     tree: proto::ProcessTree,
     tree_machine: u32,
@@ -289,21 +273,6 @@ fn machine_id(m: u32) -> Option<u32> {
     (m != 0).then_some(m)
 }
 
-/// Sets a string field to `bytes` (lossy for invalid UTF-8), reusing its memory.
-#[inline]
-fn set_str(slot: &mut Option<String>, bytes: Option<&[u8]>) {
-    let Some(b) = bytes else {
-        *slot = None;
-        return;
-    };
-    let s = slot.get_or_insert_with(String::new);
-    s.clear();
-    match std::str::from_utf8(b) {
-        Ok(t) => s.push_str(t),
-        Err(_) => s.push_str(&String::from_utf8_lossy(b)),
-    }
-}
-
 /// An integer field as an `i32` (values beyond it, which LTTng's fields of these events
 /// never hold, wrap as the kernel's C casts do).
 #[inline]
@@ -322,22 +291,21 @@ fn number_names(numbers: &mut Vec<i64>, names: &kernel::SyscallNames, i: u32) {
     }
 }
 
-/// Appends one `FtraceEvent` (bundle field 2) holding `m` as its field `tag`.
+/// Appends one `FtraceEvent` (bundle field 2) holding the message `body` as its field `tag`.
 #[inline]
-fn put_event<M: Message>(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, m: &M) {
-    let body = m.encoded_len();
-    let len = encoding::uint64::encoded_len(1, &ts)
-        + encoding::uint32::encoded_len(2, &pid)
-        + encoding::key_len(tag)
-        + encoded_len_varint(body as u64)
-        + body;
-    encode_key(bundle::EVENT, WireType::LengthDelimited, buf);
-    encode_varint(len as u64, buf);
-    encoding::uint64::encode(1, &ts, buf);
-    encoding::uint32::encode(2, &pid, buf);
-    encode_key(tag, WireType::LengthDelimited, buf);
-    encode_varint(body as u64, buf);
-    m.encode_raw(buf);
+fn put_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, body: &[u8]) {
+    let len = 1
+        + wire::varint_len(ts)
+        + 1
+        + wire::varint_len(u64::from(pid))
+        + wire::varint_len(u64::from(tag << 3))
+        + wire::varint_len(body.len() as u64)
+        + body.len();
+    wire::key(buf, bundle::EVENT, wire::LEN);
+    wire::varint(buf, len as u64);
+    wire::uint(buf, 1, ts);
+    wire::uint(buf, 2, u64::from(pid));
+    wire::bytes(buf, tag, body);
 }
 
 impl PerfettoSink {
@@ -360,7 +328,7 @@ impl PerfettoSink {
             trace_machine,
             machines,
             syscall_numbers: Vec::new(),
-            scratch: Scratch::default(),
+            body: Vec::with_capacity(256),
             tree: proto::ProcessTree::default(),
             tree_machine: 0,
             tree_ts: 0,
@@ -486,49 +454,43 @@ impl PerfettoSink {
         i
     }
 
-    /// Writes CPU `i`'s bundle, if it holds events.
+    /// Writes CPU `i`'s bundle, if it holds events: the packet's head (its key and length, the
+    /// bundle's key, length and CPU), the events as they were encoded, and its tail (the loss
+    /// flag, the machine).
     fn flush_cpu(&mut self, i: usize) -> Result<(), Error> {
         let c = &mut self.cpus[i];
         if c.events.is_empty() {
             return Ok(());
         }
-        let cpu_len = encoding::uint32::encoded_len(bundle::CPU, &c.cpu);
-        let lost_len = if c.lost {
-            encoding::bool::encoded_len(bundle::LOST_EVENTS, &true)
-        } else {
-            0
-        };
-        let bundle_len = cpu_len + c.events.len() + lost_len;
-        let machine = machine_id(c.machine);
-        let machine_len =
-            machine.map_or(0, |m| encoding::uint32::encoded_len(packet::MACHINE_ID, &m));
-        let packet_len = encoding::key_len(packet::FTRACE_EVENTS)
-            + encoded_len_varint(bundle_len as u64)
+        // The bundle's head and tail, then the packet's tail.
+        let mut bundle_head = Vec::with_capacity(8);
+        wire::uint(&mut bundle_head, bundle::CPU, u64::from(c.cpu));
+        let mut tail = Vec::with_capacity(16);
+        if c.lost {
+            wire::uint(&mut tail, bundle::LOST_EVENTS, 1);
+        }
+        let bundle_len = bundle_head.len() + c.events.len() + tail.len();
+        if let Some(m) = machine_id(c.machine) {
+            wire::uint(&mut tail, packet::MACHINE_ID, u64::from(m));
+        }
+        let machine_len = tail.len() - (bundle_len - bundle_head.len() - c.events.len());
+        let packet_len = wire::varint_len(u64::from(packet::FTRACE_EVENTS << 3))
+            + wire::varint_len(bundle_len as u64)
             + bundle_len
             + machine_len;
         let head = &mut self.buf;
         head.clear();
-        encode_key(packet::TRACE_PACKET, WireType::LengthDelimited, head);
-        encode_varint(packet_len as u64, head);
-        encode_key(packet::FTRACE_EVENTS, WireType::LengthDelimited, head);
-        encode_varint(bundle_len as u64, head);
-        encoding::uint32::encode(bundle::CPU, &c.cpu, head);
-        let head_len = head.len();
-        let mut tail = [0u8; 16];
-        let mut t = &mut tail[..];
-        if c.lost {
-            encoding::bool::encode(bundle::LOST_EVENTS, &true, &mut t);
-        }
-        if let Some(m) = machine {
-            encoding::uint32::encode(packet::MACHINE_ID, &m, &mut t);
-        }
-        let tail_len = 16 - t.len();
+        wire::key(head, packet::TRACE_PACKET, wire::LEN);
+        wire::varint(head, packet_len as u64);
+        wire::key(head, packet::FTRACE_EVENTS, wire::LEN);
+        wire::varint(head, bundle_len as u64);
+        head.extend_from_slice(&bundle_head);
         let w = &mut self.out;
         let r = w
             .write_all(head)
             .and_then(|_| w.write_all(&c.events))
-            .and_then(|_| w.write_all(&tail[..tail_len]));
-        self.bytes += (head_len + c.events.len() + tail_len) as u64;
+            .and_then(|_| w.write_all(&tail));
+        self.bytes += (head.len() + c.events.len() + tail.len()) as u64;
         self.packets += 1;
         c.events.clear();
         c.lost = false;
@@ -560,6 +522,9 @@ impl PerfettoSink {
         let mut class = self.resolver.class(ev);
         let kind = class.resolved().kind;
         let Some(written) = Written::of(kind) else {
+            if kind == Kind::StatedumpEnd {
+                return self.flush_tree();
+            }
             return Ok(());
         };
         if let Kind::SyscallEntry(n) | Kind::SyscallExit(Some(n)) = kind {
@@ -569,133 +534,140 @@ impl PerfettoSink {
             }
         }
         let p = class.payload(ev);
-        let s = &mut self.scratch;
+        let b = &mut self.body;
+        b.clear();
         let cpu = &mut self.cpus[ci];
-        let pid = cpu.tid as u32;
-        let buf = &mut cpu.events;
-        match kind {
+        let mut pid = cpu.tid as u32;
+        let tag = match kind {
             Kind::SchedSwitch => {
-                let m = &mut s.switch;
-                set_str(&mut m.prev_comm, p.bytes(F::PrevComm));
-                m.prev_pid = int32(p.int(F::PrevTid));
-                m.prev_prio = int32(p.int(F::PrevPrio));
-                m.prev_state = p.int(F::PrevState);
-                set_str(&mut m.next_comm, p.bytes(F::NextComm));
-                m.next_pid = int32(p.int(F::NextTid));
-                m.next_prio = int32(p.int(F::NextPrio));
-                let pid = m.prev_pid.map_or(pid, |t| t as u32);
-                put_event(buf, ts, pid, 4, m);
-                if let Some(next) = m.next_pid {
-                    cpu.tid = next;
+                let prev = p.int(F::PrevTid);
+                let next = p.int(F::NextTid);
+                wire::string(b, 1, p.bytes(F::PrevComm));
+                wire::int32(b, 2, prev);
+                wire::int32(b, 3, p.int(F::PrevPrio));
+                wire::int64(b, 4, p.int(F::PrevState));
+                wire::string(b, 5, p.bytes(F::NextComm));
+                wire::int32(b, 6, next);
+                wire::int32(b, 7, p.int(F::NextPrio));
+                if let Some(prev) = prev {
+                    pid = prev as u32;
                 }
+                if let Some(next) = next {
+                    cpu.tid = next as i32;
+                }
+                4
             }
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
-                let m = &mut s.wakeup;
-                set_str(&mut m.comm, p.bytes(F::Comm));
-                m.pid = int32(p.int(F::Tid));
-                m.prio = int32(p.int(F::Prio));
-                m.target_cpu = int32(p.int(F::TargetCpu));
-                m.success = Some(1);
-                let tag = match kind {
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Prio));
+                wire::int32(b, 4, Some(1));
+                wire::int32(b, 5, p.int(F::TargetCpu));
+                match kind {
                     Kind::SchedWakeup => 17,
                     Kind::SchedWaking => 20,
                     _ => 114,
-                };
-                put_event(buf, ts, pid, tag, m);
+                }
             }
             Kind::SchedProcessFork => {
-                let m = &mut s.fork;
-                set_str(&mut m.parent_comm, p.bytes(F::ParentComm));
-                m.parent_pid = int32(p.int(F::ParentTid));
-                set_str(&mut m.child_comm, p.bytes(F::ChildComm));
-                m.child_pid = int32(p.int(F::ChildTid));
-                put_event(buf, ts, pid, 239, m);
-                let n = &mut s.newtask;
-                n.pid = m.child_pid;
-                n.comm.clone_from(&m.child_comm);
+                let parent = p.int(F::ParentTid);
+                let child = p.int(F::ChildTid);
+                let child_comm = p.bytes(F::ChildComm);
+                wire::string(b, 1, p.bytes(F::ParentComm));
+                wire::int32(b, 2, parent);
+                wire::string(b, 3, child_comm);
+                wire::int32(b, 4, child);
+                put_event(&mut cpu.events, ts, pid, 239, b);
+                // task_newtask, in the creating thread (the event's pid to Perfetto).
+                b.clear();
+                wire::int32(b, 1, child);
+                wire::string(b, 2, child_comm);
                 let same_process = matches!(
                     (p.int(F::ParentPid), p.int(F::ChildPid)),
                     (Some(a), Some(b)) if a == b
                 );
-                n.clone_flags = Some(if same_process { CLONE_THREAD } else { 0 });
-                // Perfetto takes the creating thread from the event's pid.
-                let creator = m.parent_pid.map_or(pid, |t| t as u32);
-                put_event(buf, ts, creator, 235, n);
+                wire::uint(b, 3, if same_process { CLONE_THREAD } else { 0 });
+                self.counts[Written::SchedProcessFork as usize] += 1;
+                if let Some(parent) = parent {
+                    pid = parent as u32;
+                }
                 self.counts[Written::TaskNewtask as usize] += 1;
+                put_event(&mut cpu.events, ts, pid, 235, b);
+                return self.after_event(ci);
             }
             Kind::SchedProcessExec => {
-                let m = &mut s.exec;
-                set_str(&mut m.filename, p.bytes(F::Filename));
-                m.pid = int32(p.int(F::Tid));
-                m.old_pid = int32(p.int(F::OldTid));
-                put_event(buf, ts, pid, 237, m);
+                wire::string(b, 1, p.bytes(F::Filename));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::OldTid));
+                237
             }
             Kind::SchedProcessExit => {
-                let m = &mut s.exit;
-                set_str(&mut m.comm, p.bytes(F::Comm));
-                m.pid = int32(p.int(F::Tid));
-                m.tgid = int32(p.int(F::Pid));
-                m.prio = int32(p.int(F::Prio));
-                put_event(buf, ts, pid, 238, m);
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Pid));
+                wire::int32(b, 4, p.int(F::Prio));
+                238
             }
             Kind::SchedProcessFree => {
-                let m = &mut s.free;
-                set_str(&mut m.comm, p.bytes(F::Comm));
-                m.pid = int32(p.int(F::Tid));
-                m.prio = int32(p.int(F::Prio));
-                put_event(buf, ts, pid, 240, m);
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Prio));
+                240
             }
             Kind::IrqHandlerEntry => {
-                let m = &mut s.irq_entry;
-                m.irq = int32(p.int(F::Irq));
-                set_str(&mut m.name, p.bytes(F::Name));
-                put_event(buf, ts, pid, 36, m);
+                wire::int32(b, 1, p.int(F::Irq));
+                wire::string(b, 2, p.bytes(F::Name));
+                36
             }
             Kind::IrqHandlerExit => {
-                let m = &mut s.irq_exit;
-                m.irq = int32(p.int(F::Irq));
-                m.ret = int32(p.int(F::Ret));
-                put_event(buf, ts, pid, 37, m);
+                wire::int32(b, 1, p.int(F::Irq));
+                wire::int32(b, 2, p.int(F::Ret));
+                37
             }
             Kind::SoftirqRaise | Kind::SoftirqEntry | Kind::SoftirqExit => {
-                let m = &mut s.softirq;
-                m.vec = p.int(F::Vec).map(|v| v as u32);
-                let tag = match kind {
+                wire::uint32(b, 1, p.int(F::Vec));
+                match kind {
                     Kind::SoftirqEntry => 24,
                     Kind::SoftirqExit => 25,
                     _ => 26,
-                };
-                put_event(buf, ts, pid, tag, m);
+                }
             }
             Kind::SyscallEntry(name) => {
-                let m = &mut s.sys_enter;
-                m.args.clear();
+                let id = self.syscall_numbers[name as usize];
+                cpu.syscall = id;
+                wire::int64(b, 1, Some(id));
                 if let Some(payload) = ev.payload() {
                     for i in 0..6 {
                         let Some(f) = payload.member_at(i) else {
                             break;
                         };
                         let v = f.as_u64().or_else(|| f.as_i64().map(|v| v as u64));
-                        m.args.push(v.unwrap_or(0));
+                        wire::uint(b, 2, v.unwrap_or(0));
                     }
                 }
-                let id = self.syscall_numbers[name as usize];
-                cpu.syscall = id;
-                m.id = Some(id);
-                put_event(buf, ts, pid, 329, m);
+                329
             }
             Kind::SyscallExit(name) => {
-                let m = &mut s.sys_exit;
-                m.id = Some(name.map_or(cpu.syscall, |n| self.syscall_numbers[n as usize]));
-                m.ret = p.int(F::Ret);
-                put_event(buf, ts, pid, 330, m);
+                let id = name.map_or(cpu.syscall, |n| self.syscall_numbers[n as usize]);
+                wire::int64(b, 1, Some(id));
+                wire::int64(b, 2, p.int(F::Ret));
+                330
             }
             Kind::StatedumpProcessState => {
                 self.statedump_thread(ev, ts)?;
+                self.counts[written as usize] += 1;
+                return Ok(());
             }
             _ => return Ok(()),
-        }
+        };
+        put_event(&mut cpu.events, ts, pid, tag, b);
         self.counts[written as usize] += 1;
+        self.after_event(ci)
+    }
+
+    /// Writes CPU `ci`'s bundle out when it is full.
+    #[inline]
+    fn after_event(&mut self, ci: usize) -> Result<(), Error> {
         if self.cpus[ci].events.len() >= BUNDLE_BYTES {
             self.flush_cpu(ci)?;
         }
@@ -755,12 +727,7 @@ impl Sink for PerfettoSink {
     #[inline]
     fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
         self.events += 1;
-        let r = if self.resolver.resolve(ev).kind == Kind::StatedumpEnd {
-            self.flush_tree()
-        } else {
-            self.write(ev, ts)
-        };
-        match r {
+        match self.write(ev, ts) {
             Ok(()) => Flow::Continue,
             Err(e) => {
                 self.error = Some(e);
