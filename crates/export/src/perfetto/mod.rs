@@ -638,11 +638,13 @@ impl PerfettoSink {
                 wire::int64(b, 1, Some(id));
                 if let Some(payload) = ev.payload() {
                     for i in 0..6 {
-                        let Some(f) = payload.member_at(i) else {
-                            break;
+                        let v = match payload.int_member(i) {
+                            Some(v) => v as u64,
+                            None if payload.member_at(i).is_none() => break,
+                            // A string (a pointer to the kernel).
+                            None => 0,
                         };
-                        let v = f.as_u64().or_else(|| f.as_i64().map(|v| v as u64));
-                        wire::uint(b, 2, v.unwrap_or(0));
+                        wire::uint(b, 2, v);
                     }
                 }
                 329

@@ -10,15 +10,12 @@ pub const LEN: u32 = 2;
 /// Appends `v` as a varint.
 #[inline(always)]
 pub fn varint(buf: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 10];
-    let mut n = 0;
+    // Byte by byte: a copy of a few bytes of run-time length would be a call to memmove.
     while v >= 0x80 {
-        tmp[n] = (v as u8) | 0x80;
+        buf.push((v as u8) | 0x80);
         v >>= 7;
-        n += 1;
     }
-    tmp[n] = v as u8;
-    buf.extend_from_slice(&tmp[..=n]);
+    buf.push(v as u8);
 }
 
 /// The bytes of `v` as a varint.
