@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ::pipeline::{FileSource, ReadOptions, Source};
+use ::pipeline::{FileSource, ReadOptions};
 
 /// The output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +88,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 
 #[cfg(feature = "perfetto")]
 fn perfetto(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    use ::pipeline::Source;
     use export::perfetto::{PerfettoOptions, PerfettoSink};
     let source = source(args)?;
     let sink = PerfettoSink::new(

@@ -21,7 +21,7 @@ pub fn varint(buf: &mut Vec<u8>, mut v: u64) {
 /// The bytes of `v` as a varint.
 #[inline(always)]
 pub fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends the key of field `field` of wire type `wire`.
