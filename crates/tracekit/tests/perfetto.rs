@@ -255,6 +255,20 @@ fn kernel_mix_counts_and_switches() {
     let ctf = switches_of_ctf(&dir);
     assert!(ctf.len() > 1000, "{} switches", ctf.len());
     assert_eq!(switches_of_perfetto(&v), ctf);
+
+    // A time range keeps the switches within it (times given as seconds since the epoch).
+    let (first, last) = (ctf[0].0, ctf[ctf.len() - 1].0);
+    let (lo, hi) = (first + (last - first) / 3, first + 2 * (last - first) / 3);
+    let secs = |ns: u64| format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+    let ranged = tmp.path().join("ranged.pftrace");
+    ok(export(
+        &[&dir],
+        &ranged,
+        &["--begin", &secs(lo), "--end", &secs(hi)],
+    ));
+    let kept: Vec<Switch> = ctf.into_iter().filter(|s| s.0 >= lo && s.0 <= hi).collect();
+    assert!(!kept.is_empty());
+    assert_eq!(switches_of_perfetto(&check(py, &ranged)), kept);
 }
 
 /// Several hosts: one machine each, with their own counts; with `--sync` the times are the
