@@ -310,8 +310,8 @@ fn put_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, body: &[u8]) {
 
 impl PerfettoSink {
     /// A sink writing the events of `traces` (the source's, in its order) to `options.file`,
-    /// created here (so that an unwritable output fails before the read), with the clock
-    /// snapshot and each machine's system information.
+    /// created here (so that an unwritable output fails before the read), with each machine's
+    /// system information (the clock snapshot follows at the first event).
     pub fn new(traces: &[Arc<Trace>], options: PerfettoOptions) -> Result<Self, Error> {
         let file = options.file;
         let f = File::create(&file).map_err(|e| Error::io(&file, e))?;
