@@ -48,10 +48,13 @@ EVENTS=$("$TK" count --json "$TRACE" | python3 -c 'import json,sys; print(json.l
 
 # Median of BENCH_RUNS runs of a command: "wall cpu rss_kib".
 timed() {
-    local runs=()
+    local runs=() t
+    t=$(mktemp)
     for _ in $(seq "$BENCH_RUNS"); do
-        runs+=("$( { /usr/bin/time -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)")
+        /usr/bin/time -o "$t" -f '%e %U %S %M' "$@" >/dev/null 2>&1
+        runs+=("$(tail -1 "$t")")
     done
+    rm -f "$t"
     printf '%s\n' "${runs[@]}" | sort -n | awk -v n="$BENCH_RUNS" 'NR == int((n + 1) / 2) { printf "%s %.2f %s\n", $1, $2 + $3, $4 }'
 }
 
@@ -69,7 +72,7 @@ row export "$TK" export --format perfetto -o "$OUT" "$TRACE"
 export_wall=$LAST_WALL
 written=$("$TK" export --format perfetto -o "$OUT" "$TRACE" 2>&1 | sed -n 's/.*(\([0-9]*\) of .*/\1/p')
 bytes=$(stat -c %s "$OUT")
-trace_bytes=$(du -sb "$TRACE" | cut -f1)
+trace_bytes=$(du -sbL "$TRACE" | cut -f1)
 python3 - "$EVENTS" "$written" "$bytes" "$trace_bytes" "$count_wall" "$export_wall" <<'PY'
 import sys
 events, written, size, trace, count_wall, export_wall = map(float, sys.argv[1:])
