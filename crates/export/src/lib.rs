@@ -1,14 +1,16 @@
 //! Exporters: sinks that write the events of a read to another format.
 //!
 //! Each output format is one module holding one [`pipeline::Sink`] that also implements
-//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`). A later format
-//! (Perfetto, Parquet) is a sibling module with its own sink; the source, the time range, the
-//! name filter and the time map stay the pipeline's.
+//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`); `perfetto`
+//! (cargo feature `perfetto`) writes Perfetto's protobuf trace format. The source, the time
+//! range, the name filter and the time map stay the pipeline's.
 
 #![deny(missing_docs)]
 
 pub mod ctf;
 mod glob;
+#[cfg(feature = "perfetto")]
+pub mod perfetto;
 
 use std::path::{Path, PathBuf};
 

@@ -26,9 +26,9 @@ pub use cpu_map::{recorded_cpu, CpuMap, StreamCpus};
 pub use hash::{IntMap, IntSet};
 pub use model::{
     classify_unnumbered, syscall_name, Class, FdOp, Kind, PacketDir, Resolved, Resolver,
-    SyscallNames,
+    SyscallNames, F,
 };
-pub use payload::{SlotPlan, WordPlan};
+pub use payload::{Payload, SlotPlan, WordPlan};
 pub use state::{
     Cpu, CpuStatus, Facet, Fd, Interest, IoDone, NoteKind, Notification, OpenFile, SoftIrqStep,
     State, StateOptions, Thread, ThreadStatus,

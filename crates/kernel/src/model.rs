@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ctf::Event;
 
-use crate::payload::{SlotPlan, WordPlan};
+use crate::payload::{Payload, SlotPlan, WordPlan};
 
 /// What a kernel event means, independent of the tracer version that named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -444,11 +444,12 @@ impl SyscallNames {
 /// positions (see [`Fields`]).
 macro_rules! fields {
     ($($(#[$m:meta])* $v:ident = $n:literal,)*) => {
-        /// A payload field the state machine reads.
+        /// A payload field the state machine reads, by its member name in lttng-modules'
+        /// payloads (read through [`Class::payload`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
-        pub(crate) enum F {
-            $($(#[$m])* $v,)*
+        pub enum F {
+            $($(#[$m])* #[doc = concat!("`", $n, "`.")] $v,)*
         }
 
         impl F {
@@ -464,7 +465,7 @@ macro_rules! fields {
             }
 
             /// The field of payload member name `name`, if the state machine reads one.
-            pub fn of_name(name: &str) -> Option<F> {
+            pub(crate) fn of_name(name: &str) -> Option<F> {
                 match name {
                     $($n => Some(F::$v),)*
                     _ => None,
@@ -519,6 +520,8 @@ fields! {
     PrevState = "prev_state",
     Ppid = "ppid",
     Status = "status",
+    ParentComm = "parent_comm",
+    OldTid = "old_tid",
 }
 
 const NO_FIELD: u16 = u16::MAX;
@@ -572,6 +575,21 @@ pub struct Class {
     pub slots: Option<SlotPlan>,
 }
 
+impl Class {
+    /// What the class's events mean.
+    #[inline]
+    pub fn resolved(&self) -> Resolved {
+        self.resolved
+    }
+
+    /// The payload of `ev`, an event of this class, read by the field positions resolved
+    /// for it (the classes the state machine reads have them; others have no field).
+    #[inline]
+    pub fn payload<'a>(&self, ev: &Event<'a>) -> Payload<'a, '_> {
+        Payload::new(ev, &self.fields)
+    }
+}
+
 const UNRESOLVED: u32 = u32::MAX;
 
 /// Resolves events to [`Class`]es through a dense per-(trace, stream class, event class)
@@ -610,7 +628,7 @@ impl Resolver {
 
     /// The class of `ev`: its kind and field positions.
     #[inline]
-    pub(crate) fn class(&mut self, ev: &Event<'_>) -> &Class {
+    pub fn class(&mut self, ev: &Event<'_>) -> &Class {
         let i = self.index(ev);
         &self.classes[i as usize]
     }

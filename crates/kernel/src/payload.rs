@@ -31,9 +31,10 @@ pub(crate) trait Read<'a>: Copy {
     }
 }
 
-/// An event's payload, read through its class's pre-resolved field positions.
+/// An event's payload, read through its class's pre-resolved field positions
+/// ([`crate::Class::payload`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Payload<'a, 'f> {
+pub struct Payload<'a, 'f> {
     payload: Option<FieldView<'a>>,
     /// A fixed-layout payload's bytes, start and plan, looked up once per event rather than
     /// once per integer read (most events read two or three).
@@ -44,7 +45,7 @@ pub(crate) struct Payload<'a, 'f> {
 impl<'a, 'f> Payload<'a, 'f> {
     /// The payload of `ev`, whose class has the field positions `fields`.
     #[inline]
-    pub fn new(ev: &Event<'a>, fields: &'f Fields) -> Self {
+    pub(crate) fn new(ev: &Event<'a>, fields: &'f Fields) -> Self {
         let payload = ev.payload();
         Payload {
             plan: payload.as_ref().and_then(|p| p.fixed_struct()),
@@ -78,6 +79,12 @@ impl<'a, 'f> Payload<'a, 'f> {
             ctf::FieldValue::Str(b) => Some(b),
             _ => None,
         }
+    }
+
+    /// The bytes of a string field, up to its first NUL.
+    #[inline]
+    pub fn bytes(&self, f: F) -> Option<&'a [u8]> {
+        Read::bytes(self, f)
     }
 
     /// The integers of an array or sequence field.

@@ -18,7 +18,8 @@ pub mod page;
 mod recorder;
 pub mod relay;
 pub mod statedump;
-pub mod syscall_table;
+/// x86-64 system call numbers (kept with the kernel crate's LTTng knowledge).
+pub use kernel::lttng::syscall_numbers as syscall_table;
 mod tracefs;
 pub mod trigger;
 

@@ -1,6 +1,7 @@
 //! x86-64 system call numbers (the stable kernel ABI, as in `asm/unistd_64.h`), indexed by
-//! number. tracefs gives raw_syscalls ids but no names; the names key the argument lists read
-//! from `events/syscalls/sys_enter_<name>/format`.
+//! number. tracefs gives raw_syscalls ids but no names (the recorder's names key the argument
+//! lists read from `events/syscalls/sys_enter_<name>/format`); Perfetto's `sys_enter` and
+//! `sys_exit` take numbers where LTTng gives names.
 
 /// `(number, name)`, sorted by number.
 pub const X86_64: &[(u32, &str)] = &[
@@ -367,3 +368,8 @@ pub const X86_64: &[(u32, &str)] = &[
     (449, "futex_waitv"),
     (450, "set_mempolicy_home_node"),
 ];
+
+/// The x86-64 number of system call `name` (without prefix), if it has one.
+pub fn x86_64_number(name: &str) -> Option<u32> {
+    X86_64.iter().find(|(_, n)| *n == name).map(|(nr, _)| *nr)
+}

@@ -1,0 +1,803 @@
+//! Perfetto's protobuf trace format: what Perfetto's UI opens with CPU tracks, thread states
+//! and its critical path (behind the `perfetto` cargo feature).
+//!
+//! The file is a `Trace`: a sequence of `TracePacket`s, written as the read goes (memory stays
+//! bounded: one open bundle per CPU). LTTng's kernel events become the ftrace events Perfetto
+//! reads, in one `FtraceEventBundle` per CPU at a time, their kinds told by the kernel crate's
+//! event model ([`kernel::Kind`], every lttng-modules version):
+//!
+//! | LTTng | Perfetto (`FtraceEvent`) |
+//! |---|---|
+//! | `sched_switch` | `sched_switch` |
+//! | `sched_wakeup`, `sched_waking`, `sched_wakeup_new` | the same |
+//! | `sched_process_fork` | `sched_process_fork`, and `task_newtask` (what Perfetto reads to start a thread; `CLONE_THREAD` when the child is in its parent's process) |
+//! | `sched_process_exec`, `sched_process_exit`, `sched_process_free` | the same |
+//! | `irq_handler_entry`/`_exit` | the same |
+//! | `(irq_)softirq_raise`/`_entry`/`_exit` | `softirq_raise`/`_entry`/`_exit` |
+//! | `syscall_entry_*`, `syscall_exit_*` (`sys_*`, `exit_syscall`) | `sys_enter`, `sys_exit` (x86-64 numbers, which Perfetto names) |
+//! | `lttng_statedump_process_state` | `ProcessTree` packets (threads, and processes with their parent) |
+//!
+//! Field values are LTTng's: thread ids are Perfetto's `pid`s, priorities are lttng-modules'
+//! (the kernel's minus 100), `prev_state` is the kernel's task state. Each event's `pid` (the
+//! thread running on the CPU) is the last `sched_switch`'s next thread on that CPU (0 before
+//! the first). `sys_enter`'s arguments are the entry payload's first six fields as integers (0
+//! for a string). Other events have no Perfetto counterpart here and are left out (the
+//! [`PerfettoReport`] counts them).
+//!
+//! Clocks: the events' times are the read's time line (ns since the epoch; with `--sync`, the
+//! reference host's clock), written as `BOOTTIME`, the clock of ftrace events; a
+//! `ClockSnapshot` says that `REALTIME` is the same, so Perfetto shows wall-clock times.
+//! Several hosts (the traces' `hostname`) are separate machines: the first is the host
+//! machine, the others have a `machine_id`, each with a `SystemInfo` (`uname`: the trace's
+//! kernel release and version). Times before the epoch are written as 0.
+//!
+//! Losses: a bundle following discarded events on its CPU has `lost_events` set; the read's
+//! diagnostics (decoding errors, lost packets) are in the report, and what could be read is
+//! written.
+
+pub mod proto;
+mod wire;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ::ctf::{Event, Trace};
+use kernel::{Kind, Resolver, F};
+use pipeline::{classes_where, Diagnostic, Flow, Notice, NoticeKind, Sink, Wanted};
+use prost::encoding;
+
+use crate::{Error, Export};
+use proto::{bundle, packet};
+
+/// Bytes of encoded events after which a CPU's bundle is written out.
+const BUNDLE_BYTES: usize = 32 * 1024;
+
+/// Statedump threads gathered in one `ProcessTree` packet at most.
+const TREE_THREADS: usize = 1024;
+
+/// `CLONE_THREAD`: the new task shares its parent's process.
+const CLONE_THREAD: u64 = 0x0001_0000;
+
+/// The kinds of events written, for the report's counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Written {
+    /// `sched_switch`.
+    SchedSwitch,
+    /// `sched_wakeup`.
+    SchedWakeup,
+    /// `sched_waking`.
+    SchedWaking,
+    /// `sched_wakeup_new`.
+    SchedWakeupNew,
+    /// `sched_process_fork`.
+    SchedProcessFork,
+    /// `task_newtask` (one per `sched_process_fork`).
+    TaskNewtask,
+    /// `sched_process_exec`.
+    SchedProcessExec,
+    /// `sched_process_exit`.
+    SchedProcessExit,
+    /// `sched_process_free`.
+    SchedProcessFree,
+    /// `irq_handler_entry`.
+    IrqHandlerEntry,
+    /// `irq_handler_exit`.
+    IrqHandlerExit,
+    /// `softirq_raise`.
+    SoftirqRaise,
+    /// `softirq_entry`.
+    SoftirqEntry,
+    /// `softirq_exit`.
+    SoftirqExit,
+    /// `sys_enter`.
+    SysEnter,
+    /// `sys_exit`.
+    SysExit,
+    /// A thread of a `ProcessTree` (from `lttng_statedump_process_state`).
+    ProcessTreeThread,
+}
+
+impl Written {
+    /// Every kind, in the report's order.
+    pub const ALL: [Written; 17] = [
+        Written::SchedSwitch,
+        Written::SchedWakeup,
+        Written::SchedWaking,
+        Written::SchedWakeupNew,
+        Written::SchedProcessFork,
+        Written::TaskNewtask,
+        Written::SchedProcessExec,
+        Written::SchedProcessExit,
+        Written::SchedProcessFree,
+        Written::IrqHandlerEntry,
+        Written::IrqHandlerExit,
+        Written::SoftirqRaise,
+        Written::SoftirqEntry,
+        Written::SoftirqExit,
+        Written::SysEnter,
+        Written::SysExit,
+        Written::ProcessTreeThread,
+    ];
+
+    /// Perfetto's name of the kind (the `FtraceEvent` field; `process_tree.threads`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Written::SchedSwitch => "sched_switch",
+            Written::SchedWakeup => "sched_wakeup",
+            Written::SchedWaking => "sched_waking",
+            Written::SchedWakeupNew => "sched_wakeup_new",
+            Written::SchedProcessFork => "sched_process_fork",
+            Written::TaskNewtask => "task_newtask",
+            Written::SchedProcessExec => "sched_process_exec",
+            Written::SchedProcessExit => "sched_process_exit",
+            Written::SchedProcessFree => "sched_process_free",
+            Written::IrqHandlerEntry => "irq_handler_entry",
+            Written::IrqHandlerExit => "irq_handler_exit",
+            Written::SoftirqRaise => "softirq_raise",
+            Written::SoftirqEntry => "softirq_entry",
+            Written::SoftirqExit => "softirq_exit",
+            Written::SysEnter => "sys_enter",
+            Written::SysExit => "sys_exit",
+            Written::ProcessTreeThread => "process_tree.threads",
+        }
+    }
+
+    /// What LTTng's events of kind `kind` are written as (the first of two for a fork).
+    pub fn of(kind: Kind) -> Option<Written> {
+        Some(match kind {
+            Kind::SchedSwitch => Written::SchedSwitch,
+            Kind::SchedWakeup => Written::SchedWakeup,
+            Kind::SchedWaking => Written::SchedWaking,
+            Kind::SchedWakeupNew => Written::SchedWakeupNew,
+            Kind::SchedProcessFork => Written::SchedProcessFork,
+            Kind::SchedProcessExec => Written::SchedProcessExec,
+            Kind::SchedProcessExit => Written::SchedProcessExit,
+            Kind::SchedProcessFree => Written::SchedProcessFree,
+            Kind::IrqHandlerEntry => Written::IrqHandlerEntry,
+            Kind::IrqHandlerExit => Written::IrqHandlerExit,
+            Kind::SoftirqRaise => Written::SoftirqRaise,
+            Kind::SoftirqEntry => Written::SoftirqEntry,
+            Kind::SoftirqExit => Written::SoftirqExit,
+            Kind::SyscallEntry(_) => Written::SysEnter,
+            Kind::SyscallExit(_) => Written::SysExit,
+            Kind::StatedumpProcessState => Written::ProcessTreeThread,
+            _ => return None,
+        })
+    }
+}
+
+/// Options of a [`PerfettoSink`].
+#[derive(Debug, Clone)]
+pub struct PerfettoOptions {
+    /// The output file (created, or truncated).
+    pub file: PathBuf,
+}
+
+/// What a [`PerfettoSink`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PerfettoReport {
+    /// The output file.
+    pub file: PathBuf,
+    /// Events given by the read.
+    pub events: u64,
+    /// Of them, events written (a fork counts once, a statedump thread too).
+    pub exported: u64,
+    /// Per kind written ([`Written::ALL`]'s order), how many.
+    pub counts: Vec<(Written, u64)>,
+    /// Packets written.
+    pub packets: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// The machines (host names), the first the host machine, the others numbered from 1.
+    pub machines: Vec<String>,
+    /// The read's diagnostics (errors and warnings), as the sink was given them.
+    pub diagnostics: Vec<String>,
+}
+
+/// One CPU of one machine: its open bundle.
+struct Cpu {
+    machine: u32,
+    cpu: u32,
+    /// Encoded `FtraceEvent`s (bundle field 2, with keys and lengths).
+    events: Vec<u8>,
+    /// The thread on the CPU, from the last `sched_switch`.
+    tid: i32,
+    /// The number of the last system call entered on the CPU (for exits that name none).
+    syscall: i64,
+    /// Events were discarded since the last bundle.
+    lost: bool,
+}
+
+/// Writes the kernel events it is given as a Perfetto trace (see the [module](self)
+/// documentation).
+pub struct PerfettoSink {
+    file: PathBuf,
+    out: BufWriter<File>,
+    resolver: Resolver,
+    /// Per trace, per stream: its [`Cpu`] index (`u32::MAX`: not met yet).
+    streams: Vec<Vec<u32>>,
+    cpus: Vec<Cpu>,
+    /// Per trace: its machine.
+    trace_machine: Vec<u32>,
+    machines: Vec<String>,
+    /// Per system call name index of the resolver: its x86-64 number (-1: none).
+    syscall_numbers: Vec<i64>,
+    /// The message of the event being written.
+    body: Vec<u8>,
+    /// Statedump threads not written yet, and their machine.
+    tree: proto::ProcessTree,
+    tree_machine: u32,
+    tree_ts: u64,
+    counts: [u64; Written::ALL.len()],
+    events: u64,
+    packets: u64,
+    bytes: u64,
+    /// The clock snapshot is written.
+    clocked: bool,
+    error: Option<Error>,
+    diagnostics: Vec<String>,
+    /// A reused buffer for packets other than bundles.
+    buf: Vec<u8>,
+}
+
+const UNSET: u32 = u32::MAX;
+
+/// The machine names of `traces` (their `hostname`, else their path), in first-met order, and
+/// each trace's machine.
+fn machines_of(traces: &[Arc<Trace>]) -> (Vec<String>, Vec<u32>) {
+    let mut names: Vec<String> = Vec::new();
+    let per_trace = traces
+        .iter()
+        .map(|t| {
+            let name = t
+                .hostname()
+                .map(str::to_owned)
+                .unwrap_or_else(|| t.path.display().to_string());
+            match names.iter().position(|n| *n == name) {
+                Some(i) => i as u32,
+                None => {
+                    names.push(name);
+                    (names.len() - 1) as u32
+                }
+            }
+        })
+        .collect();
+    (names, per_trace)
+}
+
+/// The machine id field of machine `m` (none for the host machine).
+fn machine_id(m: u32) -> Option<u32> {
+    (m != 0).then_some(m)
+}
+
+/// An integer field as an `i32` (values beyond it, which LTTng's fields of these events
+/// never hold, wrap as the kernel's C casts do).
+#[inline]
+fn int32(v: Option<i64>) -> Option<i32> {
+    v.map(|v| v as i32)
+}
+
+/// Numbers the system call names of `names` up to index `i` in `numbers` (their x86-64
+/// numbers, -1 for none).
+#[cold]
+fn number_names(numbers: &mut Vec<i64>, names: &kernel::SyscallNames, i: u32) {
+    while numbers.len() <= i as usize {
+        let name = names.name(numbers.len() as u32);
+        let n = kernel::lttng::syscall_numbers::x86_64_number(name).map_or(-1, i64::from);
+        numbers.push(n);
+    }
+}
+
+/// Appends one `FtraceEvent` (bundle field 2) holding the message `body` as its field `tag`.
+#[inline]
+fn put_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, body: &[u8]) {
+    let len = 1
+        + wire::varint_len(ts)
+        + 1
+        + wire::varint_len(u64::from(pid))
+        + wire::varint_len(u64::from(tag << 3))
+        + wire::varint_len(body.len() as u64)
+        + body.len();
+    wire::key(buf, bundle::EVENT, wire::LEN);
+    wire::varint(buf, len as u64);
+    wire::uint(buf, 1, ts);
+    wire::uint(buf, 2, u64::from(pid));
+    wire::bytes(buf, tag, body);
+}
+
+impl PerfettoSink {
+    /// A sink writing the events of `traces` (the source's, in its order) to `options.file`,
+    /// created here (so that an unwritable output fails before the read), with each machine's
+    /// system information (the clock snapshot follows at the first event).
+    pub fn new(traces: &[Arc<Trace>], options: PerfettoOptions) -> Result<Self, Error> {
+        let file = options.file;
+        let f = File::create(&file).map_err(|e| Error::io(&file, e))?;
+        let (machines, trace_machine) = machines_of(traces);
+        let mut sink = PerfettoSink {
+            out: BufWriter::with_capacity(1 << 20, f),
+            file,
+            resolver: Resolver::new(),
+            streams: traces
+                .iter()
+                .map(|t| vec![UNSET; t.streams.len()])
+                .collect(),
+            cpus: Vec::new(),
+            trace_machine,
+            machines,
+            syscall_numbers: Vec::new(),
+            body: Vec::with_capacity(256),
+            tree: proto::ProcessTree::default(),
+            tree_machine: 0,
+            tree_ts: 0,
+            counts: [0; Written::ALL.len()],
+            events: 0,
+            packets: 0,
+            bytes: 0,
+            clocked: false,
+            error: None,
+            diagnostics: Vec::new(),
+            buf: Vec::new(),
+        };
+        sink.preamble(traces)?;
+        Ok(sink)
+    }
+
+    /// A `SystemInfo` per machine (first, without a time: it bounds nothing).
+    fn preamble(&mut self, traces: &[Arc<Trace>]) -> Result<(), Error> {
+        for m in 0..self.machines.len() as u32 {
+            let Some(t) = traces
+                .iter()
+                .zip(&self.trace_machine)
+                .find(|(_, &tm)| tm == m)
+                .map(|(t, _)| t)
+            else {
+                continue;
+            };
+            let env = |n: &str| t.class.env_str(n).map(str::to_owned);
+            self.packet(&proto::TracePacket {
+                machine_id: machine_id(m),
+                data: Some(proto::Data::SystemInfo(proto::SystemInfo {
+                    utsname: Some(proto::Utsname {
+                        sysname: Some(env("sysname").unwrap_or_else(|| "Linux".into())),
+                        version: env("kernel_version"),
+                        release: env("kernel_release"),
+                        // The system call numbers written are x86-64's.
+                        machine: Some("x86_64".into()),
+                    }),
+                })),
+                ..Default::default()
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The clock snapshot, at the first event's time `ts`: every clock the same.
+    #[cold]
+    fn clock_snapshot(&mut self, ts: u64) -> Result<(), Error> {
+        self.clocked = true;
+        let clocks = [
+            proto::clock::BOOTTIME,
+            proto::clock::REALTIME,
+            proto::clock::MONOTONIC,
+        ]
+        .into_iter()
+        .map(|c| proto::Clock {
+            clock_id: Some(c),
+            timestamp: Some(ts),
+        })
+        .collect();
+        self.packet(&proto::TracePacket {
+            timestamp: Some(ts),
+            data: Some(proto::Data::ClockSnapshot(proto::ClockSnapshot {
+                clocks,
+                primary_trace_clock: Some(proto::clock::BOOTTIME as i32),
+            })),
+            ..Default::default()
+        })
+    }
+
+    /// Writes one packet.
+    fn packet(&mut self, p: &proto::TracePacket) -> Result<(), Error> {
+        self.buf.clear();
+        encoding::message::encode(packet::TRACE_PACKET, p, &mut self.buf);
+        self.out
+            .write_all(&self.buf)
+            .map_err(|e| Error::io(&self.file, e))?;
+        self.packets += 1;
+        self.bytes += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// The [`Cpu`] of `ev`'s stream.
+    #[inline]
+    fn cpu_of(&mut self, ev: &Event<'_>) -> usize {
+        let (t, s) = (ev.trace().index, ev.stream_index());
+        match self.streams.get(t).and_then(|v| v.get(s)) {
+            Some(&i) if i != UNSET => i as usize,
+            _ => self.new_stream(ev, t, s),
+        }
+    }
+
+    #[cold]
+    fn new_stream(&mut self, ev: &Event<'_>, t: usize, s: usize) -> usize {
+        let cpu = kernel::recorded_cpu(ev).unwrap_or(s as u32);
+        let machine = self.trace_machine.get(t).copied().unwrap_or(0);
+        let i = match self
+            .cpus
+            .iter()
+            .position(|c| c.machine == machine && c.cpu == cpu)
+        {
+            Some(i) => i,
+            None => {
+                self.cpus.push(Cpu {
+                    machine,
+                    cpu,
+                    events: Vec::with_capacity(BUNDLE_BYTES + 1024),
+                    tid: 0,
+                    syscall: -1,
+                    lost: false,
+                });
+                self.cpus.len() - 1
+            }
+        };
+        if self.streams.len() <= t {
+            self.streams.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.streams[t];
+        if v.len() <= s {
+            v.resize(s + 1, UNSET);
+        }
+        v[s] = i as u32;
+        i
+    }
+
+    /// Writes CPU `i`'s bundle, if it holds events: the packet's head (its key and length, the
+    /// bundle's key, length and CPU), the events as they were encoded, and its tail (the loss
+    /// flag, the machine).
+    fn flush_cpu(&mut self, i: usize) -> Result<(), Error> {
+        let c = &mut self.cpus[i];
+        if c.events.is_empty() {
+            return Ok(());
+        }
+        // The bundle's head and tail, then the packet's tail.
+        let mut bundle_head = Vec::with_capacity(8);
+        wire::uint(&mut bundle_head, bundle::CPU, u64::from(c.cpu));
+        let mut tail = Vec::with_capacity(16);
+        if c.lost {
+            wire::uint(&mut tail, bundle::LOST_EVENTS, 1);
+        }
+        let bundle_len = bundle_head.len() + c.events.len() + tail.len();
+        if let Some(m) = machine_id(c.machine) {
+            wire::uint(&mut tail, packet::MACHINE_ID, u64::from(m));
+        }
+        let machine_len = tail.len() - (bundle_len - bundle_head.len() - c.events.len());
+        let packet_len = wire::varint_len(u64::from(packet::FTRACE_EVENTS << 3))
+            + wire::varint_len(bundle_len as u64)
+            + bundle_len
+            + machine_len;
+        let head = &mut self.buf;
+        head.clear();
+        wire::key(head, packet::TRACE_PACKET, wire::LEN);
+        wire::varint(head, packet_len as u64);
+        wire::key(head, packet::FTRACE_EVENTS, wire::LEN);
+        wire::varint(head, bundle_len as u64);
+        head.extend_from_slice(&bundle_head);
+        let w = &mut self.out;
+        let r = w
+            .write_all(head)
+            .and_then(|_| w.write_all(&c.events))
+            .and_then(|_| w.write_all(&tail));
+        self.bytes += (head.len() + c.events.len() + tail.len()) as u64;
+        self.packets += 1;
+        c.events.clear();
+        c.lost = false;
+        r.map_err(|e| Error::io(&self.file, e))
+    }
+
+    /// Writes the statedump threads gathered.
+    fn flush_tree(&mut self) -> Result<(), Error> {
+        if self.tree.threads.is_empty() {
+            return Ok(());
+        }
+        let mut tree = std::mem::take(&mut self.tree);
+        tree.collection_end_timestamp = Some(self.tree_ts);
+        let p = proto::TracePacket {
+            timestamp: Some(self.tree_ts),
+            machine_id: machine_id(self.tree_machine),
+            data: Some(proto::Data::ProcessTree(tree)),
+            ..Default::default()
+        };
+        self.packet(&p)
+    }
+
+    fn write(&mut self, ev: &Event<'_>, ts: i64) -> Result<(), Error> {
+        let ts = ts.max(0) as u64;
+        if !self.clocked {
+            self.clock_snapshot(ts)?;
+        }
+        let ci = self.cpu_of(ev);
+        let mut class = self.resolver.class(ev);
+        let kind = class.resolved().kind;
+        let Some(written) = Written::of(kind) else {
+            if kind == Kind::StatedumpEnd {
+                return self.flush_tree();
+            }
+            return Ok(());
+        };
+        if let Kind::SyscallEntry(n) | Kind::SyscallExit(Some(n)) = kind {
+            if n as usize >= self.syscall_numbers.len() {
+                number_names(&mut self.syscall_numbers, &self.resolver.syscalls, n);
+                class = self.resolver.class(ev);
+            }
+        }
+        let p = class.payload(ev);
+        let b = &mut self.body;
+        b.clear();
+        let cpu = &mut self.cpus[ci];
+        let mut pid = cpu.tid as u32;
+        let tag = match kind {
+            Kind::SchedSwitch => {
+                let prev = p.int(F::PrevTid);
+                let next = p.int(F::NextTid);
+                wire::string(b, 1, p.bytes(F::PrevComm));
+                wire::int32(b, 2, prev);
+                wire::int32(b, 3, p.int(F::PrevPrio));
+                wire::int64(b, 4, p.int(F::PrevState));
+                wire::string(b, 5, p.bytes(F::NextComm));
+                wire::int32(b, 6, next);
+                wire::int32(b, 7, p.int(F::NextPrio));
+                if let Some(prev) = prev {
+                    pid = prev as u32;
+                }
+                if let Some(next) = next {
+                    cpu.tid = next as i32;
+                }
+                4
+            }
+            Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Prio));
+                wire::int32(b, 4, Some(1));
+                wire::int32(b, 5, p.int(F::TargetCpu));
+                match kind {
+                    Kind::SchedWakeup => 17,
+                    Kind::SchedWaking => 20,
+                    _ => 114,
+                }
+            }
+            Kind::SchedProcessFork => {
+                let parent = p.int(F::ParentTid);
+                let child = p.int(F::ChildTid);
+                let child_comm = p.bytes(F::ChildComm);
+                wire::string(b, 1, p.bytes(F::ParentComm));
+                wire::int32(b, 2, parent);
+                wire::string(b, 3, child_comm);
+                wire::int32(b, 4, child);
+                put_event(&mut cpu.events, ts, pid, 239, b);
+                // task_newtask, in the creating thread (the event's pid to Perfetto).
+                b.clear();
+                wire::int32(b, 1, child);
+                wire::string(b, 2, child_comm);
+                let same_process = matches!(
+                    (p.int(F::ParentPid), p.int(F::ChildPid)),
+                    (Some(a), Some(b)) if a == b
+                );
+                wire::uint(b, 3, if same_process { CLONE_THREAD } else { 0 });
+                self.counts[Written::SchedProcessFork as usize] += 1;
+                if let Some(parent) = parent {
+                    pid = parent as u32;
+                }
+                self.counts[Written::TaskNewtask as usize] += 1;
+                put_event(&mut cpu.events, ts, pid, 235, b);
+                return self.after_event(ci);
+            }
+            Kind::SchedProcessExec => {
+                wire::string(b, 1, p.bytes(F::Filename));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::OldTid));
+                237
+            }
+            Kind::SchedProcessExit => {
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Pid));
+                wire::int32(b, 4, p.int(F::Prio));
+                238
+            }
+            Kind::SchedProcessFree => {
+                wire::string(b, 1, p.bytes(F::Comm));
+                wire::int32(b, 2, p.int(F::Tid));
+                wire::int32(b, 3, p.int(F::Prio));
+                240
+            }
+            Kind::IrqHandlerEntry => {
+                wire::int32(b, 1, p.int(F::Irq));
+                wire::string(b, 2, p.bytes(F::Name));
+                36
+            }
+            Kind::IrqHandlerExit => {
+                wire::int32(b, 1, p.int(F::Irq));
+                wire::int32(b, 2, p.int(F::Ret));
+                37
+            }
+            Kind::SoftirqRaise | Kind::SoftirqEntry | Kind::SoftirqExit => {
+                wire::uint32(b, 1, p.int(F::Vec));
+                match kind {
+                    Kind::SoftirqEntry => 24,
+                    Kind::SoftirqExit => 25,
+                    _ => 26,
+                }
+            }
+            Kind::SyscallEntry(name) => {
+                let id = self.syscall_numbers[name as usize];
+                cpu.syscall = id;
+                wire::int64(b, 1, Some(id));
+                if let Some(payload) = ev.payload() {
+                    for i in 0..6 {
+                        let v = match payload.int_member(i) {
+                            Some(v) => v as u64,
+                            None if payload.member_at(i).is_none() => break,
+                            // A string (a pointer to the kernel).
+                            None => 0,
+                        };
+                        wire::uint(b, 2, v);
+                    }
+                }
+                329
+            }
+            Kind::SyscallExit(name) => {
+                let id = name.map_or(cpu.syscall, |n| self.syscall_numbers[n as usize]);
+                wire::int64(b, 1, Some(id));
+                wire::int64(b, 2, p.int(F::Ret));
+                330
+            }
+            Kind::StatedumpProcessState => {
+                self.statedump_thread(ev, ts)?;
+                self.counts[written as usize] += 1;
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        put_event(&mut cpu.events, ts, pid, tag, b);
+        self.counts[written as usize] += 1;
+        self.after_event(ci)
+    }
+
+    /// Writes CPU `ci`'s bundle out when it is full.
+    #[inline]
+    fn after_event(&mut self, ci: usize) -> Result<(), Error> {
+        if self.cpus[ci].events.len() >= BUNDLE_BYTES {
+            self.flush_cpu(ci)?;
+        }
+        Ok(())
+    }
+
+    /// Adds a statedump thread to the pending `ProcessTree` (a process too when it leads
+    /// one).
+    fn statedump_thread(&mut self, ev: &Event<'_>, ts: u64) -> Result<(), Error> {
+        let machine = self
+            .trace_machine
+            .get(ev.trace().index)
+            .copied()
+            .unwrap_or(0);
+        if machine != self.tree_machine || self.tree.threads.len() >= TREE_THREADS {
+            self.flush_tree()?;
+            self.tree_machine = machine;
+        }
+        let p = self.resolver.class(ev).payload(ev);
+        let tid = int32(p.int(F::Tid));
+        let pid = int32(p.int(F::Pid));
+        let name = p
+            .bytes(F::Name)
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        if tid.is_some() && tid == pid {
+            self.tree.processes.push(proto::Process {
+                pid,
+                ppid: int32(p.int(F::Ppid)),
+                cmdline: name.iter().cloned().collect(),
+                cmdline_is_comm: Some(true),
+                // lttng-modules' `type`: 1 for a kernel thread.
+                is_kthread: p.int(F::Type).map(|t| t == 1),
+            });
+        }
+        self.tree.threads.push(proto::Thread {
+            tid,
+            name,
+            tgid: pid,
+        });
+        self.tree_ts = ts;
+        Ok(())
+    }
+}
+
+impl Sink for PerfettoSink {
+    fn wanted(&self, trace: &Trace) -> Wanted {
+        Some(classes_where(trace, |name| {
+            let kind = kernel::classify_unnumbered(name).kind;
+            Written::of(kind).is_some() || kind == Kind::StatedumpEnd
+        }))
+    }
+
+    fn wants_notices(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn event(&mut self, ev: &Event<'_>, ts: i64) -> Flow {
+        self.events += 1;
+        match self.write(ev, ts) {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                self.error = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+
+    fn notice(&mut self, notice: &Notice) -> Flow {
+        if notice.kind == NoticeKind::DiscardedEvents {
+            if let Some(&i) = self
+                .streams
+                .get(notice.trace)
+                .and_then(|v| v.get(notice.stream))
+            {
+                if i != UNSET {
+                    self.cpus[i as usize].lost = true;
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    fn diagnostic(&mut self, diagnostic: &Diagnostic) {
+        self.diagnostics.push(diagnostic.to_string());
+    }
+}
+
+impl Export for PerfettoSink {
+    type Report = PerfettoReport;
+
+    fn close(mut self) -> Result<PerfettoReport, Error> {
+        let mut first_error = self.error.take();
+        for i in 0..self.cpus.len() {
+            if let Err(e) = self.flush_cpu(i) {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Err(e) = self.flush_tree() {
+            first_error.get_or_insert(e);
+        }
+        if let Err(e) = self.out.flush() {
+            first_error.get_or_insert(Error::io(&self.file, e));
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let counts: Vec<(Written, u64)> = Written::ALL
+            .iter()
+            .map(|&w| (w, self.counts[w as usize]))
+            .collect();
+        let exported = counts
+            .iter()
+            .filter(|(w, _)| *w != Written::TaskNewtask)
+            .map(|(_, n)| n)
+            .sum();
+        if exported == 0 {
+            return Err(Error::NothingKept);
+        }
+        Ok(PerfettoReport {
+            file: self.file,
+            events: self.events,
+            exported,
+            counts,
+            packets: self.packets,
+            bytes: self.bytes,
+            machines: self.machines,
+            diagnostics: self.diagnostics,
+        })
+    }
+}
