@@ -1,14 +1,17 @@
 //! Exporters: sinks that write the events of a read to another format.
 //!
 //! Each output format is one module holding one [`pipeline::Sink`] that also implements
-//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`). A later format
-//! (Perfetto, Parquet) is a sibling module with its own sink; the source, the time range, the
+//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`); `parquet` (feature
+//! `parquet`) writes tables for Spark and DuckDB (`tracekit export --format parquet`). A
+//! format is a module with its own sink; the source, the time range, the
 //! name filter and the time map stay the pipeline's.
 
 #![deny(missing_docs)]
 
 pub mod ctf;
 mod glob;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +49,14 @@ pub enum Error {
     /// out): nothing was written.
     #[error("no event in the range has a kept name: nothing written")]
     NothingKept,
+    /// The Parquet writer failed.
+    #[error("{}: {message}", path.display())]
+    Parquet {
+        /// The file written.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// Reading the inputs failed.
     #[error(transparent)]
     Pipeline(#[from] pipeline::Error),

@@ -5,6 +5,7 @@ mod convert_cmd;
 mod count;
 mod critpath_cmd;
 mod demo;
+mod export_cmd;
 mod gen_cmd;
 mod heap;
 mod lami_links;
@@ -47,6 +48,9 @@ enum Command {
     /// Write the events kept by a time range and event-name patterns as CTF (LTTng layout),
     /// like `babeltrace2 --begin … --end … -o ctf -w DIR`.
     Convert(convert_cmd::ConvertArgs),
+    /// Write traces in another format for other tools: Parquet tables for Spark and DuckDB
+    /// (`--format parquet`).
+    Export(export_cmd::ExportArgs),
     /// Critical path of a thread (or a request) across hosts.
     Critpath(critpath_cmd::CritpathArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::Print(a) => print::run(&a),
         Command::Count(a) => count::run(&a),
         Command::Convert(a) => convert_cmd::run(&a),
+        Command::Export(a) => export_cmd::run(&a),
         Command::Critpath(a) => critpath_cmd::run(&a),
         Command::Record(a) => record_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),

@@ -1,0 +1,125 @@
+//! `tracekit export --format FORMAT -o OUT PATH...`: traces written in another format for
+//! other tools (Parquet tables for Spark and DuckDB).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// Parquet tables (event, sched_slice, thread_state, syscall, irq, block_io, net_packet,
+    /// thread, process, trace), Hive-partitioned by host and trace.
+    #[cfg(feature = "parquet")]
+    Parquet,
+}
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Trace directories, or directories holding traces (searched recursively).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The output format.
+    #[arg(long)]
+    pub format: Format,
+    /// Output (a directory for parquet: absent or empty).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Drop events before this time: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNN]`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// Drop events after this time (same syntax as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Read times without a time zone as UTC instead of local time.
+    #[arg(long)]
+    pub clock_gmt: bool,
+    /// Synchronize the traces' clocks first (`tracekit sync`) and write the synchronized
+    /// times.
+    #[arg(long)]
+    pub sync: bool,
+    /// Keep only the time range every stream covers (babeltrace2's --stream-intersection).
+    #[arg(long)]
+    pub stream_intersection: bool,
+    /// The `event` table keeps only the events whose names match one of these patterns
+    /// (`*` any characters, `?` one), comma-separated; the derived tables see every event.
+    #[arg(long, value_delimiter = ',')]
+    pub names: Vec<String>,
+    /// Parquet: write only these tables, comma-separated (`trace` is always written).
+    #[arg(long, value_delimiter = ',')]
+    pub tables: Vec<String>,
+}
+
+pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let traces = ctf::open_all(&args.paths)?;
+    if traces.is_empty() {
+        return Err("no trace found".into());
+    }
+    for t in &traces {
+        for e in &t.errors {
+            eprintln!("tracekit: warning: {e}");
+        }
+    }
+    let mut read = ::pipeline::ReadOptions {
+        no_intersection: !args.stream_intersection,
+        ..Default::default()
+    };
+    if args.sync {
+        read.time_map = Some(crate::sync_cmd::time_map(&traces));
+    }
+    (read.begin, read.end) = text::parse_bounds(
+        &traces,
+        args.begin.as_deref(),
+        args.end.as_deref(),
+        &text::time_zone(args.clock_gmt),
+        read.time_map.as_ref(),
+    )?;
+    match args.format {
+        #[cfg(feature = "parquet")]
+        Format::Parquet => parquet(args, &traces, &read),
+    }
+}
+
+#[cfg(feature = "parquet")]
+fn parquet(
+    args: &ExportArgs,
+    traces: &[std::sync::Arc<ctf::Trace>],
+    read: &::pipeline::ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    use export::parquet::{export_traces, ParquetOptions, Tables};
+    let mut options = ParquetOptions::new(&args.output);
+    options.names = export::NameFilter::new(&args.names);
+    if !args.tables.is_empty() {
+        options.tables = Tables::parse(&args.tables)?;
+    }
+    let started = std::time::Instant::now();
+    let report = export_traces(traces, read, &options)?;
+    let mut damaged = false;
+    for t in &report.traces {
+        for e in &t.errors {
+            eprintln!("tracekit: error: {e}");
+            damaged = true;
+        }
+        if t.discarded_events > 0 || t.lost_packets > 0 {
+            eprintln!(
+                "tracekit: warning: {}: {} discarded events, {} lost packets (in the `trace` table)",
+                t.path.display(),
+                t.discarded_events,
+                t.lost_packets
+            );
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let events = report.events();
+    eprintln!(
+        "Exported {} trace(s), {events} events, to Parquet in `{}`: {} bytes ({:.1} bytes/event) in {secs:.2} s ({:.2} M events/s).",
+        report.traces.len(),
+        args.output.display(),
+        report.bytes(),
+        report.bytes() as f64 / events.max(1) as f64,
+        events as f64 / secs.max(1e-9) / 1e6,
+    );
+    Ok(if damaged {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
