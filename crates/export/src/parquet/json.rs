@@ -169,9 +169,17 @@ impl FieldVisitor for JsonWriter<'_> {
     }
 }
 
-/// Writes `b` as a JSON string (invalid UTF-8 replaced).
+/// Writes `b` as a JSON string: up to its first NUL (a text array's padding), invalid UTF-8
+/// replaced.
 pub(crate) fn string(out: &mut String, b: &[u8]) {
+    let b = b.iter().position(|&x| x == 0).map_or(b, |i| &b[..i]);
     out.push('"');
+    // The usual text (names, paths) needs no escape: copied whole.
+    if b.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\') {
+        out.push_str(std::str::from_utf8(b).unwrap_or_default());
+        out.push('"');
+        return;
+    }
     let s = String::from_utf8_lossy(b);
     for ch in s.chars() {
         match ch {
