@@ -71,11 +71,12 @@ struct Running {
 /// A thread's open `thread_state` interval.
 #[derive(Debug, Clone, Copy)]
 struct StateIv {
-    status: ThreadStatus,
+    state: &'static str,
     ts: i64,
-    /// The system call (name index) of a `syscall` interval, or the one a `blocked` one
-    /// blocked in.
-    call: Option<u32>,
+    /// For a `blocked` interval: the system call (name index) it blocked in.
+    blocked_in: Option<u32>,
+    /// The system call the thread is in now, if any.
+    in_call: Option<u32>,
 }
 
 /// A thread's open `thread` row.
@@ -503,7 +504,10 @@ impl TraceOut {
         slice_row(out, &ran, ts, cpu, Some(end_state))
     }
 
-    /// A thread's status changed at `ts`.
+    /// A thread's status changed at `ts`. Statuses fold into the `thread_state` states:
+    /// user mode, system calls and the interrupts that preempt them are all `running` (the
+    /// thread holds its CPU), so an interval ends only when the thread is switched, woken or
+    /// dies; the `syscall` table has the calls themselves.
     fn status(
         &mut self,
         notes: &[Notification],
@@ -511,29 +515,36 @@ impl TraceOut {
         tid: i32,
         status: ThreadStatus,
     ) -> Result<(), Error> {
+        let state = state_name(status);
         let call = match status {
             ThreadStatus::Syscall(c) => Some(c),
-            _ => None,
+            ThreadStatus::Usermode => None,
+            _ => self.states.get(&tid).and_then(|iv| iv.in_call),
         };
         let Some(iv) = self.states.get_mut(&tid) else {
-            self.states.insert(tid, StateIv { status, ts, call });
+            self.states.insert(
+                tid,
+                StateIv {
+                    state,
+                    ts,
+                    blocked_in: None,
+                    in_call: call,
+                },
+            );
             return Ok(());
         };
-        if iv.status == status {
+        iv.in_call = call;
+        if iv.state == state {
             return Ok(());
         }
         let old = *iv;
-        iv.status = status;
+        iv.state = state;
         iv.ts = ts;
-        // A thread blocking in a system call is blocked in it.
-        iv.call = match (status, old.status) {
-            (ThreadStatus::WaitBlocked, ThreadStatus::Syscall(c)) => Some(c),
-            _ => call,
-        };
+        iv.blocked_in = if state == "blocked" { call } else { None };
         if ts <= old.ts {
             return Ok(());
         }
-        let (woken_by, in_irq) = if old.status == ThreadStatus::WaitBlocked {
+        let (woken_by, in_irq) = if old.state == "blocked" {
             notes
                 .iter()
                 .find_map(|m| match *m {
@@ -549,18 +560,9 @@ impl TraceOut {
         } else {
             (None, None)
         };
-        let name = old.call.map(|c| self.model.resolver.syscalls.name(c));
+        let name = old.blocked_in.map(|c| self.model.resolver.syscalls.name(c));
         let out = self.outs.thread_state.as_mut().expect("checked by the caller");
-        row!(
-            out,
-            old.ts,
-            ts - old.ts,
-            tid,
-            status_name(old.status),
-            name,
-            woken_by,
-            in_irq
-        )
+        row!(out, old.ts, ts - old.ts, tid, old.state, name, woken_by, in_irq)
     }
 
     fn call_row(&mut self, p: PendingCall) -> Result<(), Error> {
@@ -659,13 +661,13 @@ impl TraceOut {
             open.sort_by_key(|(tid, _)| *tid);
             for (tid, iv) in open {
                 if end > iv.ts {
-                    let name = iv.call.map(|c| self.model.resolver.syscalls.name(c));
+                    let name = iv.blocked_in.map(|c| self.model.resolver.syscalls.name(c));
                     row!(
                         out,
                         iv.ts,
                         end - iv.ts,
                         tid,
-                        status_name(iv.status),
+                        iv.state,
                         name,
                         None::<i32>,
                         None::<bool>
@@ -738,15 +740,15 @@ fn left_name(s: ThreadStatus) -> &'static str {
     }
 }
 
-/// The `thread_state` name of a status.
-fn status_name(s: ThreadStatus) -> &'static str {
+/// The `thread_state` state of a status.
+fn state_name(s: ThreadStatus) -> &'static str {
     match s {
-        ThreadStatus::Usermode => "user",
-        ThreadStatus::Syscall(_) => "syscall",
+        ThreadStatus::Usermode
+        | ThreadStatus::Syscall(_)
+        | ThreadStatus::Interrupted
+        | ThreadStatus::SoftIrq => "running",
         ThreadStatus::WaitCpu => "runnable",
         ThreadStatus::WaitBlocked => "blocked",
-        ThreadStatus::Interrupted => "irq",
-        ThreadStatus::SoftIrq => "softirq",
         ThreadStatus::Unknown => "unknown",
         ThreadStatus::Dead => "dead",
     }

@@ -385,14 +385,16 @@ pub const SCHED_SLICE: TableDef = TableDef {
 /// `thread_state`: what each thread did.
 pub const THREAD_STATE: TableDef = TableDef {
     name: "thread_state",
-    doc: "One row per interval a thread spent in one state (Trace Compass's thread statuses), \
-          back to back; the last interval of each thread ends at the range's end.",
+    doc: "One row per interval a thread spent in one state, back to back from its first \
+          status change in the range; the last interval of each thread ends at the range's \
+          end. User mode, system calls and the interrupts that preempt them are all `running` \
+          (the `syscall` and `irq` tables have those).",
     columns: &[
         c("ts", I64, false, "Start (ns)."),
         c("dur", I64, false, "Duration (ns)."),
         c("tid", I32, false, "The thread."),
-        c("state", Str, false, "`user` (running in user mode), `syscall`, `runnable`, `blocked`, `irq`, `softirq`, `dead` or `unknown`."),
-        c("syscall", Str, true, "The system call it was in (`syscall`), or blocked in (`blocked`, when it blocked in one)."),
+        c("state", Str, false, "`running` (on a CPU), `runnable` (woken or preempted, waiting for a CPU), `blocked` (switched out waiting), `dead` or `unknown`."),
+        c("syscall", Str, true, "For `blocked`: the system call it blocked in, if any."),
         c("woken_by", I32, true, "For `blocked`: the thread whose wakeup ended it (null: an interrupt, or not known)."),
         c("woken_in_irq", Bool, true, "For `blocked`: the wakeup came from an interrupt handler."),
     ],
