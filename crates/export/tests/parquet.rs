@@ -30,7 +30,7 @@ fn file_of(dir: &Path, table: &str) -> PathBuf {
     found.pop().unwrap()
 }
 
-fn read(dir: &Path, table: &str) -> Vec<RecordBatch> {
+fn table(dir: &Path, table: &str) -> Vec<RecordBatch> {
     let f = std::fs::File::open(file_of(dir, table)).unwrap();
     let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
     reader.map(|b| b.unwrap()).collect()
@@ -118,7 +118,7 @@ fn every_event_and_a_slice_per_switch() {
     assert_eq!((discarded, lost), (0, 0));
 
     // `event`: every event, in order, with its payload as JSON.
-    let ev = read(&out, "event");
+    let ev = table(&out, "event");
     assert_eq!(rows(&ev), events.len());
     let mut i = 0;
     for b in &ev {
@@ -143,7 +143,7 @@ fn every_event_and_a_slice_per_switch() {
     // back to back on each CPU, covering the range.
     let switches: Vec<&(i64, String, Option<i64>)> =
         events.iter().filter(|e| e.1 == "sched_switch").collect();
-    let sl = read(&out, "sched_slice");
+    let sl = table(&out, "sched_slice");
     let mut slices: Vec<(i32, i64, i64, i32)> = Vec::new();
     for b in &sl {
         let (cpu, ts, dur, tid) = (
@@ -178,9 +178,9 @@ fn every_event_and_a_slice_per_switch() {
 
     // The derived tables have rows, and `trace` says what was read.
     for t in ["thread_state", "syscall", "irq", "block_io", "thread", "process"] {
-        assert!(rows(&read(&out, t)) > 0, "{t} is empty");
+        assert!(rows(&table(&out, t)) > 0, "{t} is empty");
     }
-    let tr = read(&out, "trace");
+    let tr = table(&out, "trace");
     let b = &tr[0];
     assert_eq!(col::<Int64Array>(b, "events").value(0), events.len() as i64);
     assert_eq!(col::<Int64Array>(b, "begin_ns").value(0), first);
@@ -222,10 +222,10 @@ fn times_on_the_mapped_clock() {
     let out = tmp.path().join("out");
     export(&input, &out, &mapped);
     let (events, ..) = plain_read(&input, plain);
-    let ev = read(&out, "event");
+    let ev = table(&out, "event");
     let ts = col::<Int64Array>(&ev[0], "ts");
     assert_eq!(ts.value(0), events[0].0 + shift);
-    let tr = read(&out, "trace");
+    let tr = table(&out, "trace");
     assert_eq!(col::<Int64Array>(&tr[0], "clock_offset_ns").value(0), shift);
     assert_eq!(col::<Float64Array>(&tr[0], "clock_rate").value(0), 1.0);
     assert!(col::<BooleanArray>(&tr[0], "synced").value(0));
@@ -240,12 +240,12 @@ fn losses_are_in_the_trace_table() {
     let mut found = false;
     for seed in 1..8 {
         let input = tmp.path().join(format!("chaos{seed}"));
-        let p = scenario::chaos::ChaosParams {
-            events: 3_000,
-            seed,
-            ..Default::default()
-        };
-        scenario::chaos::generate(&input, &p).unwrap();
+        scenario::chaos::write_chaos_trace(
+            &input,
+            &mut scenario::rng::Rng::new(seed),
+            &scenario::chaos::ChaosOptions::events(3_000),
+        )
+        .unwrap();
         let read = ReadOptions {
             no_intersection: true,
             ..Default::default()
@@ -269,7 +269,7 @@ fn losses_are_in_the_trace_table() {
 }
 
 fn read_trace(out: &Path) -> RecordBatch {
-    read(out, "trace").remove(0)
+    table(out, "trace").remove(0)
 }
 
 /// A trace cut in the middle of a stream exports what could be read, and the `trace` table
@@ -303,7 +303,7 @@ fn a_damaged_trace_exports_its_readable_part() {
     let t = &report.traces[0];
     assert!(!t.errors.is_empty(), "the damage is reported");
     assert!(t.errors.iter().any(|e| e.contains(&*stream.file_name().unwrap().to_string_lossy())), "{:?}", t.errors);
-    let ev = rows(&read(&out, "event"));
+    let ev = rows(&table(&out, "event"));
     assert!(ev > 0 && ev < whole.len(), "{ev} of {}", whole.len());
     let tr = read_trace(&out);
     assert!(!col::<StringArray>(&tr, "errors").value(0).is_empty());
