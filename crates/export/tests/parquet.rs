@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    Array, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
 use ctf::merge::TimeMap;
 use export::parquet::{export_traces, tables, ParquetOptions, ParquetReport};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -32,7 +34,10 @@ fn file_of(dir: &Path, table: &str) -> PathBuf {
 
 fn table(dir: &Path, table: &str) -> Vec<RecordBatch> {
     let f = std::fs::File::open(file_of(dir, table)).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
     reader.map(|b| b.unwrap()).collect()
 }
 
@@ -56,7 +61,10 @@ fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<(i64, String, Option<i64
             true
         }
         fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> pipeline::Flow {
-            let next = ev.payload().and_then(|p| p.field("next_tid")).and_then(|f| f.as_i64());
+            let next = ev
+                .payload()
+                .and_then(|p| p.field("next_tid"))
+                .and_then(|f| f.as_i64());
             self.0.push((ts, ev.name().to_string(), next));
             pipeline::Flow::Continue
         }
@@ -128,7 +136,10 @@ fn every_event_and_a_slice_per_switch() {
             col::<StringArray>(b, "payload"),
         );
         for r in 0..b.num_rows() {
-            assert_eq!((ts.value(r), name.value(r)), (events[i].0, events[i].1.as_str()));
+            assert_eq!(
+                (ts.value(r), name.value(r)),
+                (events[i].0, events[i].1.as_str())
+            );
             let json: serde_json::Value = serde_json::from_str(payload.value(r))
                 .unwrap_or_else(|e| panic!("row {i}: {e}: {}", payload.value(r)));
             assert!(json.is_object());
@@ -177,7 +188,15 @@ fn every_event_and_a_slice_per_switch() {
     }
 
     // The derived tables have rows, and `trace` says what was read.
-    for t in ["thread_state", "syscall", "irq", "block_io", "thread", "process"] {
+    for t in [
+        "thread_state",
+        "syscall",
+        "irq",
+        "block_io",
+        "disk",
+        "thread",
+        "process",
+    ] {
         assert!(rows(&table(&out, t)) > 0, "{t} is empty");
     }
     let tr = table(&out, "trace");
@@ -186,7 +205,10 @@ fn every_event_and_a_slice_per_switch() {
     assert_eq!(col::<Int64Array>(b, "begin_ns").value(0), first);
     assert_eq!(col::<Int64Array>(b, "end_ns").value(0), last);
     assert_eq!(col::<Int32Array>(b, "cpus").value(0), cpus.len() as i32);
-    assert_eq!(col::<Int32Array>(b, "schema_version").value(0), tables::SCHEMA_VERSION as i32);
+    assert_eq!(
+        col::<Int32Array>(b, "schema_version").value(0),
+        tables::SCHEMA_VERSION as i32
+    );
     assert!(!col::<BooleanArray>(b, "synced").value(0));
     assert_eq!(col::<StringArray>(b, "errors").value(0), "");
 
@@ -229,7 +251,10 @@ fn times_on_the_mapped_clock() {
     assert_eq!(col::<Int64Array>(&tr[0], "clock_offset_ns").value(0), shift);
     assert_eq!(col::<Float64Array>(&tr[0], "clock_rate").value(0), 1.0);
     assert!(col::<BooleanArray>(&tr[0], "synced").value(0));
-    assert_eq!(col::<Int64Array>(&tr[0], "begin_ns").value(0), events[0].0 + shift);
+    assert_eq!(
+        col::<Int64Array>(&tr[0], "begin_ns").value(0),
+        events[0].0 + shift
+    );
 }
 
 /// Discarded events are counted in `trace`, per stream, never silent.
@@ -258,7 +283,10 @@ fn losses_are_in_the_trace_table() {
         let report = export(&input, &out, &read);
         assert_eq!(report.traces[0].discarded_events, discarded);
         let tr = read_trace(&out);
-        assert_eq!(col::<Int64Array>(&tr, "discarded_events").value(0), discarded as i64);
+        assert_eq!(
+            col::<Int64Array>(&tr, "discarded_events").value(0),
+            discarded as i64
+        );
         assert_eq!(col::<Int64Array>(&tr, "lost_packets").value(0), lost as i64);
         let losses = col::<StringArray>(&tr, "losses").value(0);
         assert!(losses.contains("discarded events"), "{losses}");
@@ -302,7 +330,13 @@ fn a_damaged_trace_exports_its_readable_part() {
     let report = export(&input, &out, &read);
     let t = &report.traces[0];
     assert!(!t.errors.is_empty(), "the damage is reported");
-    assert!(t.errors.iter().any(|e| e.contains(&*stream.file_name().unwrap().to_string_lossy())), "{:?}", t.errors);
+    assert!(
+        t.errors
+            .iter()
+            .any(|e| e.contains(&*stream.file_name().unwrap().to_string_lossy())),
+        "{:?}",
+        t.errors
+    );
     let ev = rows(&table(&out, "event"));
     assert!(ev > 0 && ev < whole.len(), "{ev} of {}", whole.len());
     let tr = read_trace(&out);

@@ -96,7 +96,8 @@ fn free_port() -> u16 {
 
 /// The rows of every query of a `run.py` result file, sorted, for comparison.
 fn rows(path: &Path) -> Vec<(String, Vec<Vec<serde_json::Value>>)> {
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut out: Vec<_> = v
         .as_object()
         .unwrap()
@@ -205,33 +206,56 @@ fn standalone_cluster_gives_the_local_answers() {
     let class = spark_home.join("bin/spark-class");
     let mut started = Started(Vec::new());
     let mut c = Command::new(&class);
-    c.args(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"])
-        .args(["--port", &port.to_string(), "--webui-port", &free_port().to_string()]);
+    c.args([
+        "org.apache.spark.deploy.master.Master",
+        "--host",
+        "127.0.0.1",
+    ])
+    .args([
+        "--port",
+        &port.to_string(),
+        "--webui-port",
+        &free_port().to_string(),
+    ]);
     env(&mut c);
     started.0.push(c.spawn().expect("the master starts"));
     let t0 = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(120), "the master never listened");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the master never listened"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     for _ in 0..2 {
         let mut c = Command::new(&class);
-        c.args(["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1"])
-            .args(["--cores", "1", "--memory", "1g"])
-            .args(["--webui-port", &free_port().to_string()])
-            .arg(&master);
+        c.args([
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            "127.0.0.1",
+        ])
+        .args(["--cores", "1", "--memory", "1g"])
+        .args(["--webui-port", &free_port().to_string()])
+        .arg(&master);
         env(&mut c);
         started.0.push(c.spawn().expect("a worker starts"));
     }
     let cluster = tmp.path().join("cluster.json");
     let submitted = Instant::now();
     let mut c = Command::new(spark_home.join("bin/spark-submit"));
-    c.args(["--master", &master, "--total-executor-cores", "2", "--executor-memory", "1g"])
-        .arg(repo().join("sql/run.py"))
-        .args(["--engine", "spark", "--master", &master])
-        .arg(&data)
-        .arg("--out")
-        .arg(&cluster);
+    c.args([
+        "--master",
+        &master,
+        "--total-executor-cores",
+        "2",
+        "--executor-memory",
+        "1g",
+    ])
+    .arg(repo().join("sql/run.py"))
+    .args(["--engine", "spark", "--master", &master])
+    .arg(&data)
+    .arg("--out")
+    .arg(&cluster);
     c.env("SPARK_LOCAL_IP", "127.0.0.1")
         .env("PYSPARK_PYTHON", &py)
         .env("PYSPARK_DRIVER_PYTHON", &py);

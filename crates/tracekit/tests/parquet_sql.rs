@@ -83,7 +83,12 @@ fn export_and_analyze(traces: &[PathBuf], out: &Path) -> Vec<String> {
         let host = std::fs::read_dir(out.join("trace"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .find(|h| out.join("trace").join(h).join(format!("trace={name}")).is_dir())
+            .find(|h| {
+                out.join("trace")
+                    .join(h)
+                    .join(format!("trace={name}"))
+                    .is_dir()
+            })
             .unwrap_or_else(|| panic!("no partition for {name}"));
         let host = host.trim_start_matches("host=").to_string();
         let file = out.with_file_name(format!("{host}-{name}.mi.json"));

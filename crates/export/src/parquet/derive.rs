@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use ::ctf::{Event, Trace};
 use compact_str::CompactString;
 use kernel::{
-    Facet, IntMap, Interest, Model, NoteKind, Notification, StateOptions, StreamCpus,
-    ThreadStatus,
+    Facet, IntMap, Interest, Model, NoteKind, Notification, StateOptions, StreamCpus, ThreadStatus,
 };
 
 use super::json::JsonWriter;
@@ -117,6 +116,7 @@ struct Outs {
     syscall: Option<TableOut>,
     irq: Option<TableOut>,
     block_io: Option<TableOut>,
+    disk: Option<TableOut>,
     net_packet: Option<TableOut>,
     thread: Option<TableOut>,
     process: Option<TableOut>,
@@ -140,6 +140,8 @@ pub(crate) struct TraceOut {
     states: IntMap<i32, StateIv>,
     thread_names: IntMap<i32, NameIv>,
     procs: BTreeMap<i32, Proc>,
+    /// The devices of the `block_io` rows.
+    devs: std::collections::BTreeSet<u64>,
     pub(crate) first: Option<i64>,
     pub(crate) last: Option<i64>,
     pub(crate) events: u64,
@@ -181,6 +183,7 @@ impl TraceOut {
             syscall: o(tables.syscall, &tables::SYSCALL)?,
             irq: o(tables.irq, &tables::IRQ)?,
             block_io: o(tables.block_io, &tables::BLOCK_IO)?,
+            disk: o(tables.block_io, &tables::DISK)?,
             net_packet: o(tables.net_packet, &tables::NET_PACKET)?,
             thread: o(tables.thread, &tables::THREAD)?,
             process: o(tables.process, &tables::PROCESS)?,
@@ -201,6 +204,7 @@ impl TraceOut {
             states: IntMap::default(),
             thread_names: IntMap::default(),
             procs: BTreeMap::new(),
+            devs: Default::default(),
             first: None,
             last: None,
             events: 0,
@@ -379,7 +383,16 @@ impl TraceOut {
                             .irq_names
                             .get(&irq)
                             .map_or("", String::as_str);
-                        row!(out, begin, end - begin, cpu as i32, true, irq, name, None::<i64>)?;
+                        row!(
+                            out,
+                            begin,
+                            end - begin,
+                            cpu as i32,
+                            true,
+                            irq,
+                            name,
+                            None::<i64>
+                        )?;
                     }
                 }
                 Notification::SoftIrqDone {
@@ -395,7 +408,16 @@ impl TraceOut {
                             .copied()
                             .unwrap_or("UNKNOWN_SOFTIRQ");
                         let latency = raise.map(|r| begin - r);
-                        row!(out, begin, end - begin, cpu as i32, false, vec as i64, name, latency)?;
+                        row!(
+                            out,
+                            begin,
+                            end - begin,
+                            cpu as i32,
+                            false,
+                            vec as i64,
+                            name,
+                            latency
+                        )?;
                     }
                 }
                 Notification::BlockDone {
@@ -407,19 +429,12 @@ impl TraceOut {
                     tid,
                 } => {
                     if let Some(out) = self.outs.block_io.as_mut() {
-                        let name = self
-                            .model
-                            .state
-                            .disks
-                            .get(&disk)
-                            .and_then(|d| d.name.clone())
-                            .unwrap_or_else(|| format!("{},{}", disk >> 20, disk & 0xfffff));
+                        self.devs.insert(disk);
                         row!(
                             out,
                             issue,
                             complete - issue,
                             disk as i64,
-                            name.as_str(),
                             nr_sector as i64,
                             write,
                             tid
@@ -446,7 +461,11 @@ impl TraceOut {
                     ts, tid, pid, ppid, ..
                 } => {
                     if pid == Some(tid) {
-                        self.procs.entry(tid).or_insert(Proc { ppid, ts, end: None });
+                        self.procs.entry(tid).or_insert(Proc {
+                            ppid,
+                            ts,
+                            end: None,
+                        });
                     }
                     self.check_name(tid, ts)?;
                 }
@@ -500,7 +519,11 @@ impl TraceOut {
         } else {
             "unknown"
         };
-        let out = self.outs.sched_slice.as_mut().expect("checked by the caller");
+        let out = self
+            .outs
+            .sched_slice
+            .as_mut()
+            .expect("checked by the caller");
         slice_row(out, &ran, ts, cpu, Some(end_state))
     }
 
@@ -561,8 +584,21 @@ impl TraceOut {
             (None, None)
         };
         let name = old.blocked_in.map(|c| self.model.resolver.syscalls.name(c));
-        let out = self.outs.thread_state.as_mut().expect("checked by the caller");
-        row!(out, old.ts, ts - old.ts, tid, old.state, name, woken_by, in_irq)
+        let out = self
+            .outs
+            .thread_state
+            .as_mut()
+            .expect("checked by the caller");
+        row!(
+            out,
+            old.ts,
+            ts - old.ts,
+            tid,
+            old.state,
+            name,
+            woken_by,
+            in_irq
+        )
     }
 
     fn call_row(&mut self, p: PendingCall) -> Result<(), Error> {
@@ -688,6 +724,24 @@ impl TraceOut {
                 row!(out, *pid, p.ppid, name, p.ts, p.end)?;
             }
         }
+        if let Some(out) = self.outs.disk.as_mut() {
+            let state = &self.model.state;
+            let mut devs = std::mem::take(&mut self.devs);
+            devs.extend(state.disks.keys().copied());
+            for dev in devs {
+                let name = state
+                    .disks
+                    .get(&dev)
+                    .and_then(|d| d.name.clone())
+                    .unwrap_or_else(|| format!("{},{}", dev >> 20, dev & 0xfffff));
+                row!(
+                    out,
+                    dev as i64,
+                    name.as_str(),
+                    state.whole_disks.contains(&dev)
+                )?;
+            }
+        }
         report.cpus = self.model.state.known_cpus().count() as i32;
         let outs = [
             self.outs.event,
@@ -696,6 +750,7 @@ impl TraceOut {
             self.outs.syscall,
             self.outs.irq,
             self.outs.block_io,
+            self.outs.disk,
             self.outs.net_packet,
             self.outs.thread,
             self.outs.process,
@@ -796,7 +851,12 @@ struct NetFields {
 }
 
 impl ::ctf::field::FieldVisitor for NetFields {
-    fn value(&mut self, name: Option<&str>, _role: Option<::ctf::ir::Role>, v: &::ctf::FieldValue<'_>) {
+    fn value(
+        &mut self,
+        name: Option<&str>,
+        _role: Option<::ctf::ir::Role>,
+        v: &::ctf::FieldValue<'_>,
+    ) {
         use ::ctf::FieldValue;
         let int = match v {
             FieldValue::UInt { value, .. } => Some(*value as i64),

@@ -175,7 +175,9 @@ pub(crate) fn string(out: &mut String, b: &[u8]) {
     let b = b.iter().position(|&x| x == 0).map_or(b, |i| &b[..i]);
     out.push('"');
     // The usual text (names, paths) needs no escape: copied whole.
-    if b.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\') {
+    if b.iter()
+        .all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\')
+    {
         out.push_str(std::str::from_utf8(b).unwrap_or_default());
         out.push('"');
         return;

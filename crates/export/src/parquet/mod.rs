@@ -89,7 +89,7 @@ impl Tables {
                 "thread_state" => &mut t.thread_state,
                 "syscall" => &mut t.syscall,
                 "irq" => &mut t.irq,
-                "block_io" => &mut t.block_io,
+                "block_io" | "disk" => &mut t.block_io,
                 "net_packet" => &mut t.net_packet,
                 "thread" => &mut t.thread,
                 "process" => &mut t.process,
@@ -222,7 +222,10 @@ fn partition_value(s: &str) -> String {
 pub fn partitions(traces: &[Arc<Trace>]) -> Vec<PathBuf> {
     let paths: Vec<&Path> = traces.iter().map(|t| t.path.as_path()).collect();
     let common = paths.iter().skip(1).fold(
-        paths.first().and_then(|p| p.parent()).map(Path::to_path_buf),
+        paths
+            .first()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf),
         |acc, p| {
             let mut a = acc?;
             while !p.starts_with(&a) {
@@ -385,7 +388,11 @@ impl Export for ParquetSink {
                     o.errors.push(d.to_string());
                 }
             }
-            let end = if one { last_in_range.or(o.last) } else { o.last };
+            let end = if one {
+                last_in_range.or(o.last)
+            } else {
+                o.last
+            };
             let mut tr = TraceReport {
                 path: path.clone(),
                 partition: o.partition.clone(),
@@ -461,7 +468,11 @@ fn trace_row(
         }
     };
     let tracer = env("tracer_name").map(|n| {
-        match (env("tracer_major"), env("tracer_minor"), env("tracer_patchlevel")) {
+        match (
+            env("tracer_major"),
+            env("tracer_minor"),
+            env("tracer_patchlevel"),
+        ) {
             (Some(a), Some(b), Some(c)) => format!("{n} {a}.{b}.{c}"),
             (Some(a), Some(b), None) => format!("{n} {a}.{b}"),
             _ => n,
@@ -560,9 +571,7 @@ impl TraceOut {
             if !s.is_empty() {
                 s.push('\n');
             }
-            s.push_str(&format!(
-                "{name}: {ev} discarded events, {pk} lost packets"
-            ));
+            s.push_str(&format!("{name}: {ev} discarded events, {pk} lost packets"));
         }
         s
     }

@@ -5,7 +5,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -97,7 +99,10 @@ impl TableDef {
             "tracekit.schema_version".to_string(),
             SCHEMA_VERSION.to_string(),
         )];
-        Arc::new(Schema::new_with_metadata(fields, meta.into_iter().collect()))
+        Arc::new(Schema::new_with_metadata(
+            fields,
+            meta.into_iter().collect(),
+        ))
     }
 }
 
@@ -115,7 +120,9 @@ impl Builder {
         match ty {
             ColumnType::I64 => Builder::I64(Int64Builder::with_capacity(BATCH_ROWS)),
             ColumnType::I32 => Builder::I32(Int32Builder::with_capacity(BATCH_ROWS)),
-            ColumnType::Str => Builder::Str(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)),
+            ColumnType::Str => {
+                Builder::Str(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16))
+            }
             ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
             ColumnType::F64 => Builder::F64(Float64Builder::with_capacity(BATCH_ROWS)),
         }
@@ -183,9 +190,10 @@ impl Cell for Option<&str> {
 }
 
 /// One table of one trace being written: `DIR/TABLE/host=H/trace=T/part-0.parquet`. Rows go
-/// into column builders, which are handed to the Parquet writer every [`BATCH_ROWS`] rows; the
-/// writer closes a row group every `row_group_rows` rows, so memory stays bounded however long
-/// the trace.
+/// into column builders, which are handed every [`BATCH_ROWS`] rows to the Parquet writer's
+/// thread (encoding and compression then run beside the read, on another core); it closes a
+/// row group every `row_group_rows` rows, and at most [`QUEUED`] batches wait for it, so memory
+/// stays bounded however long the trace.
 pub(crate) struct TableOut {
     def: &'static TableDef,
     schema: SchemaRef,
@@ -193,13 +201,22 @@ pub(crate) struct TableOut {
     rows: usize,
     /// Rows written in all.
     pub(crate) written: u64,
-    writer: ArrowWriter<File>,
+    /// The writer thread's queue (None once it failed or closed) and the thread.
+    queue: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    thread: Option<std::thread::JoinHandle<Result<(), parquet::errors::ParquetError>>>,
     path: PathBuf,
 }
 
+/// Batches that may wait for a table's writer thread.
+const QUEUED: usize = 2;
+
 impl TableOut {
     /// Creates the file of `def` for one trace under `dir` (the partition directory).
-    pub(crate) fn create(def: &'static TableDef, dir: &Path, row_group_rows: usize) -> Result<Self, Error> {
+    pub(crate) fn create(
+        def: &'static TableDef,
+        dir: &Path,
+        row_group_rows: usize,
+    ) -> Result<Self, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join("part-0.parquet");
         let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
@@ -224,15 +241,26 @@ impl TableOut {
         }
         let props = props.build();
         let schema = def.schema();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(|e| parquet_error(&path, e))?;
+        let (queue, batches) = std::sync::mpsc::sync_channel::<RecordBatch>(QUEUED);
+        let thread = std::thread::Builder::new()
+            .name(format!("parquet {}", def.name))
+            .spawn(move || {
+                for b in batches {
+                    writer.write(&b)?;
+                }
+                writer.close().map(|_| ())
+            })
+            .map_err(|e| Error::io(&path, e))?;
         Ok(TableOut {
             def,
             builders: def.columns.iter().map(|c| Builder::new(c.ty)).collect(),
             schema,
             rows: 0,
             written: 0,
-            writer,
+            queue: Some(queue),
+            thread: Some(thread),
             path,
         })
     }
@@ -268,14 +296,19 @@ impl TableOut {
             return Ok(());
         }
         let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| Error::Parquet {
+        let batch =
+            RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::Parquet {
                 path: self.path.clone(),
                 message: format!("table {}: {e}", self.def.name),
             })?;
-        self.writer
-            .write(&batch)
-            .map_err(|e| parquet_error(&self.path, e))?;
+        let sent = self.queue.as_ref().is_some_and(|q| q.send(batch).is_ok());
+        if !sent {
+            // The thread stopped at an error: it says which.
+            return Err(self.join().err().unwrap_or_else(|| Error::Parquet {
+                path: self.path.clone(),
+                message: "the writer stopped".to_string(),
+            }));
+        }
         self.written += self.rows as u64;
         self.rows = 0;
         Ok(())
@@ -284,13 +317,26 @@ impl TableOut {
     /// Writes what is pending and closes the file: its path and size in bytes.
     pub(crate) fn close(mut self) -> Result<(PathBuf, u64), Error> {
         self.flush()?;
-        self.writer
-            .close()
-            .map_err(|e| parquet_error(&self.path, e))?;
+        self.join()?;
         let size = std::fs::metadata(&self.path)
             .map_err(|e| Error::io(&self.path, e))?
             .len();
         Ok((self.path, size))
+    }
+}
+
+impl TableOut {
+    /// Ends the queue and waits for the writer thread: its error, if it met one.
+    fn join(&mut self) -> Result<(), Error> {
+        self.queue = None;
+        match self.thread.take().map(|t| t.join()) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(parquet_error(&self.path, e)),
+            Some(Err(_)) => Err(Error::Parquet {
+                path: self.path.clone(),
+                message: "the writer thread panicked".to_string(),
+            }),
+        }
     }
 }
 
@@ -412,9 +458,24 @@ pub const SYSCALL: TableDef = TableDef {
         c("name", Str, false, "The call (`openat`)."),
         c("ret", I64, false, "The return value."),
         c("cmd", I64, true, "The `cmd` argument (fcntl, ioctl)."),
-        c("fd", I64, true, "The file descriptor used or created (calls on descriptors)."),
-        c("size", I64, true, "Bytes read or written (successful reads and writes)."),
-        c("file", Str, true, "The name behind `fd` (a path, `socket`, a peer `ADDRESS:PORT`), when known."),
+        c(
+            "fd",
+            I64,
+            true,
+            "The file descriptor used or created (calls on descriptors).",
+        ),
+        c(
+            "size",
+            I64,
+            true,
+            "Bytes read or written (successful reads and writes).",
+        ),
+        c(
+            "file",
+            Str,
+            true,
+            "The name behind `fd` (a path, `socket`, a peer `ADDRESS:PORT`), when known.",
+        ),
     ],
 };
 
@@ -427,9 +488,24 @@ pub const IRQ: TableDef = TableDef {
         c("dur", I64, false, "Handler duration (ns)."),
         c("cpu", I32, false, "The CPU."),
         c("hard", Bool, false, "A hard IRQ (else a soft IRQ)."),
-        c("irq", I64, false, "The IRQ line (hard) or the soft IRQ vector."),
-        c("name", Str, false, "The handler's name (hard) or the vector's (`TIMER_SOFTIRQ`)."),
-        c("raise_latency", I64, true, "Soft IRQs: entry minus the raise it served, when seen (ns)."),
+        c(
+            "irq",
+            I64,
+            false,
+            "The IRQ line (hard) or the soft IRQ vector.",
+        ),
+        c(
+            "name",
+            Str,
+            false,
+            "The handler's name (hard) or the vector's (`TIMER_SOFTIRQ`).",
+        ),
+        c(
+            "raise_latency",
+            I64,
+            true,
+            "Soft IRQs: entry minus the raise it served, when seen (ns).",
+        ),
     ],
 };
 
@@ -440,8 +516,12 @@ pub const BLOCK_IO: TableDef = TableDef {
     columns: &[
         c("ts", I64, false, "Issue time (ns)."),
         c("dur", I64, false, "Issue to completion (ns)."),
-        c("dev", I64, false, "The device number it was issued for (the partition)."),
-        c("disk", Str, false, "Its name from the statedump, else `MAJOR,MINOR`."),
+        c(
+            "dev",
+            I64,
+            false,
+            "The device number it was issued for (the partition).",
+        ),
         c("nr_sector", I64, false, "Size in sectors."),
         c("write", Bool, false, "A write (else a read)."),
         c("tid", I32, true, "The thread that issued it, when known."),
@@ -458,9 +538,19 @@ pub const NET_PACKET: TableDef = TableDef {
         c("cpu", I32, true, "The CPU."),
         c("sent", Bool, false, "Sent by this host (else received)."),
         c("event", Str, false, "The event name."),
-        c("iface", Str, true, "The interface (`name` field), when the event has one."),
+        c(
+            "iface",
+            Str,
+            true,
+            "The interface (`name` field), when the event has one.",
+        ),
         c("len", I64, true, "The packet's `len`."),
-        c("saddr", Str, true, "IP source address (dotted IPv4 or IPv6 text), when recorded."),
+        c(
+            "saddr",
+            Str,
+            true,
+            "IP source address (dotted IPv4 or IPv6 text), when recorded.",
+        ),
         c("daddr", Str, true, "IP destination address."),
         c("sport", I32, true, "TCP source port."),
         c("dport", I32, true, "TCP destination port."),
@@ -479,9 +569,19 @@ pub const THREAD: TableDef = TableDef {
         c("tid", I32, false, "The thread."),
         c("pid", I32, true, "Its process, when known."),
         c("name", Str, false, "Its command name."),
-        c("ts", I64, false, "When it was first seen with this name (ns)."),
+        c(
+            "ts",
+            I64,
+            false,
+            "When it was first seen with this name (ns).",
+        ),
         c("end_ts", I64, false, "When the name ended (ns)."),
-        c("exited", Bool, false, "The name ended with the thread (`sched_process_free`)."),
+        c(
+            "exited",
+            Bool,
+            false,
+            "The name ended with the thread (`sched_process_free`).",
+        ),
     ],
 };
 
@@ -495,12 +595,29 @@ pub const PROCESS: TableDef = TableDef {
         c("ppid", I32, true, "Its parent process, when known."),
         c("name", Str, true, "Its main thread's last name."),
         c("ts", I64, false, "Its fork, or its first sighting (ns)."),
-        c("end_ts", I64, true, "When its main thread was freed, if in the range."),
+        c(
+            "end_ts",
+            I64,
+            true,
+            "When its main thread was freed, if in the range.",
+        ),
+    ],
+};
+
+/// `disk`: block devices (written with `block_io`).
+pub const DISK: TableDef = TableDef {
+    name: "disk",
+    doc: "One row per block device of the trace's `block_io` rows or statedump, as known at \
+          the range's end (names come from the statedump, which may come late).",
+    columns: &[
+        c("dev", I64, false, "The device number."),
+        c("name", Str, false, "Its name from the statedump, else `MAJOR,MINOR`."),
+        c("whole", Bool, false, "A whole disk that partitions' requests were remapped to (iolatencystats leaves these out: their requests are the partitions')."),
     ],
 };
 
 /// Every table, in output order.
-pub const TABLES: [&TableDef; 10] = [
+pub const TABLES: [&TableDef; 11] = [
     &TRACE,
     &EVENT,
     &SCHED_SLICE,
@@ -508,6 +625,7 @@ pub const TABLES: [&TableDef; 10] = [
     &SYSCALL,
     &IRQ,
     &BLOCK_IO,
+    &DISK,
     &NET_PACKET,
     &THREAD,
     &PROCESS,
@@ -523,7 +641,10 @@ pub fn schema_markdown() -> String {
          (on the synchronized clock with `--sync`).\n"
     );
     for t in TABLES {
-        s.push_str(&format!("\n## `{}`\n\n{}\n\n| column | type | null | meaning |\n| --- | --- | --- | --- |\n", t.name, t.doc));
+        s.push_str(&format!(
+            "\n## `{}`\n\n{}\n\n| column | type | null | meaning |\n| --- | --- | --- | --- |\n",
+            t.name, t.doc
+        ));
         for c in t.columns {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",
