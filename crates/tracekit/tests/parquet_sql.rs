@@ -135,6 +135,8 @@ fn duckdb_gives_the_analyses_numbers() {
     check(&py, "duckdb", &out, &parts);
 }
 
+/// Spark `local[2]` gives analyze's numbers, and every query (`top_blocked` too, which no
+/// analysis has) gives DuckDB's rows.
 #[test]
 fn spark_gives_the_analyses_numbers() {
     let Some(py) = python_with("pyspark", "the Spark parity test") else {
@@ -143,6 +145,14 @@ fn spark_gives_the_analyses_numbers() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, parts) = generated(tmp.path());
     check(&py, "spark", &out, &parts);
+    if python_with("duckdb", "the DuckDB/Spark comparison").is_some() {
+        check(&py, "duckdb", &out, &parts);
+        let said = run(Command::new(&py)
+            .arg(repo().join("sql/compare_results.py"))
+            .arg(out.with_file_name("duckdb.json"))
+            .arg(out.with_file_name("spark.json")));
+        eprintln!("duckdb = spark: {}", said.trim());
+    }
 }
 
 /// Real traces (lttng-modules, with their statedump), on DuckDB.
