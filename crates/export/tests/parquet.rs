@@ -53,9 +53,12 @@ fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }
 
-/// The events of `dir` as (time, name), and the discarded events and lost packets.
-fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<(i64, String, Option<i64>)>, u64, u64) {
-    struct All(Vec<(i64, String, Option<i64>)>, u64, u64);
+/// An event as the tests compare it: time, name, `next_tid` if any.
+type Plain = (i64, String, Option<i64>);
+
+/// The events of `dir`, and the discarded events and lost packets.
+fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<Plain>, u64, u64) {
+    struct All(Vec<Plain>, u64, u64);
     impl Sink for All {
         fn wants_notices(&self) -> bool {
             true
@@ -152,8 +155,7 @@ fn every_event_and_a_slice_per_switch() {
 
     // `sched_slice`: one slice per switch in, plus each CPU's thread before its first switch;
     // back to back on each CPU, covering the range.
-    let switches: Vec<&(i64, String, Option<i64>)> =
-        events.iter().filter(|e| e.1 == "sched_switch").collect();
+    let switches: Vec<&Plain> = events.iter().filter(|e| e.1 == "sched_switch").collect();
     let sl = table(&out, "sched_slice");
     let mut slices: Vec<(i32, i64, i64, i32)> = Vec::new();
     for b in &sl {

@@ -331,10 +331,10 @@ impl TraceOut {
                         self.check_name(next_tid, ts)?;
                     }
                 }
-                Notification::ThreadStatus { ts, tid, status } => {
-                    if self.outs.thread_state.is_some() {
-                        self.status(notes, ts, tid, status)?;
-                    }
+                Notification::ThreadStatus { ts, tid, status }
+                    if self.outs.thread_state.is_some() =>
+                {
+                    self.status(notes, ts, tid, status)?;
                 }
                 Notification::SyscallDone {
                     tid,
