@@ -8,7 +8,6 @@ use std::process::ExitCode;
 pub enum Format {
     /// Parquet tables (event, sched_slice, thread_state, syscall, irq, block_io, net_packet,
     /// thread, process, trace), Hive-partitioned by host and trace.
-    #[cfg(feature = "parquet")]
     Parquet,
 }
 
@@ -73,9 +72,17 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         read.time_map.as_ref(),
     )?;
     match args.format {
-        #[cfg(feature = "parquet")]
         Format::Parquet => parquet(args, &traces, &read),
     }
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet(
+    _: &ExportArgs,
+    _: &[std::sync::Arc<ctf::Trace>],
+    _: &::pipeline::ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    Err("this tracekit was built without Parquet (cargo feature `parquet`)".into())
 }
 
 #[cfg(feature = "parquet")]
