@@ -386,7 +386,7 @@ impl TraceOut {
                         row!(
                             out,
                             begin,
-                            end - begin,
+                            end.saturating_sub(begin),
                             cpu as i32,
                             true,
                             irq,
@@ -407,11 +407,11 @@ impl TraceOut {
                             .get(vec as usize)
                             .copied()
                             .unwrap_or("UNKNOWN_SOFTIRQ");
-                        let latency = raise.map(|r| begin - r);
+                        let latency = raise.map(|r| begin.saturating_sub(r));
                         row!(
                             out,
                             begin,
-                            end - begin,
+                            end.saturating_sub(begin),
                             cpu as i32,
                             false,
                             vec as i64,
@@ -433,7 +433,7 @@ impl TraceOut {
                         row!(
                             out,
                             issue,
-                            complete - issue,
+                            complete.saturating_sub(issue),
                             disk as i64,
                             nr_sector as i64,
                             write,
@@ -592,7 +592,7 @@ impl TraceOut {
         row!(
             out,
             old.ts,
-            ts - old.ts,
+            ts.saturating_sub(old.ts),
             tid,
             old.state,
             name,
@@ -614,7 +614,7 @@ impl TraceOut {
         row!(
             out,
             p.entry,
-            p.exit - p.entry,
+            p.exit.saturating_sub(p.entry),
             p.tid,
             pid,
             self.model.resolver.syscalls.name(p.name),
@@ -701,7 +701,7 @@ impl TraceOut {
                     row!(
                         out,
                         iv.ts,
-                        end - iv.ts,
+                        end.saturating_sub(iv.ts),
                         tid,
                         iv.state,
                         name,
@@ -775,7 +775,7 @@ fn slice_row(
     row!(
         out,
         r.ts,
-        end - r.ts,
+        end.saturating_sub(r.ts),
         cpu as i32,
         r.tid,
         r.prio,

@@ -485,11 +485,14 @@ fn trace_row(
             // `begin` is mapped already; the map is monotonic and near the identity, so the
             // raw time is found by one correction step, good to the nanosecond for rates
             // within a few hundred ppm.
-            let guess = b - (m.map(t.index, b) - b);
-            let raw = guess - (m.map(t.index, guess) - b);
+            let guess = b.saturating_sub(m.map(t.index, b).saturating_sub(b));
+            let raw = guess.saturating_sub(m.map(t.index, guess).saturating_sub(b));
             let at = m.map(t.index, raw);
-            let later = m.map(t.index, raw + 1_000_000_000);
-            (at - raw, (later - at) as f64 / 1e9)
+            let later = m.map(t.index, raw.saturating_add(1_000_000_000));
+            (
+                at.saturating_sub(raw),
+                later.saturating_sub(at) as f64 / 1e9,
+            )
         }
         _ => (0, 1.0),
     };
