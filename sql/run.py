@@ -136,7 +136,7 @@ def main():
             scanned[table] = eng.run(f"SELECT COUNT(*) FROM {table}")[1][0][0]
         n = scanned.get(table, 0)
         print(f"{name:24} {len(rows):6} rows  {best:8.3f} s  {n / best / 1e6 if best else 0:8.2f} M rows/s over {table}",
-              file=sys.stderr)
+              file=sys.stderr, flush=True)
     eng.close()
     if a.out:
         with open(a.out, "w") as f:
