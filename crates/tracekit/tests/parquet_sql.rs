@@ -174,3 +174,54 @@ fn duckdb_on_shared_traces() {
     let parts = export_and_analyze(&traces, &out);
     check(&py, "duckdb", &out, &parts);
 }
+
+/// Two hosts exchanging TCP traffic, exported with `--sync`: a `net_packet` row per packet
+/// event with its 4-tuple, sequence and acknowledgment numbers, and the second host's clock
+/// transform in `trace`.
+#[test]
+fn net_packets_and_the_clock_transform() {
+    let Some(py) = python_with("duckdb", "the net_packet test") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cs = tmp.path().join("cs");
+    run(Command::new(TRACEKIT)
+        .args(["gen", "client-server", "--hosts", "2", "-o"])
+        .arg(&cs));
+    let out = tmp.path().join("parquet");
+    run(Command::new(TRACEKIT)
+        .args(["export", "--format", "parquet", "--sync", "-o"])
+        .arg(&out)
+        .arg(&cs));
+    let mut expected = Vec::new();
+    for host in ["client1", "httpd"] {
+        let counts: serde_json::Value = serde_json::from_str(&run(Command::new(TRACEKIT)
+            .args(["count", "--json"])
+            .arg(cs.join(host))))
+        .unwrap();
+        let c = &counts["classes"];
+        let n = c["net_dev_queue"].as_u64().unwrap_or(0)
+            + c["net_if_receive_skb"].as_u64().unwrap_or(0);
+        assert!(n > 0, "{host} has packets");
+        expected.push(format!("{host}:{n}"));
+    }
+    let script = format!(
+        r#"
+import duckdb
+c = duckdb.connect()
+d = {data:?}
+rows = c.execute(f"""SELECT trace, COUNT(*), COUNT(sport), COUNT(dport), COUNT(seq), COUNT(ack),
+    COUNT(saddr), MIN(CASE WHEN sent THEN saddr END) FROM read_parquet('{{d}}/net_packet/*/*/*.parquet',
+    hive_partitioning = true) GROUP BY trace ORDER BY trace""").fetchall()
+for r in rows:
+    assert len(set(r[1:7])) == 1, r
+print(" ".join(f"{{r[0]}}:{{r[1]}}" for r in rows))
+sync = c.execute(f"""SELECT COUNT(*), SUM(CASE WHEN clock_offset_ns <> 0 THEN 1 ELSE 0 END), BOOL_AND(synced)
+    FROM read_parquet('{{d}}/trace/*/*/*.parquet', hive_partitioning = true)""").fetchone()
+assert sync == (2, 1, True), sync
+"#,
+        data = out.display().to_string()
+    );
+    let said = run(Command::new(&py).args(["-c", &script]));
+    assert_eq!(said.trim(), expected.join(" "));
+}
