@@ -49,6 +49,14 @@ pub enum Error {
     /// out): nothing was written.
     #[error("no event in the range has a kept name: nothing written")]
     NothingKept,
+    /// A table name that is not one of the format's tables.
+    #[error("no table named `{name}` (tables: {known})")]
+    UnknownTable {
+        /// The name given.
+        name: String,
+        /// The tables there are, comma-separated.
+        known: String,
+    },
     /// The Parquet writer failed.
     #[error("{}: {message}", path.display())]
     Parquet {

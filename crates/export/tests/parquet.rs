@@ -345,3 +345,17 @@ fn a_damaged_trace_exports_its_readable_part() {
     assert!(!col::<StringArray>(&tr, "errors").value(0).is_empty());
     assert_eq!(col::<Int64Array>(&tr, "events").value(0), ev as i64);
 }
+
+/// `--tables` names tables; an unknown name is an error naming it and the tables there are.
+#[test]
+fn tables_by_name() {
+    use export::parquet::Tables;
+    let t = Tables::parse(&["sched_slice".to_string(), "disk".to_string()]).unwrap();
+    assert!(t.sched_slice && t.block_io && !t.event && !t.syscall);
+    let e = Tables::parse(&["sched_slice".to_string(), "slices".to_string()]).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("`slices`") && msg.contains("thread_state"),
+        "{msg}"
+    );
+}

@@ -95,12 +95,9 @@ impl Tables {
                 "process" => &mut t.process,
                 "trace" => continue,
                 _ => {
-                    return Err(Error::Unsupported {
-                        trace: PathBuf::new(),
-                        reason: format!(
-                            "no table named `{n}` (tables: {})",
-                            tables::TABLES.map(|t| t.name).join(", ")
-                        ),
+                    return Err(Error::UnknownTable {
+                        name: n.clone(),
+                        known: tables::TABLES.map(|t| t.name).join(", "),
                     })
                 }
             };
