@@ -1,9 +1,11 @@
 //! Exporters: sinks that write the events of a read to another format.
 //!
 //! Each output format is one module holding one [`pipeline::Sink`] that also implements
-//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`); `perfetto`
-//! (cargo feature `perfetto`) writes Perfetto's protobuf trace format. The source, the time
-//! range, the name filter and the time map stay the pipeline's.
+//! [`Export`]: [`ctf`] writes CTF 1.8 in LTTng's layout (`tracekit convert`); `parquet` (feature
+//! `parquet`) writes tables for Spark and DuckDB, `perfetto` (feature `perfetto`) Perfetto's
+//! protobuf trace format (`tracekit export --format parquet|perfetto`). A format is a module
+//! with its own sink; the source, the time range, the name filter and the time map stay the
+//! pipeline's.
 
 #![deny(missing_docs)]
 
@@ -11,6 +13,8 @@ pub mod ctf;
 mod glob;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +52,22 @@ pub enum Error {
     /// out): nothing was written.
     #[error("no event in the range has a kept name: nothing written")]
     NothingKept,
+    /// A table name that is not one of the format's tables.
+    #[error("no table named `{name}` (tables: {known})")]
+    UnknownTable {
+        /// The name given.
+        name: String,
+        /// The tables there are, comma-separated.
+        known: String,
+    },
+    /// The Parquet writer failed.
+    #[error("{}: {message}", path.display())]
+    Parquet {
+        /// The file written.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// Reading the inputs failed.
     #[error(transparent)]
     Pipeline(#[from] pipeline::Error),

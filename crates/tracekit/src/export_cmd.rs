@@ -1,14 +1,19 @@
-//! `tracekit export --format FORMAT -o OUT PATH...`: the events of a read written in another
-//! format (`perfetto`: Perfetto's protobuf trace, with the `perfetto` cargo feature).
+//! `tracekit export --format FORMAT -o OUT PATH...`: traces written in another format for
+//! other tools: Parquet tables for Spark and DuckDB (cargo feature `parquet`), Perfetto's
+//! protobuf trace (cargo feature `perfetto`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use ::pipeline::{FileSource, ReadOptions};
+use ::pipeline::ReadOptions;
 
 /// The output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// Parquet tables (event, sched_slice, thread_state, syscall, irq, block_io, net_packet,
+    /// thread, process, trace), Hive-partitioned by host and trace (a directory).
+    Parquet,
     /// Perfetto's protobuf trace (a file): CPU tracks, thread states, IRQs, system calls.
     Perfetto,
 }
@@ -21,7 +26,7 @@ pub struct ExportArgs {
     /// The output format.
     #[arg(long, value_enum)]
     pub format: Format,
-    /// Output (a file for `perfetto`).
+    /// Output: a directory for parquet (absent or empty), a file for perfetto.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Drop events before this time: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNN]`.
@@ -34,21 +39,34 @@ pub struct ExportArgs {
     #[arg(long)]
     pub clock_gmt: bool,
     /// Synchronize the traces' clocks first (`tracekit sync`) and write the synchronized
-    /// times (each host a machine of its own).
+    /// times (perfetto: each host a machine of its own).
     #[arg(long)]
     pub sync: bool,
+    /// Keep only the time range every stream covers (babeltrace2's --stream-intersection).
+    #[arg(long)]
+    pub stream_intersection: bool,
+    /// Parquet: the `event` table keeps only the events whose names match one of these
+    /// patterns (`*` any characters, `?` one), comma-separated; the derived tables see every
+    /// event.
+    #[arg(long, value_delimiter = ',')]
+    pub names: Vec<String>,
+    /// Parquet: write only these tables, comma-separated (`trace` is always written).
+    #[arg(long, value_delimiter = ',')]
+    pub tables: Vec<String>,
 }
 
-/// The source of a read as `args` ask.
-fn source(args: &ExportArgs) -> Result<FileSource, Box<dyn std::error::Error>> {
+pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let traces = ctf::open_all(&args.paths)?;
+    if traces.is_empty() {
+        return Err("no trace found".into());
+    }
     for t in &traces {
         for e in &t.errors {
             eprintln!("tracekit: warning: {e}");
         }
     }
     let mut read = ReadOptions {
-        no_intersection: true,
+        no_intersection: !args.stream_intersection,
         ..Default::default()
     };
     if args.sync {
@@ -61,36 +79,85 @@ fn source(args: &ExportArgs) -> Result<FileSource, Box<dyn std::error::Error>> {
         &text::time_zone(args.clock_gmt),
         read.time_map.as_ref(),
     )?;
-    Ok(FileSource::new(traces, read))
-}
-
-/// Prints the read's problems; the exit code: 1 when it had errors (what could be read is
-/// written).
-fn damage(summary: &pipeline::Summary) -> ExitCode {
-    for w in summary.warning_strings() {
-        eprintln!("tracekit: warning: {w}");
-    }
-    for e in summary.error_strings() {
-        eprintln!("tracekit: error: {e}");
-    }
-    if summary.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
-}
-
-pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match args.format {
-        Format::Perfetto => perfetto(args),
+        Format::Parquet => parquet(args, &traces, &read),
+        Format::Perfetto => perfetto(args, traces, read),
     }
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet(
+    _: &ExportArgs,
+    _: &[Arc<ctf::Trace>],
+    _: &ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    Err("this tracekit was built without Parquet export (cargo feature `parquet`)".into())
+}
+
+#[cfg(feature = "parquet")]
+fn parquet(
+    args: &ExportArgs,
+    traces: &[Arc<ctf::Trace>],
+    read: &ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    use export::parquet::{export_traces, ParquetOptions, Tables};
+    let mut options = ParquetOptions::new(&args.output);
+    options.names = export::NameFilter::new(&args.names);
+    if !args.tables.is_empty() {
+        options.tables = Tables::parse(&args.tables)?;
+    }
+    let started = std::time::Instant::now();
+    let report = export_traces(traces, read, &options)?;
+    let mut damaged = false;
+    for t in &report.traces {
+        for e in &t.errors {
+            eprintln!("tracekit: error: {e}");
+            damaged = true;
+        }
+        if t.discarded_events > 0 || t.lost_packets > 0 {
+            eprintln!(
+                "tracekit: warning: {}: {} discarded events, {} lost packets (in the `trace` table)",
+                t.path.display(),
+                t.discarded_events,
+                t.lost_packets
+            );
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let events = report.events();
+    eprintln!(
+        "Exported {} trace(s), {events} events, to Parquet in `{}`: {} bytes ({:.1} bytes/event) in {secs:.2} s ({:.2} M events/s).",
+        report.traces.len(),
+        args.output.display(),
+        report.bytes(),
+        report.bytes() as f64 / events.max(1) as f64,
+        events as f64 / secs.max(1e-9) / 1e6,
+    );
+    Ok(if damaged {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(not(feature = "perfetto"))]
+fn perfetto(
+    _: &ExportArgs,
+    _: Vec<Arc<ctf::Trace>>,
+    _: ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    Err("this tracekit was built without Perfetto export (cargo feature `perfetto`)".into())
 }
 
 #[cfg(feature = "perfetto")]
-fn perfetto(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+fn perfetto(
+    args: &ExportArgs,
+    traces: Vec<Arc<ctf::Trace>>,
+    read: ReadOptions,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     use ::pipeline::Source;
     use export::perfetto::{PerfettoOptions, PerfettoSink};
-    let source = source(args)?;
+    let source = ::pipeline::FileSource::new(traces, read);
     let sink = PerfettoSink::new(
         source.traces(),
         PerfettoOptions {
@@ -98,7 +165,12 @@ fn perfetto(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
     )?;
     let (report, summary) = export::export(&source, sink)?;
-    let code = damage(&summary);
+    for w in summary.warning_strings() {
+        eprintln!("tracekit: warning: {w}");
+    }
+    for e in summary.error_strings() {
+        eprintln!("tracekit: error: {e}");
+    }
     let machines = if report.machines.len() > 1 {
         format!(", {} machines", report.machines.len())
     } else {
@@ -112,15 +184,9 @@ fn perfetto(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         report.packets,
         report.bytes,
     );
-    Ok(code)
-}
-
-#[cfg(not(feature = "perfetto"))]
-fn perfetto(_: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let _ = (source, damage);
-    Err(
-        "this tracekit was built without Perfetto export: build it with \
-         `cargo build --release -p tracekit --features perfetto`"
-            .into(),
-    )
+    Ok(if summary.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

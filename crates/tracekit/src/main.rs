@@ -51,7 +51,8 @@ enum Command {
     /// Write the events kept by a time range and event-name patterns as CTF (LTTng layout),
     /// like `babeltrace2 --begin … --end … -o ctf -w DIR`.
     Convert(convert_cmd::ConvertArgs),
-    /// Write the events in another format: `perfetto` (Perfetto's protobuf trace).
+    /// Write traces in another format for other tools: Parquet tables for Spark and DuckDB
+    /// (`--format parquet`), Perfetto's protobuf trace (`--format perfetto`).
     Export(export_cmd::ExportArgs),
     /// Critical path of a thread (or a request) across hosts.
     Critpath(critpath_cmd::CritpathArgs),

@@ -1,0 +1,659 @@
+//! The tables of a Parquet export: their schemas (one definition per table gives its column
+//! builders, its Arrow schema and its documentation) and the writer of one table of one trace.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::Error;
+
+/// The version of the tables' schemas, in every file's metadata (`tracekit.schema_version`)
+/// and in the `trace` table. Raised when a column changes meaning or type; a column added at
+/// the end of a table keeps the version readable by `INSERT … BY NAME` / schema merging.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Rows gathered before they are handed to the Parquet writer as one batch.
+const BATCH_ROWS: usize = 8192;
+
+/// The column types the tables use. Times and durations are signed 64-bit nanoseconds: Spark
+/// reads unsigned 64-bit integers as decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// A signed 64-bit integer.
+    I64,
+    /// A signed 32-bit integer.
+    I32,
+    /// A UTF-8 string.
+    Str,
+    /// A boolean.
+    Bool,
+    /// A 64-bit float.
+    F64,
+}
+
+impl ColumnType {
+    fn data_type(self) -> DataType {
+        match self {
+            ColumnType::I64 => DataType::Int64,
+            ColumnType::I32 => DataType::Int32,
+            ColumnType::Str => DataType::Utf8,
+            ColumnType::Bool => DataType::Boolean,
+            ColumnType::F64 => DataType::Float64,
+        }
+    }
+
+    /// The SQL name of the type, for the documentation.
+    pub fn sql(self) -> &'static str {
+        match self {
+            ColumnType::I64 => "BIGINT",
+            ColumnType::I32 => "INT",
+            ColumnType::Str => "STRING",
+            ColumnType::Bool => "BOOLEAN",
+            ColumnType::F64 => "DOUBLE",
+        }
+    }
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    /// Its name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: ColumnType,
+    /// Whether it may be null.
+    pub nullable: bool,
+    /// What it holds.
+    pub doc: &'static str,
+}
+
+/// One table: its name (the dataset directory) and columns.
+#[derive(Debug, Clone, Copy)]
+pub struct TableDef {
+    /// The dataset's name.
+    pub name: &'static str,
+    /// What one row is.
+    pub doc: &'static str,
+    /// Its columns, in order.
+    pub columns: &'static [Column],
+}
+
+impl TableDef {
+    /// The table's Arrow schema, with the schema version in its metadata.
+    pub fn schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .columns
+            .iter()
+            .map(|c| Field::new(c.name, c.ty.data_type(), c.nullable))
+            .collect();
+        let meta = [(
+            "tracekit.schema_version".to_string(),
+            SCHEMA_VERSION.to_string(),
+        )];
+        Arc::new(Schema::new_with_metadata(
+            fields,
+            meta.into_iter().collect(),
+        ))
+    }
+}
+
+/// A column's builder.
+pub(crate) enum Builder {
+    I64(Int64Builder),
+    I32(Int32Builder),
+    Str(StringBuilder),
+    Bool(BooleanBuilder),
+    F64(Float64Builder),
+}
+
+impl Builder {
+    fn new(ty: ColumnType) -> Self {
+        match ty {
+            ColumnType::I64 => Builder::I64(Int64Builder::with_capacity(BATCH_ROWS)),
+            ColumnType::I32 => Builder::I32(Int32Builder::with_capacity(BATCH_ROWS)),
+            ColumnType::Str => {
+                Builder::Str(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16))
+            }
+            ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
+            ColumnType::F64 => Builder::F64(Float64Builder::with_capacity(BATCH_ROWS)),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::I64(b) => Arc::new(b.finish()),
+            Builder::I32(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::F64(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// A value for one cell, as rows are appended.
+pub(crate) trait Cell {
+    /// Appends the value to `b` (whose type the table definition chose).
+    fn put(self, b: &mut Builder);
+}
+
+macro_rules! cells {
+    ($($t:ty => $v:ident $(as $c:ty)?),*) => {$(
+        impl Cell for $t {
+            #[inline]
+            fn put(self, b: &mut Builder) {
+                match b {
+                    Builder::$v(b) => b.append_value(self $(as $c)?),
+                    _ => unreachable!("a {} cell in a column of another type", stringify!($t)),
+                }
+            }
+        }
+        impl Cell for Option<$t> {
+            #[inline]
+            fn put(self, b: &mut Builder) {
+                match b {
+                    Builder::$v(b) => b.append_option(self.map(|x| x $(as $c)?)),
+                    _ => unreachable!("a {} cell in a column of another type", stringify!($t)),
+                }
+            }
+        }
+    )*};
+}
+cells!(i64 => I64, i32 => I32, u32 => I64 as i64, bool => Bool, f64 => F64);
+
+impl Cell for &str {
+    #[inline]
+    fn put(self, b: &mut Builder) {
+        match b {
+            Builder::Str(b) => b.append_value(self),
+            _ => unreachable!("a string cell in a column of another type"),
+        }
+    }
+}
+
+impl Cell for Option<&str> {
+    #[inline]
+    fn put(self, b: &mut Builder) {
+        match b {
+            Builder::Str(b) => b.append_option(self),
+            _ => unreachable!("a string cell in a column of another type"),
+        }
+    }
+}
+
+/// One table of one trace being written: `DIR/TABLE/host=H/trace=T/part-0.parquet`. Rows go
+/// into column builders, which are handed every [`BATCH_ROWS`] rows to the Parquet writer's
+/// thread (encoding and compression then run beside the read, on another core); it closes a
+/// row group every `row_group_rows` rows, and at most [`QUEUED`] batches wait for it, so memory
+/// stays bounded however long the trace.
+pub(crate) struct TableOut {
+    def: &'static TableDef,
+    schema: SchemaRef,
+    builders: Vec<Builder>,
+    rows: usize,
+    /// Rows written in all.
+    pub(crate) written: u64,
+    /// The writer thread's queue (None once it failed or closed) and the thread.
+    queue: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    thread: Option<std::thread::JoinHandle<Result<(), parquet::errors::ParquetError>>>,
+    path: PathBuf,
+}
+
+/// Batches that may wait for a table's writer thread.
+const QUEUED: usize = 2;
+
+impl TableOut {
+    /// Creates the file of `def` for one trace under `dir` (the partition directory).
+    pub(crate) fn create(
+        def: &'static TableDef,
+        dir: &Path,
+        row_group_rows: usize,
+    ) -> Result<Self, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join("part-0.parquet");
+        let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_created_by(format!("tracekit {}", env!("CARGO_PKG_VERSION")));
+        // Times grow with the rows (nearly: derived rows are written when they end), so
+        // their differences are small: delta encoding stores a few bits per row where
+        // dictionary or plain encoding store most of eight bytes.
+        for col in def.columns {
+            if col.ty == ColumnType::I64 && (col.name == "ts" || col.name.ends_with("_ts")) {
+                let c = parquet::schema::types::ColumnPath::from(col.name);
+                props = props
+                    .set_column_dictionary_enabled(c.clone(), false)
+                    .set_column_encoding(c, parquet::basic::Encoding::DELTA_BINARY_PACKED);
+            }
+        }
+        // Payloads are all different: a dictionary would only cost its look-ups.
+        if def.name == "event" {
+            props = props.set_column_dictionary_enabled("payload".into(), false);
+        }
+        let props = props.build();
+        let schema = def.schema();
+        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| parquet_error(&path, e))?;
+        let (queue, batches) = std::sync::mpsc::sync_channel::<RecordBatch>(QUEUED);
+        let thread = std::thread::Builder::new()
+            .name(format!("parquet {}", def.name))
+            .spawn(move || {
+                for b in batches {
+                    writer.write(&b)?;
+                }
+                writer.close().map(|_| ())
+            })
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(TableOut {
+            def,
+            builders: def.columns.iter().map(|c| Builder::new(c.ty)).collect(),
+            schema,
+            rows: 0,
+            written: 0,
+            queue: Some(queue),
+            thread: Some(thread),
+            path,
+        })
+    }
+
+    /// The table's name.
+    pub(crate) fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    /// Rows appended so far.
+    pub(crate) fn written_rows(&self) -> u64 {
+        self.written + self.rows as u64
+    }
+
+    /// The builder of column `i`, for one cell of the row being appended.
+    #[inline]
+    pub(crate) fn col(&mut self, i: usize) -> &mut Builder {
+        &mut self.builders[i]
+    }
+
+    /// Ends the row being appended (each column was given one cell).
+    #[inline]
+    pub(crate) fn end_row(&mut self) -> Result<(), Error> {
+        self.rows += 1;
+        if self.rows >= BATCH_ROWS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        let batch =
+            RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::Parquet {
+                path: self.path.clone(),
+                message: format!("table {}: {e}", self.def.name),
+            })?;
+        let sent = self.queue.as_ref().is_some_and(|q| q.send(batch).is_ok());
+        if !sent {
+            // The thread stopped at an error: it says which.
+            return Err(self.join().err().unwrap_or_else(|| Error::Parquet {
+                path: self.path.clone(),
+                message: "the writer stopped".to_string(),
+            }));
+        }
+        self.written += self.rows as u64;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Writes what is pending and closes the file: its path and size in bytes.
+    pub(crate) fn close(mut self) -> Result<(PathBuf, u64), Error> {
+        self.flush()?;
+        self.join()?;
+        let size = std::fs::metadata(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?
+            .len();
+        Ok((self.path, size))
+    }
+}
+
+impl TableOut {
+    /// Ends the queue and waits for the writer thread: its error, if it met one.
+    fn join(&mut self) -> Result<(), Error> {
+        self.queue = None;
+        match self.thread.take().map(|t| t.join()) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(parquet_error(&self.path, e)),
+            Some(Err(_)) => Err(Error::Parquet {
+                path: self.path.clone(),
+                message: "the writer thread panicked".to_string(),
+            }),
+        }
+    }
+}
+
+fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    Error::Parquet {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Appends one row to a table: `row!(out, a, b, c)` puts `a` in column 0, `b` in 1…
+macro_rules! row {
+    ($out:expr, $($v:expr),+ $(,)?) => {{
+        let out: &mut $crate::parquet::tables::TableOut = $out;
+        let mut _i = 0usize;
+        $(
+            $crate::parquet::tables::Cell::put($v, out.col(_i));
+            _i += 1;
+        )+
+        out.end_row()
+    }};
+}
+pub(crate) use row;
+
+const fn c(name: &'static str, ty: ColumnType, nullable: bool, doc: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        nullable,
+        doc,
+    }
+}
+
+use ColumnType::{Bool, Str, F64, I32, I64};
+
+/// `trace`: one row per exported trace.
+pub const TRACE: TableDef = TableDef {
+    name: "trace",
+    doc: "One row per exported trace: where it came from, its time range, its clock transform \
+          and what it lost.",
+    columns: &[
+        c("schema_version", I32, false, "The version of these tables' schemas."),
+        c("path", Str, false, "The trace directory read."),
+        c("hostname", Str, true, "The trace's `hostname` environment entry."),
+        c("tracer", Str, true, "`tracer_name` and version (`lttng-modules 2.13.0`)."),
+        c("domain", Str, true, "The trace's `domain` environment entry (`kernel`, `ust`)."),
+        c("begin_ns", I64, true, "Time of the first exported event (ns; the synchronized clock with `--sync`)."),
+        c("end_ns", I64, true, "Time of the last exported event."),
+        c("events", I64, false, "Events read: every event of the range when the `event` table is written (with `--tables` without it, those the tables need)."),
+        c("cpus", I32, false, "CPUs the kernel model saw (cputop's denominator)."),
+        c("discarded_events", I64, false, "Events the tracer counted as discarded, all streams."),
+        c("lost_packets", I64, false, "Packets missing from the streams' sequence numbers."),
+        c("losses", Str, false, "Per stream with a loss, `STREAM_FILE: N discarded events, M lost packets`, one per line (empty: none)."),
+        c("errors", Str, false, "Read errors, one per line: the tables hold what could be read (empty: none)."),
+        c("clock_offset_ns", I64, false, "The clock transform (`--sync`) at the trace's first event: its time on the output clock minus on the trace's own (0 without `--sync`)."),
+        c("clock_rate", F64, false, "The transform's rate: output ns per trace ns (1 without `--sync`)."),
+        c("synced", Bool, false, "Whether times are on the synchronized clock (`--sync`)."),
+    ],
+};
+
+/// `event`: every event.
+pub const EVENT: TableDef = TableDef {
+    name: "event",
+    doc: "Every event in the range (those kept by `--names`).",
+    columns: &[
+        c("ts", I64, false, "Event time (ns since the epoch)."),
+        c("cpu", I32, true, "The CPU that recorded it (the stream's `cpu_id`)."),
+        c("name", Str, false, "The event class name (`sched_switch`)."),
+        c("context", Str, true, "The stream and event contexts' fields as a JSON object (null when the trace has none)."),
+        c("payload", Str, false, "The payload's fields as a JSON object: integers as numbers, strings as strings, arrays as arrays, a variant as its selected option."),
+    ],
+};
+
+/// `sched_slice`: CPU occupation.
+pub const SCHED_SLICE: TableDef = TableDef {
+    name: "sched_slice",
+    doc: "One row per time a thread held a CPU, from its switch in to its switch out (or the \
+          range's end); the thread running before a CPU's first switch holds it from the range's \
+          begin, as cputop counts it. tid 0 is the idle task.",
+    columns: &[
+        c("ts", I64, false, "Switch-in time (ns)."),
+        c("dur", I64, false, "Duration (ns)."),
+        c("cpu", I32, false, "The CPU."),
+        c("tid", I32, false, "The thread (0: idle)."),
+        c("prio", I32, true, "`next_prio` of the switch in."),
+        c("end_state", Str, true, "How it left the CPU: `runnable` (preempted), `blocked`, `dead`, `unknown`; null when it still ran at the range's end."),
+        c("wakeup_ts", I64, true, "The first wakeup since it last ran, which this switch in ends (schedstats' latency is `ts - wakeup_ts`)."),
+        c("waker_tid", I32, true, "The thread that made that wakeup (null: an interrupt, or not known)."),
+    ],
+};
+
+/// `thread_state`: what each thread did.
+pub const THREAD_STATE: TableDef = TableDef {
+    name: "thread_state",
+    doc: "One row per interval a thread spent in one state, back to back from its first \
+          status change in the range; the last interval of each thread ends at the range's \
+          end. User mode, system calls and the interrupts that preempt them are all `running` \
+          (the `syscall` and `irq` tables have those).",
+    columns: &[
+        c("ts", I64, false, "Start (ns)."),
+        c("dur", I64, false, "Duration (ns)."),
+        c("tid", I32, false, "The thread."),
+        c("state", Str, false, "`running` (on a CPU), `runnable` (woken or preempted, waiting for a CPU), `blocked` (switched out waiting), `dead` or `unknown`."),
+        c("syscall", Str, true, "For `blocked`: the system call it blocked in, if any."),
+        c("woken_by", I32, true, "For `blocked`: the thread whose wakeup ended it (null: an interrupt, or not known)."),
+        c("woken_in_irq", Bool, true, "For `blocked`: the wakeup came from an interrupt handler."),
+    ],
+};
+
+/// `syscall`: completed system calls.
+pub const SYSCALL: TableDef = TableDef {
+    name: "syscall",
+    doc: "One row per completed system call (entry and exit on the same thread).",
+    columns: &[
+        c("ts", I64, false, "Entry time (ns)."),
+        c("dur", I64, false, "Duration (ns)."),
+        c("tid", I32, false, "The calling thread."),
+        c("pid", I32, true, "Its process, when known."),
+        c("name", Str, false, "The call (`openat`)."),
+        c("ret", I64, false, "The return value."),
+        c("cmd", I64, true, "The `cmd` argument (fcntl, ioctl)."),
+        c(
+            "fd",
+            I64,
+            true,
+            "The file descriptor used or created (calls on descriptors).",
+        ),
+        c(
+            "size",
+            I64,
+            true,
+            "Bytes read or written (successful reads and writes).",
+        ),
+        c(
+            "file",
+            Str,
+            true,
+            "The name behind `fd` (a path, `socket`, a peer `ADDRESS:PORT`), when known.",
+        ),
+    ],
+};
+
+/// `irq`: interrupt handlers.
+pub const IRQ: TableDef = TableDef {
+    name: "irq",
+    doc: "One row per completed hard IRQ or soft IRQ handler.",
+    columns: &[
+        c("ts", I64, false, "Handler entry (ns)."),
+        c("dur", I64, false, "Handler duration (ns)."),
+        c("cpu", I32, false, "The CPU."),
+        c("hard", Bool, false, "A hard IRQ (else a soft IRQ)."),
+        c(
+            "irq",
+            I64,
+            false,
+            "The IRQ line (hard) or the soft IRQ vector.",
+        ),
+        c(
+            "name",
+            Str,
+            false,
+            "The handler's name (hard) or the vector's (`TIMER_SOFTIRQ`).",
+        ),
+        c(
+            "raise_latency",
+            I64,
+            true,
+            "Soft IRQs: entry minus the raise it served, when seen (ns).",
+        ),
+    ],
+};
+
+/// `block_io`: block requests.
+pub const BLOCK_IO: TableDef = TableDef {
+    name: "block_io",
+    doc: "One row per completed block request (issue to completion).",
+    columns: &[
+        c("ts", I64, false, "Issue time (ns)."),
+        c("dur", I64, false, "Issue to completion (ns)."),
+        c(
+            "dev",
+            I64,
+            false,
+            "The device number it was issued for (the partition).",
+        ),
+        c("nr_sector", I64, false, "Size in sectors."),
+        c("write", Bool, false, "A write (else a read)."),
+        c("tid", I32, true, "The thread that issued it, when known."),
+    ],
+};
+
+/// `net_packet`: network packets with their TCP header.
+pub const NET_PACKET: TableDef = TableDef {
+    name: "net_packet",
+    doc: "One row per packet sent (`net_dev_queue`, `inet_sock_local_out`) or received \
+          (`netif_receive_skb`, `inet_sock_local_in`).",
+    columns: &[
+        c("ts", I64, false, "Event time (ns)."),
+        c("cpu", I32, true, "The CPU."),
+        c("sent", Bool, false, "Sent by this host (else received)."),
+        c("event", Str, false, "The event name."),
+        c(
+            "iface",
+            Str,
+            true,
+            "The interface (`name` field), when the event has one.",
+        ),
+        c("len", I64, true, "The packet's `len`."),
+        c(
+            "saddr",
+            Str,
+            true,
+            "IP source address (dotted IPv4 or IPv6 text), when recorded.",
+        ),
+        c("daddr", Str, true, "IP destination address."),
+        c("sport", I32, true, "TCP source port."),
+        c("dport", I32, true, "TCP destination port."),
+        c("seq", I64, true, "TCP sequence number."),
+        c("ack", I64, true, "TCP acknowledgment number."),
+        c("flags", I32, true, "TCP flags."),
+    ],
+};
+
+/// `thread`: thread names over time.
+pub const THREAD: TableDef = TableDef {
+    name: "thread",
+    doc: "One row per thread and name it had: from when the name was first seen to when it \
+          changed, the thread was freed, or the range ended.",
+    columns: &[
+        c("tid", I32, false, "The thread."),
+        c("pid", I32, true, "Its process, when known."),
+        c("name", Str, false, "Its command name."),
+        c(
+            "ts",
+            I64,
+            false,
+            "When it was first seen with this name (ns).",
+        ),
+        c("end_ts", I64, false, "When the name ended (ns)."),
+        c(
+            "exited",
+            Bool,
+            false,
+            "The name ended with the thread (`sched_process_free`).",
+        ),
+    ],
+};
+
+/// `process`: processes.
+pub const PROCESS: TableDef = TableDef {
+    name: "process",
+    doc: "One row per process (thread group) seen: forked in the range or alive at its start \
+          (statedump), with the name of its main thread at the end.",
+    columns: &[
+        c("pid", I32, false, "The process id."),
+        c("ppid", I32, true, "Its parent process, when known."),
+        c("name", Str, true, "Its main thread's last name."),
+        c("ts", I64, false, "Its fork, or its first sighting (ns)."),
+        c(
+            "end_ts",
+            I64,
+            true,
+            "When its main thread was freed, if in the range.",
+        ),
+    ],
+};
+
+/// `disk`: block devices (written with `block_io`).
+pub const DISK: TableDef = TableDef {
+    name: "disk",
+    doc: "One row per block device of the trace's `block_io` rows or statedump, as known at \
+          the range's end (names come from the statedump, which may come late).",
+    columns: &[
+        c("dev", I64, false, "The device number."),
+        c("name", Str, false, "Its name from the statedump, else `MAJOR,MINOR`."),
+        c("whole", Bool, false, "A whole disk that partitions' requests were remapped to (iolatencystats leaves these out: their requests are the partitions')."),
+    ],
+};
+
+/// Every table, in output order.
+pub const TABLES: [&TableDef; 11] = [
+    &TRACE,
+    &EVENT,
+    &SCHED_SLICE,
+    &THREAD_STATE,
+    &SYSCALL,
+    &IRQ,
+    &BLOCK_IO,
+    &DISK,
+    &NET_PACKET,
+    &THREAD,
+    &PROCESS,
+];
+
+/// The schema of every table as Markdown: the reference `docs/parquet-schema.md` holds.
+pub fn schema_markdown() -> String {
+    let mut s = format!(
+        "# tracekit Parquet export schema, version {SCHEMA_VERSION}\n\n\
+         Written by `tracekit export --format parquet`. Each table is a dataset directory, \
+         Hive-partitioned by `host=…/trace=…` (these two are columns for Spark and DuckDB), \
+         zstd-compressed. Times and durations are signed 64-bit nanoseconds since the epoch \
+         (on the synchronized clock with `--sync`).\n"
+    );
+    for t in TABLES {
+        s.push_str(&format!(
+            "\n## `{}`\n\n{}\n\n| column | type | null | meaning |\n| --- | --- | --- | --- |\n",
+            t.name, t.doc
+        ));
+        for c in t.columns {
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                c.name,
+                c.ty.sql(),
+                if c.nullable { "yes" } else { "no" },
+                c.doc
+            ));
+        }
+    }
+    s
+}

@@ -1,0 +1,361 @@
+//! The Parquet export through the library API: the schema is pinned, the tables hold what the
+//! read gave (every event, a slice per switch, the time map, the losses), and a damaged trace
+//! exports its readable part and says what was damaged.
+#![cfg(feature = "parquet")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
+use ctf::merge::TimeMap;
+use export::parquet::{export_traces, tables, ParquetOptions, ParquetReport};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use pipeline::{FileSource, Notice, ReadOptions, Sink, Source};
+
+/// The one file of `table` for the only partition of the export in `dir`.
+fn file_of(dir: &Path, table: &str) -> PathBuf {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.join(table)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                found.push(p);
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{table}: {found:?}");
+    found.pop().unwrap()
+}
+
+fn table(dir: &Path, table: &str) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(file_of(dir, table)).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    reader.map(|b| b.unwrap()).collect()
+}
+
+fn col<'a, T: 'static>(b: &'a RecordBatch, name: &str) -> &'a T {
+    b.column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .as_any()
+        .downcast_ref::<T>()
+        .unwrap_or_else(|| panic!("{name}: another type"))
+}
+
+fn rows(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(|b| b.num_rows()).sum()
+}
+
+/// An event as the tests compare it: time, name, `next_tid` if any.
+type Plain = (i64, String, Option<i64>);
+
+/// The events of `dir`, and the discarded events and lost packets.
+fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<Plain>, u64, u64) {
+    struct All(Vec<Plain>, u64, u64);
+    impl Sink for All {
+        fn wants_notices(&self) -> bool {
+            true
+        }
+        fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> pipeline::Flow {
+            let next = ev
+                .payload()
+                .and_then(|p| p.field("next_tid"))
+                .and_then(|f| f.as_i64());
+            self.0.push((ts, ev.name().to_string(), next));
+            pipeline::Flow::Continue
+        }
+        fn notice(&mut self, n: &Notice) -> pipeline::Flow {
+            match n.kind {
+                pipeline::NoticeKind::DiscardedEvents => self.1 += n.count,
+                pipeline::NoticeKind::DiscardedPackets => self.2 += n.count,
+            }
+            pipeline::Flow::Continue
+        }
+    }
+    let source = FileSource::open(&[dir], options).unwrap();
+    let mut all = All(Vec::new(), 0, 0);
+    source.run(&mut all);
+    (all.0, all.1, all.2)
+}
+
+fn export(input: &Path, out: &Path, read: &ReadOptions) -> ParquetReport {
+    let traces = ctf::open_all(&[input]).unwrap();
+    export_traces(&traces, read, &ParquetOptions::new(out)).unwrap()
+}
+
+/// The schema of every table, pinned; `docs/parquet-schema.md` is the same text.
+#[test]
+fn schema_is_pinned() {
+    let md = tables::schema_markdown();
+    insta::assert_snapshot!("parquet_schema", md);
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/parquet-schema.md");
+    let on_disk = std::fs::read_to_string(&doc).unwrap_or_default();
+    assert!(
+        on_disk == md,
+        "{} is not the schema: regenerate it (TRACEKIT_WRITE_SCHEMA=1 cargo test -p tracekit-export --features parquet --test parquet)",
+        doc.display()
+    );
+}
+
+/// Regenerates `docs/parquet-schema.md` when asked.
+#[test]
+fn write_schema_doc_when_asked() {
+    if std::env::var_os("TRACEKIT_WRITE_SCHEMA").is_some() {
+        let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/parquet-schema.md");
+        std::fs::write(doc, tables::schema_markdown()).unwrap();
+    }
+}
+
+#[test]
+fn every_event_and_a_slice_per_switch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    testkit::kernel_mix(&input, 30_000, 3, 5);
+    let out = tmp.path().join("out");
+    let read = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    let report = export(&input, &out, &read);
+    let (events, discarded, lost) = plain_read(&input, read);
+    assert_eq!(report.events(), events.len() as u64);
+    assert_eq!((discarded, lost), (0, 0));
+
+    // `event`: every event, in order, with its payload as JSON.
+    let ev = table(&out, "event");
+    assert_eq!(rows(&ev), events.len());
+    let mut i = 0;
+    for b in &ev {
+        let (ts, name, payload) = (
+            col::<Int64Array>(b, "ts"),
+            col::<StringArray>(b, "name"),
+            col::<StringArray>(b, "payload"),
+        );
+        for r in 0..b.num_rows() {
+            assert_eq!(
+                (ts.value(r), name.value(r)),
+                (events[i].0, events[i].1.as_str())
+            );
+            let json: serde_json::Value = serde_json::from_str(payload.value(r))
+                .unwrap_or_else(|e| panic!("row {i}: {e}: {}", payload.value(r)));
+            assert!(json.is_object());
+            if let Some(next) = events[i].2 {
+                assert_eq!(json["next_tid"].as_i64(), Some(next), "row {i}");
+            }
+            i += 1;
+        }
+    }
+
+    // `sched_slice`: one slice per switch in, plus each CPU's thread before its first switch;
+    // back to back on each CPU, covering the range.
+    let switches: Vec<&Plain> = events.iter().filter(|e| e.1 == "sched_switch").collect();
+    let sl = table(&out, "sched_slice");
+    let mut slices: Vec<(i32, i64, i64, i32)> = Vec::new();
+    for b in &sl {
+        let (cpu, ts, dur, tid) = (
+            col::<Int32Array>(b, "cpu"),
+            col::<Int64Array>(b, "ts"),
+            col::<Int64Array>(b, "dur"),
+            col::<Int32Array>(b, "tid"),
+        );
+        for r in 0..b.num_rows() {
+            slices.push((cpu.value(r), ts.value(r), dur.value(r), tid.value(r)));
+        }
+    }
+    let cpus: std::collections::BTreeSet<i32> = slices.iter().map(|s| s.0).collect();
+    assert_eq!(slices.len(), switches.len() + cpus.len());
+    slices.sort();
+    let (first, last) = (events[0].0, events[events.len() - 1].0);
+    for cpu in &cpus {
+        let on: Vec<_> = slices.iter().filter(|s| s.0 == *cpu).collect();
+        assert_eq!(on[0].1, first, "cpu {cpu} starts at the range's begin");
+        for w in on.windows(2) {
+            assert_eq!(w[0].1 + w[0].2, w[1].1, "cpu {cpu}: back to back");
+        }
+        let l = on[on.len() - 1];
+        assert_eq!(l.1 + l.2, last, "cpu {cpu} ends at the range's end");
+    }
+    for s in &switches {
+        assert!(
+            slices.iter().any(|x| x.1 == s.0 && Some(x.3 as i64) == s.2),
+            "a slice of next_tid at each switch"
+        );
+    }
+
+    // The derived tables have rows, and `trace` says what was read.
+    for t in [
+        "thread_state",
+        "syscall",
+        "irq",
+        "block_io",
+        "disk",
+        "thread",
+        "process",
+    ] {
+        assert!(rows(&table(&out, t)) > 0, "{t} is empty");
+    }
+    let tr = table(&out, "trace");
+    let b = &tr[0];
+    assert_eq!(col::<Int64Array>(b, "events").value(0), events.len() as i64);
+    assert_eq!(col::<Int64Array>(b, "begin_ns").value(0), first);
+    assert_eq!(col::<Int64Array>(b, "end_ns").value(0), last);
+    assert_eq!(col::<Int32Array>(b, "cpus").value(0), cpus.len() as i32);
+    assert_eq!(
+        col::<Int32Array>(b, "schema_version").value(0),
+        tables::SCHEMA_VERSION as i32
+    );
+    assert!(!col::<BooleanArray>(b, "synced").value(0));
+    assert_eq!(col::<StringArray>(b, "errors").value(0), "");
+
+    // The output directory must be empty.
+    let traces = ctf::open_all(&[&input]).unwrap();
+    let again = export_traces(&traces, &ReadOptions::default(), &ParquetOptions::new(&out));
+    assert!(matches!(again, Err(export::Error::OutputNotEmpty(_))));
+}
+
+struct Shift(i64);
+
+impl TimeMap for Shift {
+    fn map(&self, _trace: usize, ns: i64) -> i64 {
+        ns + self.0
+    }
+}
+
+/// Under a time map (`--sync`) every time is mapped and `trace` holds the transform.
+#[test]
+fn times_on_the_mapped_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    testkit::kernel_mix(&input, 5_000, 2, 9);
+    let shift = -2_500_000_123;
+    let plain = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    let mapped = ReadOptions {
+        time_map: Some(Arc::new(Shift(shift))),
+        ..plain.clone()
+    };
+    let out = tmp.path().join("out");
+    export(&input, &out, &mapped);
+    let (events, ..) = plain_read(&input, plain);
+    let ev = table(&out, "event");
+    let ts = col::<Int64Array>(&ev[0], "ts");
+    assert_eq!(ts.value(0), events[0].0 + shift);
+    let tr = table(&out, "trace");
+    assert_eq!(col::<Int64Array>(&tr[0], "clock_offset_ns").value(0), shift);
+    assert_eq!(col::<Float64Array>(&tr[0], "clock_rate").value(0), 1.0);
+    assert!(col::<BooleanArray>(&tr[0], "synced").value(0));
+    assert_eq!(
+        col::<Int64Array>(&tr[0], "begin_ns").value(0),
+        events[0].0 + shift
+    );
+}
+
+/// Discarded events are counted in `trace`, per stream, never silent.
+#[test]
+fn losses_are_in_the_trace_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A chaos trace with discarded events (half the seeds count some).
+    let mut found = false;
+    for seed in 1..8 {
+        let input = tmp.path().join(format!("chaos{seed}"));
+        scenario::chaos::write_chaos_trace(
+            &input,
+            &mut scenario::rng::Rng::new(seed),
+            &scenario::chaos::ChaosOptions::events(3_000),
+        )
+        .unwrap();
+        let read = ReadOptions {
+            no_intersection: true,
+            ..Default::default()
+        };
+        let (_, discarded, lost) = plain_read(&input, read.clone());
+        if discarded == 0 {
+            continue;
+        }
+        let out = tmp.path().join(format!("out{seed}"));
+        let report = export(&input, &out, &read);
+        assert_eq!(report.traces[0].discarded_events, discarded);
+        let tr = read_trace(&out);
+        assert_eq!(
+            col::<Int64Array>(&tr, "discarded_events").value(0),
+            discarded as i64
+        );
+        assert_eq!(col::<Int64Array>(&tr, "lost_packets").value(0), lost as i64);
+        let losses = col::<StringArray>(&tr, "losses").value(0);
+        assert!(losses.contains("discarded events"), "{losses}");
+        found = true;
+        break;
+    }
+    assert!(found, "no chaos seed gave discarded events");
+}
+
+fn read_trace(out: &Path) -> RecordBatch {
+    table(out, "trace").remove(0)
+}
+
+/// A trace cut in the middle of a stream exports what could be read, and the `trace` table
+/// and the report name the damage.
+#[test]
+fn a_damaged_trace_exports_its_readable_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    testkit::kernel_mix(&input, 20_000, 2, 3);
+    let read = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    let (whole, ..) = plain_read(&input, read.clone());
+    // Damage the first data stream: garbage in the middle of its second packet.
+    let stream = std::fs::read_dir(&input)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.file_name().unwrap() != "metadata")
+        .min()
+        .unwrap();
+    let mut bytes = std::fs::read(&stream).unwrap();
+    let at = bytes.len() / 2;
+    for b in &mut bytes[at..at + 64] {
+        *b = 0xff;
+    }
+    std::fs::write(&stream, &bytes).unwrap();
+    let _ = std::fs::remove_dir_all(input.join("index"));
+    let out = tmp.path().join("out");
+    let report = export(&input, &out, &read);
+    let t = &report.traces[0];
+    assert!(!t.errors.is_empty(), "the damage is reported");
+    assert!(
+        t.errors
+            .iter()
+            .any(|e| e.contains(&*stream.file_name().unwrap().to_string_lossy())),
+        "{:?}",
+        t.errors
+    );
+    let ev = rows(&table(&out, "event"));
+    assert!(ev > 0 && ev < whole.len(), "{ev} of {}", whole.len());
+    let tr = read_trace(&out);
+    assert!(!col::<StringArray>(&tr, "errors").value(0).is_empty());
+    assert_eq!(col::<Int64Array>(&tr, "events").value(0), ev as i64);
+}
+
+/// `--tables` names tables; an unknown name is an error naming it and the tables there are.
+#[test]
+fn tables_by_name() {
+    use export::parquet::Tables;
+    let t = Tables::parse(&["sched_slice".to_string(), "disk".to_string()]).unwrap();
+    assert!(t.sched_slice && t.block_io && !t.event && !t.syscall);
+    let e = Tables::parse(&["sched_slice".to_string(), "slices".to_string()]).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("`slices`") && msg.contains("thread_state"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,11 @@
+-- schedstats, per woken thread: wakeup latency (ns).
+SELECT host, trace, tid,
+       COUNT(*) AS count,
+       MIN(ts - wakeup_ts) AS min_ns,
+       AVG(CAST(ts - wakeup_ts AS DOUBLE)) AS avg_ns,
+       MAX(ts - wakeup_ts) AS max_ns,
+       STDDEV_SAMP(CAST(ts - wakeup_ts AS DOUBLE)) AS stdev_ns
+FROM sched_slice
+WHERE wakeup_ts IS NOT NULL
+GROUP BY host, trace, tid
+ORDER BY host, trace, tid
