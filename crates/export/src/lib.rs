@@ -11,10 +11,10 @@
 
 pub mod ctf;
 mod glob;
-#[cfg(feature = "perfetto")]
-pub mod perfetto;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+#[cfg(feature = "perfetto")]
+pub mod perfetto;
 
 use std::path::{Path, PathBuf};
 
