@@ -513,7 +513,10 @@ fn bad_options_are_named() {
     );
     assert!(run(&[p, "--replay", "--interval", "0"]).contains("--interval"));
     assert!(run(&[p]).contains("--replay"));
-    assert!(run(&["net://localhost/host/h/s"]).contains("live source"));
+    // A relay that is not there: the error names it.
+    let [port] = free_ports::<1>();
+    let url = format!("net://127.0.0.1:{port}/host/h/s");
+    assert!(run(&[&url]).contains(&format!("relay at 127.0.0.1:{port}")));
     // A directory without a trace: the error names it.
     assert!(run(&[p, "--replay", "--batch"]).contains(p));
 }
