@@ -267,36 +267,89 @@ pub(crate) const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls"
 /// Resolves an `--events` list (groups, LTTng names, ftrace `system:event` or event names) to
 /// known events, without duplicates and in table order.
 pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, crate::Error> {
+    Ok(select(spec)?.events)
+}
+
+/// What an `--events` list selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The known events, in table order.
+    pub events: Vec<KnownEvent>,
+    /// When only some system calls are selected (`syscall:open*`): their numbers, sorted.
+    /// `None`: all of them (when the syscall events are selected).
+    pub syscalls: Option<Vec<u32>>,
+}
+
+/// Resolves an `--events` list: groups, LTTng names, ftrace `system:event` or event names,
+/// each possibly a star-glob (`sched_*`, `sched:*wake*`), and `syscall:NAME` items selecting
+/// system calls by name (globs too: `syscall:open*`).
+pub fn select(spec: &[String]) -> Result<Selection, crate::Error> {
     let mut want = vec![false; KNOWN.len()];
+    let mut all_syscalls = false;
+    let mut named: Vec<u32> = Vec::new();
     for item in spec.iter().flat_map(|s| s.split(',')) {
         let item = item.trim();
         if item.is_empty() {
             continue;
         }
+        if let Some(pat) = item.strip_prefix("syscall:") {
+            named.extend(syscall_numbers(pat)?);
+            continue;
+        }
         let mut hit = false;
-        for (i, e) in KNOWN.iter().enumerate() {
-            let sys_ev = format!("{}:{}", e.system, e.event);
-            if item == "all"
-                || e.group == item
-                || e.lttng == item
-                || e.event == item
-                || sys_ev == item
-                || (item.starts_with("syscall_") && e.group == "syscalls")
-            {
-                want[i] = true;
-                hit = true;
-            }
+        for (i, e) in known_matching(item) {
+            want[i] = true;
+            hit = true;
+            all_syscalls |= e.group == "syscalls";
         }
         if !hit {
             return Err(crate::Error::UnknownEvent(item.to_string()));
         }
     }
-    Ok(KNOWN
+    if !named.is_empty() {
+        for (i, e) in KNOWN.iter().enumerate() {
+            want[i] |= e.group == "syscalls";
+        }
+    }
+    named.sort_unstable();
+    named.dedup();
+    Ok(Selection {
+        events: KNOWN
+            .iter()
+            .zip(want)
+            .filter(|(_, w)| *w)
+            .map(|(e, _)| *e)
+            .collect(),
+        syscalls: (!all_syscalls && !named.is_empty()).then_some(named),
+    })
+}
+
+/// The known events an `--events` item names (`all`, a group, a name, `system:event`; globs
+/// allowed), with their index in the table.
+pub(crate) fn known_matching(item: &str) -> impl Iterator<Item = (usize, &'static KnownEvent)> + '_ {
+    KNOWN.iter().enumerate().filter(move |(_, e)| {
+        let sys_ev = format!("{}:{}", e.system, e.event);
+        let m = |name: &str| crate::filter::star_glob(item, name);
+        item == "all"
+            || m(e.group)
+            || m(e.lttng)
+            || m(e.event)
+            || m(&sys_ev)
+            || (item.starts_with("syscall_") && e.group == "syscalls")
+    })
+}
+
+/// The numbers of the system calls whose name (x86-64 table) matches a star-glob.
+pub fn syscall_numbers(pattern: &str) -> Result<Vec<u32>, crate::Error> {
+    let v: Vec<u32> = crate::syscall_table::X86_64
         .iter()
-        .zip(want)
-        .filter(|(_, w)| *w)
-        .map(|(e, _)| *e)
-        .collect())
+        .filter(|(_, name)| crate::filter::star_glob(pattern, name))
+        .map(|(nr, _)| *nr)
+        .collect();
+    if v.is_empty() {
+        return Err(crate::Error::UnknownSyscall(pattern.to_string()));
+    }
+    Ok(v)
 }
 
 /// Converts the `rwbs` text of the block events to the LTTng flag bits.

@@ -4,7 +4,7 @@
 //!   `header_page` files, [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records
 //!   to lttng-modules event classes, [`statedump`] builds the `lttng_statedump_*` events,
 //!   [`netheader`] parses the network headers of the eBPF helper, [`trigger`] checks the
-//!   `--snapshot-on` latency rules.
+//!   `--snapshot-on` latency rules, [`filter`](mod@filter) compiles `--filter` expressions.
 //! - I/O (private): `tracefs` (instance, raw pipes, /proc, signals) and `recorder` (the
 //!   loop, [`record`]).
 
@@ -12,6 +12,7 @@
 
 mod bpf;
 pub mod convert;
+pub mod filter;
 pub mod format;
 pub mod netheader;
 pub mod page;
@@ -64,6 +65,15 @@ pub enum Error {
         groups = convert::GROUPS.join(", ")
     )]
     UnknownEvent(String),
+    /// A `syscall:NAME` or `--syscall` item that names no system call.
+    #[error("unknown system call `{0}` (no x86-64 system call matches)")]
+    UnknownSyscall(String),
+    /// A `--filter` expression that does not apply to an event.
+    #[error("{0}")]
+    Filter(#[from] filter::FilterError),
+    /// A `--filter` selection naming events that are not recorded.
+    #[error("--filter `{0}`: its selection names no recorded event (add them to --events)")]
+    FilterSelection(String),
     /// A `--snapshot-on` rule without `>`.
     #[error("bad rule `{0}` (e.g. syscall>50ms)")]
     BadRule(String),

@@ -2,7 +2,8 @@
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
 use crate::bpf::NetProbe;
-use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
+use crate::convert::{select, Converter, KnownEvent, DEFAULT_GROUPS};
+use crate::filter::EventFilter;
 use crate::format::PageLayout;
 use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
@@ -57,6 +58,13 @@ pub struct RecordOptions {
     /// Write the `lttng_statedump_file_descriptor` events. Their LTTng 2.13 layout
     /// (`file_table_address` instead of `pid`) makes lttng-analyses 0.6.1 fail.
     pub statedump_fds: bool,
+    /// `--filter`: LTTng filter expressions, evaluated in the kernel (tracefs filters); an
+    /// event gets every filter whose selection includes it, all of which must admit it.
+    pub filters: Vec<EventFilter>,
+    /// `--syscall`: record only these system calls (names, star-globs allowed).
+    pub syscalls: Vec<String>,
+    /// Keep the recorder's own system calls (left out by default, by a kernel filter).
+    pub trace_self: bool,
 }
 
 impl Default for RecordOptions {
@@ -78,6 +86,9 @@ impl Default for RecordOptions {
             snapshot_on: Vec::new(),
             snapshot_debounce: Duration::from_secs(1),
             statedump_fds: true,
+            filters: Vec::new(),
+            syscalls: Vec::new(),
+            trace_self: false,
         }
     }
 }
@@ -290,6 +301,9 @@ struct Setup {
     layout: PageLayout,
     known: Vec<(KnownEvent, crate::format::EventFormat)>,
     syscalls: Vec<crate::convert::SyscallDef>,
+    /// Per event of `known`: the tracefs filter it gets (`None`: no filter), or `Err(())`
+    /// when a filter admits none of its events (the event is not enabled).
+    filters: Vec<Result<Option<String>, ()>>,
 }
 
 fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
@@ -304,14 +318,19 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
     }
     let tfs = Tracefs::find(opts.tracefs.as_deref())?;
     let layout = tfs.page_layout()?;
-    let spec = if opts.events.is_empty() {
-        vec![DEFAULT_GROUPS.join(",")]
+    let mut spec = if opts.events.is_empty() {
+        // `--syscall` alone: the default groups with only those system calls.
+        let groups = DEFAULT_GROUPS
+            .iter()
+            .filter(|g| opts.syscalls.is_empty() || **g != "syscalls");
+        vec![groups.copied().collect::<Vec<_>>().join(",")]
     } else {
         opts.events.clone()
     };
-    let sel = select_events(&spec)?;
+    spec.extend(opts.syscalls.iter().map(|n| format!("syscall:{n}")));
+    let sel = select(&spec)?;
     let mut known = Vec::new();
-    for k in sel {
+    for k in sel.events {
         known.push((k, tfs.event_format(k.system, k.event)?));
     }
     let syscalls = if known.iter().any(|(k, _)| k.group == "syscalls") {
@@ -319,12 +338,116 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
     } else {
         Vec::new()
     };
+    let filters = event_filters(&known, opts, sel.syscalls.as_deref())?;
+    if opts.verbose {
+        for ((k, _), f) in known.iter().zip(&filters) {
+            match f {
+                Ok(Some(f)) => eprintln!("tracekit: {}:{} filter: {f}", k.system, k.event),
+                Ok(None) => {}
+                Err(()) => eprintln!(
+                    "tracekit: {}:{} has no field a --filter names: none of its events are \
+                     recorded",
+                    k.system, k.event
+                ),
+            }
+        }
+    }
     Ok(Setup {
         tfs,
         layout,
         known,
         syscalls,
+        filters,
     })
+}
+
+/// The tracefs filter of each selected event: the `--filter`s that apply to it, the selected
+/// system calls and the network devices, all of which must hold.
+fn event_filters(
+    known: &[(KnownEvent, crate::format::EventFormat)],
+    opts: &RecordOptions,
+    syscalls: Option<&[u32]>,
+) -> Result<Vec<Result<Option<String>, ()>>, Error> {
+    // Which events each filter applies to.
+    let mut applies: Vec<Vec<bool>> = Vec::new();
+    for f in &opts.filters {
+        let v: Vec<bool> = match &f.events {
+            None => vec![true; known.len()],
+            Some(items) => {
+                let mut v = vec![false; known.len()];
+                for item in items {
+                    for (_, e) in crate::convert::known_matching(item) {
+                        if let Some(i) = known.iter().position(|(k, _)| k == e) {
+                            v[i] = true;
+                        }
+                    }
+                }
+                v
+            }
+        };
+        if !v.iter().any(|b| *b) {
+            return Err(Error::FilterSelection(f.events.clone().unwrap_or_default().join(",")));
+        }
+        applies.push(v);
+    }
+    let mut out = Vec::with_capacity(known.len());
+    for (i, (k, fmt)) in known.iter().enumerate() {
+        let mut parts: Vec<String> = Vec::new();
+        let mut admits = true;
+        for (f, a) in opts.filters.iter().zip(&applies) {
+            if !a[i] {
+                continue;
+            }
+            match f
+                .filter
+                .to_tracefs(&format!("{}:{}", k.system, k.event), fmt)?
+            {
+                Some(t) => parts.push(t),
+                None => admits = false,
+            }
+        }
+        if k.group == "syscalls" {
+            if let Some(nrs) = syscalls {
+                let alts: Vec<String> = nrs.iter().map(|n| format!("id == {n}")).collect();
+                parts.push(alts.join(" || "));
+            }
+        }
+        if k.group == "net" && !opts.netdevs.is_empty() {
+            let alts: Vec<String> = opts
+                .netdevs
+                .iter()
+                .map(|d| format!("name == \"{d}\""))
+                .collect();
+            parts.push(alts.join(" || "));
+        }
+        out.push(if !admits {
+            Err(())
+        } else if parts.is_empty() {
+            Ok(None)
+        } else if parts.len() == 1 {
+            Ok(Some(parts.pop().unwrap_or_default()))
+        } else {
+            Ok(Some(
+                parts
+                    .iter()
+                    .map(|p| format!("({p})"))
+                    .collect::<Vec<_>>()
+                    .join(" && "),
+            ))
+        });
+    }
+    Ok(out)
+}
+
+/// The recorder's own threads (left out of the system-call events unless `--trace-self`).
+fn own_threads() -> Vec<i32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_else(|_| vec![std::process::id() as i32])
 }
 
 fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, Error> {
@@ -347,17 +470,28 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
         // Follow the children of the selected processes.
         let _ = inst.write("options/event-fork", "1");
     }
-    for (k, _) in &s.known {
-        if k.group == "net" && !opts.netdevs.is_empty() {
-            let filter: Vec<String> = opts
-                .netdevs
-                .iter()
-                .map(|d| format!("name == \"{d}\""))
-                .collect();
-            inst.write(
-                &format!("events/{}/{}/filter", k.system, k.event),
-                &filter.join(" || "),
-            )?;
+    let own: Vec<String> = if opts.trace_self {
+        Vec::new()
+    } else {
+        own_threads()
+            .iter()
+            .map(|t| format!("common_pid != {t}"))
+            .collect()
+    };
+    for ((k, _), f) in s.known.iter().zip(&s.filters) {
+        let Ok(f) = f else { continue };
+        let mut filter = f.clone();
+        if k.group == "syscalls" && !own.is_empty() {
+            // The recorder's reads of trace_pipe_raw and writes of the trace would top the
+            // I/O analyses.
+            let me = own.join(" && ");
+            filter = Some(match filter {
+                Some(f) => format!("({f}) && {me}"),
+                None => me,
+            });
+        }
+        if let Some(f) = filter {
+            inst.set_filter(k.system, k.event, &f)?;
         }
         inst.enable_event(k.system, k.event)?;
     }

@@ -229,6 +229,26 @@ impl Instance {
         read_file(&self.dir.join(rel))
     }
 
+    /// Sets the filter of `system/event`; a refused filter is reported with the kernel's
+    /// explanation (the instance's `error_log`).
+    pub fn set_filter(&self, system: &str, event: &str, filter: &str) -> Result<(), Error> {
+        let rel = format!("events/{system}/{event}/filter");
+        if let Err(e) = self.write(&rel, filter) {
+            let log = self.read("error_log").unwrap_or_default();
+            let last: Vec<&str> = log.lines().rev().take(3).collect();
+            let why = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            return Err(Error::Invalid(format!(
+                "the kernel refused the filter `{filter}` of {system}:{event} ({e}){}",
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                }
+            )));
+        }
+        Ok(())
+    }
+
     /// Enables `system/event` and checks that it reads back as enabled.
     pub fn enable_event(&self, system: &str, event: &str) -> Result<(), Error> {
         let rel = format!("events/{system}/{event}/enable");

@@ -33,10 +33,22 @@ pub struct RecordArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub snapshot_debounce_ms: u64,
     /// Events: groups (sched, irq, timer, syscalls, block, kmem, net, all) or names
-    /// (sched_switch, sched:sched_switch), comma-separated. Default:
-    /// sched,irq,timer,syscalls,block,net.
+    /// (sched_switch, sched:sched_switch), star-globs allowed (sched_*), and system calls by
+    /// name (syscall:open*), comma-separated. Default: sched,irq,timer,syscalls,block,net.
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
+    /// Record only these system calls (names, star-globs allowed; comma-separated,
+    /// repeatable), as LTTng's `--syscall`.
+    #[arg(long = "syscall", value_name = "NAME", value_delimiter = ',')]
+    pub syscall: Vec<String>,
+    /// Keep only the events an LTTng filter expression admits, evaluated in the kernel:
+    /// `EXPR` for every event, `EVENTS=EXPR` for a selection (e.g.
+    /// `sched_switch=prev_tid == 42`, `$ctx.procname == "ba*" && fd > 2`). Repeatable.
+    #[arg(long = "filter", value_name = "[EVENTS=]EXPR")]
+    pub filter: Vec<record::filter::EventFilter>,
+    /// Keep the recorder's own system calls (left out by default).
+    #[arg(long)]
+    pub trace_self: bool,
     /// Record only these processes and their children (repeatable).
     #[arg(long)]
     pub pid: Vec<i32>,
@@ -106,6 +118,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         snapshot_on: args.snapshot_on.clone(),
         statedump_fds: !args.no_statedump_fds,
         snapshot_debounce: Duration::from_millis(args.snapshot_debounce_ms),
+        filters: args.filter.clone(),
+        syscalls: args.syscall.clone(),
+        trace_self: args.trace_self,
         ..Default::default()
     };
     if !args.quiet {
