@@ -326,7 +326,9 @@ pub fn select(spec: &[String]) -> Result<Selection, crate::Error> {
 
 /// The known events an `--events` item names (`all`, a group, a name, `system:event`; globs
 /// allowed), with their index in the table.
-pub(crate) fn known_matching(item: &str) -> impl Iterator<Item = (usize, &'static KnownEvent)> + '_ {
+pub(crate) fn known_matching(
+    item: &str,
+) -> impl Iterator<Item = (usize, &'static KnownEvent)> + '_ {
     KNOWN.iter().enumerate().filter(move |(_, e)| {
         let sys_ev = format!("{}:{}", e.system, e.event);
         let m = |name: &str| crate::filter::star_glob(item, name);

@@ -29,7 +29,9 @@ pub enum FilterError {
         what: String,
     },
     /// Valid LTTng syntax that tracefs filters cannot evaluate.
-    #[error("filter `{expr}`: {what} at position {pos} is not supported by kernel (tracefs) filters")]
+    #[error(
+        "filter `{expr}`: {what} at position {pos} is not supported by kernel (tracefs) filters"
+    )]
     Unsupported {
         /// The expression.
         expr: String,
@@ -187,7 +189,11 @@ impl Filter {
     /// The tracefs filter of this expression for an event of format `fmt` (named
     /// `system:event` in errors). `Ok(None)`: the event lacks a field the expression names,
     /// so the filter admits none of its events.
-    pub fn to_tracefs(&self, event: &str, fmt: &EventFormat) -> Result<Option<String>, FilterError> {
+    pub fn to_tracefs(
+        &self,
+        event: &str,
+        fmt: &EventFormat,
+    ) -> Result<Option<String>, FilterError> {
         let mut out = String::new();
         match self.emit(&self.expr, event, fmt, &mut out)? {
             true => Ok(Some(out)),
@@ -204,7 +210,11 @@ impl Filter {
     ) -> Result<bool, FilterError> {
         match e {
             Expr::And(a, b) | Expr::Or(a, b) => {
-                let op = if matches!(e, Expr::And(..)) { "&&" } else { "||" };
+                let op = if matches!(e, Expr::And(..)) {
+                    "&&"
+                } else {
+                    "||"
+                };
                 out.push('(');
                 if !self.emit(a, event, fmt, out)? {
                     return Ok(false);
@@ -664,7 +674,12 @@ impl Parser<'_> {
                     what: format!("unary `{o}`"),
                 })
             }
-            other => return Err(self.syntax(pos, format!("expected a field or a value, found {}", other.describe()))),
+            other => {
+                return Err(self.syntax(
+                    pos,
+                    format!("expected a field or a value, found {}", other.describe()),
+                ))
+            }
         };
         self.i += 1;
         Ok((r, pos))
@@ -810,7 +825,9 @@ mod tests {
     #[test]
     fn compiles_lttng_syntax() {
         assert_eq!(
-            compile("prev_tid == 5 || next_tid >= 0x10").unwrap().unwrap(),
+            compile("prev_tid == 5 || next_tid >= 0x10")
+                .unwrap()
+                .unwrap(),
             "(prev_pid == 5) || (next_pid >= 16)"
         );
         assert_eq!(
@@ -819,18 +836,20 @@ mod tests {
                 .unwrap(),
             "(comm ~ \"ba*\") && (!(prev_state != 0))"
         );
-        assert_eq!(
-            compile("3 < prev_tid").unwrap().unwrap(),
-            "prev_pid > 3"
-        );
+        assert_eq!(compile("3 < prev_tid").unwrap().unwrap(), "prev_pid > 3");
         assert_eq!(
             compile("next_comm != 'sh*'").unwrap().unwrap(),
             "!(next_comm ~ \"sh*\")"
         );
         assert_eq!(compile("prev_state").unwrap().unwrap(), "prev_state != 0");
-        assert_eq!(compile("prev_tid == -1").unwrap().unwrap(), "prev_pid == -1");
         assert_eq!(
-            compile("$ctx.tid == 7 && $ctx.cpu_id == 1").unwrap().unwrap(),
+            compile("prev_tid == -1").unwrap().unwrap(),
+            "prev_pid == -1"
+        );
+        assert_eq!(
+            compile("$ctx.tid == 7 && $ctx.cpu_id == 1")
+                .unwrap()
+                .unwrap(),
             "(common_pid == 7) && (CPU == 1)"
         );
         // && binds tighter than ||.

@@ -386,7 +386,9 @@ fn event_filters(
             }
         };
         if !v.iter().any(|b| *b) {
-            return Err(Error::FilterSelection(f.events.clone().unwrap_or_default().join(",")));
+            return Err(Error::FilterSelection(
+                f.events.clone().unwrap_or_default().join(","),
+            ));
         }
         applies.push(v);
     }

@@ -1,0 +1,218 @@
+//! `tracekit record --filter/--syscall/--events GLOB` on the real kernel: a filtered recording
+//! holds exactly the events its filter admits, checked against an unfiltered recording of
+//! the same workload made at the same time. Root and tracefs only: these tests run when
+//! `TRACEKIT_ROOT_TESTS=1`, and then fail (with the reason) when either is missing.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+fn enabled(test: &str) -> bool {
+    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
+        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
+        return false;
+    }
+    let uid = Command::new("id").arg("-u").output().expect("run id -u");
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "TRACEKIT_ROOT_TESTS=1 but not running as root"
+    );
+    if !Path::new(TRACEFS).join("instances").is_dir() {
+        let _ = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", TRACEFS])
+            .status();
+    }
+    assert!(
+        Path::new(TRACEFS).join("instances").is_dir(),
+        "TRACEKIT_ROOT_TESTS=1 but tracefs is not mounted on {TRACEFS}"
+    );
+    true
+}
+
+fn start_recorder(out: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tracekit"))
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .args(args)
+        .arg("-q")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the recorder's tracefs instance traces.
+fn wait_tracing(rec: &Child) {
+    let on = Path::new(TRACEFS).join(format!("instances/tracekit-{}/tracing_on", rec.id()));
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&on).is_ok_and(|s| s.trim() == "1") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "recorder {} did not start tracing",
+            rec.id()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stop(rec: Child) {
+    let st = Command::new("kill")
+        .args(["-INT", &rec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = rec.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "recorder failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// What the test compares: events per name, and the `(prev_tid, next_tid)` of the switches.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Seen {
+    counts: BTreeMap<String, u64>,
+    switches: Vec<(i64, i64)>,
+    discarded: u64,
+}
+
+/// Reads a trace, keeping the events for which `keep(name, current tid, event)` holds. The
+/// current thread of each CPU comes from the trace's own `sched_switch` events.
+fn read(dir: &Path, keep: &dyn Fn(&str, Option<i64>, &ctf::Event<'_>) -> bool) -> Seen {
+    let mut seen = Seen::default();
+    for t in ctf::open_all(&[dir]).expect("open the trace") {
+        for mut r in t.readers() {
+            let mut current = None;
+            while let Some(m) = r.next() {
+                match m.expect("decode") {
+                    ctf::Message::Event => {
+                        let ev = r.event();
+                        let name = ev.name().to_string();
+                        if name.starts_with("lttng_statedump") {
+                            continue;
+                        }
+                        let int = |f: &str| ev.field(f).and_then(|v| v.as_i64());
+                        if keep(&name, current, &ev) {
+                            if name == "sched_switch" {
+                                seen.switches
+                                    .push((int("prev_tid").unwrap(), int("next_tid").unwrap()));
+                            }
+                            *seen.counts.entry(name.clone()).or_insert(0) += 1;
+                        }
+                        if name == "sched_switch" {
+                            current = int("next_tid");
+                        }
+                    }
+                    ctf::Message::DiscardedEvents { count, .. } => seen.discarded += count,
+                    _ => {}
+                }
+            }
+        }
+    }
+    seen.switches.sort_unstable();
+    seen
+}
+
+#[test]
+fn filtered_recording_holds_exactly_what_the_filter_admits() {
+    if !enabled("filtered_recording_holds_exactly_what_the_filter_admits") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The workload waits for a line on stdin, so that its pid can go into the filter before
+    // it does anything; it then opens and reads files and sleeps (switches).
+    let mut work = Command::new("sh")
+        .args([
+            "-c",
+            "read go; i=0; while [ $i -lt 150 ]; do read -r l < /etc/hostname; \
+             i=$((i+1)); done; for j in 1 2 3; do sleep 0.02; done",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = work.id() as i64;
+    let full = tmp.path().join("full");
+    let filtered = tmp.path().join("filtered");
+    let all = start_recorder(&full, &["--events", "sched_switch,syscalls"]);
+    let sysf = format!("syscall_*=$ctx.tid == {pid} && $ctx.procname == \"s*\"");
+    let swf = format!("sched_sw*=prev_tid == {pid} || next_tid == {pid}");
+    let some = start_recorder(
+        &filtered,
+        &[
+            "--events",
+            "sched_switch",
+            "--syscall",
+            "read,open*",
+            "--filter",
+            &sysf,
+            "--filter",
+            &swf,
+        ],
+    );
+    wait_tracing(&all);
+    wait_tracing(&some);
+    std::thread::sleep(Duration::from_millis(300));
+    work.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    assert!(work.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    stop(all);
+    stop(some);
+
+    let got = read(&filtered, &|_, _, _| true);
+    let want = read(&full, &|name, cur, ev| {
+        let int = |f: &str| ev.field(f).and_then(|v| v.as_i64());
+        match name {
+            "sched_switch" => int("prev_tid") == Some(pid) || int("next_tid") == Some(pid),
+            _ => {
+                let call = name
+                    .strip_prefix("syscall_entry_")
+                    .or_else(|| name.strip_prefix("syscall_exit_"));
+                cur == Some(pid) && call.is_some_and(|c| c == "read" || c.starts_with("open"))
+            }
+        }
+    });
+    eprintln!("filtered: {got:?}");
+    assert_eq!(want.discarded, 0, "the unfiltered recording lost events");
+    assert_eq!(got.discarded, 0, "the filtered recording lost events");
+    // The workload did what the filter looks for: about 150 opens and reads, a few switches.
+    assert!(
+        want.counts
+            .get("syscall_entry_openat")
+            .copied()
+            .unwrap_or(0)
+            >= 100,
+        "{want:?}"
+    );
+    assert!(want.switches.len() >= 3, "{want:?}");
+    assert_eq!(got.counts, want.counts);
+    assert_eq!(got.switches, want.switches);
+}
+
+#[test]
+fn filter_errors_name_what_and_where() {
+    // Parsing happens before anything touches the kernel: no root needed.
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+            .args(["record", "-o", "/nonexistent/x"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = run(&["--filter", "prev_tid == 1 &&"]);
+    assert!(e.contains("position 16"), "{e}");
+    let e = run(&["--filter", "len * 2 > 3"]);
+    assert!(
+        e.contains("`*` at position 4") && e.contains("not supported"),
+        "{e}"
+    );
+    let e = run(&["--filter", "a = 1"]);
+    assert!(e.contains("position 1"), "{e}");
+}
