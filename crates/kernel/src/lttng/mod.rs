@@ -6,6 +6,8 @@
 //!   [`ev`] the ids of its event classes.
 //! * [`with_byte_order`]: the same trace class in the other byte order.
 //! * [`net`]: payloads of the network events.
+//! * [`stacks`]: the classes of the stack events of `tracekit record --stacks` and of their
+//!   kernel symbol table.
 //! * [`syscalls`]: the classes of the system calls the fixed set does not declare, typed the
 //!   way lttng-modules types them, and where each of their payload values comes from.
 //!
@@ -14,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod net;
+pub mod stacks;
 pub mod syscalls;
 
 pub use net::{net_payload, TcpSeg, TCP_ACK, TCP_FIN, TCP_PSH, TCP_SYN};
