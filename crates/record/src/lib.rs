@@ -3,7 +3,8 @@
 //! - Pure parts (sans-io): [`format`](mod@format) parses the tracefs `format` and
 //!   `header_page` files, [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records
 //!   to lttng-modules event classes, [`statedump`] builds the `lttng_statedump_*` events,
-//!   [`netheader`] parses the network headers of the eBPF helper, [`trigger`] checks the
+//!   [`netheader`] parses the network headers of the eBPF helper, [`stacks`] the records of
+//!   the stacks helper, [`trigger`] checks the
 //!   `--snapshot-on` latency rules, [`filter`](mod@filter) compiles `--filter` expressions.
 //! - I/O (private): `tracefs` (instance, raw pipes, /proc, signals) and `recorder` (the
 //!   loop, [`record`]).
@@ -17,6 +18,7 @@ pub mod format;
 pub mod netheader;
 pub mod page;
 mod recorder;
+pub mod stacks;
 pub mod statedump;
 pub mod syscall_table;
 mod tracefs;

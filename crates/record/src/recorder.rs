@@ -1,7 +1,8 @@
 //! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
-use crate::bpf::NetProbe;
+use crate::bpf::{NetProbe, StackProbe};
+use crate::stacks::{StackRecord, StackThresholds};
 use crate::convert::{select, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::filter::EventFilter;
 use crate::format::PageLayout;
@@ -65,6 +66,11 @@ pub struct RecordOptions {
     pub syscalls: Vec<String>,
     /// Keep the recorder's own system calls (left out by default, by a kernel filter).
     pub trace_self: bool,
+    /// `--stacks`: take kernel (and user) stacks where these latency rules fire, the
+    /// thresholds checked in the kernel by the eBPF stacks helper (streaming mode).
+    pub stacks: Vec<crate::trigger::Rule>,
+    /// With `stacks`: also walk the user stacks (frame pointers).
+    pub user_stacks: bool,
 }
 
 impl Default for RecordOptions {
@@ -89,6 +95,8 @@ impl Default for RecordOptions {
             filters: Vec::new(),
             syscalls: Vec::new(),
             trace_self: false,
+            stacks: Vec::new(),
+            user_stacks: true,
         }
     }
 }
@@ -124,6 +132,12 @@ pub struct RecordSummary {
     pub net_headers: Option<MergeStats>,
     /// Why the net events have no headers (net events recorded, helper not running).
     pub net_headers_off: Option<String>,
+    /// Stack events written (`--stacks`).
+    pub stacks: u64,
+    /// Kernel symbols written with them.
+    pub stack_symbols: u64,
+    /// Why the stacks have no symbols, when they have none.
+    pub stack_symbols_off: Option<String>,
 }
 
 /// The LTTng trace environment and trace class for this host.
@@ -184,7 +198,39 @@ struct Sink {
     missed_stored: u64,
     statedump_events: u64,
     net: Option<NetMerge>,
+    stacks: Option<StackMerge>,
     statedump_fds: bool,
+}
+
+/// The eBPF stacks helper and its records waiting for their place in the CPU streams.
+struct StackMerge {
+    probe: StackProbe,
+    /// Per CPU, by time.
+    pending: Vec<std::collections::VecDeque<StackRecord>>,
+    npending: usize,
+    /// Kernel addresses seen (for the symbol table).
+    kaddrs: std::collections::HashSet<u64>,
+    written: u64,
+    vals: Vec<Value>,
+}
+
+impl StackMerge {
+    /// Takes the records the helper has ready.
+    fn poll(&mut self) {
+        let (pending, npending, kaddrs) = (&mut self.pending, &mut self.npending, &mut self.kaddrs);
+        self.probe.poll(|b| {
+            let Some(r) = StackRecord::parse(b) else {
+                return;
+            };
+            kaddrs.extend(r.kstack.iter().copied());
+            let c = (r.cpu as usize).min(pending.len().saturating_sub(1));
+            let q = &mut pending[c];
+            // The ring buffer is shared by the CPUs: keep each CPU's queue in time order.
+            let at = q.partition_point(|x| x.ts <= r.ts);
+            q.insert(at, r);
+            *npending += 1;
+        });
+    }
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -255,12 +301,72 @@ impl Sink {
         Ok(())
     }
 
+    /// Writes the stack records of `cpu` up to raw time `upto` (all CPUs: `None`).
+    fn flush_stacks(&mut self, cpu: Option<u32>, upto: u64) -> Result<(), Error> {
+        let Some(sm) = &mut self.stacks else {
+            return Ok(());
+        };
+        let cpus: Vec<usize> = match cpu {
+            Some(c) => vec![c as usize],
+            None => (0..sm.pending.len()).collect(),
+        };
+        for c in cpus {
+            let Some(q) = sm.pending.get_mut(c) else {
+                continue;
+            };
+            while q.front().is_some_and(|r| r.ts <= upto) {
+                let Some(r) = q.pop_front() else { break };
+                sm.npending -= 1;
+                r.payload(self.offset, &mut sm.vals);
+                let t = r.ts.saturating_add_signed(self.offset).max(self.last_ts[c]);
+                self.last_ts[c] = t;
+                self.writer.write_event(c as u32, r.class, t, &sm.vals)?;
+                sm.written += 1;
+                let i = r.class as usize;
+                if self.per_class.len() <= i {
+                    self.per_class.resize(i + 1, 0);
+                }
+                self.per_class[i] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the remaining stack records and the symbols their kernel addresses fall in.
+    fn finish_stacks(&mut self, syms: &kernel::stacks::Symbols) -> Result<u64, Error> {
+        let Some(sm) = &mut self.stacks else {
+            return Ok(0);
+        };
+        sm.poll();
+        self.flush_stacks(None, u64::MAX)?;
+        let Some(sm) = &mut self.stacks else {
+            return Ok(0);
+        };
+        let subset = syms.subset(sm.kaddrs.iter());
+        // After every event: a reader has the table once it has read the trace.
+        let t = self.last_ts.iter().copied().max().unwrap_or(0);
+        for s in &subset {
+            let vals = crate::stacks::ksym_payload(s);
+            self.writer
+                .write_event(0, kernel::lttng::stacks::ev::KSYM, t, &vals)?;
+            self.count(kernel::lttng::stacks::ev::KSYM);
+        }
+        self.last_ts[0] = t;
+        Ok(subset.len() as u64)
+    }
+
     /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
     fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, Error> {
         let mut err = None;
         let info = decode_page(layout, page, |ts, rec| {
             if err.is_some() {
                 return;
+            }
+            if self.stacks.as_ref().is_some_and(|s| s.npending > 0) {
+                if let Err(e) = self.flush_stacks(Some(cpu), ts) {
+                    err = Some(e);
+                    return;
+                }
             }
             let Some(id) = self.conv.convert(rec, &mut self.vals) else {
                 return;
@@ -275,7 +381,7 @@ impl Sink {
             let t = self.ts(ts).max(self.last_ts[c]);
             self.last_ts[c] = t;
             if let Err(e) = self.writer.write_event(cpu, id, t, &self.vals) {
-                err = Some(e);
+                err = Some(e.into());
                 return;
             }
             let i = id as usize;
@@ -286,7 +392,7 @@ impl Sink {
         })
         .map_err(|e| Error::Invalid(format!("CPU {cpu}: {e}")))?;
         if let Some(e) = err {
-            return Err(e.into());
+            return Err(e);
         }
         if info.missed {
             self.missed_pages += 1;
@@ -508,6 +614,9 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
     let mut tc = build_trace_class(opts, &name);
     let mut conv =
         Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    if !opts.stacks.is_empty() {
+        kernel::lttng::stacks::add_stack_classes(&mut tc);
+    }
     conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
     if let Ok(l) = std::fs::read_link("/proc/self/ns/pid") {
         // "pid:[4026531836]"
@@ -532,6 +641,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         missed_stored: 0,
         statedump_events: 0,
         net: None,
+        stacks: None,
         statedump_fds: opts.statedump_fds,
     })
 }
@@ -638,6 +748,27 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             eprintln!("tracekit: eBPF network-header helper attached");
         }
     }
+    let mut symbols = kernel::stacks::Symbols::default();
+    let mut symbols_off = None;
+    if !opts.stacks.is_empty() {
+        let t = StackThresholds::from_rules(&opts.stacks)?;
+        let probe = StackProbe::start(&t, std::process::id() as i32, opts.user_stacks)
+            .map_err(|e| Error::Invalid(format!("--stacks: the eBPF stacks helper: {e}")))?;
+        sink.stacks = Some(StackMerge {
+            probe,
+            pending: (0..nstreams).map(|_| Default::default()).collect(),
+            npending: 0,
+            kaddrs: Default::default(),
+            written: 0,
+            vals: Vec::new(),
+        });
+        let (syms, why) = crate::stacks::read_kallsyms();
+        if let Some(w) = &why {
+            eprintln!("tracekit: {w}");
+        }
+        symbols = syms;
+        symbols_off = why;
+    }
     let mut start = Instant::now();
     let result = (|| -> Result<(), Error> {
         let base: Vec<u64> = cpus
@@ -671,8 +802,14 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if let Some(net) = &mut sink.net {
                 net.probe.poll(&mut net.store);
             }
+            if let Some(st) = &mut sink.stacks {
+                st.poll();
+            }
             if stop {
                 inst.write("tracing_on", "0")?;
+                if let Some(st) = &mut sink.stacks {
+                    st.poll();
+                }
                 // Everything left, partial pages included.
                 while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)? {}
                 drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX)?;
@@ -701,6 +838,14 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         drop(inst);
         return Err(annotate_partial(e, &opts.output));
     }
+    let stack_symbols = match sink.finish_stacks(&symbols) {
+        Ok(n) => n,
+        Err(e) => {
+            drop(inst);
+            return Err(annotate_partial(e, &opts.output));
+        }
+    };
+    let stacks_written = sink.stacks.take().map_or(0, |s| s.written);
     let removed = inst.remove();
     let net_stats = sink.net.take().map(|n| n.store.stats);
     let names = event_names(s, opts);
@@ -729,6 +874,9 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         elapsed: start.elapsed(),
         net_headers: net_stats,
         net_headers_off: net_off,
+        stacks: stacks_written,
+        stack_symbols,
+        stack_symbols_off: symbols_off.filter(|_| stacks_written > 0),
     })
 }
 
@@ -822,6 +970,11 @@ impl Flight<'_> {
 }
 
 fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
+    if !opts.stacks.is_empty() {
+        return Err(Error::Invalid(
+            "--stacks records in streaming mode only (not with --flight-recorder)".into(),
+        ));
+    }
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;

@@ -49,6 +49,16 @@ pub struct RecordArgs {
     /// Keep the recorder's own system calls (left out by default).
     #[arg(long)]
     pub trace_self: bool,
+    /// Take kernel (and user, where frame pointers allow) stacks where a latency rule fires:
+    /// `syscall>10ms` (a thread blocked in a slow system call), `offcpu>5ms` (the sleeper's
+    /// stack and its waker's), `wakeup>1ms`, `block>20ms`; repeatable. The thresholds are
+    /// checked in the kernel by eBPF (built with the `bpf` feature); the trace gets
+    /// `latency_tracker_*` stack events and a `tracekit_ksym` symbol table.
+    #[arg(long = "stacks", value_name = "RULE")]
+    pub stacks: Vec<record::trigger::Rule>,
+    /// With --stacks: kernel stacks only (no user-stack walks).
+    #[arg(long)]
+    pub no_user_stacks: bool,
     /// Record only these processes and their children (repeatable).
     #[arg(long)]
     pub pid: Vec<i32>,
@@ -121,6 +131,8 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         filters: args.filter.clone(),
         syscalls: args.syscall.clone(),
         trace_self: args.trace_self,
+        stacks: args.stacks.clone(),
+        user_stacks: !args.no_user_stacks,
         ..Default::default()
     };
     if !args.quiet {
@@ -173,6 +185,17 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!(
                 "network headers (eBPF): {} records, {} net events with headers, {} without",
                 n.records, n.matched, n.unmatched
+            );
+        }
+        if !args.stacks.is_empty() {
+            println!(
+                "stacks (eBPF): {} stack events, {} kernel symbols{}",
+                s.stacks,
+                s.stack_symbols,
+                s.stack_symbols_off
+                    .as_ref()
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default()
             );
         }
         println!("size: {:.1} MiB", s.bytes as f64 / (1 << 20) as f64);
