@@ -268,7 +268,13 @@ pub fn folded(
 /// A frame name without the separators of the folded format (`;`, spaces, newlines).
 fn fold_safe(s: &str) -> String {
     s.chars()
-        .map(|c| if c == ';' || c.is_whitespace() { '_' } else { c })
+        .map(|c| {
+            if c == ';' || c.is_whitespace() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 

@@ -101,7 +101,8 @@ mod imp {
                     .ok_or_else(|| format!("no program {prog} in the BPF object"))?
                     .try_into()
                     .map_err(|e| format!("{prog}: {e}"))?;
-                p.load(tp, &btf).map_err(|e| format!("loading {prog}: {e}"))?;
+                p.load(tp, &btf)
+                    .map_err(|e| format!("loading {prog}: {e}"))?;
                 p.attach()
                     .map_err(|e| format!("attaching {prog} to {tp}: {e}"))?;
             }
@@ -145,9 +146,11 @@ mod imp {
 
     impl StackProbe {
         pub fn start(_: &StackThresholds, _: i32, _: bool) -> Result<Self, String> {
-            Err("this tracekit was built without the `bpf` cargo feature (the stacks' \
+            Err(
+                "this tracekit was built without the `bpf` cargo feature (the stacks' \
                  latency thresholds are checked by eBPF)"
-                .into())
+                    .into(),
+            )
         }
 
         pub fn poll(&mut self, _f: impl FnMut(&[u8])) -> usize {

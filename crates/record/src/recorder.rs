@@ -2,12 +2,12 @@
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
 use crate::bpf::{NetProbe, StackProbe};
-use crate::stacks::{StackRecord, StackThresholds};
 use crate::convert::{select, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::filter::EventFilter;
 use crate::format::PageLayout;
 use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
+use crate::stacks::{StackRecord, StackThresholds};
 use crate::statedump::ProcSnapshot;
 use crate::tracefs::{self, signals, Instance, RawPipe, Tracefs};
 use crate::Error;
@@ -212,16 +212,19 @@ struct StackMerge {
     kaddrs: std::collections::HashSet<u64>,
     written: u64,
     vals: Vec<Value>,
+    symbols: kernel::stacks::Symbols,
 }
 
 impl StackMerge {
     /// Takes the records the helper has ready.
     fn poll(&mut self) {
         let (pending, npending, kaddrs) = (&mut self.pending, &mut self.npending, &mut self.kaddrs);
+        let syms = &self.symbols;
         self.probe.poll(|b| {
-            let Some(r) = StackRecord::parse(b) else {
+            let Some(mut r) = StackRecord::parse(b) else {
                 return;
             };
+            crate::stacks::trim_tracing_frames(&mut r.kstack, syms);
             kaddrs.extend(r.kstack.iter().copied());
             let c = (r.cpu as usize).min(pending.len().saturating_sub(1));
             let q = &mut pending[c];
@@ -333,7 +336,7 @@ impl Sink {
     }
 
     /// Writes the remaining stack records and the symbols their kernel addresses fall in.
-    fn finish_stacks(&mut self, syms: &kernel::stacks::Symbols) -> Result<u64, Error> {
+    fn finish_stacks(&mut self) -> Result<u64, Error> {
         let Some(sm) = &mut self.stacks else {
             return Ok(0);
         };
@@ -342,7 +345,7 @@ impl Sink {
         let Some(sm) = &mut self.stacks else {
             return Ok(0);
         };
-        let subset = syms.subset(sm.kaddrs.iter());
+        let subset = sm.symbols.subset(sm.kaddrs.iter());
         // After every event: a reader has the table once it has read the trace.
         let t = self.last_ts.iter().copied().max().unwrap_or(0);
         for s in &subset {
@@ -748,10 +751,14 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             eprintln!("tracekit: eBPF network-header helper attached");
         }
     }
-    let mut symbols = kernel::stacks::Symbols::default();
     let mut symbols_off = None;
     if !opts.stacks.is_empty() {
         let t = StackThresholds::from_rules(&opts.stacks)?;
+        let (symbols, why) = crate::stacks::read_kallsyms();
+        if let Some(w) = &why {
+            eprintln!("tracekit: {w}");
+        }
+        symbols_off = why;
         let probe = StackProbe::start(&t, std::process::id() as i32, opts.user_stacks)
             .map_err(|e| Error::Invalid(format!("--stacks: the eBPF stacks helper: {e}")))?;
         sink.stacks = Some(StackMerge {
@@ -761,13 +768,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             kaddrs: Default::default(),
             written: 0,
             vals: Vec::new(),
+            symbols,
         });
-        let (syms, why) = crate::stacks::read_kallsyms();
-        if let Some(w) = &why {
-            eprintln!("tracekit: {w}");
-        }
-        symbols = syms;
-        symbols_off = why;
     }
     let mut start = Instant::now();
     let result = (|| -> Result<(), Error> {
@@ -838,7 +840,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         drop(inst);
         return Err(annotate_partial(e, &opts.output));
     }
-    let stack_symbols = match sink.finish_stacks(&symbols) {
+    let stack_symbols = match sink.finish_stacks() {
         Ok(n) => n,
         Err(e) => {
             drop(inst);

@@ -176,6 +176,24 @@ impl StackRecord {
     }
 }
 
+/// Drops the innermost frames of the tracing machinery that ran the helper (the BPF program,
+/// the tracepoint's BPF runner and iterator), which a stack of the running task starts with.
+pub fn trim_tracing_frames(kstack: &mut Vec<u64>, syms: &Symbols) {
+    let n = kstack
+        .iter()
+        .take_while(|a| {
+            syms.lookup(**a).is_some_and(|(s, _)| {
+                s.name.starts_with("bpf_prog_")
+                    || s.name.starts_with("bpf_trace_run")
+                    || s.name.starts_with("__traceiter_")
+                    || s.name.starts_with("__bpf_trace_")
+                    || s.name.starts_with("bpf_trampoline_")
+            })
+        })
+        .count();
+    kstack.drain(..n);
+}
+
 /// The payload of a `tracekit_ksym` event.
 pub fn ksym_payload(s: &kernel::stacks::Symbol) -> Vec<Value> {
     vec![
@@ -245,7 +263,10 @@ mod tests {
         let b = record_bytes(1, &[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020], -14);
         let r = StackRecord::parse(&b).unwrap();
         assert_eq!(r.class, ev::SYSCALL_STACK);
-        assert_eq!((r.ts, r.delay, r.start_ts, r.cpu, r.tid, r.pid), (1000, 300, 700, 1, 42, 40));
+        assert_eq!(
+            (r.ts, r.delay, r.start_ts, r.cpu, r.tid, r.pid),
+            (1000, 300, 700, 1, 42, 40)
+        );
         assert_eq!(r.comm, b"sync");
         assert_eq!(r.kstack, vec![0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
         assert!(r.ustack.is_empty(), "a failed user walk gives no frames");
@@ -265,7 +286,10 @@ mod tests {
             .map(|r| r.parse().unwrap())
             .collect();
         let t = StackThresholds::from_rules(&rules).unwrap();
-        assert_eq!((t.syscall, t.offcpu, t.wakeup, t.block), (2_000_000, 5_000_000, 0, 0));
+        assert_eq!(
+            (t.syscall, t.offcpu, t.wakeup, t.block),
+            (2_000_000, 5_000_000, 0, 0)
+        );
         let irq: Rule = "irq>1ms".parse().unwrap();
         assert!(StackThresholds::from_rules(&[irq]).is_err());
     }
