@@ -56,6 +56,8 @@ pub struct StackSample {
     pub ts: i64,
     /// The CPU (stream) it was recorded on, when known.
     pub cpu: Option<u32>,
+    /// The host (the trace's `hostname`), when known.
+    pub host: Option<String>,
     /// Thread whose stack it is.
     pub tid: i32,
     /// Its process.
@@ -94,6 +96,7 @@ impl StackSample {
             kind,
             ts,
             cpu,
+            host: None,
             tid: int("tid")? as i32,
             pid: int("pid").unwrap_or(0) as i32,
             comm: string("comm"),
@@ -323,7 +326,9 @@ pub fn read_stacks(traces: &[std::sync::Arc<ctf::Trace>]) -> Result<TraceStacks,
                     });
                 } else if StackKind::from_event_name(name).is_some() {
                     let ts = ev.time_ns().unwrap_or(0);
-                    if let Some(s) = StackSample::from_event(&ev, ts, crate::recorded_cpu(&ev)) {
+                    if let Some(mut s) = StackSample::from_event(&ev, ts, crate::recorded_cpu(&ev))
+                    {
+                        s.host = t.hostname().map(str::to_string);
                         samples.push(s);
                     }
                 }
@@ -371,6 +376,7 @@ mod tests {
             kind: StackKind::OffCpu,
             ts: 0,
             cpu: None,
+            host: None,
             tid: 1,
             pid: 1,
             comm: "my prog".into(),

@@ -85,9 +85,14 @@ struct {
 	__uint(max_entries, 1 << 23);
 } stacks SEC(".maps");
 
+// The per-task maps are plain hash maps, their entries deleted when used and when the task
+// exits: an LRU map evicts entries early under the update rate of the scheduler and system
+// call tracepoints (its free lists are per CPU), which would lose long waits — the ones
+// wanted.
+
 // Per task: when it last went off the CPU (offcpu).
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __s32);
 	__type(value, __u64);
@@ -95,7 +100,7 @@ struct {
 
 // Per task: when it was last woken (wakeup).
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __s32);
 	__type(value, __u64);
@@ -109,7 +114,7 @@ struct sys_state {
 
 // Per task: the system call in progress (syscall).
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __s32);
 	__type(value, struct sys_state);
@@ -336,6 +341,19 @@ int tk_stacks_rq_complete(unsigned long long *ctx)
 		bpf_map_update_elem(&slow_io, &tid, &io, BPF_ANY);
 	}
 	bpf_map_delete_elem(&rq_issued, &rq);
+	return 0;
+}
+
+// A task that exits leaves its entries (exit_group never returns to sys_exit).
+SEC("tp_btf/sched_process_exit")
+int tk_stacks_exit(unsigned long long *ctx)
+{
+	struct task_struct *p = (struct task_struct *)ctx[0];
+	__s32 tid = p->pid;
+	bpf_map_delete_elem(&off_since, &tid);
+	bpf_map_delete_elem(&woken_at, &tid);
+	bpf_map_delete_elem(&in_syscall, &tid);
+	bpf_map_delete_elem(&slow_io, &tid);
 	return 0;
 }
 

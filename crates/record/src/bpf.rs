@@ -83,7 +83,10 @@ mod imp {
                 .load(STACKS_OBJECT)
                 .map_err(|e| format!("loading the BPF object: {e}"))?;
             // Only the tracepoints the rules need cost anything.
-            let mut progs = vec![("tk_stacks_switch", "sched_switch")];
+            let mut progs = vec![
+                ("tk_stacks_switch", "sched_switch"),
+                ("tk_stacks_exit", "sched_process_exit"),
+            ];
             if t.offcpu > 0 || t.wakeup > 0 {
                 progs.push(("tk_stacks_waking", "sched_waking"));
             }

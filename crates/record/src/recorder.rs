@@ -709,6 +709,11 @@ fn drain_once(
             let Some(n) = pipe.read_page(buf)? else {
                 break;
             };
+            // The helper's records of the events on this page were committed before the page
+            // was read: take them now, so that they go in at their own times.
+            if let Some(st) = &mut sink.stacks {
+                st.poll();
+            }
             let full = sink.page(layout, *cpu, &buf[..n])?;
             if !full {
                 break;

@@ -46,11 +46,13 @@ fn start_recorder(out: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Waits until the recorder's tracefs instance traces.
+/// Waits until the recorder's tracefs instance traces: `sched_switch` enabled (done after
+/// tracing was turned off, a new instance tracing from its creation) and tracing on.
 fn wait_tracing(rec: &Child) {
-    let on = Path::new(TRACEFS).join(format!("instances/tracekit-{}/tracing_on", rec.id()));
+    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
+    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
     let t0 = Instant::now();
-    while !std::fs::read_to_string(&on).is_ok_and(|s| s.trim() == "1") {
+    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "recorder {} did not start tracing",
@@ -139,7 +141,13 @@ fn filtered_recording_holds_exactly_what_the_filter_admits() {
     let pid = work.id() as i64;
     let full = tmp.path().join("full");
     let filtered = tmp.path().join("filtered");
-    let all = start_recorder(&full, &["--events", "sched_switch,syscalls"]);
+    // The reference: every event of the workload (PID tracking, not a filter), which keeps
+    // it small enough not to lose events on a busy machine.
+    let pid_s = pid.to_string();
+    let all = start_recorder(
+        &full,
+        &["--events", "sched_switch,syscalls", "--pid", &pid_s],
+    );
     let sysf = format!("syscall_*=$ctx.tid == {pid} && $ctx.procname == \"s*\"");
     let swf = format!("sched_sw*=prev_tid == {pid} || next_tid == {pid}");
     let some = start_recorder(
