@@ -17,6 +17,11 @@ pub struct StackIndex {
 /// next switch-in after the completion.
 const BLOCK_SLACK_NS: i64 = 1_000_000_000;
 
+/// How far a stack's interval may be from its occurrence's: the helper and the ftrace event
+/// are written by the same tracepoint, but a record that reached the recorder late was written
+/// at the time of its CPU's last event.
+const MATCH_SLACK_NS: i64 = 1_000_000;
+
 impl StackIndex {
     /// Indexes the stacks of some traces.
     pub fn new(stacks: TraceStacks) -> StackIndex {
@@ -61,7 +66,12 @@ impl StackIndex {
             .filter(|s| {
                 let of_thread = s.tid == tid;
                 let woke_thread = s.wakee.as_ref().is_some_and(|(w, _)| *w == tid);
-                let within = s.ts >= r.begin && s.ts <= r.end;
+                // The interval the rule measured starts where the occurrence does (the same
+                // clock, the same tracepoints) and ends within it.
+                let from = s.ts.saturating_sub(s.delay.min(i64::MAX as u64) as i64);
+                let within = (from - r.begin).abs() <= MATCH_SLACK_NS
+                    && s.ts >= r.begin
+                    && s.ts <= r.end + MATCH_SLACK_NS;
                 match (r.tracker, s.kind) {
                     (Tracker::Syscall, StackKind::Syscall) => of_thread && within,
                     (Tracker::Offcpu, StackKind::OffCpu) => of_thread && within,

@@ -44,6 +44,11 @@ fn stacks_of(dir: &Path) -> kernel::stacks::TraceStacks {
     kernel::stacks::read_stacks(&traces).expect("read the stacks")
 }
 
+/// `150.138 ms`, as `tracekit latency` writes a duration of milliseconds.
+fn fmt_ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
 #[test]
 fn stacks_where_a_sleeping_child_waits() {
     if !enabled("stacks_where_a_sleeping_child_waits") {
@@ -173,16 +178,25 @@ fn stacks_where_a_sleeping_child_waits() {
         .unwrap();
     assert!(lat.status.success());
     let text = String::from_utf8_lossy(&lat.stdout);
-    let block: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.contains(&format!("sleep ({long_tid})")))
-        .take(12)
-        .collect();
+    let mut lines = text.lines();
+    let report = lines
+        .find(|l| l.contains(&format!("sleep ({long_tid})")) && l.contains("clock_nanosleep"))
+        .unwrap_or_else(|| panic!("no report of the long sleep:\n{text}"));
+    assert!(report.contains("syscall"), "{report}");
+    assert_eq!(
+        lines.next().map(str::trim),
+        Some(
+            format!(
+                "syscall stack of sleep ({long_tid}), {}:",
+                fmt_ms(sys[0].delay)
+            )
+            .as_str()
+        ),
+        "{text}"
+    );
+    let first = lines.next().unwrap_or_default().trim();
     assert!(
-        block.iter().any(|l| {
-            let l = l.trim_start();
-            l.starts_with("do_nanosleep+0x") || l.starts_with("hrtimer_nanosleep+0x")
-        }),
+        first.starts_with("do_nanosleep+0x") || first.starts_with("hrtimer_nanosleep+0x"),
         "{text}"
     );
     // ...folded for flame graphs, weighted in µs...
