@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The helpers: the network headers of the net events, and the stacks of `--stacks`.
-const OBJECTS: &[&str] = &["netheaders", "stacks"];
+/// The helpers: the network headers of the net events, the stacks of `--stacks`, the string
+/// arguments of the system calls.
+const OBJECTS: &[&str] = &["netheaders", "stacks", "sysargs"];
 
 fn main() {
     for o in OBJECTS {

@@ -5,6 +5,8 @@
 //!   tracepoints, the packets' headers.
 //! - [`StackProbe`]: `bpf/stacks.bpf.c` on BTF tracepoints (scheduler, system calls, block
 //!   requests), the stacks of `--stacks`.
+//! - [`ArgProbe`]: `bpf/sysargs.bpf.c` on the `sys_enter` BTF tracepoint, the string
+//!   arguments of the system calls.
 
 use crate::netheader::HeaderStore;
 use crate::stacks::StackThresholds;
@@ -125,6 +127,65 @@ mod imp {
             n
         }
     }
+
+    static SYSARGS_OBJECT: &[u8] =
+        aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sysargs.bpf.o"));
+
+    pub struct ArgProbe {
+        ring: RingBuf<MapData>,
+        _bpf: Ebpf,
+    }
+
+    impl ArgProbe {
+        /// `masks`: (system call number, a bit per string argument).
+        pub fn start(masks: &[(u32, u8)], self_tgid: i32) -> Result<Self, String> {
+            use aya::maps::Array;
+            use aya::programs::BtfTracePoint;
+            use aya::{Btf, EbpfLoader};
+            let btf = Btf::from_sys_fs()
+                .map_err(|e| format!("the kernel's BTF (/sys/kernel/btf/vmlinux): {e}"))?;
+            let mut bpf = EbpfLoader::new()
+                .override_global("cfg_self_tgid", &self_tgid, true)
+                .load(SYSARGS_OBJECT)
+                .map_err(|e| format!("loading the BPF object: {e}"))?;
+            {
+                let map = bpf
+                    .map_mut("strings")
+                    .ok_or("no map `strings` in the BPF object")?;
+                let mut arr: Array<_, u8> =
+                    Array::try_from(map).map_err(|e| format!("map `strings`: {e}"))?;
+                for &(nr, m) in masks {
+                    if nr < 512 && m != 0 {
+                        arr.set(nr, m, 0)
+                            .map_err(|e| format!("map `strings`[{nr}]: {e}"))?;
+                    }
+                }
+            }
+            let p: &mut BtfTracePoint = bpf
+                .program_mut("tk_sysargs_enter")
+                .ok_or("no program tk_sysargs_enter in the BPF object")?
+                .try_into()
+                .map_err(|e| format!("tk_sysargs_enter: {e}"))?;
+            p.load("sys_enter", &btf)
+                .map_err(|e| format!("loading tk_sysargs_enter: {e}"))?;
+            p.attach()
+                .map_err(|e| format!("attaching tk_sysargs_enter to sys_enter: {e}"))?;
+            let map = bpf
+                .take_map("sysargs")
+                .ok_or("no ring buffer `sysargs` in the BPF object")?;
+            let ring = RingBuf::try_from(map).map_err(|e| format!("ring buffer: {e}"))?;
+            Ok(ArgProbe { ring, _bpf: bpf })
+        }
+
+        pub fn poll(&mut self, mut f: impl FnMut(&[u8])) -> usize {
+            let mut n = 0;
+            while let Some(item) = self.ring.next() {
+                f(&item);
+                n += 1;
+            }
+            n
+        }
+    }
 }
 
 #[cfg(not(feature = "bpf"))]
@@ -160,6 +221,19 @@ mod imp {
             0
         }
     }
+
+    /// Stand-in when the `bpf` feature is off: never starts.
+    pub struct ArgProbe(());
+
+    impl ArgProbe {
+        pub fn start(_: &[(u32, u8)], _: i32) -> Result<Self, String> {
+            Err("this tracekit was built without the `bpf` cargo feature".into())
+        }
+
+        pub fn poll(&mut self, _f: impl FnMut(&[u8])) -> usize {
+            0
+        }
+    }
 }
 
-pub use imp::{NetProbe, StackProbe};
+pub use imp::{ArgProbe, NetProbe, StackProbe};

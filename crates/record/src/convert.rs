@@ -10,7 +10,7 @@ use crate::format::{EventFormat, FieldDesc, FormatError};
 use ctf::ir::TraceClass;
 use ctf::value::Value;
 use kernel::lttng::ev;
-use kernel::lttng::syscalls::{add_syscall_classes, fill, SyscallPlan};
+use kernel::lttng::syscalls::{add_syscall_classes, fill, fill_with, SyscallPlan};
 pub use kernel::lttng::syscalls::{
     SyscallArg, SyscallDef, SYSCALL_ENTRY_UNKNOWN, SYSCALL_EXIT_UNKNOWN,
 };
@@ -426,6 +426,10 @@ pub(crate) fn tracefs_names(table_name: &str) -> Vec<String> {
 /// Looks up the thread-group id of a thread the converter has not seen (e.g. in /proc).
 pub(crate) type TgidLookup = Box<dyn FnMut(i32) -> Option<i32> + Send>;
 
+/// Gives the user-space string of argument `arg` of the system call `nr` thread `tid` entered
+/// at raw time `ts` (e.g. from the eBPF helper).
+pub(crate) type UserStrings = Box<dyn FnMut(i32, i64, usize, u64) -> Option<Vec<u8>> + Send>;
+
 struct Handler {
     kind: Kind,
     f: Vec<FieldDesc>,
@@ -451,6 +455,9 @@ pub struct Converter {
     pending: HashMap<i32, (i64, [u64; 6])>,
     tgids: HashMap<i32, i32>,
     lookup: Option<TgidLookup>,
+    user: Option<UserStrings>,
+    /// Raw time of the record being converted (for `user`).
+    now: u64,
     ns_inum: u64,
     /// What the conversion met so far.
     pub stats: ConvertStats,
@@ -499,6 +506,8 @@ impl Converter {
             pending: HashMap::new(),
             tgids: HashMap::new(),
             lookup: None,
+            user: None,
+            now: 0,
             ns_inum: 0,
             stats: ConvertStats::default(),
         })
@@ -507,6 +516,18 @@ impl Converter {
     /// Sets how unknown thread-group ids are looked up.
     pub(crate) fn set_tgid_lookup(&mut self, f: TgidLookup) {
         self.lookup = Some(f);
+    }
+
+    /// Sets the raw time of the next record to convert (used to match the user-space strings
+    /// of its system call).
+    #[inline]
+    pub(crate) fn set_time(&mut self, ts: u64) {
+        self.now = ts;
+    }
+
+    /// Sets where the system calls' user-space string arguments come from.
+    pub(crate) fn set_user_strings(&mut self, f: UserStrings) {
+        self.user = Some(f);
     }
 
     /// Records a known thread → thread-group mapping (e.g. from the statedump).
@@ -578,7 +599,13 @@ impl Converter {
             out.push(Value::Array(args.iter().map(|&a| Value::U64(a)).collect()));
             return SYSCALL_ENTRY_UNKNOWN;
         };
-        fill(&plan.entry, 0, &args, out);
+        match &mut self.user {
+            Some(user) => {
+                let now = self.now;
+                fill_with(&plan.entry, 0, &args, &mut |i| user(tid, nr, i, now), out)
+            }
+            None => fill(&plan.entry, 0, &args, out),
+        }
         if plan.exit_needs_args {
             self.pending.insert(tid, (nr, args));
         }

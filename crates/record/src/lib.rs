@@ -4,7 +4,7 @@
 //!   `header_page` files, [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records
 //!   to lttng-modules event classes, [`statedump`] builds the `lttng_statedump_*` events,
 //!   [`netheader`] parses the network headers of the eBPF helper, [`stacks`] the records of
-//!   the stacks helper, [`trigger`] checks the
+//!   the stacks helper, [`sysargs`] the system calls' string arguments, [`trigger`] checks the
 //!   `--snapshot-on` latency rules, [`filter`](mod@filter) compiles `--filter` expressions.
 //! - I/O (private): `tracefs` (instance, raw pipes, /proc, signals) and `recorder` (the
 //!   loop, [`record`]).
@@ -20,6 +20,7 @@ pub mod page;
 mod recorder;
 pub mod stacks;
 pub mod statedump;
+pub mod sysargs;
 pub mod syscall_table;
 mod tracefs;
 pub mod trigger;

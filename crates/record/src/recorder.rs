@@ -1,7 +1,7 @@
 //! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
-use crate::bpf::{NetProbe, StackProbe};
+use crate::bpf::{ArgProbe, NetProbe, StackProbe};
 use crate::convert::{select, Converter, KnownEvent, DEFAULT_GROUPS};
 use crate::filter::EventFilter;
 use crate::format::PageLayout;
@@ -71,6 +71,9 @@ pub struct RecordOptions {
     pub stacks: Vec<crate::trigger::Rule>,
     /// With `stacks`: also walk the user stacks (frame pointers).
     pub user_stacks: bool,
+    /// Put the system calls' string arguments (file names…) in their entry events, read by
+    /// the eBPF helper (feature `bpf`; streaming mode). When it cannot start they stay empty.
+    pub syscall_strings: bool,
 }
 
 impl Default for RecordOptions {
@@ -97,6 +100,7 @@ impl Default for RecordOptions {
             trace_self: false,
             stacks: Vec::new(),
             user_stacks: true,
+            syscall_strings: true,
         }
     }
 }
@@ -138,6 +142,11 @@ pub struct RecordSummary {
     pub stack_symbols: u64,
     /// Why the stacks have no symbols, when they have none.
     pub stack_symbols_off: Option<String>,
+    /// System-call string arguments put in events (eBPF helper), when it ran.
+    pub syscall_strings: Option<u64>,
+    /// Why the system calls' string arguments are empty (syscalls recorded, helper not
+    /// running).
+    pub syscall_strings_off: Option<String>,
 }
 
 /// The LTTng trace environment and trace class for this host.
@@ -371,6 +380,7 @@ impl Sink {
                     return;
                 }
             }
+            self.conv.set_time(ts);
             let Some(id) = self.conv.convert(rec, &mut self.vals) else {
                 return;
             };
@@ -756,6 +766,55 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             eprintln!("tracekit: eBPF network-header helper attached");
         }
     }
+    let mut strings_off = None;
+    let strings_matched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    if !s.syscalls.is_empty() {
+        let masks: Vec<(u32, u8)> = s
+            .syscalls
+            .iter()
+            .map(|d| (d.nr, kernel::lttng::syscalls::user_string_mask(d)))
+            .filter(|(_, m)| *m != 0)
+            .collect();
+        let started = if opts.syscall_strings {
+            ArgProbe::start(&masks, std::process::id() as i32)
+        } else {
+            Err("disabled".into())
+        };
+        match started {
+            Ok(mut probe) => {
+                let mut store = crate::sysargs::ArgStore::new();
+                let matched = strings_matched.clone();
+                sink.conv
+                    .set_user_strings(Box::new(move |tid, nr, arg, ts| {
+                        let mut r = store.take(tid, nr, arg, ts);
+                        if r.is_none() {
+                            // The helper's record is written right after the ftrace event: it
+                            // may not have been read yet.
+                            probe.poll(|b| {
+                                if let Some(a) = crate::sysargs::ArgRecord::parse(b) {
+                                    store.push(a);
+                                }
+                            });
+                            r = store.take(tid, nr, arg, ts);
+                        }
+                        matched.store(store.matched, std::sync::atomic::Ordering::Relaxed);
+                        r
+                    }));
+                if opts.verbose {
+                    eprintln!("tracekit: eBPF system-call string helper attached");
+                }
+            }
+            Err(e) => {
+                if opts.syscall_strings {
+                    eprintln!(
+                        "tracekit: system-call string arguments unavailable ({e}): file names \
+                         in syscall_entry_* events are left empty"
+                    );
+                }
+                strings_off = Some(e);
+            }
+        }
+    }
     let mut symbols_off = None;
     if !opts.stacks.is_empty() {
         let t = StackThresholds::from_rules(&opts.stacks)?;
@@ -884,6 +943,9 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         stacks: stacks_written,
         stack_symbols,
         stack_symbols_off: symbols_off.filter(|_| stacks_written > 0),
+        syscall_strings: (strings_off.is_none() && !s.syscalls.is_empty())
+            .then(|| strings_matched.load(std::sync::atomic::Ordering::Relaxed)),
+        syscall_strings_off: strings_off,
     })
 }
 

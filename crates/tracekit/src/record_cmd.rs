@@ -59,6 +59,10 @@ pub struct RecordArgs {
     /// With --stacks: kernel stacks only (no user-stack walks).
     #[arg(long)]
     pub no_user_stacks: bool,
+    /// Do not read the system calls' string arguments (file names of openat, execve…) with the
+    /// eBPF helper (built with the `bpf` feature only); they are then left empty.
+    #[arg(long)]
+    pub no_syscall_strings: bool,
     /// Record only these processes and their children (repeatable).
     #[arg(long)]
     pub pid: Vec<i32>,
@@ -133,6 +137,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         trace_self: args.trace_self,
         stacks: args.stacks.clone(),
         user_stacks: !args.no_user_stacks,
+        syscall_strings: !args.no_syscall_strings,
         ..Default::default()
     };
     if !args.quiet {
@@ -186,6 +191,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 "network headers (eBPF): {} records, {} net events with headers, {} without",
                 n.records, n.matched, n.unmatched
             );
+        }
+        if let Some(n) = s.syscall_strings {
+            println!("system-call strings (eBPF): {n} in events");
         }
         if !args.stacks.is_empty() {
             println!(

@@ -1,8 +1,12 @@
-//! `tracekit record --stacks` on the real kernel, then `tracekit latency` and `critpath` on
-//! what it recorded: a child sleeping over the threshold gets its stacks (where it slept, who
-//! woke it), children sleeping under it get none (the threshold is checked in the kernel).
+//! The eBPF helpers of `tracekit record` on the real kernel:
+//! - `--stacks`, then `tracekit latency` and `critpath` on what it recorded: a child sleeping
+//!   over the threshold gets its stacks (where it slept, who woke it), children sleeping under
+//!   it get none (the threshold is checked in the kernel);
+//! - the system calls' string arguments: the I/O analyses name the files a workload read and
+//!   wrote, with the sizes it read and wrote, as lttng-analyses does on the same recording.
+//!
 //! Needs root, tracefs and the `bpf` feature (`cargo test -p tracekit --features bpf --test
-//! record_stacks`); runs when `TRACEKIT_ROOT_TESTS=1`.
+//! record_bpf`); runs when `TRACEKIT_ROOT_TESTS=1`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -38,6 +42,46 @@ fn tracekit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracekit"))
 }
 
+/// One recorder at a time: they would compete for the two CPUs and the kernel buffers.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Starts `tracekit record -q -o OUT ARGS…` and waits until it traces.
+fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
+    let t0 = Instant::now();
+    let rec = tracekit()
+        .args(["record", "-q", "-o"])
+        .arg(out)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A new instance traces from its creation: tracing is on for the recording once
+    // sched_switch is enabled (after tracing was turned off) and tracing is on again.
+    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
+    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
+    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "recorder did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    rec
+}
+
+/// Stops a recorder with SIGINT; its stderr.
+fn stop_recording(rec: std::process::Child) -> String {
+    let st = Command::new("kill")
+        .args(["-INT", &rec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = rec.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "tracekit record failed: {err}");
+    err
+}
+
 /// The stack events of a trace, as kernel::stacks reads them, with its symbols.
 fn stacks_of(dir: &Path) -> kernel::stacks::TraceStacks {
     let traces = ctf::open_all(&[dir]).expect("open the trace");
@@ -54,27 +98,21 @@ fn stacks_where_a_sleeping_child_waits() {
     if !enabled("stacks_where_a_sleeping_child_waits") {
         return;
     }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let t0 = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("kernel");
-    let rec = tracekit()
-        .args(["record", "-q", "--events", "sched,syscalls,timer,irq", "-o"])
-        .arg(&out)
-        .args(["--stacks", "syscall>40ms", "--stacks", "offcpu>40ms"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A new instance traces from its creation: tracing is on for the recording once
-    // sched_switch is enabled (after tracing was turned off) and tracing is on again.
-    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
-    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
-    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "recorder did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let rec = start_recording(
+        &out,
+        &[
+            "--events",
+            "sched,syscalls,timer,irq",
+            "--stacks",
+            "syscall>40ms",
+            "--stacks",
+            "offcpu>40ms",
+        ],
+    );
     std::thread::sleep(Duration::from_millis(200));
     // Sleepers under the threshold first, then one over it.
     let mut short = Vec::new();
@@ -87,17 +125,7 @@ fn stacks_where_a_sleeping_child_waits() {
     let long_tid = long.id() as i32;
     assert!(long.wait().unwrap().success());
     std::thread::sleep(Duration::from_millis(200));
-    let st = Command::new("kill")
-        .args(["-INT", &rec.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = rec.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "record --stacks failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let rec_err = stop_recording(rec);
 
     let ts = stacks_of(&out);
     let mut kinds = std::collections::BTreeMap::new();
@@ -107,7 +135,7 @@ fn stacks_where_a_sleeping_child_waits() {
     eprintln!(
         "stack samples {kinds:?}, {} symbols; recorder: {}",
         ts.symbols.symbols().len(),
-        String::from_utf8_lossy(&o.stderr)
+        rec_err
     );
     assert!(
         !ts.symbols.is_empty(),
@@ -274,4 +302,110 @@ fn stacks_where_a_sleeping_child_waits() {
         assert!(t.contains("tracekit_ksym:"));
     }
     eprintln!("stacks test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// The rows of a LAMI table of a class (`per-file-top`…), in order.
+fn lami_tables<'a>(j: &'a serde_json::Value, class: &str) -> Vec<&'a Vec<serde_json::Value>> {
+    j["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results in {j}"))
+        .iter()
+        .filter(|t| match &t["class"] {
+            serde_json::Value::String(s) => s == class,
+            c => c["inherit"].as_str() == Some(class),
+        })
+        .map(|t| t["data"].as_array().unwrap())
+        .collect()
+}
+
+/// The size a per-file table gives a path, if it lists it.
+fn file_size(rows: &[serde_json::Value], path: &str) -> Option<i64> {
+    rows.iter().find_map(|r| {
+        let r = r.as_array()?;
+        (r.first()?["path"].as_str()? == path).then(|| r.get(1)?["value"].as_i64())?
+    })
+}
+
+#[test]
+fn io_analyses_name_the_files_a_workload_used() {
+    if !enabled("io_analyses_name_the_files_a_workload_used") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    // Sizes no other file of the machine is likely to read or write in the same seconds.
+    let input = tmp.path().join("tracekit-known-input.dat");
+    std::fs::write(&input, vec![b'x'; 12_345]).unwrap();
+    let output = tmp.path().join("tracekit-known-output.dat");
+    // lttng-analyses wants the trace under a path component ending in `kernel`; it cannot
+    // read the 2.13 fd statedump.
+    let out = tmp.path().join("run").join("kernel");
+    let rec = start_recording(&out, &["--events", "sched,syscalls", "--no-statedump-fds"]);
+    let script = format!(
+        "cat {i} > /dev/null; cat {i} > /dev/null; head -c 7000 /dev/zero > {o}",
+        i = input.display(),
+        o = output.display()
+    );
+    assert!(Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_millis(300));
+    stop_recording(rec);
+
+    let input = input.to_str().unwrap();
+    let output = output.to_str().unwrap();
+    let check = |who: &str, j: &serde_json::Value| {
+        let tables = lami_tables(j, "per-file-top");
+        assert_eq!(
+            tables.len(),
+            2,
+            "{who}: read and written per-file tables: {j}"
+        );
+        assert_eq!(
+            file_size(tables[0], input),
+            Some(2 * 12_345),
+            "{who}: bytes read from {input}: {j}"
+        );
+        assert_eq!(
+            file_size(tables[1], output),
+            Some(7_000),
+            "{who}: bytes written to {output}: {j}"
+        );
+    };
+    let ours = tracekit()
+        .args(["analyze", "iousagetop", "--mi", "--limit", "100000"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    check(
+        "tracekit",
+        &serde_json::from_slice(&ours.stdout).expect("tracekit's LAMI JSON"),
+    );
+    if testkit::tool_or_skip(
+        "lttng-iousagetop-mi",
+        "apt-get install python3-lttnganalyses",
+        "the lttng-analyses comparison",
+    ) {
+        let theirs = Command::new("lttng-iousagetop-mi")
+            .args(["--limit", "100000"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&theirs.stdout).unwrap_or_else(|e| {
+            panic!(
+                "lttng-iousagetop-mi: bad JSON ({e}): {}",
+                String::from_utf8_lossy(&theirs.stderr)
+            )
+        });
+        check("lttng-analyses", &j);
+    }
+    eprintln!("io test: {:.1} s", t0.elapsed().as_secs_f64());
 }
