@@ -49,6 +49,8 @@ enum Kind {
     SysEnter,
     SysExit,
     Net(u64),
+    /// A dynamic probe of class id `.0`; `.1`: a return probe (`ip`, `parent_ip`).
+    Probe(u64, bool),
 }
 
 impl Kind {
@@ -80,6 +82,8 @@ impl Kind {
             Kind::SysEnter => &["id", "args"],
             Kind::SysExit => &["id", "ret"],
             Kind::Net(_) => &["skbaddr", "len", "name"],
+            Kind::Probe(_, false) => &["__probe_ip"],
+            Kind::Probe(_, true) => &["__probe_func", "__probe_ret_ip"],
         }
     }
 }
@@ -518,6 +522,32 @@ impl Converter {
         self.lookup = Some(f);
     }
 
+    /// Adds the event class of a dynamic probe (`--probe`, `--function`,
+    /// `--userspace-probe`) to `tc`, in lttng-modules' kprobe layout (`ip`, and `parent_ip`
+    /// for a return probe), with id `id`, converting the records of tracefs format `fmt`.
+    pub fn add_probe(
+        &mut self,
+        tc: &mut TraceClass,
+        fmt: &EventFormat,
+        name: &str,
+        id: u64,
+        ret: bool,
+    ) -> Result<(), FormatError> {
+        let kind = Kind::Probe(id, ret);
+        let f = kind
+            .fields()
+            .iter()
+            .map(|n| fmt.need(n).cloned())
+            .collect::<Result<Vec<_>, _>>()?;
+        let slot = fmt.id as usize;
+        if self.handlers.len() <= slot {
+            self.handlers.resize_with(slot + 1, || None);
+        }
+        self.handlers[slot] = Some(Handler { kind, f });
+        kernel::lttng::add_probe_class(tc, id, name, ret);
+        Ok(())
+    }
+
     /// Sets the raw time of the next record to convert (used to match the user-space strings
     /// of its system call).
     #[inline]
@@ -770,6 +800,14 @@ fn convert_with(h: &Handler, rec: &[u8], out: &mut Vec<Value>) -> Option<Conv> {
             Some(Conv::SysEnter(nr, args))
         }
         Kind::SysExit => Some(Conv::SysExit(f[0].int(rec)?, f[1].int(rec)?)),
+        Kind::Probe(id, false) => {
+            out.push(u(&f[0], rec)?);
+            Some(Conv::Done(id))
+        }
+        Kind::Probe(id, true) => {
+            out.extend([u(&f[0], rec)?, u(&f[1], rec)?]);
+            Some(Conv::Done(id))
+        }
         Kind::Net(id) => {
             // The header is filled in by the recorder from the eBPF records, if any.
             let (t, h) = crate::netheader::unknown_header();

@@ -17,6 +17,7 @@ pub mod filter;
 pub mod format;
 pub mod netheader;
 pub mod page;
+pub mod probes;
 mod recorder;
 pub mod stacks;
 pub mod statedump;

@@ -71,6 +71,8 @@ pub struct RecordOptions {
     pub stacks: Vec<crate::trigger::Rule>,
     /// With `stacks`: also walk the user stacks (frame pointers).
     pub user_stacks: bool,
+    /// Dynamic probes: kprobes, kretprobe pairs, uprobes.
+    pub probes: Vec<crate::probes::ProbeSpec>,
     /// Put the system calls' string arguments (file names…) in their entry events, read by
     /// the eBPF helper (feature `bpf`; streaming mode). When it cannot start they stay empty.
     pub syscall_strings: bool,
@@ -101,6 +103,7 @@ impl Default for RecordOptions {
             stacks: Vec::new(),
             user_stacks: true,
             syscall_strings: true,
+            probes: Vec::new(),
         }
     }
 }
@@ -423,6 +426,20 @@ struct Setup {
     /// Per event of `known`: the tracefs filter it gets (`None`: no filter), or `Err(())`
     /// when a filter admits none of its events (the event is not enabled).
     filters: Vec<Result<Option<String>, ()>>,
+    /// The dynamic probes' events (defined while the setup lives).
+    probes: Vec<ProbeEvent>,
+    _dynamic: Option<tracefs::DynamicEvents>,
+}
+
+/// One event of a dynamic probe.
+struct ProbeEvent {
+    /// LTTng event name.
+    name: String,
+    /// tracefs system (the run's probe group) and event.
+    system: String,
+    event: String,
+    format: crate::format::EventFormat,
+    ret: bool,
 }
 
 fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
@@ -458,6 +475,7 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
         Vec::new()
     };
     let filters = event_filters(&known, opts, sel.syscalls.as_deref())?;
+    let (probes, dynamic) = define_probes(&tfs, opts)?;
     if opts.verbose {
         for ((k, _), f) in known.iter().zip(&filters) {
             match f {
@@ -477,7 +495,44 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
         known,
         syscalls,
         filters,
+        probes,
+        _dynamic: dynamic,
     })
+}
+
+/// Defines the `--probe`/`--function`/`--userspace-probe` events in the group
+/// `tkprobe_PID` (removed when the returned guard is dropped).
+fn define_probes(
+    tfs: &Tracefs,
+    opts: &RecordOptions,
+) -> Result<(Vec<ProbeEvent>, Option<tracefs::DynamicEvents>), Error> {
+    if opts.probes.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    for g in tracefs::DynamicEvents::remove_stale(tfs) {
+        eprintln!("tracekit: removed the probes {g} of a dead recorder");
+    }
+    let group = format!("tkprobe_{}", std::process::id());
+    let mut dynamic = tracefs::DynamicEvents::new(tfs);
+    let mut events = Vec::new();
+    for spec in &opts.probes {
+        let names = spec.event_names();
+        let defs = spec
+            .definitions(&group)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        for (i, (line, ev, ret)) in defs.into_iter().enumerate() {
+            dynamic.define(spec.is_kernel(), &line)?;
+            let format = tfs.event_format(&group, &ev)?;
+            events.push(ProbeEvent {
+                name: names.get(i).cloned().unwrap_or_else(|| ev.clone()),
+                system: group.clone(),
+                event: ev,
+                format,
+                ret,
+            });
+        }
+    }
+    Ok((events, Some(dynamic)))
 }
 
 /// The tracefs filter of each selected event: the `--filter`s that apply to it, the selected
@@ -616,7 +671,28 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
         }
         inst.enable_event(k.system, k.event)?;
     }
+    for p in &s.probes {
+        inst.enable_event(&p.system, &p.event)?;
+    }
     Ok(inst)
+}
+
+/// The converter of a run's events (the known events, the system calls, the probes), its
+/// classes added to `tc`.
+fn converter(s: &Setup, tc: &mut TraceClass) -> Result<Converter, Error> {
+    let mut conv =
+        Converter::new(tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    for (i, p) in s.probes.iter().enumerate() {
+        conv.add_probe(
+            tc,
+            &p.format,
+            &p.name,
+            kernel::lttng::FIRST_PROBE_ID + i as u64,
+            p.ret,
+        )
+        .map_err(|e| Error::Format(e.to_string()))?;
+    }
+    Ok(conv)
 }
 
 fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Sink, Error> {
@@ -625,8 +701,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let mut tc = build_trace_class(opts, &name);
-    let mut conv =
-        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    let mut conv = converter(s, &mut tc)?;
     if !opts.stacks.is_empty() {
         kernel::lttng::stacks::add_stack_classes(&mut tc);
     }
@@ -697,7 +772,10 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, Error> {
 fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
     // The class set is the same for every trace of a run: build it once for the names.
     let mut tc = build_trace_class(opts, "x");
-    let _ = Converter::new(&mut tc, &s.known, &s.syscalls);
+    let _ = converter(s, &mut tc);
+    if !opts.stacks.is_empty() {
+        kernel::lttng::stacks::add_stack_classes(&mut tc);
+    }
     tc.streams[&0]
         .events
         .values()
@@ -1138,8 +1216,7 @@ fn run_live(
     let mut kept: Vec<(VecDeque<Vec<u8>>, usize)> =
         (0..pipes.len()).map(|_| (VecDeque::new(), 0)).collect();
     let mut tc = build_trace_class(opts, "live");
-    let mut conv =
-        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    let mut conv = converter(s, &mut tc)?;
     let maker = crate::trigger::InputMaker::new(&tc);
     let mut trigger = crate::trigger::Trigger::new(&opts.snapshot_on);
     trigger.ignore_tid(std::process::id() as i32);

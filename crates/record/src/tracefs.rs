@@ -343,6 +343,123 @@ impl Drop for Instance {
     }
 }
 
+/// Dynamic events (`kprobe_events`, `uprobe_events` lines) defined for a run, removed when
+/// dropped (after the instance using them: an enabled event cannot be removed).
+pub struct DynamicEvents {
+    root: PathBuf,
+    /// (file, event `group/name`).
+    defined: Vec<(&'static str, String)>,
+}
+
+impl DynamicEvents {
+    /// None defined yet.
+    pub fn new(tfs: &Tracefs) -> Self {
+        DynamicEvents {
+            root: tfs.root.clone(),
+            defined: Vec::new(),
+        }
+    }
+
+    /// Defines an event: `p:GROUP/NAME PLACE` (or `r:`), in `kprobe_events` when `kernel`,
+    /// else `uprobe_events`.
+    pub fn define(&mut self, kernel: bool, line: &str) -> Result<(), Error> {
+        let file = if kernel {
+            "kprobe_events"
+        } else {
+            "uprobe_events"
+        };
+        let p = self.root.join(file);
+        if !p.exists() {
+            return Err(Error::Invalid(format!(
+                "{}: missing: this kernel has no {} (CONFIG_{}_EVENTS)",
+                p.display(),
+                if kernel {
+                    "kprobe events"
+                } else {
+                    "uprobe events"
+                },
+                if kernel { "KPROBE" } else { "UPROBE" }
+            )));
+        }
+        use std::io::Write;
+        let r = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+        if let Err(e) = r {
+            let log = read_file(&self.root.join("error_log")).unwrap_or_default();
+            let why: Vec<&str> = log.lines().rev().take(3).collect();
+            let why = why.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            return Err(Error::Invalid(format!(
+                "the kernel refused the probe `{line}` ({e}){}",
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                }
+            )));
+        }
+        let ev = line
+            .split_whitespace()
+            .next()
+            .and_then(|h| h.split_once(':'))
+            .map(|(_, e)| e.to_string())
+            .unwrap_or_default();
+        self.defined.push((file, ev));
+        Ok(())
+    }
+
+    /// Removes the probe groups `tkprobe_PID` of recorders that died without cleaning up.
+    /// Returns the groups removed.
+    pub fn remove_stale(tfs: &Tracefs) -> Vec<String> {
+        let mut removed = Vec::new();
+        for file in ["kprobe_events", "uprobe_events"] {
+            let p = tfs.root.join(file);
+            let Ok(text) = read_file(&p) else { continue };
+            for l in text.lines() {
+                let Some((_, ev)) = l.split_whitespace().next().and_then(|h| h.split_once(':'))
+                else {
+                    continue;
+                };
+                let Some(pid) = ev
+                    .strip_prefix("tkprobe_")
+                    .and_then(|r| r.split('/').next())
+                else {
+                    continue;
+                };
+                if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                    use std::io::Write;
+                    let ok = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p)
+                        .and_then(|mut f| f.write_all(format!("-:{ev}\n").as_bytes()))
+                        .is_ok();
+                    if ok {
+                        removed.push(ev.to_string());
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for DynamicEvents {
+    fn drop(&mut self) {
+        use std::io::Write;
+        for (file, ev) in self.defined.drain(..).rev() {
+            let p = self.root.join(file);
+            let r = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(format!("-:{ev}\n").as_bytes()));
+            if let Err(e) = r {
+                eprintln!("tracekit: could not remove the probe {ev}: {e}");
+            }
+        }
+    }
+}
+
 /// A per-CPU `trace_pipe_raw`, read one page at a time.
 pub struct RawPipe {
     file: File,

@@ -59,6 +59,19 @@ pub struct RecordArgs {
     /// With --stacks: kernel stacks only (no user-stack walks).
     #[arg(long)]
     pub no_user_stacks: bool,
+    /// A kprobe on a kernel function (`SYMBOL[+OFFSET]`) or address (`0xADDR`), as LTTng's
+    /// `--probe`: an event named after it with the probed `ip`. Repeatable.
+    #[arg(long = "probe", value_name = "SYMBOL[+OFF]|ADDR", value_parser = record::probes::ProbeSpec::kprobe)]
+    pub probe: Vec<record::probes::ProbeSpec>,
+    /// A kretprobe pair on a kernel function, as LTTng's `--function`: `SYMBOL_entry` and
+    /// `SYMBOL_exit` events (`ip`, `parent_ip`). Repeatable.
+    #[arg(long = "function", value_name = "SYMBOL", value_parser = record::probes::ProbeSpec::function)]
+    pub function: Vec<record::probes::ProbeSpec>,
+    /// A uprobe, as LTTng's `--userspace-probe`: `elf:PATH:SYMBOL` (a function of a binary)
+    /// or `sdt:PATH:PROVIDER:NAME` (a USDT probe site, its semaphore handled): events of
+    /// every process running that binary, in the same trace as the kernel's. Repeatable.
+    #[arg(long = "userspace-probe", value_name = "elf:PATH:SYMBOL|sdt:PATH:PROVIDER:NAME", value_parser = record::probes::ProbeSpec::userspace)]
+    pub userspace_probe: Vec<record::probes::ProbeSpec>,
     /// Do not read the system calls' string arguments (file names of openat, execve…) with the
     /// eBPF helper (built with the `bpf` feature only); they are then left empty.
     #[arg(long)]
@@ -138,6 +151,13 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         stacks: args.stacks.clone(),
         user_stacks: !args.no_user_stacks,
         syscall_strings: !args.no_syscall_strings,
+        probes: args
+            .probe
+            .iter()
+            .chain(&args.function)
+            .chain(&args.userspace_probe)
+            .cloned()
+            .collect(),
         ..Default::default()
     };
     if !args.quiet {

@@ -1,6 +1,7 @@
 //! `tracekit record --filter/--syscall/--events GLOB` on the real kernel: a filtered recording
 //! holds exactly the events its filter admits, checked against an unfiltered recording of
-//! the same workload made at the same time. Root and tracefs only: these tests run when
+//! the same workload made at the same time; `--userspace-probe` fires once per call of a test
+//! binary (`tests/data/probe_target.c`). Root and tracefs only: these tests run when
 //! `TRACEKIT_ROOT_TESTS=1`, and then fail (with the reason) when either is missing.
 
 use std::collections::BTreeMap;
@@ -10,6 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// One test at a time: their recorders would compete for the two CPUs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn enabled(test: &str) -> bool {
     if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
@@ -126,6 +130,7 @@ fn filtered_recording_holds_exactly_what_the_filter_admits() {
     if !enabled("filtered_recording_holds_exactly_what_the_filter_admits") {
         return;
     }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     // The workload waits for a line on stdin, so that its pid can go into the filter before
     // it does anything; it then opens and reads files and sleeps (switches).
@@ -223,4 +228,105 @@ fn filter_errors_name_what_and_where() {
     );
     let e = run(&["--filter", "a = 1"]);
     assert!(e.contains("position 1"), "{e}");
+}
+
+/// Counts the events of each name in a trace.
+fn counts(dir: &Path) -> BTreeMap<String, u64> {
+    read(dir, &|_, _, _| true).counts
+}
+
+#[test]
+fn userspace_probes_fire_once_per_call() {
+    if !enabled("userspace_probes_fire_once_per_call") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !testkit::tool_or_skip("gcc", "apt-get install gcc", "the uprobe test") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A function and a USDT probe site (its ELF note written by hand in the source).
+    let bin = tmp.path().join("probe_target");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probe_target.c");
+    let cc = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = tmp.path().join("kernel");
+    let elf = format!("elf:{}:tk_probe_target", bin.display());
+    let sdt = format!("sdt:{}:tkprov:tick", bin.display());
+    let rec = start_recorder(
+        &out,
+        &[
+            "--events",
+            "sched_switch",
+            "--userspace-probe",
+            &elf,
+            "--userspace-probe",
+            &sdt,
+        ],
+    );
+    wait_tracing(&rec);
+    // Two processes of the binary: 37 and 11 calls.
+    for n in ["37", "11"] {
+        assert!(Command::new(&bin).arg(n).status().unwrap().success());
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    stop(rec);
+    let c = counts(&out);
+    assert_eq!(c.get("tk_probe_target"), Some(&48), "{c:?}");
+    assert_eq!(c.get("tkprov_tick"), Some(&48), "{c:?}");
+    // The probes went with the recorder.
+    let defined = std::fs::read_to_string(Path::new(TRACEFS).join("uprobe_events")).unwrap();
+    assert!(
+        !defined.contains("tkprobe_"),
+        "probes left behind: {defined}"
+    );
+
+    // Kernel probes: where this kernel has kprobe events, a kretprobe pair fires in pairs;
+    // elsewhere the recorder says what is missing.
+    let kout = tmp.path().join("kprobes");
+    if Path::new(TRACEFS).join("kprobe_events").exists() {
+        let rec = start_recorder(
+            &kout,
+            &["--events", "sched_switch", "--function", "do_sys_openat2"],
+        );
+        wait_tracing(&rec);
+        let _ = std::fs::read_to_string("/etc/hostname");
+        std::thread::sleep(Duration::from_millis(200));
+        stop(rec);
+        let c = counts(&kout);
+        let entries = c.get("do_sys_openat2_entry").copied().unwrap_or(0);
+        assert!(entries >= 1, "{c:?}");
+        let exits = c.get("do_sys_openat2_exit").copied().unwrap_or(0);
+        assert!(entries.abs_diff(exits) <= 2, "{c:?}");
+    } else {
+        let o = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+            .args([
+                "record",
+                "-q",
+                "--duration",
+                "1",
+                "--function",
+                "do_sys_openat2",
+                "-o",
+            ])
+            .arg(&kout)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains("kprobe_events") && e.contains("CONFIG_KPROBE_EVENTS"),
+            "{e}"
+        );
+        assert!(!kout.exists());
+    }
 }

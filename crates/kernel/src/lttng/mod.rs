@@ -724,6 +724,23 @@ pub(crate) fn event_classes(net: NetLayout) -> Vec<EventClass> {
         .collect()
 }
 
+/// The first event class id of the dynamic probes (`tracekit record --probe`…).
+pub const FIRST_PROBE_ID: u64 = 4000;
+
+/// Adds the class of a dynamic probe to stream class 0 of `tc`, in lttng-modules' layouts:
+/// a kprobe or uprobe has `ip`; a kretprobe's exit has `ip` and `parent_ip`.
+pub fn add_probe_class(tc: &mut TraceClass, id: u64, name: &str, ret: bool) {
+    let mut f = vec![hex64("ip")];
+    if ret {
+        f.push(hex64("parent_ip"));
+    }
+    tc.streams
+        .get_mut(&0)
+        .expect("stream class 0")
+        .events
+        .insert(id, event_class(id, name.to_string(), f));
+}
+
 /// An event class as lttng-modules declares a kernel event (log level 4, the payload only).
 pub(crate) fn event_class(id: u64, name: String, fields: Vec<Field>) -> EventClass {
     EventClass {
