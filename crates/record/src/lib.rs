@@ -26,7 +26,7 @@ pub mod syscall_table;
 mod tracefs;
 pub mod trigger;
 
-pub use recorder::{record, RecordOptions, RecordSummary};
+pub use recorder::{record, recover, RecordOptions, RecordSummary};
 
 use std::path::PathBuf;
 

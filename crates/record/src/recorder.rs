@@ -1144,6 +1144,19 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         );
         net_off = Some("flight-recorder mode".into());
     }
+    // The kernel's ring buffers outlive a recorder killed with SIGKILL: say where they are and
+    // how to decode them, for `tracekit recover`.
+    let recovery = opts.snapshot_on.is_empty().then(|| Recovery {
+        path: opts.output.join(RECOVERY_FILE),
+        instance: inst.dir.clone(),
+        tracefs: s.tfs.root.clone(),
+        events: opts.events.clone(),
+        syscalls: opts.syscalls.clone(),
+        hostname: opts.hostname.clone(),
+        clock_offset_ns: opts.clock_offset_ns,
+        statedump_fds: opts.statedump_fds,
+        lost: Vec::new(),
+    });
     let mut fl = Flight {
         s,
         opts,
@@ -1164,6 +1177,9 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
             .collect::<Result<_, _>>()?;
+        if let Some(r) = &recovery {
+            r.write(&cpus, &fl.lost_seen)?;
+        }
         inst.write("tracing_on", "1")?;
         let deadline = opts.duration.map(|d| Instant::now() + d);
         if !opts.snapshot_on.is_empty() {
@@ -1186,8 +1202,14 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
                 }
             }
             fl.snapshot(&pages)?;
+            if let Some(r) = &recovery {
+                r.write(&cpus, &fl.lost_seen)?;
+            }
         }
     })();
+    if let Some(r) = &recovery {
+        let _ = std::fs::remove_file(&r.path);
+    }
     drop(pipes);
     let mut summary = std::mem::take(&mut fl.summary);
     let all_counts = std::mem::take(&mut fl.all_counts);
@@ -1197,6 +1219,223 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     removed?;
     summary.per_class = class_names(&names, &all_counts);
     summary.elapsed = start.elapsed();
+    Ok(summary)
+}
+
+/// The file of a flight recorder's output directory that says how to recover its buffers.
+const RECOVERY_FILE: &str = ".tracekit-flight";
+
+/// What `tracekit recover` needs to decode a dead flight recorder's buffers.
+#[derive(Debug, Clone, PartialEq)]
+struct Recovery {
+    path: PathBuf,
+    instance: PathBuf,
+    tracefs: PathBuf,
+    events: Vec<String>,
+    syscalls: Vec<String>,
+    hostname: Option<String>,
+    clock_offset_ns: i64,
+    statedump_fds: bool,
+    /// Per CPU: the events lost before what the buffers hold (written by snapshots).
+    lost: Vec<(u32, u64)>,
+}
+
+impl Recovery {
+    /// Writes the file (replaced atomically), with the loss counts so far.
+    fn write(&self, cpus: &[u32], lost: &[u64]) -> Result<(), Error> {
+        let lost: Vec<String> = cpus
+            .iter()
+            .zip(lost)
+            .map(|(c, l)| format!("{c}:{l}"))
+            .collect();
+        let text = format!(
+            "# tracekit flight recorder: `tracekit recover DIR -o TRACE` decodes its buffers\n\
+             instance={}\ntracefs={}\nevents={}\nsyscalls={}\nhostname={}\n\
+             clock_offset_ns={}\nstatedump_fds={}\nlost={}\n",
+            self.instance.display(),
+            self.tracefs.display(),
+            self.events.join(","),
+            self.syscalls.join(","),
+            self.hostname.as_deref().unwrap_or(""),
+            self.clock_offset_ns,
+            self.statedump_fds as u8,
+            lost.join(",")
+        );
+        let tmp = self.path.with_extension("new");
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| Error::Io {
+                path: self.path.clone(),
+                source: e,
+            })
+    }
+
+    /// Reads the file of a flight recorder's output directory.
+    fn read(dir: &Path) -> Result<Recovery, Error> {
+        let path = dir.join(RECOVERY_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::Invalid(format!(
+                "{}: {e} (not the output directory of a flight recorder that died, or it \
+                 was already recovered)",
+                path.display()
+            ))
+        })?;
+        let bad = |what: &str| Error::Invalid(format!("{}: bad `{what}`", path.display()));
+        let mut r = Recovery {
+            path: path.clone(),
+            instance: PathBuf::new(),
+            tracefs: PathBuf::new(),
+            events: Vec::new(),
+            syscalls: Vec::new(),
+            hostname: None,
+            clock_offset_ns: 0,
+            statedump_fds: true,
+            lost: Vec::new(),
+        };
+        let list = |v: &str| -> Vec<String> {
+            v.split(',')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((k, v)) = l.split_once('=') else {
+                continue;
+            };
+            match k {
+                "instance" => r.instance = v.into(),
+                "tracefs" => r.tracefs = v.into(),
+                "events" => r.events = list(v),
+                "syscalls" => r.syscalls = list(v),
+                "hostname" => r.hostname = (!v.is_empty()).then(|| v.to_string()),
+                "clock_offset_ns" => r.clock_offset_ns = v.parse().map_err(|_| bad(k))?,
+                "statedump_fds" => r.statedump_fds = v == "1",
+                "lost" => {
+                    for item in list(v) {
+                        let (c, n) = item.split_once(':').ok_or_else(|| bad(k))?;
+                        r.lost.push((
+                            c.parse().map_err(|_| bad(k))?,
+                            n.parse().map_err(|_| bad(k))?,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if r.instance.as_os_str().is_empty() {
+            return Err(bad("instance"));
+        }
+        Ok(r)
+    }
+}
+
+/// `tracekit recover`: turns the kernel buffers a flight recorder killed (SIGKILL, a crash of
+/// the recorder) left in its tracefs instance into a trace at `output`, with every page they
+/// hold and the events lost counted (overwritten since the last snapshot); then removes the
+/// instance. `dir` is the flight recorder's output directory.
+pub fn recover(dir: &Path, output: &Path, verbose: bool) -> Result<RecordSummary, Error> {
+    let rec = Recovery::read(dir)?;
+    let pid = rec
+        .instance
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("tracekit-"))
+        .unwrap_or("");
+    if !pid.is_empty() && Path::new("/proc").join(pid).exists() {
+        return Err(Error::Invalid(format!(
+            "the flight recorder (pid {pid}) is still running: `kill -USR1 {pid}` writes a \
+             snapshot"
+        )));
+    }
+    let opts = RecordOptions {
+        output: output.to_path_buf(),
+        events: rec.events.clone(),
+        syscalls: rec.syscalls.clone(),
+        hostname: rec.hostname.clone(),
+        clock_offset_ns: rec.clock_offset_ns,
+        statedump_fds: rec.statedump_fds,
+        tracefs: Some(rec.tracefs.clone()),
+        verbose,
+        ..Default::default()
+    };
+    let s = setup(&opts)?;
+    let inst = Instance::open_existing(&rec.instance)?;
+    inst.write("tracing_on", "0")?;
+    let start = Instant::now();
+    let cpus = inst.cpus()?;
+    let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
+    let old_mask = tracefs::set_umask(0o077);
+    let result = (|| -> Result<RecordSummary, Error> {
+        let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
+        let mut buf = vec![0u8; s.layout.page_size()];
+        for &c in &cpus {
+            let mut pipe = inst.open_pipe(c)?;
+            while let Some(n) = pipe.read_page(&mut buf)? {
+                pages.push((c, buf[..n].to_vec()));
+            }
+        }
+        let mut first = u64::MAX;
+        for (_, p) in &pages {
+            let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
+        }
+        if first == u64::MAX {
+            first = tracefs::clocks_ns().0;
+        }
+        let mut sink = new_sink(&s, &opts, output, nstreams)?;
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| Error::Io {
+            path: "/proc".into(),
+            source: e,
+        })?;
+        sink.statedump(&snap, first)?;
+        for (cpu, p) in &pages {
+            sink.page(&s.layout, *cpu, p)?;
+        }
+        for &c in &cpus {
+            let lost = inst.stats(c)?.lost();
+            let before = rec
+                .lost
+                .iter()
+                .find(|(x, _)| *x == c)
+                .map_or(0, |(_, n)| *n);
+            sink.writer.add_discarded(c, lost.saturating_sub(before))?;
+        }
+        let names = event_names(&s, &opts);
+        let per_class = class_names(&names, &sink.per_class);
+        let (missed_pages, missed_stored, sd) =
+            (sink.missed_pages, sink.missed_stored, sink.statedump_events);
+        let discarded = sink.writer.discarded();
+        let conv = sink.conv.stats.clone();
+        let st = sink
+            .writer
+            .finish()
+            .map_err(|e| annotate_partial(e.into(), output))?;
+        Ok(RecordSummary {
+            traces: vec![st.dir.clone()],
+            events: st.events,
+            per_cpu: st.per_cpu,
+            per_class,
+            discarded,
+            missed_pages,
+            missed_stored,
+            statedump_events: sd,
+            unknown_syscalls: conv.unknown_syscalls,
+            malformed: conv.malformed,
+            bytes: st.bytes,
+            elapsed: start.elapsed(),
+            ..Default::default()
+        })
+    })();
+    tracefs::set_umask(old_mask);
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            // The buffers stay for another try.
+            inst.keep();
+            return Err(e);
+        }
+    };
+    inst.remove()?;
+    let _ = std::fs::remove_file(&rec.path);
     Ok(summary)
 }
 

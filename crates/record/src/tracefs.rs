@@ -197,6 +197,16 @@ impl Instance {
                 continue;
             };
             if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                // A flight recorder's buffers (overwrite mode) are kept for `tracekit recover`.
+                let kept = std::fs::read_to_string(e.path().join("options/overwrite"))
+                    .is_ok_and(|v| v.trim() == "1");
+                if kept {
+                    eprintln!(
+                        "tracekit: kept the tracefs instance {name} of a dead flight recorder \
+                         (`tracekit recover` its output directory to get its buffers)"
+                    );
+                    continue;
+                }
                 let _ = std::fs::write(e.path().join("tracing_on"), "0");
                 if std::fs::remove_dir(e.path()).is_ok() {
                     removed.push(name);
@@ -216,6 +226,21 @@ impl Instance {
         };
         inst.write("tracing_on", "0")?;
         Ok(inst)
+    }
+
+    /// An instance left by a recorder that died (a flight recorder's, for recovery).
+    pub fn open_existing(dir: &Path) -> Result<Self, Error> {
+        if !dir.join("per_cpu").is_dir() {
+            return Err(Error::Invalid(format!(
+                "{}: no such tracefs instance (removed, or the machine rebooted: the buffers \
+                 are gone)",
+                dir.display()
+            )));
+        }
+        Ok(Instance {
+            dir: dir.to_path_buf(),
+            removed: false,
+        })
     }
 
     /// Writes a value to a file of the instance.
@@ -301,6 +326,11 @@ impl Instance {
         Ok(parse_cpu_stats(
             &self.read(&format!("per_cpu/cpu{cpu}/stats"))?,
         ))
+    }
+
+    /// Leaves the instance in place (its buffers kept for another try).
+    pub fn keep(mut self) {
+        self.removed = true;
     }
 
     /// Stops tracing and removes the instance (also done on drop).

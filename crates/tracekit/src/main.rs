@@ -14,6 +14,7 @@ mod period_cmd;
 mod print;
 mod progress;
 mod record_cmd;
+mod recover_cmd;
 mod sync_cmd;
 #[cfg(feature = "view")]
 mod view_cmd;
@@ -51,6 +52,8 @@ enum Command {
     Critpath(critpath_cmd::CritpathArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
     Record(record_cmd::RecordArgs),
+    /// Turn the kernel buffers of a flight recorder that was killed into a trace.
+    Recover(recover_cmd::RecoverArgs),
     /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
     Sync(sync_cmd::SyncArgs),
     /// Kernel trace analyses (lttng-analyses equivalents): cputop, syscallstats, irqstats…
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => convert_cmd::run(&a),
         Command::Critpath(a) => critpath_cmd::run(&a),
         Command::Record(a) => record_cmd::run(&a),
+        Command::Recover(a) => recover_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),

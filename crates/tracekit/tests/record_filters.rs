@@ -330,3 +330,119 @@ fn userspace_probes_fire_once_per_call() {
         assert!(!kout.exists());
     }
 }
+
+/// Events lost per the per-CPU `stats` files of a tracefs instance (overwritten, dropped).
+fn instance_lost(inst: &Path) -> u64 {
+    let mut lost = 0;
+    for e in std::fs::read_dir(inst.join("per_cpu")).unwrap() {
+        let t = std::fs::read_to_string(e.unwrap().path().join("stats")).unwrap();
+        for l in t.lines() {
+            let Some((k, v)) = l.split_once(':') else {
+                continue;
+            };
+            if matches!(k.trim(), "overrun" | "commit overrun" | "dropped events") {
+                lost += v.trim().parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    lost
+}
+
+/// Runs a flight recorder with `args`, the workload `load`, kills the recorder with SIGKILL
+/// and recovers its buffers: (the recovered trace's executions of /bin/true, its discarded
+/// count (checked against the losses the kernel counted), all its events).
+fn kill_and_recover(tmp: &Path, args: &[&str], load: impl FnOnce()) -> (Seen, u64, Seen) {
+    let dir = tmp.join("fr");
+    let rec = start_recorder(&dir, args);
+    wait_tracing(&rec);
+    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
+    load();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut rec = rec;
+    rec.kill().unwrap();
+    rec.wait().unwrap();
+    assert!(inst.is_dir(), "the killed recorder's buffers are gone");
+    assert!(dir.join(".tracekit-flight").is_file());
+    // The instance goes on tracing (overwriting) until recovered: stop it to read final
+    // counts, as `recover` does first.
+    std::fs::write(inst.join("tracing_on"), "0").unwrap();
+    let kernel_lost = instance_lost(&inst);
+    let out = tmp.join("recovered").join("kernel");
+    let o = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+        .arg("recover")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "tracekit recover failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!inst.exists(), "recover leaves the instance behind");
+    assert!(!dir.join(".tracekit-flight").exists());
+    if testkit::tool_or_skip(
+        "babeltrace2",
+        "apt-get install babeltrace2",
+        "the babeltrace2 read",
+    ) {
+        let bt = Command::new("babeltrace2").arg(&out).output().unwrap();
+        assert!(
+            bt.status.success(),
+            "{}",
+            String::from_utf8_lossy(&bt.stderr)
+        );
+    }
+    let all = read(&out, &|_, _, _| true);
+    let execs = read(&out, &|name, _, ev| {
+        name == "sched_process_exec"
+            && ev
+                .field("filename")
+                .and_then(|f| f.as_str().map(|s| s == "/bin/true"))
+                .unwrap_or(false)
+    });
+    assert_eq!(
+        all.discarded, kernel_lost,
+        "the recovered trace's discarded count is what the kernel lost"
+    );
+    let lost = all.discarded;
+    (execs, lost, all)
+}
+
+#[test]
+fn killed_flight_recorder_is_recovered() {
+    if !enabled("killed_flight_recorder_is_recovered") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Buffers large enough for everything: the 20 executions of /bin/true are all there.
+    let tmp = tempfile::tempdir().unwrap();
+    let (execs, lost, _) = kill_and_recover(
+        tmp.path(),
+        &["--flight-recorder", "32M", "--events", "sched,syscalls"],
+        || {
+            for _ in 0..20 {
+                assert!(Command::new("/bin/true").status().unwrap().success());
+            }
+        },
+    );
+    assert_eq!(lost, 0);
+    assert_eq!(execs.counts.get("sched_process_exec"), Some(&20));
+    // Small buffers overwritten many times: the trace counts exactly what was overwritten.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, lost, all) = kill_and_recover(
+        tmp.path(),
+        &["--flight-recorder", "256K", "--events", "sched,syscalls"],
+        || {
+            let st = Command::new("dd")
+                .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=200000"])
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success());
+        },
+    );
+    assert!(lost > 0, "256 KiB of buffers did not overflow");
+    assert!(all.counts.values().sum::<u64>() > 0);
+}
