@@ -180,6 +180,7 @@ for cfg in sched armed fired; do
   S[$cfg]=$(run_load pingpong "$M")
   stop_tracekit
   S[${cfg}_stacks]=$(sed -n 's/^stacks (eBPF): \([0-9]*\) stack events.*/\1/p' "$W/tk.out")
+  S[${cfg}_slost]=$(sed -n 's/^stacks (eBPF): [0-9]* stack events, \([0-9]*\) lost.*/\1/p' "$W/tk.out")
   S[${cfg}_lost]=$(sed -n 's/^lost in the kernel buffers: \([0-9]*\).*/\1/p' "$W/tk.out")
 done
 if command -v perf >/dev/null; then
@@ -206,8 +207,8 @@ read -r _ cs <<<"${S[sched]}"
 read -r _ ca <<<"${S[armed]}"
 read -r _ cf <<<"${S[fired]}"
 read -r _ c0 <<<"${S[off]}"
-printf 'stacks: armed ≈ %.0f ns CPU per switch; fired ≈ %.0f ns CPU per stack (%s stacks written, %s events lost)\n' \
-  "$(echo "($ca - $cs) / 2" | bc -l)" "$(echo "($cf - $cs) / 4" | bc -l)" "${S[fired_stacks]:-?}" "${S[fired_lost]:-?}"
+printf 'stacks: armed ≈ %.0f ns CPU per switch; fired ≈ %.0f ns CPU per stack (%s stacks written, %s lost by the helper, %s events lost)\n' \
+  "$(echo "($ca - $cs) / 2" | bc -l)" "$(echo "($cf - $cs) / 4" | bc -l)" "${S[fired_stacks]:-?}" "${S[fired_slost]:-?}" "${S[fired_lost]:-?}"
 if [ -n "${S[perf]:-}" ]; then
   read -r _ cp <<<"${S[perf]}"
   printf 'stacks: perf record -g ≈ %.0f ns CPU per stack (one per switch, over tracing off)\n' \

@@ -148,11 +148,24 @@ struct {
 	__type(value, struct slow_io);
 } slow_io SEC(".maps");
 
+// Stacks lost because the ring buffer was full (the recorder reads it as it reads pages).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
 static __always_inline struct record *reserve(__u32 kind, __u64 now, __u64 delay)
 {
 	struct record *r = bpf_ringbuf_reserve(&stacks, sizeof(*r), 0);
-	if (!r)
+	if (!r) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			*n += 1;
 		return 0;
+	}
 	r->ts = now;
 	r->delay = delay;
 	r->start_ts = now - delay;

@@ -118,6 +118,18 @@ mod imp {
             Ok(StackProbe { ring, _bpf: bpf })
         }
 
+        /// Stacks the helper could not write (its ring buffer full), all CPUs.
+        pub fn lost(&self) -> u64 {
+            use aya::maps::PerCpuArray;
+            let Some(map) = self._bpf.map("lost") else {
+                return 0;
+            };
+            let Ok(arr) = PerCpuArray::<_, u64>::try_from(map) else {
+                return 0;
+            };
+            arr.get(&0, 0).map_or(0, |v| v.iter().sum())
+        }
+
         pub fn poll(&mut self, mut f: impl FnMut(&[u8])) -> usize {
             let mut n = 0;
             while let Some(item) = self.ring.next() {

@@ -141,6 +141,8 @@ pub struct RecordSummary {
     pub net_headers_off: Option<String>,
     /// Stack events written (`--stacks`).
     pub stacks: u64,
+    /// Stacks the eBPF helper could not hand over (its ring buffer was full).
+    pub stacks_lost: u64,
     /// Kernel symbols written with them.
     pub stack_symbols: u64,
     /// Why the stacks have no symbols, when they have none.
@@ -989,7 +991,10 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             return Err(annotate_partial(e, &opts.output));
         }
     };
-    let stacks_written = sink.stacks.take().map_or(0, |s| s.written);
+    let (stacks_written, stacks_lost) = sink
+        .stacks
+        .take()
+        .map_or((0, 0), |s| (s.written, s.probe.lost()));
     let removed = inst.remove();
     let net_stats = sink.net.take().map(|n| n.store.stats);
     let names = event_names(s, opts);
@@ -1019,6 +1024,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         net_headers: net_stats,
         net_headers_off: net_off,
         stacks: stacks_written,
+        stacks_lost,
         stack_symbols,
         stack_symbols_off: symbols_off.filter(|_| stacks_written > 0),
         syscall_strings: (strings_off.is_none() && !s.syscalls.is_empty())

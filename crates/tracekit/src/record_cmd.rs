@@ -217,8 +217,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         if !args.stacks.is_empty() {
             println!(
-                "stacks (eBPF): {} stack events, {} kernel symbols{}",
+                "stacks (eBPF): {} stack events, {} lost (helper buffer full), {} kernel symbols{}",
                 s.stacks,
+                s.stacks_lost,
                 s.stack_symbols,
                 s.stack_symbols_off
                     .as_ref()
