@@ -232,6 +232,10 @@ mod imp {
         pub fn poll(&mut self, _f: impl FnMut(&[u8])) -> usize {
             0
         }
+
+        pub fn lost(&self) -> u64 {
+            0
+        }
     }
 
     /// Stand-in when the `bpf` feature is off: never starts.
