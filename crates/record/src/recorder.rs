@@ -885,7 +885,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
                 }
             }
             Err(e) => {
-                if opts.syscall_strings {
+                if opts.syscall_strings && opts.verbose {
                     eprintln!(
                         "tracekit: system-call string arguments unavailable ({e}): file names \
                          in syscall_entry_* events are left empty"
