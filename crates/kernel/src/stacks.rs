@@ -291,7 +291,9 @@ pub struct TraceStacks {
 }
 
 /// Reads the stack events and the symbol table of traces. Traces without stack events give
-/// an empty result; only the stack and symbol classes are decoded.
+/// an empty result; only the stack and symbol classes are decoded. A stream that cannot be
+/// decoded to its end gives the stacks before the problem (the analyses that read the trace
+/// report it).
 pub fn read_stacks(traces: &[std::sync::Arc<ctf::Trace>]) -> Result<TraceStacks, ctf::Error> {
     let mut samples = Vec::new();
     let mut syms = Vec::new();
@@ -306,8 +308,11 @@ pub fn read_stacks(traces: &[std::sync::Arc<ctf::Trace>]) -> Result<TraceStacks,
         }
         for mut r in t.readers() {
             while let Some(m) = r.next() {
-                if !matches!(m?, ctf::Message::Event) {
-                    continue;
+                match m {
+                    Ok(ctf::Message::Event) => {}
+                    Ok(_) => continue,
+                    // The stream's readers report its problems; its stacks stop here.
+                    Err(_) => break,
                 }
                 let ev = r.event();
                 let name = ev.name();

@@ -30,6 +30,9 @@ typedef __u32 __wsum;
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_MAP_TYPE_RINGBUF 27
+#define BPF_MAP_TYPE_TASK_STORAGE 29
+#define BPF_F_NO_PREALLOC 1
+#define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 #define BPF_ANY 0
 #define BPF_F_USER_STACK (1ULL << 8)
 
@@ -85,40 +88,24 @@ struct {
 	__uint(max_entries, 1 << 23);
 } stacks SEC(".maps");
 
-// The per-task maps are plain hash maps, their entries deleted when used and when the task
-// exits: an LRU map evicts entries early under the update rate of the scheduler and system
-// call tracepoints (its free lists are per CPU), which would lose long waits — the ones
-// wanted.
-
-// Per task: when it last went off the CPU (offcpu).
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __s32);
-	__type(value, __u64);
-} off_since SEC(".maps");
-
-// Per task: when it was last woken (wakeup).
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __s32);
-	__type(value, __u64);
-} woken_at SEC(".maps");
-
-struct sys_state {
-	__u64 ts;
-	__s64 id;
-	__u64 done; // a stack was written for this call
+// Per task, in the task itself (task storage: no hashing, no locking, freed with the task):
+// when it last went off the CPU (offcpu), when it was last woken (wakeup), the system call in
+// progress (syscall).
+struct task_state {
+	__u64 off_since;
+	__u64 woken_at;
+	__u64 sys_ts;
+	__s64 sys_id;
+	__u32 in_sys;
+	__u32 sys_done;
 };
 
-// Per task: the system call in progress (syscall).
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __s32);
-	__type(value, struct sys_state);
-} in_syscall SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} tstate SEC(".maps");
 
 struct rq_state {
 	__u64 ts;
@@ -211,48 +198,44 @@ int tk_stacks_switch(unsigned long long *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__s32 prev_tid = prev->pid, next_tid = next->pid;
 	// The idle tasks (pid 0, one per CPU) are not threads that wait.
-	if (cfg_offcpu_ns && prev_tid != 0 && prev->tgid != cfg_self_tgid)
-		bpf_map_update_elem(&off_since, &prev_tid, &now, BPF_ANY);
+	if (cfg_offcpu_ns && prev_tid != 0 && prev->tgid != cfg_self_tgid) {
+		struct task_state *p =
+			bpf_task_storage_get(&tstate, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (p)
+			p->off_since = now;
+	}
 	if (next_tid == 0 || next->tgid == cfg_self_tgid)
 		return 0;
-	if (cfg_offcpu_ns) {
-		__u64 *since = bpf_map_lookup_elem(&off_since, &next_tid);
-		if (since) {
-			__u64 d = now - *since;
-			bpf_map_delete_elem(&off_since, &next_tid);
-			if (d > cfg_offcpu_ns) {
-				struct record *r = reserve(K_OFFCPU, now, d);
-				if (r) {
-					task_stacks(r, next);
-					bpf_ringbuf_submit(r, 0);
-				}
-			}
-		}
-	}
-	if (cfg_wakeup_ns) {
-		__u64 *w = bpf_map_lookup_elem(&woken_at, &next_tid);
-		if (w) {
-			__u64 d = now - *w;
-			bpf_map_delete_elem(&woken_at, &next_tid);
-			if (d > cfg_wakeup_ns) {
-				struct record *r = reserve(K_WAKEUP, now, d);
-				if (r) {
-					task_stacks(r, next);
-					bpf_ringbuf_submit(r, 0);
-				}
-			}
-		}
-	}
-	if (cfg_syscall_ns) {
-		struct sys_state *s = bpf_map_lookup_elem(&in_syscall, &next_tid);
-		if (s && !s->done && now - s->ts > cfg_syscall_ns) {
-			s->done = 1;
-			struct record *r = reserve(K_SYSCALL, now, now - s->ts);
+	struct task_state *n = bpf_task_storage_get(&tstate, next, 0, 0);
+	if (n && cfg_offcpu_ns && n->off_since) {
+		__u64 d = now - n->off_since;
+		n->off_since = 0;
+		if (d > cfg_offcpu_ns) {
+			struct record *r = reserve(K_OFFCPU, now, d);
 			if (r) {
-				r->extra = s->id;
 				task_stacks(r, next);
 				bpf_ringbuf_submit(r, 0);
 			}
+		}
+	}
+	if (n && cfg_wakeup_ns && n->woken_at) {
+		__u64 d = now - n->woken_at;
+		n->woken_at = 0;
+		if (d > cfg_wakeup_ns) {
+			struct record *r = reserve(K_WAKEUP, now, d);
+			if (r) {
+				task_stacks(r, next);
+				bpf_ringbuf_submit(r, 0);
+			}
+		}
+	}
+	if (n && cfg_syscall_ns && n->in_sys && !n->sys_done && now - n->sys_ts > cfg_syscall_ns) {
+		n->sys_done = 1;
+		struct record *r = reserve(K_SYSCALL, now, now - n->sys_ts);
+		if (r) {
+			r->extra = n->sys_id;
+			task_stacks(r, next);
+			bpf_ringbuf_submit(r, 0);
 		}
 	}
 	if (cfg_block_ns) {
@@ -279,19 +262,20 @@ int tk_stacks_waking(unsigned long long *ctx)
 	if (tid == 0 || p->tgid == cfg_self_tgid)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
+	struct task_state *s = bpf_task_storage_get(
+		&tstate, p, 0, cfg_wakeup_ns ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!s)
+		return 0;
 	if (cfg_wakeup_ns)
-		bpf_map_update_elem(&woken_at, &tid, &now, BPF_ANY);
-	if (cfg_offcpu_ns) {
-		__u64 *since = bpf_map_lookup_elem(&off_since, &tid);
-		if (since && now - *since > cfg_offcpu_ns) {
-			struct record *r = reserve(K_WAKER, now, now - *since);
-			if (r) {
-				current_stacks(r, ctx);
-				r->other_tid = tid;
-				r->other_pid = p->tgid;
-				bpf_probe_read_kernel_str(r->other_comm, sizeof(r->other_comm), p->comm);
-				bpf_ringbuf_submit(r, 0);
-			}
+		s->woken_at = now;
+	if (cfg_offcpu_ns && s->off_since && now - s->off_since > cfg_offcpu_ns) {
+		struct record *r = reserve(K_WAKER, now, now - s->off_since);
+		if (r) {
+			current_stacks(r, ctx);
+			r->other_tid = tid;
+			r->other_pid = p->tgid;
+			bpf_probe_read_kernel_str(r->other_comm, sizeof(r->other_comm), p->comm);
+			bpf_ringbuf_submit(r, 0);
 		}
 	}
 	return 0;
@@ -300,24 +284,25 @@ int tk_stacks_waking(unsigned long long *ctx)
 SEC("tp_btf/sys_enter")
 int tk_stacks_sys_enter(unsigned long long *ctx)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
-	if ((__s32)(pt >> 32) == cfg_self_tgid)
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (t->tgid == cfg_self_tgid)
 		return 0;
-	__s32 tid = (__s32)pt;
-	struct sys_state s = {
-		.ts = bpf_ktime_get_ns(),
-		.id = (__s64)ctx[1],
-		.done = 0,
-	};
-	bpf_map_update_elem(&in_syscall, &tid, &s, BPF_ANY);
+	struct task_state *s = bpf_task_storage_get(&tstate, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return 0;
+	s->sys_ts = bpf_ktime_get_ns();
+	s->sys_id = (__s64)ctx[1];
+	s->in_sys = 1;
+	s->sys_done = 0;
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int tk_stacks_sys_exit(unsigned long long *ctx)
 {
-	__s32 tid = (__s32)bpf_get_current_pid_tgid();
-	bpf_map_delete_elem(&in_syscall, &tid);
+	struct task_state *s = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	if (s)
+		s->in_sys = 0;
 	return 0;
 }
 
@@ -357,15 +342,12 @@ int tk_stacks_rq_complete(unsigned long long *ctx)
 	return 0;
 }
 
-// A task that exits leaves its entries (exit_group never returns to sys_exit).
+// A task that exits leaves its slow request, if any (its task storage goes with it).
 SEC("tp_btf/sched_process_exit")
 int tk_stacks_exit(unsigned long long *ctx)
 {
 	struct task_struct *p = (struct task_struct *)ctx[0];
 	__s32 tid = p->pid;
-	bpf_map_delete_elem(&off_since, &tid);
-	bpf_map_delete_elem(&woken_at, &tid);
-	bpf_map_delete_elem(&in_syscall, &tid);
 	bpf_map_delete_elem(&slow_io, &tid);
 	return 0;
 }

@@ -82,6 +82,9 @@ mod imp {
                 .override_global("cfg_block_ns", &t.block, true)
                 .override_global("cfg_self_tgid", &self_tgid, true)
                 .override_global("cfg_user", &user, true)
+                // The task-storage map (created from its BTF definition; only the programs
+                // use it).
+                .allow_unsupported_maps()
                 .load(STACKS_OBJECT)
                 .map_err(|e| format!("loading the BPF object: {e}"))?;
             // Only the tracepoints the rules need cost anything.

@@ -204,7 +204,11 @@ fn stacks_where_a_sleeping_child_waits() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(lat.status.success());
+    assert!(
+        lat.status.success(),
+        "tracekit latency failed: {}",
+        String::from_utf8_lossy(&lat.stderr)
+    );
     let text = String::from_utf8_lossy(&lat.stdout);
     let mut lines = text.lines();
     let report = lines
@@ -240,7 +244,11 @@ fn stacks_where_a_sleeping_child_waits() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(folded.status.success());
+    assert!(
+        folded.status.success(),
+        "tracekit latency --folded failed: {}",
+        String::from_utf8_lossy(&folded.stderr)
+    );
     let ftext = String::from_utf8_lossy(&folded.stdout);
     let line = ftext
         .lines()
