@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Per-event overhead of `tracekit record` against no tracing and `perf record`, and the
-# highest event rate recorded without loss. Needs root (tracefs, perf -a).
+# Per-event overhead of `tracekit record` against no tracing and `perf record`, the cost of
+# `--stacks` per context switch (armed) and per fired rule against `perf record -g`, and the
+# highest event rate recorded without loss. Needs root (tracefs, perf -a, BPF).
 #
 #   bench/record.sh            # N=1000000 getpid calls, M=50000 pipe round trips
 #   N=200000 M=20000 REPS=3 bench/record.sh
@@ -10,6 +11,12 @@
 # context switches), both pinned to the last CPU. Configurations: tracing off;
 # `tracekit record --events syscalls`; `perf record -a -e raw_syscalls:*`. Each prints wall
 # and CPU (user+sys of the workload) ns per operation, the median of REPS runs.
+#
+# Stacks: the ping-pong again (both processes on one CPU: per round trip 2 context switches
+# and 2 wakeups, all in the workload's own time), recorded with `--events sched` alone, with
+# `--stacks 'offcpu>1s'` (armed, never fires: the in-kernel check per switch), with
+# `--stacks 'offcpu>1ns'` (fires at every switch and wakeup: 4 stacks per round trip), and
+# `perf record -g -a -e sched:sched_switch` (a stack per switch: 2 per round trip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000000}
@@ -20,7 +27,8 @@ TRACEKIT=${TRACEKIT:-}
 [ "$(id -u)" = 0 ] || { echo "bench/record.sh: needs root (tracefs and perf -a)" >&2; exit 1; }
 
 if [ -z "$TRACEKIT" ]; then
-  cargo build --release -q -p tracekit
+  # The `bpf` feature for --stacks (clang, libbpf-dev).
+  cargo build --release -q -p tracekit --features bpf
   TRACEKIT=${CARGO_TARGET_DIR:-target}/release/tracekit
 fi
 if ! command -v perf >/dev/null; then
@@ -102,9 +110,11 @@ run_load() {
   echo "$walls $cpus"
 }
 
-start_tracekit() {
+start_tracekit() { # extra arguments replace `--events syscalls`
   rm -rf "$W/tk"
-  "$TRACEKIT" record -o "$W/tk" --events syscalls >"$W/tk.out" 2>"$W/tk.err" &
+  local args=("$@")
+  [ ${#args[@]} -gt 0 ] || args=(--events syscalls)
+  "$TRACEKIT" record -o "$W/tk" "${args[@]}" >"$W/tk.out" 2>"$W/tk.err" &
   REC=$!
   # Tracing is on once the instance exists and the statedump is written.
   for _ in $(seq 100); do grep -q recording "$W/tk.err" 2>/dev/null && break; sleep 0.05; done
@@ -156,6 +166,54 @@ for kind in getpid pingpong; do
   done
   echo "$kind: tracekit lost ${R[tk_lost,$kind]:-?} events; perf: ${R[perf_lost,$kind]:-no loss reported}"
 done
+
+# --stacks: per switch armed, per stack fired, against perf record -g.
+echo
+declare -A S
+S[off]=$(run_load pingpong "$M")
+for cfg in sched armed fired; do
+  case $cfg in
+    sched) start_tracekit --events sched ;;
+    armed) start_tracekit --events sched --stacks 'offcpu>1s' ;;
+    fired) start_tracekit --events sched --stacks 'offcpu>1ns' ;;
+  esac
+  S[$cfg]=$(run_load pingpong "$M")
+  stop_tracekit
+  S[${cfg}_stacks]=$(sed -n 's/^stacks (eBPF): \([0-9]*\) stack events.*/\1/p' "$W/tk.out")
+  S[${cfg}_slost]=$(sed -n 's/^stacks (eBPF): [0-9]* stack events, \([0-9]*\) lost.*/\1/p' "$W/tk.out")
+  S[${cfg}_lost]=$(sed -n 's/^lost in the kernel buffers: \([0-9]*\).*/\1/p' "$W/tk.out")
+done
+if command -v perf >/dev/null; then
+  perf record -q -g -a -e sched:sched_switch -o "$W/perf.data" -- sleep 3600 >/dev/null 2>"$W/perf.err" &
+  PERF=$!
+  sleep 1.5
+  S[perf]=$(run_load pingpong "$M")
+  kill -INT $PERF; wait $PERF 2>/dev/null || true
+fi
+printf '%-44s %14s %14s\n' "pingpong (2 switches, 2 wakeups per op)" "wall ns/op" "CPU ns/op"
+for cfg in off sched armed fired perf; do
+  [ -n "${S[$cfg]:-}" ] || continue
+  read -r w c <<<"${S[$cfg]}"
+  case $cfg in
+    off) name="tracing off" ;;
+    sched) name="tracekit record --events sched" ;;
+    armed) name="  + --stacks offcpu>1s (armed)" ;;
+    fired) name="  + --stacks offcpu>1ns (fires 4/op)" ;;
+    perf) name="perf record -g -e sched:sched_switch" ;;
+  esac
+  printf '%-44s %14.1f %14.1f\n' "$name" "$w" "$c"
+done
+read -r _ cs <<<"${S[sched]}"
+read -r _ ca <<<"${S[armed]}"
+read -r _ cf <<<"${S[fired]}"
+read -r _ c0 <<<"${S[off]}"
+printf 'stacks: armed ≈ %.0f ns CPU per switch; fired ≈ %.0f ns CPU per stack (%s stacks written, %s lost by the helper, %s events lost)\n' \
+  "$(echo "($ca - $cs) / 2" | bc -l)" "$(echo "($cf - $cs) / 4" | bc -l)" "${S[fired_stacks]:-?}" "${S[fired_slost]:-?}" "${S[fired_lost]:-?}"
+if [ -n "${S[perf]:-}" ]; then
+  read -r _ cp <<<"${S[perf]}"
+  printf 'stacks: perf record -g ≈ %.0f ns CPU per stack (one per switch, over tracing off)\n' \
+    "$(echo "($cp - $c0) / 2" | bc -l)"
+fi
 
 # Highest rate without loss: getpid paced at a target rate (2 events per call) on one CPU while
 # tracekit records; the rate doubles until events are lost. Then unpaced loops on every CPU.

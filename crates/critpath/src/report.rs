@@ -28,6 +28,11 @@ pub struct Segment {
     /// Set when the time was spent in interrupt context on this CPU (on behalf of `tid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<u32>,
+    /// For a wait: the kernel function the thread waited in, from the stacks of
+    /// `tracekit record --stacks` ([`name_blocked_functions`]), as Perfetto's
+    /// `blocked_function`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_function: Option<String>,
 }
 
 impl Segment {
@@ -306,6 +311,7 @@ pub fn segments(p: &Graph, begin: i64, end: i64) -> Vec<Segment> {
             comm,
             state: x.ty.state_name(),
             cpu,
+            blocked_function: None,
         };
         if let Some(last) = out.last_mut() {
             if last.end == seg.start
@@ -404,6 +410,47 @@ impl Summary {
     }
 }
 
+/// Names the kernel function each wait of the path was spent in, from stack samples taken
+/// while the thread was off the CPU (`record --stacks offcpu>T`, `syscall>T`, `block>T`):
+/// the sample of the segment's thread whose off-CPU interval overlaps the segment most. The
+/// samples' times must be on the path's time line (traces not synchronized).
+pub fn name_blocked_functions(report: &mut Report, stacks: &kernel::stacks::TraceStacks) {
+    use kernel::stacks::{blocked_function, StackKind};
+    if stacks.samples.is_empty() {
+        return;
+    }
+    let mut by_tid: std::collections::HashMap<i64, Vec<&kernel::stacks::StackSample>> =
+        std::collections::HashMap::new();
+    for s in &stacks.samples {
+        if matches!(
+            s.kind,
+            StackKind::OffCpu | StackKind::Syscall | StackKind::Block
+        ) {
+            by_tid.entry(s.tid as i64).or_default().push(s);
+        }
+    }
+    for seg in &mut report.path {
+        if seg.tid < 0 || seg.cpu.is_some() || matches!(seg.state, "running" | "preempted") {
+            continue;
+        }
+        let Some(cands) = by_tid.get(&seg.tid) else {
+            continue;
+        };
+        let best = cands
+            .iter()
+            .filter(|s| s.host.as_deref().is_none_or(|h| h == seg.host))
+            .filter_map(|s| {
+                let from = s.ts.saturating_sub(s.delay.min(i64::MAX as u64) as i64);
+                let overlap = s.ts.min(seg.end) - from.max(seg.start);
+                (overlap > 0).then_some((overlap, *s))
+            })
+            .max_by_key(|(o, _)| *o);
+        if let Some((_, s)) = best {
+            seg.blocked_function = blocked_function(&s.kstack, &stacks.symbols).map(str::to_string);
+        }
+    }
+}
+
 /// The path as a timeline and its totals.
 /// `write_time` writes a time of day (the printer's `HH:MM:SS.NNNNNNNNN`).
 pub fn render_text(report: &Report, mut write_time: impl FnMut(&mut Vec<u8>, i64)) -> String {
@@ -432,9 +479,10 @@ pub fn render_text(report: &Report, mut write_time: impl FnMut(&mut Vec<u8>, i64
         t.clear();
         write_time(&mut t, seg.start);
         let thread = format!("{}/{}", seg.comm, seg.tid);
-        let state = match seg.cpu {
-            Some(c) => format!("{} (interrupt context, CPU {c})", seg.state),
-            None => seg.state.to_string(),
+        let state = match (seg.cpu, &seg.blocked_function) {
+            (Some(c), _) => format!("{} (interrupt context, CPU {c})", seg.state),
+            (None, Some(f)) => format!("{} in {f}", seg.state),
+            (None, None) => seg.state.to_string(),
         };
         out.push_str(&format!(
             "{:<4} {:<18} {:>12}  {:<10} {:<24} {}\n",

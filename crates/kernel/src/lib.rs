@@ -8,6 +8,8 @@
 //! * [`CpuMap`]: a table per CPU id, for the state and the analyses.
 //! * [`needs`]: which events the state needs for a given [`Interest`], so a reader can skip
 //!   the others.
+//! * [`stacks`]: the stacks of `tracekit record --stacks` (symbols, folded stacks, the
+//!   function a blocked thread waited in).
 //! * [`lttng`]: the kernel trace classes lttng-modules writes, for the generator, the recorder
 //!   and the converters.
 
@@ -19,6 +21,7 @@ pub mod lttng;
 pub mod model;
 pub mod needs;
 mod payload;
+pub mod stacks;
 pub mod state;
 mod threads;
 

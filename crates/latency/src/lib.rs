@@ -19,6 +19,7 @@
 //!   event names classified by the [`kernel`] model).
 //! * [`LatencySink`]: the trackers as a [`pipeline::Sink`], fed by any source
 //!   ([`run_traces`]: trace files).
+//! * [`stacks`]: the stacks `tracekit record --stacks` took, matched to the reports.
 //!
 //! Trackers (key: in → out):
 //! * `wakeup` (tid: first `sched_waking`/`sched_wakeup(_new)` → `sched_switch` in), with the
@@ -43,6 +44,7 @@ use kernel::{IntMap, Kind};
 use pipeline::{FileSource, Flow, ReadOptions, Sink, Source};
 
 pub mod report;
+pub mod stacks;
 
 /// Limits of a matcher.
 #[derive(Debug, Clone, Copy)]

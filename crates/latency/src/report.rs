@@ -5,7 +5,7 @@ use pipeline::time::format_utc;
 use crate::{Report, Summary};
 
 /// A latency with three decimals in the largest unit under it (`1.500 ms`).
-fn fmt_ns(ns: i64) -> String {
+pub(crate) fn fmt_ns(ns: i64) -> String {
     if ns >= 1_000_000_000 {
         format!("{:.3} s", ns as f64 / 1e9)
     } else if ns >= 1_000_000 {

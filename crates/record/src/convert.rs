@@ -10,7 +10,7 @@ use crate::format::{EventFormat, FieldDesc, FormatError};
 use ctf::ir::TraceClass;
 use ctf::value::Value;
 use kernel::lttng::ev;
-use kernel::lttng::syscalls::{add_syscall_classes, fill, SyscallPlan};
+use kernel::lttng::syscalls::{add_syscall_classes, fill, fill_with, SyscallPlan};
 pub use kernel::lttng::syscalls::{
     SyscallArg, SyscallDef, SYSCALL_ENTRY_UNKNOWN, SYSCALL_EXIT_UNKNOWN,
 };
@@ -49,6 +49,8 @@ enum Kind {
     SysEnter,
     SysExit,
     Net(u64),
+    /// A dynamic probe of class id `.0`; `.1`: a return probe (`ip`, `parent_ip`).
+    Probe(u64, bool),
 }
 
 impl Kind {
@@ -80,6 +82,8 @@ impl Kind {
             Kind::SysEnter => &["id", "args"],
             Kind::SysExit => &["id", "ret"],
             Kind::Net(_) => &["skbaddr", "len", "name"],
+            Kind::Probe(_, false) => &["__probe_ip"],
+            Kind::Probe(_, true) => &["__probe_func", "__probe_ret_ip"],
         }
     }
 }
@@ -267,36 +271,91 @@ pub(crate) const DEFAULT_GROUPS: &[&str] = &["sched", "irq", "timer", "syscalls"
 /// Resolves an `--events` list (groups, LTTng names, ftrace `system:event` or event names) to
 /// known events, without duplicates and in table order.
 pub fn select_events(spec: &[String]) -> Result<Vec<KnownEvent>, crate::Error> {
+    Ok(select(spec)?.events)
+}
+
+/// What an `--events` list selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The known events, in table order.
+    pub events: Vec<KnownEvent>,
+    /// When only some system calls are selected (`syscall:open*`): their numbers, sorted.
+    /// `None`: all of them (when the syscall events are selected).
+    pub syscalls: Option<Vec<u32>>,
+}
+
+/// Resolves an `--events` list: groups, LTTng names, ftrace `system:event` or event names,
+/// each possibly a star-glob (`sched_*`, `sched:*wake*`), and `syscall:NAME` items selecting
+/// system calls by name (globs too: `syscall:open*`).
+pub fn select(spec: &[String]) -> Result<Selection, crate::Error> {
     let mut want = vec![false; KNOWN.len()];
+    let mut all_syscalls = false;
+    let mut named: Vec<u32> = Vec::new();
     for item in spec.iter().flat_map(|s| s.split(',')) {
         let item = item.trim();
         if item.is_empty() {
             continue;
         }
+        if let Some(pat) = item.strip_prefix("syscall:") {
+            named.extend(syscall_numbers(pat)?);
+            continue;
+        }
         let mut hit = false;
-        for (i, e) in KNOWN.iter().enumerate() {
-            let sys_ev = format!("{}:{}", e.system, e.event);
-            if item == "all"
-                || e.group == item
-                || e.lttng == item
-                || e.event == item
-                || sys_ev == item
-                || (item.starts_with("syscall_") && e.group == "syscalls")
-            {
-                want[i] = true;
-                hit = true;
-            }
+        for (i, e) in known_matching(item) {
+            want[i] = true;
+            hit = true;
+            all_syscalls |= e.group == "syscalls";
         }
         if !hit {
             return Err(crate::Error::UnknownEvent(item.to_string()));
         }
     }
-    Ok(KNOWN
+    if !named.is_empty() {
+        for (i, e) in KNOWN.iter().enumerate() {
+            want[i] |= e.group == "syscalls";
+        }
+    }
+    named.sort_unstable();
+    named.dedup();
+    Ok(Selection {
+        events: KNOWN
+            .iter()
+            .zip(want)
+            .filter(|(_, w)| *w)
+            .map(|(e, _)| *e)
+            .collect(),
+        syscalls: (!all_syscalls && !named.is_empty()).then_some(named),
+    })
+}
+
+/// The known events an `--events` item names (`all`, a group, a name, `system:event`; globs
+/// allowed), with their index in the table.
+pub(crate) fn known_matching(
+    item: &str,
+) -> impl Iterator<Item = (usize, &'static KnownEvent)> + '_ {
+    KNOWN.iter().enumerate().filter(move |(_, e)| {
+        let sys_ev = format!("{}:{}", e.system, e.event);
+        let m = |name: &str| crate::filter::star_glob(item, name);
+        item == "all"
+            || m(e.group)
+            || m(e.lttng)
+            || m(e.event)
+            || m(&sys_ev)
+            || (item.starts_with("syscall_") && e.group == "syscalls")
+    })
+}
+
+/// The numbers of the system calls whose name (x86-64 table) matches a star-glob.
+pub fn syscall_numbers(pattern: &str) -> Result<Vec<u32>, crate::Error> {
+    let v: Vec<u32> = crate::syscall_table::X86_64
         .iter()
-        .zip(want)
-        .filter(|(_, w)| *w)
-        .map(|(e, _)| *e)
-        .collect())
+        .filter(|(_, name)| crate::filter::star_glob(pattern, name))
+        .map(|(nr, _)| *nr)
+        .collect();
+    if v.is_empty() {
+        return Err(crate::Error::UnknownSyscall(pattern.to_string()));
+    }
+    Ok(v)
 }
 
 /// Converts the `rwbs` text of the block events to the LTTng flag bits.
@@ -371,6 +430,10 @@ pub(crate) fn tracefs_names(table_name: &str) -> Vec<String> {
 /// Looks up the thread-group id of a thread the converter has not seen (e.g. in /proc).
 pub(crate) type TgidLookup = Box<dyn FnMut(i32) -> Option<i32> + Send>;
 
+/// Gives the user-space string of argument `arg` of the system call `nr` thread `tid` entered
+/// at raw time `ts` (e.g. from the eBPF helper).
+pub(crate) type UserStrings = Box<dyn FnMut(i32, i64, usize, u64) -> Option<Vec<u8>> + Send>;
+
 struct Handler {
     kind: Kind,
     f: Vec<FieldDesc>,
@@ -396,6 +459,9 @@ pub struct Converter {
     pending: HashMap<i32, (i64, [u64; 6])>,
     tgids: HashMap<i32, i32>,
     lookup: Option<TgidLookup>,
+    user: Option<UserStrings>,
+    /// Raw time of the record being converted (for `user`).
+    now: u64,
     ns_inum: u64,
     /// What the conversion met so far.
     pub stats: ConvertStats,
@@ -444,6 +510,8 @@ impl Converter {
             pending: HashMap::new(),
             tgids: HashMap::new(),
             lookup: None,
+            user: None,
+            now: 0,
             ns_inum: 0,
             stats: ConvertStats::default(),
         })
@@ -452,6 +520,44 @@ impl Converter {
     /// Sets how unknown thread-group ids are looked up.
     pub(crate) fn set_tgid_lookup(&mut self, f: TgidLookup) {
         self.lookup = Some(f);
+    }
+
+    /// Adds the event class of a dynamic probe (`--probe`, `--function`,
+    /// `--userspace-probe`) to `tc`, in lttng-modules' kprobe layout (`ip`, and `parent_ip`
+    /// for a return probe), with id `id`, converting the records of tracefs format `fmt`.
+    pub fn add_probe(
+        &mut self,
+        tc: &mut TraceClass,
+        fmt: &EventFormat,
+        name: &str,
+        id: u64,
+        ret: bool,
+    ) -> Result<(), FormatError> {
+        let kind = Kind::Probe(id, ret);
+        let f = kind
+            .fields()
+            .iter()
+            .map(|n| fmt.need(n).cloned())
+            .collect::<Result<Vec<_>, _>>()?;
+        let slot = fmt.id as usize;
+        if self.handlers.len() <= slot {
+            self.handlers.resize_with(slot + 1, || None);
+        }
+        self.handlers[slot] = Some(Handler { kind, f });
+        kernel::lttng::add_probe_class(tc, id, name, ret);
+        Ok(())
+    }
+
+    /// Sets the raw time of the next record to convert (used to match the user-space strings
+    /// of its system call).
+    #[inline]
+    pub(crate) fn set_time(&mut self, ts: u64) {
+        self.now = ts;
+    }
+
+    /// Sets where the system calls' user-space string arguments come from.
+    pub(crate) fn set_user_strings(&mut self, f: UserStrings) {
+        self.user = Some(f);
     }
 
     /// Records a known thread → thread-group mapping (e.g. from the statedump).
@@ -523,7 +629,13 @@ impl Converter {
             out.push(Value::Array(args.iter().map(|&a| Value::U64(a)).collect()));
             return SYSCALL_ENTRY_UNKNOWN;
         };
-        fill(&plan.entry, 0, &args, out);
+        match &mut self.user {
+            Some(user) => {
+                let now = self.now;
+                fill_with(&plan.entry, 0, &args, &mut |i| user(tid, nr, i, now), out)
+            }
+            None => fill(&plan.entry, 0, &args, out),
+        }
         if plan.exit_needs_args {
             self.pending.insert(tid, (nr, args));
         }
@@ -688,6 +800,14 @@ fn convert_with(h: &Handler, rec: &[u8], out: &mut Vec<Value>) -> Option<Conv> {
             Some(Conv::SysEnter(nr, args))
         }
         Kind::SysExit => Some(Conv::SysExit(f[0].int(rec)?, f[1].int(rec)?)),
+        Kind::Probe(id, false) => {
+            out.push(u(&f[0], rec)?);
+            Some(Conv::Done(id))
+        }
+        Kind::Probe(id, true) => {
+            out.extend([u(&f[0], rec)?, u(&f[1], rec)?]);
+            Some(Conv::Done(id))
+        }
         Kind::Net(id) => {
             // The header is filled in by the recorder from the eBPF records, if any.
             let (t, h) = crate::netheader::unknown_header();

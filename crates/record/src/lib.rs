@@ -3,8 +3,9 @@
 //! - Pure parts (sans-io): [`format`](mod@format) parses the tracefs `format` and
 //!   `header_page` files, [`page`] decodes ring-buffer pages, [`convert`] maps ftrace records
 //!   to lttng-modules event classes, [`statedump`] builds the `lttng_statedump_*` events,
-//!   [`netheader`] parses the network headers of the eBPF helper, [`trigger`] checks the
-//!   `--snapshot-on` latency rules.
+//!   [`netheader`] parses the network headers of the eBPF helper, [`stacks`] the records of
+//!   the stacks helper, [`sysargs`] the system calls' string arguments, [`trigger`] checks the
+//!   `--snapshot-on` latency rules, [`filter`](mod@filter) compiles `--filter` expressions.
 //! - I/O (private): `tracefs` (instance, raw pipes, /proc, signals) and `recorder` (the
 //!   loop, [`record`]).
 
@@ -12,18 +13,22 @@
 
 mod bpf;
 pub mod convert;
+pub mod filter;
 pub mod format;
 pub mod netheader;
 pub mod page;
+pub mod probes;
 mod recorder;
 pub mod relay;
+pub mod stacks;
 pub mod statedump;
+pub mod sysargs;
 /// x86-64 system call numbers (kept with the kernel crate's LTTng knowledge).
 pub use kernel::lttng::syscall_numbers as syscall_table;
 mod tracefs;
 pub mod trigger;
 
-pub use recorder::{record, RecordOptions, RecordSummary};
+pub use recorder::{record, recover, RecordOptions, RecordSummary};
 
 /// Asks a running [`record`] (of this process) to stop as SIGINT does: it writes out what is
 /// left and ends, keeping the trace.
@@ -72,6 +77,15 @@ pub enum Error {
         groups = convert::GROUPS.join(", ")
     )]
     UnknownEvent(String),
+    /// A `syscall:NAME` or `--syscall` item that names no system call.
+    #[error("unknown system call `{0}` (no x86-64 system call matches)")]
+    UnknownSyscall(String),
+    /// A `--filter` expression that does not apply to an event.
+    #[error("{0}")]
+    Filter(#[from] filter::FilterError),
+    /// A `--filter` selection naming events that are not recorded.
+    #[error("--filter `{0}`: its selection names no recorded event (add them to --events)")]
+    FilterSelection(String),
     /// A `--snapshot-on` rule without `>`.
     #[error("bad rule `{0}` (e.g. syscall>50ms)")]
     BadRule(String),

@@ -1,11 +1,13 @@
 //! The recording loop: set up a private tracefs instance, read the per-CPU raw pipes, convert
 //! and write the CTF trace, account for losses, and clean up on every exit path.
 
-use crate::bpf::NetProbe;
-use crate::convert::{select_events, Converter, KnownEvent, DEFAULT_GROUPS};
+use crate::bpf::{ArgProbe, NetProbe, StackProbe};
+use crate::convert::{select, Converter, KnownEvent, DEFAULT_GROUPS};
+use crate::filter::EventFilter;
 use crate::format::PageLayout;
 use crate::netheader::{Dir, HeaderStore, MergeStats};
 use crate::page::decode_page;
+use crate::stacks::{StackRecord, StackThresholds};
 use crate::statedump::ProcSnapshot;
 use crate::tracefs::{self, signals, Instance, RawPipe, Tracefs};
 use crate::Error;
@@ -72,6 +74,23 @@ pub struct RecordOptions {
     /// With a relay: how often the open packets are sent and idle streams said quiet (LTTng's
     /// live timer); zero makes a non-live relay session.
     pub live_timer: Duration,
+    /// `--filter`: LTTng filter expressions, evaluated in the kernel (tracefs filters); an
+    /// event gets every filter whose selection includes it, all of which must admit it.
+    pub filters: Vec<EventFilter>,
+    /// `--syscall`: record only these system calls (names, star-globs allowed).
+    pub syscalls: Vec<String>,
+    /// Keep the recorder's own system calls (left out by default, by a kernel filter).
+    pub trace_self: bool,
+    /// `--stacks`: take kernel (and user) stacks where these latency rules fire, the
+    /// thresholds checked in the kernel by the eBPF stacks helper (streaming mode).
+    pub stacks: Vec<crate::trigger::Rule>,
+    /// With `stacks`: also walk the user stacks (frame pointers).
+    pub user_stacks: bool,
+    /// Dynamic probes: kprobes, kretprobe pairs, uprobes.
+    pub probes: Vec<crate::probes::ProbeSpec>,
+    /// Put the system calls' string arguments (file names…) in their entry events, read by
+    /// the eBPF helper (feature `bpf`; streaming mode). When it cannot start they stay empty.
+    pub syscall_strings: bool,
 }
 
 impl Default for RecordOptions {
@@ -97,6 +116,13 @@ impl Default for RecordOptions {
             relay: None,
             session_name: None,
             live_timer: Duration::from_secs(1),
+            filters: Vec::new(),
+            syscalls: Vec::new(),
+            trace_self: false,
+            stacks: Vec::new(),
+            user_stacks: true,
+            syscall_strings: true,
+            probes: Vec::new(),
         }
     }
 }
@@ -132,6 +158,19 @@ pub struct RecordSummary {
     pub net_headers: Option<MergeStats>,
     /// Why the net events have no headers (net events recorded, helper not running).
     pub net_headers_off: Option<String>,
+    /// Stack events written (`--stacks`).
+    pub stacks: u64,
+    /// Stacks the eBPF helper could not hand over (its ring buffer was full).
+    pub stacks_lost: u64,
+    /// Kernel symbols written with them.
+    pub stack_symbols: u64,
+    /// Why the stacks have no symbols, when they have none.
+    pub stack_symbols_off: Option<String>,
+    /// System-call string arguments put in events (eBPF helper), when it ran.
+    pub syscall_strings: Option<u64>,
+    /// Why the system calls' string arguments are empty (syscalls recorded, helper not
+    /// running).
+    pub syscall_strings_off: Option<String>,
 }
 
 /// The LTTng trace environment and trace class for this host.
@@ -192,9 +231,44 @@ struct Sink {
     missed_stored: u64,
     statedump_events: u64,
     net: Option<NetMerge>,
+    stacks: Option<StackMerge>,
     statedump_fds: bool,
     /// The trace clock's offset (ns): a written time plus it is on the read's time line.
     clock_ns: i128,
+}
+
+/// The eBPF stacks helper and its records waiting for their place in the CPU streams.
+struct StackMerge {
+    probe: StackProbe,
+    /// Per CPU, by time.
+    pending: Vec<std::collections::VecDeque<StackRecord>>,
+    npending: usize,
+    /// Kernel addresses seen (for the symbol table).
+    kaddrs: std::collections::HashSet<u64>,
+    written: u64,
+    vals: Vec<Value>,
+    symbols: kernel::stacks::Symbols,
+}
+
+impl StackMerge {
+    /// Takes the records the helper has ready.
+    fn poll(&mut self) {
+        let (pending, npending, kaddrs) = (&mut self.pending, &mut self.npending, &mut self.kaddrs);
+        let syms = &self.symbols;
+        self.probe.poll(|b| {
+            let Some(mut r) = StackRecord::parse(b) else {
+                return;
+            };
+            crate::stacks::trim_tracing_frames(&mut r.kstack, syms);
+            kaddrs.extend(r.kstack.iter().copied());
+            let c = (r.cpu as usize).min(pending.len().saturating_sub(1));
+            let q = &mut pending[c];
+            // The ring buffer is shared by the CPUs: keep each CPU's queue in time order.
+            let at = q.partition_point(|x| x.ts <= r.ts);
+            q.insert(at, r);
+            *npending += 1;
+        });
+    }
 }
 
 /// The eBPF helper and the records waiting for their ftrace event.
@@ -265,6 +339,60 @@ impl Sink {
         Ok(())
     }
 
+    /// Writes the stack records of `cpu` up to raw time `upto` (all CPUs: `None`).
+    fn flush_stacks(&mut self, cpu: Option<u32>, upto: u64) -> Result<(), Error> {
+        let Some(sm) = &mut self.stacks else {
+            return Ok(());
+        };
+        let cpus: Vec<usize> = match cpu {
+            Some(c) => vec![c as usize],
+            None => (0..sm.pending.len()).collect(),
+        };
+        for c in cpus {
+            let Some(q) = sm.pending.get_mut(c) else {
+                continue;
+            };
+            while q.front().is_some_and(|r| r.ts <= upto) {
+                let Some(r) = q.pop_front() else { break };
+                sm.npending -= 1;
+                r.payload(self.offset, &mut sm.vals);
+                let t = r.ts.saturating_add_signed(self.offset).max(self.last_ts[c]);
+                self.last_ts[c] = t;
+                self.writer.write_event(c as u32, r.class, t, &sm.vals)?;
+                sm.written += 1;
+                let i = r.class as usize;
+                if self.per_class.len() <= i {
+                    self.per_class.resize(i + 1, 0);
+                }
+                self.per_class[i] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the remaining stack records and the symbols their kernel addresses fall in.
+    fn finish_stacks(&mut self) -> Result<u64, Error> {
+        let Some(sm) = &mut self.stacks else {
+            return Ok(0);
+        };
+        sm.poll();
+        self.flush_stacks(None, u64::MAX)?;
+        let Some(sm) = &mut self.stacks else {
+            return Ok(0);
+        };
+        let subset = sm.symbols.subset(sm.kaddrs.iter());
+        // After every event: a reader has the table once it has read the trace.
+        let t = self.last_ts.iter().copied().max().unwrap_or(0);
+        for s in &subset {
+            let vals = crate::stacks::ksym_payload(s);
+            self.writer
+                .write_event(0, kernel::lttng::stacks::ev::KSYM, t, &vals)?;
+            self.count(kernel::lttng::stacks::ev::KSYM);
+        }
+        self.last_ts[0] = t;
+        Ok(subset.len() as u64)
+    }
+
     /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
     fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, Error> {
         let mut err = None;
@@ -272,6 +400,13 @@ impl Sink {
             if err.is_some() {
                 return;
             }
+            if self.stacks.as_ref().is_some_and(|s| s.npending > 0) {
+                if let Err(e) = self.flush_stacks(Some(cpu), ts) {
+                    err = Some(e);
+                    return;
+                }
+            }
+            self.conv.set_time(ts);
             let Some(id) = self.conv.convert(rec, &mut self.vals) else {
                 return;
             };
@@ -285,7 +420,7 @@ impl Sink {
             let t = self.ts(ts).max(self.last_ts[c]);
             self.last_ts[c] = t;
             if let Err(e) = self.writer.write_event(cpu, id, t, &self.vals) {
-                err = Some(e);
+                err = Some(e.into());
                 return;
             }
             let i = id as usize;
@@ -296,7 +431,7 @@ impl Sink {
         })
         .map_err(|e| Error::Invalid(format!("CPU {cpu}: {e}")))?;
         if let Some(e) = err {
-            return Err(e.into());
+            return Err(e);
         }
         if info.missed {
             self.missed_pages += 1;
@@ -311,6 +446,23 @@ struct Setup {
     layout: PageLayout,
     known: Vec<(KnownEvent, crate::format::EventFormat)>,
     syscalls: Vec<crate::convert::SyscallDef>,
+    /// Per event of `known`: the tracefs filter it gets (`None`: no filter), or `Err(())`
+    /// when a filter admits none of its events (the event is not enabled).
+    filters: Vec<Result<Option<String>, ()>>,
+    /// The dynamic probes' events (defined while the setup lives).
+    probes: Vec<ProbeEvent>,
+    _dynamic: Option<tracefs::DynamicEvents>,
+}
+
+/// One event of a dynamic probe.
+struct ProbeEvent {
+    /// LTTng event name.
+    name: String,
+    /// tracefs system (the run's probe group) and event.
+    system: String,
+    event: String,
+    format: crate::format::EventFormat,
+    ret: bool,
 }
 
 fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
@@ -325,14 +477,19 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
     }
     let tfs = Tracefs::find(opts.tracefs.as_deref())?;
     let layout = tfs.page_layout()?;
-    let spec = if opts.events.is_empty() {
-        vec![DEFAULT_GROUPS.join(",")]
+    let mut spec = if opts.events.is_empty() {
+        // `--syscall` alone: the default groups with only those system calls.
+        let groups = DEFAULT_GROUPS
+            .iter()
+            .filter(|g| opts.syscalls.is_empty() || **g != "syscalls");
+        vec![groups.copied().collect::<Vec<_>>().join(",")]
     } else {
         opts.events.clone()
     };
-    let sel = select_events(&spec)?;
+    spec.extend(opts.syscalls.iter().map(|n| format!("syscall:{n}")));
+    let sel = select(&spec)?;
     let mut known = Vec::new();
-    for k in sel {
+    for k in sel.events {
         known.push((k, tfs.event_format(k.system, k.event)?));
     }
     let syscalls = if known.iter().any(|(k, _)| k.group == "syscalls") {
@@ -340,12 +497,156 @@ fn setup(opts: &RecordOptions) -> Result<Setup, Error> {
     } else {
         Vec::new()
     };
+    let filters = event_filters(&known, opts, sel.syscalls.as_deref())?;
+    let (probes, dynamic) = define_probes(&tfs, opts)?;
+    if opts.verbose {
+        for ((k, _), f) in known.iter().zip(&filters) {
+            match f {
+                Ok(Some(f)) => eprintln!("tracekit: {}:{} filter: {f}", k.system, k.event),
+                Ok(None) => {}
+                Err(()) => eprintln!(
+                    "tracekit: {}:{} has no field a --filter names: none of its events are \
+                     recorded",
+                    k.system, k.event
+                ),
+            }
+        }
+    }
     Ok(Setup {
         tfs,
         layout,
         known,
         syscalls,
+        filters,
+        probes,
+        _dynamic: dynamic,
     })
+}
+
+/// Defines the `--probe`/`--function`/`--userspace-probe` events in the group
+/// `tkprobe_PID` (removed when the returned guard is dropped).
+fn define_probes(
+    tfs: &Tracefs,
+    opts: &RecordOptions,
+) -> Result<(Vec<ProbeEvent>, Option<tracefs::DynamicEvents>), Error> {
+    if opts.probes.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    for g in tracefs::DynamicEvents::remove_stale(tfs) {
+        eprintln!("tracekit: removed the probes {g} of a dead recorder");
+    }
+    let group = format!("tkprobe_{}", std::process::id());
+    let mut dynamic = tracefs::DynamicEvents::new(tfs);
+    let mut events = Vec::new();
+    for spec in &opts.probes {
+        let names = spec.event_names();
+        let defs = spec
+            .definitions(&group)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        for (i, (line, ev, ret)) in defs.into_iter().enumerate() {
+            dynamic.define(spec.is_kernel(), &line)?;
+            let format = tfs.event_format(&group, &ev)?;
+            events.push(ProbeEvent {
+                name: names.get(i).cloned().unwrap_or_else(|| ev.clone()),
+                system: group.clone(),
+                event: ev,
+                format,
+                ret,
+            });
+        }
+    }
+    Ok((events, Some(dynamic)))
+}
+
+/// The tracefs filter of each selected event: the `--filter`s that apply to it, the selected
+/// system calls and the network devices, all of which must hold.
+fn event_filters(
+    known: &[(KnownEvent, crate::format::EventFormat)],
+    opts: &RecordOptions,
+    syscalls: Option<&[u32]>,
+) -> Result<Vec<Result<Option<String>, ()>>, Error> {
+    // Which events each filter applies to.
+    let mut applies: Vec<Vec<bool>> = Vec::new();
+    for f in &opts.filters {
+        let v: Vec<bool> = match &f.events {
+            None => vec![true; known.len()],
+            Some(items) => {
+                let mut v = vec![false; known.len()];
+                for item in items {
+                    for (_, e) in crate::convert::known_matching(item) {
+                        if let Some(i) = known.iter().position(|(k, _)| k == e) {
+                            v[i] = true;
+                        }
+                    }
+                }
+                v
+            }
+        };
+        if !v.iter().any(|b| *b) {
+            return Err(Error::FilterSelection(
+                f.events.clone().unwrap_or_default().join(","),
+            ));
+        }
+        applies.push(v);
+    }
+    let mut out = Vec::with_capacity(known.len());
+    for (i, (k, fmt)) in known.iter().enumerate() {
+        let mut parts: Vec<String> = Vec::new();
+        let mut admits = true;
+        for (f, a) in opts.filters.iter().zip(&applies) {
+            if !a[i] {
+                continue;
+            }
+            match f
+                .filter
+                .to_tracefs(&format!("{}:{}", k.system, k.event), fmt)?
+            {
+                Some(t) => parts.push(t),
+                None => admits = false,
+            }
+        }
+        if k.group == "syscalls" {
+            if let Some(nrs) = syscalls {
+                let alts: Vec<String> = nrs.iter().map(|n| format!("id == {n}")).collect();
+                parts.push(alts.join(" || "));
+            }
+        }
+        if k.group == "net" && !opts.netdevs.is_empty() {
+            let alts: Vec<String> = opts
+                .netdevs
+                .iter()
+                .map(|d| format!("name == \"{d}\""))
+                .collect();
+            parts.push(alts.join(" || "));
+        }
+        out.push(if !admits {
+            Err(())
+        } else if parts.is_empty() {
+            Ok(None)
+        } else if parts.len() == 1 {
+            Ok(Some(parts.pop().unwrap_or_default()))
+        } else {
+            Ok(Some(
+                parts
+                    .iter()
+                    .map(|p| format!("({p})"))
+                    .collect::<Vec<_>>()
+                    .join(" && "),
+            ))
+        });
+    }
+    Ok(out)
+}
+
+/// The recorder's own threads (left out of the system-call events unless `--trace-self`).
+fn own_threads() -> Vec<i32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_else(|_| vec![std::process::id() as i32])
 }
 
 fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Instance, Error> {
@@ -368,21 +669,53 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
         // Follow the children of the selected processes.
         let _ = inst.write("options/event-fork", "1");
     }
-    for (k, _) in &s.known {
-        if k.group == "net" && !opts.netdevs.is_empty() {
-            let filter: Vec<String> = opts
-                .netdevs
-                .iter()
-                .map(|d| format!("name == \"{d}\""))
-                .collect();
-            inst.write(
-                &format!("events/{}/{}/filter", k.system, k.event),
-                &filter.join(" || "),
-            )?;
+    let own: Vec<String> = if opts.trace_self {
+        Vec::new()
+    } else {
+        own_threads()
+            .iter()
+            .map(|t| format!("common_pid != {t}"))
+            .collect()
+    };
+    for ((k, _), f) in s.known.iter().zip(&s.filters) {
+        let Ok(f) = f else { continue };
+        let mut filter = f.clone();
+        if k.group == "syscalls" && !own.is_empty() {
+            // The recorder's reads of trace_pipe_raw and writes of the trace would top the
+            // I/O analyses.
+            let me = own.join(" && ");
+            filter = Some(match filter {
+                Some(f) => format!("({f}) && {me}"),
+                None => me,
+            });
+        }
+        if let Some(f) = filter {
+            inst.set_filter(k.system, k.event, &f)?;
         }
         inst.enable_event(k.system, k.event)?;
     }
+    for p in &s.probes {
+        inst.enable_event(&p.system, &p.event)?;
+    }
     Ok(inst)
+}
+
+/// The converter of a run's events (the known events, the system calls, the probes), its
+/// classes added to `tc`.
+fn converter(s: &Setup, tc: &mut TraceClass) -> Result<Converter, Error> {
+    let mut conv =
+        Converter::new(tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    for (i, p) in s.probes.iter().enumerate() {
+        conv.add_probe(
+            tc,
+            &p.format,
+            &p.name,
+            kernel::lttng::FIRST_PROBE_ID + i as u64,
+            p.ret,
+        )
+        .map_err(|e| Error::Format(e.to_string()))?;
+    }
+    Ok(conv)
 }
 
 fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Sink, Error> {
@@ -392,8 +725,10 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         .unwrap_or_else(|| "kernel".into());
     let mut tc = build_trace_class(opts, &name);
     let clock_ns = tc.clocks.first().map_or(0, |c| c.cycles_to_ns(0));
-    let mut conv =
-        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    let mut conv = converter(s, &mut tc)?;
+    if !opts.stacks.is_empty() {
+        kernel::lttng::stacks::add_stack_classes(&mut tc);
+    }
     conv.set_tgid_lookup(Box::new(tracefs::proc_tgid));
     if let Ok(l) = std::fs::read_link("/proc/self/ns/pid") {
         // "pid:[4026531836]"
@@ -418,6 +753,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         missed_stored: 0,
         statedump_events: 0,
         net: None,
+        stacks: None,
         statedump_fds: opts.statedump_fds,
         clock_ns,
     })
@@ -484,7 +820,10 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, Error> {
 fn event_names(s: &Setup, opts: &RecordOptions) -> Vec<(u64, String)> {
     // The class set is the same for every trace of a run: build it once for the names.
     let mut tc = build_trace_class(opts, "x");
-    let _ = Converter::new(&mut tc, &s.known, &s.syscalls);
+    let _ = converter(s, &mut tc);
+    if !opts.stacks.is_empty() {
+        kernel::lttng::stacks::add_stack_classes(&mut tc);
+    }
     tc.streams[&0]
         .events
         .values()
@@ -515,6 +854,11 @@ fn drain_once(
                 empty = true;
                 break;
             };
+            // The helper's records of the events on this page were committed before the page
+            // was read: take them now, so that they go in at their own times.
+            if let Some(st) = &mut sink.stacks {
+                st.poll();
+            }
             let full = sink.page(layout, *cpu, &buf[..n])?;
             if !full {
                 break;
@@ -600,6 +944,75 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             eprintln!("tracekit: eBPF network-header helper attached");
         }
     }
+    let mut strings_off = None;
+    let strings_matched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    if !s.syscalls.is_empty() {
+        let masks: Vec<(u32, u8)> = s
+            .syscalls
+            .iter()
+            .map(|d| (d.nr, kernel::lttng::syscalls::user_string_mask(d)))
+            .filter(|(_, m)| *m != 0)
+            .collect();
+        let started = if opts.syscall_strings {
+            ArgProbe::start(&masks, std::process::id() as i32)
+        } else {
+            Err("disabled".into())
+        };
+        match started {
+            Ok(mut probe) => {
+                let mut store = crate::sysargs::ArgStore::new();
+                let matched = strings_matched.clone();
+                sink.conv
+                    .set_user_strings(Box::new(move |tid, nr, arg, ts| {
+                        let mut r = store.take(tid, nr, arg, ts);
+                        if r.is_none() {
+                            // The helper's record is written right after the ftrace event: it
+                            // may not have been read yet.
+                            probe.poll(|b| {
+                                if let Some(a) = crate::sysargs::ArgRecord::parse(b) {
+                                    store.push(a);
+                                }
+                            });
+                            r = store.take(tid, nr, arg, ts);
+                        }
+                        matched.store(store.matched, std::sync::atomic::Ordering::Relaxed);
+                        r
+                    }));
+                if opts.verbose {
+                    eprintln!("tracekit: eBPF system-call string helper attached");
+                }
+            }
+            Err(e) => {
+                if opts.syscall_strings && opts.verbose {
+                    eprintln!(
+                        "tracekit: system-call string arguments unavailable ({e}): file names \
+                         in syscall_entry_* events are left empty"
+                    );
+                }
+                strings_off = Some(e);
+            }
+        }
+    }
+    let mut symbols_off = None;
+    if !opts.stacks.is_empty() {
+        let t = StackThresholds::from_rules(&opts.stacks)?;
+        let (symbols, why) = crate::stacks::read_kallsyms();
+        if let Some(w) = &why {
+            eprintln!("tracekit: {w}");
+        }
+        symbols_off = why;
+        let probe = StackProbe::start(&t, std::process::id() as i32, opts.user_stacks)
+            .map_err(|e| Error::Invalid(format!("--stacks: the eBPF stacks helper: {e}")))?;
+        sink.stacks = Some(StackMerge {
+            probe,
+            pending: (0..nstreams).map(|_| Default::default()).collect(),
+            npending: 0,
+            kaddrs: Default::default(),
+            written: 0,
+            vals: Vec::new(),
+            symbols,
+        });
+    }
     let mut start = Instant::now();
     let result = (|| -> Result<(), Error> {
         let base: Vec<u64> = cpus
@@ -636,8 +1049,14 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if let Some(net) = &mut sink.net {
                 net.probe.poll(&mut net.store);
             }
+            if let Some(st) = &mut sink.stacks {
+                st.poll();
+            }
             if stop {
                 inst.write("tracing_on", "0")?;
+                if let Some(st) = &mut sink.stacks {
+                    st.poll();
+                }
                 // Everything left, partial pages included.
                 while drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)? {}
                 drain_once(&mut pipes, &mut buf, &mut sink, &s.layout, usize::MAX, None)?;
@@ -689,6 +1108,17 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         drop(inst);
         return Err(annotate_partial(e, &opts.output));
     }
+    let stack_symbols = match sink.finish_stacks() {
+        Ok(n) => n,
+        Err(e) => {
+            drop(inst);
+            return Err(annotate_partial(e, &opts.output));
+        }
+    };
+    let (stacks_written, stacks_lost) = sink
+        .stacks
+        .take()
+        .map_or((0, 0), |s| (s.written, s.probe.lost()));
     let removed = inst.remove();
     let net_stats = sink.net.take().map(|n| n.store.stats);
     let names = event_names(s, opts);
@@ -717,6 +1147,13 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         elapsed: start.elapsed(),
         net_headers: net_stats,
         net_headers_off: net_off,
+        stacks: stacks_written,
+        stacks_lost,
+        stack_symbols,
+        stack_symbols_off: symbols_off.filter(|_| stacks_written > 0),
+        syscall_strings: (strings_off.is_none() && !s.syscalls.is_empty())
+            .then(|| strings_matched.load(std::sync::atomic::Ordering::Relaxed)),
+        syscall_strings_off: strings_off,
     })
 }
 
@@ -810,6 +1247,11 @@ impl Flight<'_> {
 }
 
 fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
+    if !opts.stacks.is_empty() {
+        return Err(Error::Invalid(
+            "--stacks records in streaming mode only (not with --flight-recorder)".into(),
+        ));
+    }
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
@@ -832,6 +1274,19 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         );
         net_off = Some("flight-recorder mode".into());
     }
+    // The kernel's ring buffers outlive a recorder killed with SIGKILL: say where they are and
+    // how to decode them, for `tracekit recover`.
+    let recovery = opts.snapshot_on.is_empty().then(|| Recovery {
+        path: opts.output.join(RECOVERY_FILE),
+        instance: inst.dir.clone(),
+        tracefs: s.tfs.root.clone(),
+        events: opts.events.clone(),
+        syscalls: opts.syscalls.clone(),
+        hostname: opts.hostname.clone(),
+        clock_offset_ns: opts.clock_offset_ns,
+        statedump_fds: opts.statedump_fds,
+        lost: Vec::new(),
+    });
     let mut fl = Flight {
         s,
         opts,
@@ -852,6 +1307,9 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             .iter()
             .map(|&c| inst.stats(c).map(|st| st.lost()))
             .collect::<Result<_, _>>()?;
+        if let Some(r) = &recovery {
+            r.write(&cpus, &fl.lost_seen)?;
+        }
         inst.write("tracing_on", "1")?;
         let deadline = opts.duration.map(|d| Instant::now() + d);
         if !opts.snapshot_on.is_empty() {
@@ -874,8 +1332,14 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
                 }
             }
             fl.snapshot(&pages)?;
+            if let Some(r) = &recovery {
+                r.write(&cpus, &fl.lost_seen)?;
+            }
         }
     })();
+    if let Some(r) = &recovery {
+        let _ = std::fs::remove_file(&r.path);
+    }
     drop(pipes);
     let mut summary = std::mem::take(&mut fl.summary);
     let all_counts = std::mem::take(&mut fl.all_counts);
@@ -885,6 +1349,223 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     removed?;
     summary.per_class = class_names(&names, &all_counts);
     summary.elapsed = start.elapsed();
+    Ok(summary)
+}
+
+/// The file of a flight recorder's output directory that says how to recover its buffers.
+const RECOVERY_FILE: &str = ".tracekit-flight";
+
+/// What `tracekit recover` needs to decode a dead flight recorder's buffers.
+#[derive(Debug, Clone, PartialEq)]
+struct Recovery {
+    path: PathBuf,
+    instance: PathBuf,
+    tracefs: PathBuf,
+    events: Vec<String>,
+    syscalls: Vec<String>,
+    hostname: Option<String>,
+    clock_offset_ns: i64,
+    statedump_fds: bool,
+    /// Per CPU: the events lost before what the buffers hold (written by snapshots).
+    lost: Vec<(u32, u64)>,
+}
+
+impl Recovery {
+    /// Writes the file (replaced atomically), with the loss counts so far.
+    fn write(&self, cpus: &[u32], lost: &[u64]) -> Result<(), Error> {
+        let lost: Vec<String> = cpus
+            .iter()
+            .zip(lost)
+            .map(|(c, l)| format!("{c}:{l}"))
+            .collect();
+        let text = format!(
+            "# tracekit flight recorder: `tracekit recover DIR -o TRACE` decodes its buffers\n\
+             instance={}\ntracefs={}\nevents={}\nsyscalls={}\nhostname={}\n\
+             clock_offset_ns={}\nstatedump_fds={}\nlost={}\n",
+            self.instance.display(),
+            self.tracefs.display(),
+            self.events.join(","),
+            self.syscalls.join(","),
+            self.hostname.as_deref().unwrap_or(""),
+            self.clock_offset_ns,
+            self.statedump_fds as u8,
+            lost.join(",")
+        );
+        let tmp = self.path.with_extension("new");
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| Error::Io {
+                path: self.path.clone(),
+                source: e,
+            })
+    }
+
+    /// Reads the file of a flight recorder's output directory.
+    fn read(dir: &Path) -> Result<Recovery, Error> {
+        let path = dir.join(RECOVERY_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::Invalid(format!(
+                "{}: {e} (not the output directory of a flight recorder that died, or it \
+                 was already recovered)",
+                path.display()
+            ))
+        })?;
+        let bad = |what: &str| Error::Invalid(format!("{}: bad `{what}`", path.display()));
+        let mut r = Recovery {
+            path: path.clone(),
+            instance: PathBuf::new(),
+            tracefs: PathBuf::new(),
+            events: Vec::new(),
+            syscalls: Vec::new(),
+            hostname: None,
+            clock_offset_ns: 0,
+            statedump_fds: true,
+            lost: Vec::new(),
+        };
+        let list = |v: &str| -> Vec<String> {
+            v.split(',')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((k, v)) = l.split_once('=') else {
+                continue;
+            };
+            match k {
+                "instance" => r.instance = v.into(),
+                "tracefs" => r.tracefs = v.into(),
+                "events" => r.events = list(v),
+                "syscalls" => r.syscalls = list(v),
+                "hostname" => r.hostname = (!v.is_empty()).then(|| v.to_string()),
+                "clock_offset_ns" => r.clock_offset_ns = v.parse().map_err(|_| bad(k))?,
+                "statedump_fds" => r.statedump_fds = v == "1",
+                "lost" => {
+                    for item in list(v) {
+                        let (c, n) = item.split_once(':').ok_or_else(|| bad(k))?;
+                        r.lost.push((
+                            c.parse().map_err(|_| bad(k))?,
+                            n.parse().map_err(|_| bad(k))?,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if r.instance.as_os_str().is_empty() {
+            return Err(bad("instance"));
+        }
+        Ok(r)
+    }
+}
+
+/// `tracekit recover`: turns the kernel buffers a flight recorder killed (SIGKILL, a crash of
+/// the recorder) left in its tracefs instance into a trace at `output`, with every page they
+/// hold and the events lost counted (overwritten since the last snapshot); then removes the
+/// instance. `dir` is the flight recorder's output directory.
+pub fn recover(dir: &Path, output: &Path, verbose: bool) -> Result<RecordSummary, Error> {
+    let rec = Recovery::read(dir)?;
+    let pid = rec
+        .instance
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("tracekit-"))
+        .unwrap_or("");
+    if !pid.is_empty() && Path::new("/proc").join(pid).exists() {
+        return Err(Error::Invalid(format!(
+            "the flight recorder (pid {pid}) is still running: `kill -USR1 {pid}` writes a \
+             snapshot"
+        )));
+    }
+    let opts = RecordOptions {
+        output: output.to_path_buf(),
+        events: rec.events.clone(),
+        syscalls: rec.syscalls.clone(),
+        hostname: rec.hostname.clone(),
+        clock_offset_ns: rec.clock_offset_ns,
+        statedump_fds: rec.statedump_fds,
+        tracefs: Some(rec.tracefs.clone()),
+        verbose,
+        ..Default::default()
+    };
+    let s = setup(&opts)?;
+    let inst = Instance::open_existing(&rec.instance)?;
+    inst.write("tracing_on", "0")?;
+    let start = Instant::now();
+    let cpus = inst.cpus()?;
+    let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
+    let old_mask = tracefs::set_umask(0o077);
+    let result = (|| -> Result<RecordSummary, Error> {
+        let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
+        let mut buf = vec![0u8; s.layout.page_size()];
+        for &c in &cpus {
+            let mut pipe = inst.open_pipe(c)?;
+            while let Some(n) = pipe.read_page(&mut buf)? {
+                pages.push((c, buf[..n].to_vec()));
+            }
+        }
+        let mut first = u64::MAX;
+        for (_, p) in &pages {
+            let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
+        }
+        if first == u64::MAX {
+            first = tracefs::clocks_ns().0;
+        }
+        let mut sink = new_sink(&s, &opts, output, nstreams)?;
+        let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| Error::Io {
+            path: "/proc".into(),
+            source: e,
+        })?;
+        sink.statedump(&snap, first)?;
+        for (cpu, p) in &pages {
+            sink.page(&s.layout, *cpu, p)?;
+        }
+        for &c in &cpus {
+            let lost = inst.stats(c)?.lost();
+            let before = rec
+                .lost
+                .iter()
+                .find(|(x, _)| *x == c)
+                .map_or(0, |(_, n)| *n);
+            sink.writer.add_discarded(c, lost.saturating_sub(before))?;
+        }
+        let names = event_names(&s, &opts);
+        let per_class = class_names(&names, &sink.per_class);
+        let (missed_pages, missed_stored, sd) =
+            (sink.missed_pages, sink.missed_stored, sink.statedump_events);
+        let discarded = sink.writer.discarded();
+        let conv = sink.conv.stats.clone();
+        let st = sink
+            .writer
+            .finish()
+            .map_err(|e| annotate_partial(e.into(), output))?;
+        Ok(RecordSummary {
+            traces: vec![st.dir.clone()],
+            events: st.events,
+            per_cpu: st.per_cpu,
+            per_class,
+            discarded,
+            missed_pages,
+            missed_stored,
+            statedump_events: sd,
+            unknown_syscalls: conv.unknown_syscalls,
+            malformed: conv.malformed,
+            bytes: st.bytes,
+            elapsed: start.elapsed(),
+            ..Default::default()
+        })
+    })();
+    tracefs::set_umask(old_mask);
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            // The buffers stay for another try.
+            inst.keep();
+            return Err(e);
+        }
+    };
+    inst.remove()?;
+    let _ = std::fs::remove_file(&rec.path);
     Ok(summary)
 }
 
@@ -904,8 +1585,7 @@ fn run_live(
     let mut kept: Vec<(VecDeque<Vec<u8>>, usize)> =
         (0..pipes.len()).map(|_| (VecDeque::new(), 0)).collect();
     let mut tc = build_trace_class(opts, "live");
-    let mut conv =
-        Converter::new(&mut tc, &s.known, &s.syscalls).map_err(|e| Error::Format(e.to_string()))?;
+    let mut conv = converter(s, &mut tc)?;
     let maker = crate::trigger::InputMaker::new(&tc);
     let mut trigger = crate::trigger::Trigger::new(&opts.snapshot_on);
     trigger.ignore_tid(std::process::id() as i32);

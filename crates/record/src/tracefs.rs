@@ -197,6 +197,16 @@ impl Instance {
                 continue;
             };
             if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                // A flight recorder's buffers (overwrite mode) are kept for `tracekit recover`.
+                let kept = std::fs::read_to_string(e.path().join("options/overwrite"))
+                    .is_ok_and(|v| v.trim() == "1");
+                if kept {
+                    eprintln!(
+                        "tracekit: kept the tracefs instance {name} of a dead flight recorder \
+                         (`tracekit recover` its output directory to get its buffers)"
+                    );
+                    continue;
+                }
                 let _ = std::fs::write(e.path().join("tracing_on"), "0");
                 if std::fs::remove_dir(e.path()).is_ok() {
                     removed.push(name);
@@ -218,6 +228,21 @@ impl Instance {
         Ok(inst)
     }
 
+    /// An instance left by a recorder that died (a flight recorder's, for recovery).
+    pub fn open_existing(dir: &Path) -> Result<Self, Error> {
+        if !dir.join("per_cpu").is_dir() {
+            return Err(Error::Invalid(format!(
+                "{}: no such tracefs instance (removed, or the machine rebooted: the buffers \
+                 are gone)",
+                dir.display()
+            )));
+        }
+        Ok(Instance {
+            dir: dir.to_path_buf(),
+            removed: false,
+        })
+    }
+
     /// Writes a value to a file of the instance.
     pub fn write(&self, rel: &str, value: &str) -> Result<(), Error> {
         let p = self.dir.join(rel);
@@ -227,6 +252,26 @@ impl Instance {
     /// Reads a file of the instance.
     pub fn read(&self, rel: &str) -> Result<String, Error> {
         read_file(&self.dir.join(rel))
+    }
+
+    /// Sets the filter of `system/event`; a refused filter is reported with the kernel's
+    /// explanation (the instance's `error_log`).
+    pub fn set_filter(&self, system: &str, event: &str, filter: &str) -> Result<(), Error> {
+        let rel = format!("events/{system}/{event}/filter");
+        if let Err(e) = self.write(&rel, filter) {
+            let log = self.read("error_log").unwrap_or_default();
+            let last: Vec<&str> = log.lines().rev().take(3).collect();
+            let why = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            return Err(Error::Invalid(format!(
+                "the kernel refused the filter `{filter}` of {system}:{event} ({e}){}",
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                }
+            )));
+        }
+        Ok(())
     }
 
     /// Enables `system/event` and checks that it reads back as enabled.
@@ -283,6 +328,11 @@ impl Instance {
         ))
     }
 
+    /// Leaves the instance in place (its buffers kept for another try).
+    pub fn keep(mut self) {
+        self.removed = true;
+    }
+
     /// Stops tracing and removes the instance (also done on drop).
     pub fn remove(mut self) -> Result<(), Error> {
         self.do_remove()
@@ -319,6 +369,123 @@ impl Drop for Instance {
     fn drop(&mut self) {
         if let Err(e) = self.do_remove() {
             eprintln!("tracekit: could not remove the tracefs instance: {e}");
+        }
+    }
+}
+
+/// Dynamic events (`kprobe_events`, `uprobe_events` lines) defined for a run, removed when
+/// dropped (after the instance using them: an enabled event cannot be removed).
+pub struct DynamicEvents {
+    root: PathBuf,
+    /// (file, event `group/name`).
+    defined: Vec<(&'static str, String)>,
+}
+
+impl DynamicEvents {
+    /// None defined yet.
+    pub fn new(tfs: &Tracefs) -> Self {
+        DynamicEvents {
+            root: tfs.root.clone(),
+            defined: Vec::new(),
+        }
+    }
+
+    /// Defines an event: `p:GROUP/NAME PLACE` (or `r:`), in `kprobe_events` when `kernel`,
+    /// else `uprobe_events`.
+    pub fn define(&mut self, kernel: bool, line: &str) -> Result<(), Error> {
+        let file = if kernel {
+            "kprobe_events"
+        } else {
+            "uprobe_events"
+        };
+        let p = self.root.join(file);
+        if !p.exists() {
+            return Err(Error::Invalid(format!(
+                "{}: missing: this kernel has no {} (CONFIG_{}_EVENTS)",
+                p.display(),
+                if kernel {
+                    "kprobe events"
+                } else {
+                    "uprobe events"
+                },
+                if kernel { "KPROBE" } else { "UPROBE" }
+            )));
+        }
+        use std::io::Write;
+        let r = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+        if let Err(e) = r {
+            let log = read_file(&self.root.join("error_log")).unwrap_or_default();
+            let why: Vec<&str> = log.lines().rev().take(3).collect();
+            let why = why.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            return Err(Error::Invalid(format!(
+                "the kernel refused the probe `{line}` ({e}){}",
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                }
+            )));
+        }
+        let ev = line
+            .split_whitespace()
+            .next()
+            .and_then(|h| h.split_once(':'))
+            .map(|(_, e)| e.to_string())
+            .unwrap_or_default();
+        self.defined.push((file, ev));
+        Ok(())
+    }
+
+    /// Removes the probe groups `tkprobe_PID` of recorders that died without cleaning up.
+    /// Returns the groups removed.
+    pub fn remove_stale(tfs: &Tracefs) -> Vec<String> {
+        let mut removed = Vec::new();
+        for file in ["kprobe_events", "uprobe_events"] {
+            let p = tfs.root.join(file);
+            let Ok(text) = read_file(&p) else { continue };
+            for l in text.lines() {
+                let Some((_, ev)) = l.split_whitespace().next().and_then(|h| h.split_once(':'))
+                else {
+                    continue;
+                };
+                let Some(pid) = ev
+                    .strip_prefix("tkprobe_")
+                    .and_then(|r| r.split('/').next())
+                else {
+                    continue;
+                };
+                if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                    use std::io::Write;
+                    let ok = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p)
+                        .and_then(|mut f| f.write_all(format!("-:{ev}\n").as_bytes()))
+                        .is_ok();
+                    if ok {
+                        removed.push(ev.to_string());
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for DynamicEvents {
+    fn drop(&mut self) {
+        use std::io::Write;
+        for (file, ev) in self.defined.drain(..).rev() {
+            let p = self.root.join(file);
+            let r = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(format!("-:{ev}\n").as_bytes()));
+            if let Err(e) = r {
+                eprintln!("tracekit: could not remove the probe {ev}: {e}");
+            }
         }
     }
 }

@@ -75,7 +75,7 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         .as_deref()
         .map(|s| parse_time(s, fmt.tz(), reference))
         .transpose()?;
-    let report = critpath::path_of_thread(
+    let mut report = critpath::path_of_thread(
         &built,
         args.tid,
         args.host.as_deref(),
@@ -83,6 +83,11 @@ pub fn run(args: &CritpathArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         end,
         !args.no_cut,
     )?;
+    if !args.sync {
+        // The stacks of `record --stacks` name the functions the waits were spent in.
+        let stacks = kernel::stacks::read_stacks(&traces)?;
+        critpath::report::name_blocked_functions(&mut report, &stacks);
+    }
     if args.timings {
         let g = &built.graph;
         eprintln!(

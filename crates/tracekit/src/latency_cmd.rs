@@ -45,6 +45,11 @@ pub struct LatencyArgs {
     /// Synchronize the hosts' clocks first (`tracekit sync`) and report on the reference's.
     #[arg(long)]
     pub sync: bool,
+    /// Print, instead of the reports, the stacks of the occurrences reported (recorded with
+    /// `tracekit record --stacks`) in the collapsed format of flame graphs (flamegraph.pl,
+    /// inferno): `comm;outer;…;inner WEIGHT`, weighted by the latencies in µs.
+    #[arg(long, conflicts_with_all = ["json", "summary_only"])]
+    pub folded: bool,
 }
 
 pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -86,6 +91,14 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         None
     };
     let mut out = crate::output::stdout();
+    // The stacks of `record --stacks`, shown with the occurrences they were taken for (on
+    // the traces' own clocks: not with --sync).
+    let stacks = if a.sync {
+        latency::stacks::StackIndex::default()
+    } else {
+        latency::stacks::StackIndex::new(kernel::stacks::read_stacks(&traces)?)
+    };
+    let mut folded: Vec<kernel::stacks::StackSample> = Vec::new();
     let res = run_traces_mapped(
         &traces,
         time_map,
@@ -95,25 +108,51 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             if a.summary_only {
                 return Ok(());
             }
+            let st = stacks.for_report(&r);
+            if a.folded {
+                folded.extend(st.into_iter().cloned());
+                return Ok(());
+            }
             if a.json {
-                serde_json::to_writer(&mut out, &r.to_json())?;
+                let mut j = r.to_json();
+                if !st.is_empty() {
+                    j["stacks"] = stacks.json(&st);
+                }
+                serde_json::to_writer(&mut out, &j)?;
                 out.write_all(b"\n")
             } else {
-                out.write_all(report_text(&r).as_bytes())
+                out.write_all(report_text(&r).as_bytes())?;
+                out.write_all(stacks.text(&st).as_bytes())
             }
         },
     );
-    finish(a, res, &mut out)
+    finish(a, res, &mut out, &stacks, &folded)
 }
 
-/// Writes the summary after the reports.
+/// Writes the summary after the reports (with `--folded`, the stacks `folded` of the
+/// occurrences, symbolized by `stacks`).
 fn finish(
     a: &LatencyArgs,
     res: std::io::Result<latency::Summary>,
     out: &mut impl Write,
+    stacks: &latency::stacks::StackIndex,
+    folded: &[kernel::stacks::StackSample],
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let r = res.and_then(|s| {
-        if a.json {
+        if a.folded {
+            if stacks.is_empty() {
+                eprintln!(
+                    "tracekit: no stacks in these traces (record them with `tracekit record \
+                     --stacks RULE`)"
+                );
+            }
+            let lines =
+                kernel::stacks::folded(folded, stacks.symbols(), |s| (s.delay / 1000).max(1));
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
+            Ok(())
+        } else if a.json {
             serde_json::to_writer(&mut *out, &summary_json(&s))?;
             out.write_all(b"\n")
         } else {
@@ -151,5 +190,7 @@ fn run_live(
         });
     ::pipeline::Source::run(&source, &mut sink);
     let res = sink.summary();
-    finish(a, res, &mut crate::output::stdout())
+    // (A live session's stacks are not read: `--folded` says there are none.)
+    let none = latency::stacks::StackIndex::default();
+    finish(a, res, &mut crate::output::stdout(), &none, &[])
 }

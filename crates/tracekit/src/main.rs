@@ -17,6 +17,7 @@ mod print;
 mod progress;
 mod record_cmd;
 mod relay_cmd;
+mod recover_cmd;
 mod sync_cmd;
 mod top_cmd;
 #[cfg(feature = "view")]
@@ -58,6 +59,8 @@ enum Command {
     Critpath(critpath_cmd::CritpathArgs),
     /// Record a kernel trace (tracefs, stock kernel, root) as LTTng 2.13 CTF.
     Record(record_cmd::RecordArgs),
+    /// Turn the kernel buffers of a flight recorder that was killed into a trace.
+    Recover(recover_cmd::RecoverArgs),
     /// Synchronize traces of different hosts by matching the TCP packets they exchanged.
     Sync(sync_cmd::SyncArgs),
     /// Kernel trace analyses (lttng-analyses equivalents): cputop, syscallstats, irqstats…
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export_cmd::run(&a),
         Command::Critpath(a) => critpath_cmd::run(&a),
         Command::Record(a) => record_cmd::run(&a),
+        Command::Recover(a) => recover_cmd::run(&a),
         Command::Sync(a) => sync_cmd::run(&a),
         Command::Analyze(a) => analyze_cmd::run(&a),
         Command::Latency(a) => latency_cmd::run(&a),

@@ -33,10 +33,49 @@ pub struct RecordArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub snapshot_debounce_ms: u64,
     /// Events: groups (sched, irq, timer, syscalls, block, kmem, net, all) or names
-    /// (sched_switch, sched:sched_switch), comma-separated. Default:
-    /// sched,irq,timer,syscalls,block,net.
+    /// (sched_switch, sched:sched_switch), star-globs allowed (sched_*), and system calls by
+    /// name (syscall:open*), comma-separated. Default: sched,irq,timer,syscalls,block,net.
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
+    /// Record only these system calls (names, star-globs allowed; comma-separated,
+    /// repeatable), as LTTng's `--syscall`.
+    #[arg(long = "syscall", value_name = "NAME", value_delimiter = ',')]
+    pub syscall: Vec<String>,
+    /// Keep only the events an LTTng filter expression admits, evaluated in the kernel:
+    /// `EXPR` for every event, `EVENTS=EXPR` for a selection (e.g.
+    /// `sched_switch=prev_tid == 42`, `$ctx.procname == "ba*" && fd > 2`). Repeatable.
+    #[arg(long = "filter", value_name = "[EVENTS=]EXPR")]
+    pub filter: Vec<record::filter::EventFilter>,
+    /// Keep the recorder's own system calls (left out by default).
+    #[arg(long)]
+    pub trace_self: bool,
+    /// Take kernel (and user, where frame pointers allow) stacks where a latency rule fires:
+    /// `syscall>10ms` (a thread blocked in a slow system call), `offcpu>5ms` (the sleeper's
+    /// stack and its waker's), `wakeup>1ms`, `block>20ms`; repeatable. The thresholds are
+    /// checked in the kernel by eBPF (built with the `bpf` feature); the trace gets
+    /// `latency_tracker_*` stack events and a `tracekit_ksym` symbol table.
+    #[arg(long = "stacks", value_name = "RULE")]
+    pub stacks: Vec<record::trigger::Rule>,
+    /// With --stacks: kernel stacks only (no user-stack walks).
+    #[arg(long)]
+    pub no_user_stacks: bool,
+    /// A kprobe on a kernel function (`SYMBOL[+OFFSET]`) or address (`0xADDR`), as LTTng's
+    /// `--probe`: an event named after it with the probed `ip`. Repeatable.
+    #[arg(long = "probe", value_name = "SYMBOL[+OFF]|ADDR", value_parser = record::probes::ProbeSpec::kprobe)]
+    pub probe: Vec<record::probes::ProbeSpec>,
+    /// A kretprobe pair on a kernel function, as LTTng's `--function`: `SYMBOL_entry` and
+    /// `SYMBOL_exit` events (`ip`, `parent_ip`). Repeatable.
+    #[arg(long = "function", value_name = "SYMBOL", value_parser = record::probes::ProbeSpec::function)]
+    pub function: Vec<record::probes::ProbeSpec>,
+    /// A uprobe, as LTTng's `--userspace-probe`: `elf:PATH:SYMBOL` (a function of a binary)
+    /// or `sdt:PATH:PROVIDER:NAME` (a USDT probe site, its semaphore handled): events of
+    /// every process running that binary, in the same trace as the kernel's. Repeatable.
+    #[arg(long = "userspace-probe", value_name = "elf:PATH:SYMBOL|sdt:PATH:PROVIDER:NAME", value_parser = record::probes::ProbeSpec::userspace)]
+    pub userspace_probe: Vec<record::probes::ProbeSpec>,
+    /// Do not read the system calls' string arguments (file names of openat, execve…) with the
+    /// eBPF helper (built with the `bpf` feature only); they are then left empty.
+    #[arg(long)]
+    pub no_syscall_strings: bool,
     /// Record only these processes and their children (repeatable).
     #[arg(long)]
     pub pid: Vec<i32>,
@@ -122,6 +161,19 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         relay: args.url.clone(),
         session_name: args.session.clone(),
         live_timer: Duration::from_micros(args.live_timer),
+        filters: args.filter.clone(),
+        syscalls: args.syscall.clone(),
+        trace_self: args.trace_self,
+        stacks: args.stacks.clone(),
+        user_stacks: !args.no_user_stacks,
+        syscall_strings: !args.no_syscall_strings,
+        probes: args
+            .probe
+            .iter()
+            .chain(&args.function)
+            .chain(&args.userspace_probe)
+            .cloned()
+            .collect(),
         ..Default::default()
     };
     if !args.quiet {
@@ -174,6 +226,21 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!(
                 "network headers (eBPF): {} records, {} net events with headers, {} without",
                 n.records, n.matched, n.unmatched
+            );
+        }
+        if let Some(n) = s.syscall_strings {
+            println!("system-call strings (eBPF): {n} in events");
+        }
+        if !args.stacks.is_empty() {
+            println!(
+                "stacks (eBPF): {} stack events, {} lost (helper buffer full), {} kernel symbols{}",
+                s.stacks,
+                s.stacks_lost,
+                s.stack_symbols,
+                s.stack_symbols_off
+                    .as_ref()
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default()
             );
         }
         println!("size: {:.1} MiB", s.bytes as f64 / (1 << 20) as f64);

@@ -6,6 +6,8 @@
 //!   [`ev`] the ids of its event classes.
 //! * [`with_byte_order`]: the same trace class in the other byte order.
 //! * [`net`]: payloads of the network events.
+//! * [`stacks`]: the classes of the stack events of `tracekit record --stacks` and of their
+//!   kernel symbol table.
 //! * [`syscall_numbers`]: the x86-64 system call numbers, for formats that number system calls
 //!   (tracefs, Perfetto).
 //! * [`syscalls`]: the classes of the system calls the fixed set does not declare, typed the
@@ -16,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod net;
+pub mod stacks;
 pub mod syscall_numbers;
 pub mod syscalls;
 
@@ -722,6 +725,23 @@ pub(crate) fn event_classes(net: NetLayout) -> Vec<EventClass> {
     list.into_iter()
         .map(|(id, name, fields)| event_class(id, name.to_string(), fields))
         .collect()
+}
+
+/// The first event class id of the dynamic probes (`tracekit record --probe`…).
+pub const FIRST_PROBE_ID: u64 = 4000;
+
+/// Adds the class of a dynamic probe to stream class 0 of `tc`, in lttng-modules' layouts:
+/// a kprobe or uprobe has `ip`; a kretprobe's exit has `ip` and `parent_ip`.
+pub fn add_probe_class(tc: &mut TraceClass, id: u64, name: &str, ret: bool) {
+    let mut f = vec![hex64("ip")];
+    if ret {
+        f.push(hex64("parent_ip"));
+    }
+    tc.streams
+        .get_mut(&0)
+        .expect("stream class 0")
+        .events
+        .insert(id, event_class(id, name.to_string(), f));
 }
 
 /// An event class as lttng-modules declares a kernel event (log level 4, the payload only).

@@ -132,8 +132,27 @@ pub enum Src {
     Arg(usize),
     /// The return value.
     Ret,
-    /// A constant (what raw arguments cannot give, such as user-space strings: left empty).
+    /// A constant (what raw arguments cannot give: left empty).
     Const(Value),
+    /// The user-space string argument `i` points to, when the recorder could read it (else
+    /// empty): lttng-modules records `const char *` arguments as strings.
+    UserStr(usize),
+}
+
+/// Whether an argument of this C type is a user-space string lttng-modules records as text.
+pub fn is_user_string(ctype: &str) -> bool {
+    ctype.split_whitespace().collect::<Vec<_>>() == ["const", "char", "*"]
+}
+
+/// The arguments of a system call's entry that are user-space strings, a bit per argument.
+pub fn user_string_mask(d: &SyscallDef) -> u8 {
+    let outs = out_args(&d.name);
+    d.args
+        .iter()
+        .take(6)
+        .enumerate()
+        .filter(|(_, a)| is_user_string(&a.ctype) && !outs.contains(&a.name.as_str()))
+        .fold(0, |m, (i, _)| m | 1 << i)
 }
 
 /// The event classes of one system call and how to fill their payloads.
@@ -172,12 +191,13 @@ fn plan_for(payload: &StructType, args: &[SyscallArg]) -> Vec<Src> {
         .fields
         .iter()
         .map(|f| {
+            let arg = args.iter().position(|a| a.name == f.name);
             if f.name == "ret" {
                 Src::Ret
-            } else if let (Some(i), FieldType::Int(_)) =
-                (args.iter().position(|a| a.name == f.name), &f.ty)
-            {
+            } else if let (Some(i), FieldType::Int(_)) = (arg, &f.ty) {
                 Src::Arg(i)
+            } else if let (Some(i), FieldType::String(_)) = (arg, &f.ty) {
+                Src::UserStr(i)
             } else {
                 Src::Const(default_value(&f.ty))
             }
@@ -250,12 +270,19 @@ pub fn add_syscall_classes(tc: &mut TraceClass, defs: &[SyscallDef]) -> HashMap<
                 let (mut ef, mut es) = (Vec::new(), Vec::new());
                 let (mut xf, mut xs) = (vec![field("ret", i64t.clone())], vec![Src::Ret]);
                 for (i, a) in d.args.iter().enumerate().take(6) {
-                    let fld = field(&a.name, arg_type(&a.ctype));
                     if outs.contains(&a.name.as_str()) {
-                        xf.push(fld);
+                        xf.push(field(&a.name, arg_type(&a.ctype)));
                         xs.push(Src::Arg(i));
+                    } else if is_user_string(&a.ctype) {
+                        ef.push(field(
+                            &a.name,
+                            FieldType::String(ctf::ir::StringType {
+                                encoding: ctf::ir::Encoding::Utf8,
+                            }),
+                        ));
+                        es.push(Src::UserStr(i));
                     } else {
-                        ef.push(fld);
+                        ef.push(field(&a.name, arg_type(&a.ctype)));
                         es.push(Src::Arg(i));
                     }
                 }
@@ -277,14 +304,29 @@ pub fn add_syscall_classes(tc: &mut TraceClass, defs: &[SyscallDef]) -> HashMap<
     plans
 }
 
-/// Pushes the values of `plan` (an entry or exit payload) to `out`.
+/// Pushes the values of `plan` (an entry or exit payload) to `out`; user-space strings are
+/// left empty.
 #[inline]
 pub fn fill(plan: &[Src], ret: i64, args: &[u64; 6], out: &mut Vec<Value>) {
+    fill_with(plan, ret, args, &mut |_| None, out)
+}
+
+/// Pushes the values of `plan` to `out`, the user-space strings from `user(argument index)`
+/// (empty when it has none).
+#[inline]
+pub fn fill_with(
+    plan: &[Src],
+    ret: i64,
+    args: &[u64; 6],
+    user: &mut dyn FnMut(usize) -> Option<Vec<u8>>,
+    out: &mut Vec<Value>,
+) {
     for s in plan {
         out.push(match s {
             Src::Arg(i) => Value::U64(args.get(*i).copied().unwrap_or(0)),
             Src::Ret => Value::I64(ret),
             Src::Const(v) => v.clone(),
+            Src::UserStr(i) => Value::Str(user(*i).unwrap_or_default()),
         });
     }
 }
@@ -306,5 +348,55 @@ mod tests {
         assert_eq!(t("size_t"), (64, false, DisplayBase::Decimal));
         assert_eq!(t("long"), (64, true, DisplayBase::Decimal));
         assert_eq!(t("umode_t"), (16, false, DisplayBase::Decimal));
+    }
+
+    #[test]
+    fn user_strings() {
+        let d = SyscallDef {
+            nr: 59,
+            name: "execve".into(),
+            args: vec![
+                SyscallArg {
+                    name: "filename".into(),
+                    ctype: "const char *".into(),
+                },
+                SyscallArg {
+                    name: "argv".into(),
+                    ctype: "const char *const *".into(),
+                },
+            ],
+        };
+        assert_eq!(user_string_mask(&d), 1);
+        let rl = SyscallDef {
+            nr: 89,
+            name: "readlink".into(),
+            args: vec![
+                SyscallArg {
+                    name: "path".into(),
+                    ctype: "const char *".into(),
+                },
+                SyscallArg {
+                    name: "buf".into(),
+                    ctype: "char *".into(),
+                },
+            ],
+        };
+        assert_eq!(user_string_mask(&rl), 1);
+        let mut out = Vec::new();
+        fill_with(
+            &[Src::UserStr(0), Src::Arg(1), Src::UserStr(2)],
+            0,
+            &[1, 2, 3, 4, 5, 6],
+            &mut |i| (i == 0).then(|| b"/etc/passwd".to_vec()),
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![
+                Value::Str(b"/etc/passwd".to_vec()),
+                Value::U64(2),
+                Value::Str(Vec::new())
+            ]
+        );
     }
 }

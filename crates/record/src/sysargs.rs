@@ -1,0 +1,147 @@
+//! The string arguments of system calls (`openat`'s `filename`, `execve`'s `filename`…) as
+//! the eBPF helper `bpf/sysargs.bpf.c` copies them at the calls' entries, waiting for the
+//! `sys_enter` events they belong to. Pure: records in, strings out.
+
+use std::collections::{HashMap, VecDeque};
+
+/// Bytes before the string in a record (`struct record` of `bpf/sysargs.bpf.c`).
+const HDR: usize = 24;
+
+/// One string argument of one system call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgRecord {
+    /// CLOCK_MONOTONIC time of the call's entry (ns).
+    pub ts: u64,
+    /// The calling thread.
+    pub tid: i32,
+    /// The system call number.
+    pub nr: i64,
+    /// The argument's index.
+    pub arg: usize,
+    /// The string, without its NUL.
+    pub text: Vec<u8>,
+}
+
+impl ArgRecord {
+    /// Parses a record; `None` when it is too short for its header or its length.
+    pub fn parse(b: &[u8]) -> Option<ArgRecord> {
+        let u32_at = |o: usize| Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?));
+        let ts = u64::from_le_bytes(b.get(0..8)?.try_into().ok()?);
+        let len = u32_at(20)? as usize;
+        let s = b.get(HDR..HDR + len)?;
+        let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        Some(ArgRecord {
+            ts,
+            tid: u32_at(8)? as i32,
+            nr: u32_at(12)? as i64,
+            arg: u32_at(16)? as usize,
+            text: s[..end].to_vec(),
+        })
+    }
+}
+
+/// Per thread, the strings read at its latest system calls' entries, oldest first.
+#[derive(Debug, Default)]
+pub struct ArgStore {
+    by_tid: HashMap<i32, VecDeque<ArgRecord>>,
+    newest: u64,
+    /// Strings put in events.
+    pub matched: u64,
+    /// String arguments of recorded calls that had no string (a read that failed, or a
+    /// record lost).
+    pub missing: u64,
+}
+
+/// Records kept per thread (a backlog of calls not yet converted, and leftovers of calls
+/// whose events were not recorded).
+const PER_THREAD: usize = 4096;
+/// Records older than this, relative to the call being converted, are leftovers.
+const STALE_NS: u64 = 1_000_000_000;
+/// How far a record's time may be from its `sys_enter` event's (both are written by the same
+/// tracepoint call, one probe after the other).
+const MATCH_NS: u64 = 1_000_000;
+
+impl ArgStore {
+    /// A new, empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a record.
+    pub fn push(&mut self, r: ArgRecord) {
+        self.newest = self.newest.max(r.ts);
+        let q = self.by_tid.entry(r.tid).or_default();
+        q.push_back(r);
+        if q.len() > PER_THREAD {
+            q.pop_front();
+        }
+        if self.by_tid.len() > 4096 {
+            let cutoff = self.newest.saturating_sub(STALE_NS);
+            self.by_tid
+                .retain(|_, q| q.back().is_some_and(|r| r.ts >= cutoff));
+        }
+    }
+
+    /// Takes the string of argument `arg` of the call `nr` thread `tid` entered at `ts` (the
+    /// time of its `sys_enter` event): the record of that call closest in time. A thread's
+    /// calls may be converted out of order (each CPU's events are converted in turn), so
+    /// records are matched by time, not by position; leftovers a second older go.
+    pub fn take(&mut self, tid: i32, nr: i64, arg: usize, ts: u64) -> Option<Vec<u8>> {
+        let q = self.by_tid.get_mut(&tid)?;
+        let cutoff = ts.saturating_sub(STALE_NS);
+        while q.front().is_some_and(|r| r.ts < cutoff) {
+            q.pop_front();
+        }
+        let (i, _) = q
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.nr == nr && r.arg == arg && r.ts.abs_diff(ts) <= MATCH_NS)
+            .min_by_key(|(_, r)| r.ts.abs_diff(ts))?;
+        let r = q.remove(i)?;
+        self.matched += 1;
+        Some(r.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ts: u64, tid: i32, nr: u32, arg: u32, s: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(ts.to_le_bytes());
+        b.extend(tid.to_le_bytes());
+        b.extend(nr.to_le_bytes());
+        b.extend(arg.to_le_bytes());
+        b.extend(((s.len() + 1) as u32).to_le_bytes());
+        b.extend(s);
+        b.push(0);
+        b
+    }
+
+    #[test]
+    fn parse_and_match() {
+        let r = ArgRecord::parse(&rec(5, 7, 257, 1, b"/etc/hosts")).unwrap();
+        assert_eq!((r.ts, r.tid, r.nr, r.arg), (5, 7, 257, 1));
+        assert_eq!(r.text, b"/etc/hosts");
+        assert!(ArgRecord::parse(&rec(5, 7, 257, 1, b"/etc/hosts")[..30]).is_none());
+
+        let mut st = ArgStore::new();
+        // A call whose event was not recorded, then rename(old, new), then openat on another
+        // CPU converted first.
+        st.push(ArgRecord::parse(&rec(1_000, 7, 2, 0, b"/skipped")).unwrap());
+        st.push(ArgRecord::parse(&rec(2_000, 7, 82, 0, b"/a")).unwrap());
+        st.push(ArgRecord::parse(&rec(2_000, 7, 82, 1, b"/b")).unwrap());
+        st.push(ArgRecord::parse(&rec(3_000, 7, 257, 1, b"/c")).unwrap());
+        assert_eq!(st.take(7, 257, 1, 2_990), Some(b"/c".to_vec()));
+        assert_eq!(st.take(7, 82, 0, 1_995), Some(b"/a".to_vec()));
+        assert_eq!(st.take(7, 82, 1, 1_995), Some(b"/b".to_vec()));
+        assert_eq!(st.take(8, 257, 1, 2_990), None, "another thread");
+        assert_eq!(st.take(7, 257, 1, 2_990), None, "taken once");
+        assert_eq!(st.take(7, 2, 0, 5_000_000), None, "too far in time");
+        // Leftovers over a second old go.
+        st.take(7, 2, 0, 3_000_000_000);
+        assert!(st.by_tid[&7].is_empty());
+        assert_eq!(st.matched, 3);
+    }
+}

@@ -1,0 +1,419 @@
+//! The eBPF helpers of `tracekit record` on the real kernel:
+//! - `--stacks`, then `tracekit latency` and `critpath` on what it recorded: a child sleeping
+//!   over the threshold gets its stacks (where it slept, who woke it), children sleeping under
+//!   it get none (the threshold is checked in the kernel);
+//! - the system calls' string arguments: the I/O analyses name the files a workload read and
+//!   wrote, with the sizes it read and wrote, as lttng-analyses does on the same recording.
+//!
+//! Needs root, tracefs and the `bpf` feature (`cargo test -p tracekit --features bpf --test
+//! record_bpf`); runs when `TRACEKIT_ROOT_TESTS=1`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+fn enabled(test: &str) -> bool {
+    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
+        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
+        return false;
+    }
+    if !cfg!(feature = "bpf") {
+        eprintln!("{test}: skipped (the stacks need the `bpf` feature: --features bpf)");
+        return false;
+    }
+    let uid = Command::new("id").arg("-u").output().expect("run id -u");
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "TRACEKIT_ROOT_TESTS=1 but not running as root"
+    );
+    if !Path::new(TRACEFS).join("instances").is_dir() {
+        let _ = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", TRACEFS])
+            .status();
+    }
+    assert!(Path::new(TRACEFS).join("instances").is_dir());
+    true
+}
+
+fn tracekit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tracekit"))
+}
+
+/// One recorder at a time: they would compete for the two CPUs and the kernel buffers.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Starts `tracekit record -q -o OUT ARGS…` and waits until it traces.
+fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
+    let t0 = Instant::now();
+    let rec = tracekit()
+        .args(["record", "-q", "-o"])
+        .arg(out)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A new instance traces from its creation: tracing is on for the recording once
+    // sched_switch is enabled (after tracing was turned off) and tracing is on again.
+    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
+    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
+    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "recorder did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    rec
+}
+
+/// Stops a recorder with SIGINT; its stderr.
+fn stop_recording(rec: std::process::Child) -> String {
+    let st = Command::new("kill")
+        .args(["-INT", &rec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = rec.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "tracekit record failed: {err}");
+    err
+}
+
+/// The stack events of a trace, as kernel::stacks reads them, with its symbols.
+fn stacks_of(dir: &Path) -> kernel::stacks::TraceStacks {
+    let traces = ctf::open_all(&[dir]).expect("open the trace");
+    kernel::stacks::read_stacks(&traces).expect("read the stacks")
+}
+
+/// `150.138 ms`, as `tracekit latency` writes a duration of milliseconds.
+fn fmt_ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+#[test]
+fn stacks_where_a_sleeping_child_waits() {
+    if !enabled("stacks_where_a_sleeping_child_waits") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("kernel");
+    let rec = start_recording(
+        &out,
+        &[
+            "--events",
+            "sched,syscalls,timer,irq",
+            "--stacks",
+            "syscall>40ms",
+            "--stacks",
+            "offcpu>40ms",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    // Sleepers under the threshold first, then one over it.
+    let mut short = Vec::new();
+    for _ in 0..5 {
+        let mut c = Command::new("sleep").arg("0.005").spawn().unwrap();
+        short.push(c.id() as i32);
+        assert!(c.wait().unwrap().success());
+    }
+    let mut long = Command::new("sleep").arg("0.15").spawn().unwrap();
+    let long_tid = long.id() as i32;
+    assert!(long.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(200));
+    let rec_err = stop_recording(rec);
+
+    let ts = stacks_of(&out);
+    let mut kinds = std::collections::BTreeMap::new();
+    for s in &ts.samples {
+        *kinds.entry(s.kind.as_str()).or_insert(0) += 1;
+    }
+    eprintln!(
+        "stack samples {kinds:?}, {} symbols; recorder: {}",
+        ts.symbols.symbols().len(),
+        rec_err
+    );
+    assert!(
+        !ts.symbols.is_empty(),
+        "no tracekit_ksym symbol table in the trace"
+    );
+    use kernel::stacks::StackKind;
+    let of = |kind: StackKind| -> Vec<&kernel::stacks::StackSample> {
+        ts.samples
+            .iter()
+            .filter(|s| s.kind == kind && s.tid == long_tid)
+            .collect()
+    };
+    let names = |s: &kernel::stacks::StackSample| -> Vec<String> {
+        s.kstack.iter().map(|a| ts.symbols.name(*a)).collect()
+    };
+    // The slow system call: clock_nanosleep (230 on x86-64), blocked in do_nanosleep.
+    let sys = of(StackKind::Syscall);
+    assert_eq!(sys.len(), 1, "one stack per slow call: {sys:?}");
+    assert_eq!(sys[0].syscall, Some(230));
+    assert!(sys[0].delay >= 40_000_000 && sys[0].delay < 1_000_000_000);
+    let sys_frames = names(sys[0]);
+    // do_nanosleep may be inlined into hrtimer_nanosleep.
+    let nanosleep = |f: &String| f == "do_nanosleep" || f == "hrtimer_nanosleep";
+    assert!(sys_frames.iter().any(nanosleep), "{sys_frames:?}");
+    assert!(
+        sys_frames.iter().any(|f| f.contains("sys_clock_nanosleep")),
+        "the stack goes down to the system call: {sys_frames:?}"
+    );
+    // Off the CPU: its own stack as it stopped, and its waker's, which ran the timer.
+    let off = of(StackKind::OffCpu);
+    assert!(!off.is_empty(), "no off-CPU stack of the sleeper");
+    assert!(names(off[0]).iter().any(nanosleep));
+    let waker: Vec<_> = ts
+        .samples
+        .iter()
+        .filter(|s| s.kind == StackKind::Waker && s.wakee.as_ref().is_some_and(|w| w.0 == long_tid))
+        .collect();
+    assert!(!waker.is_empty(), "no waker stack for the sleeper");
+    let wf = names(waker[0]);
+    assert!(
+        wf.iter().any(|f| f == "hrtimer_wakeup"),
+        "the waker ran the sleeper's timer: {wf:?}"
+    );
+    assert!(
+        !wf[0].starts_with("bpf_prog_"),
+        "the helper's own frames are trimmed: {wf:?}"
+    );
+    // The threshold is checked in the kernel: nothing under it was written...
+    for s in &ts.samples {
+        assert!(s.delay > 40_000_000, "a stack under the threshold: {s:?}");
+    }
+    // ...so the short sleeps left no system-call stack (their other waits, e.g. for a CPU
+    // while the machine is busy, may pass the off-CPU threshold).
+    let short_sys: Vec<_> = ts
+        .samples
+        .iter()
+        .filter(|s| {
+            s.kind == StackKind::Syscall && short.contains(&s.tid) && s.syscall == Some(230)
+        })
+        .collect();
+    assert!(short_sys.is_empty(), "stacks of 5 ms sleeps: {short_sys:?}");
+
+    // tracekit latency lists the occurrence with its stacks...
+    let lat = tracekit()
+        .args(["latency", "--tracker", "syscall", "--threshold", "40ms"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        lat.status.success(),
+        "tracekit latency failed: {}",
+        String::from_utf8_lossy(&lat.stderr)
+    );
+    let text = String::from_utf8_lossy(&lat.stdout);
+    let mut lines = text.lines();
+    let report = lines
+        .find(|l| l.contains(&format!("sleep ({long_tid})")) && l.contains("clock_nanosleep"))
+        .unwrap_or_else(|| panic!("no report of the long sleep:\n{text}"));
+    assert!(report.contains("syscall"), "{report}");
+    assert_eq!(
+        lines.next().map(str::trim),
+        Some(
+            format!(
+                "syscall stack of sleep ({long_tid}), {}:",
+                fmt_ms(sys[0].delay)
+            )
+            .as_str()
+        ),
+        "{text}"
+    );
+    let first = lines.next().unwrap_or_default().trim();
+    assert!(
+        first.starts_with("do_nanosleep+0x") || first.starts_with("hrtimer_nanosleep+0x"),
+        "{text}"
+    );
+    // ...folded for flame graphs, weighted in µs...
+    let folded = tracekit()
+        .args([
+            "latency",
+            "--tracker",
+            "syscall,offcpu",
+            "--threshold",
+            "40ms",
+            "--folded",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        folded.status.success(),
+        "tracekit latency --folded failed: {}",
+        String::from_utf8_lossy(&folded.stderr)
+    );
+    let ftext = String::from_utf8_lossy(&folded.stdout);
+    let line = ftext
+        .lines()
+        .find(|l| l.starts_with("sleep;") && l.contains("_nanosleep;"))
+        .unwrap_or_else(|| panic!("no folded sleep stack:\n{ftext}"));
+    let (frames, weight) = line.rsplit_once(' ').unwrap();
+    assert!(weight.parse::<u64>().unwrap() >= 40_000, "{line}");
+    assert!(
+        frames.find("sys_clock_nanosleep") < frames.find("hrtimer_nanosleep"),
+        "outermost frame first: {line}"
+    );
+    // ...critpath names the function the sleeper's wait (on its timer: the timer and IRQ
+    // events say so) was spent in...
+    let cp = tracekit()
+        .args(["critpath", "--json", "--tid", &long_tid.to_string()])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        cp.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cp.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&cp.stdout).unwrap();
+    let waits: Vec<(String, String, i64)> = j["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["tid"].as_i64() == Some(long_tid as i64))
+        .filter_map(|s| {
+            Some((
+                s["state"].as_str()?.to_string(),
+                s["blocked_function"].as_str()?.to_string(),
+                s["end"].as_i64()? - s["start"].as_i64()?,
+            ))
+        })
+        .collect();
+    assert!(
+        waits.iter().any(
+            |(_, f, d)| (f == "hrtimer_nanosleep" || f == "do_nanosleep") && *d >= 100_000_000
+        ),
+        "no wait of the sleeper named after its function: {waits:?}\n{}",
+        String::from_utf8_lossy(&cp.stdout)
+    );
+    // ...and babeltrace2 reads the trace with its stack events.
+    if testkit::tool_or_skip(
+        "babeltrace2",
+        "apt-get install babeltrace2",
+        "the babeltrace2 read",
+    ) {
+        let bt = Command::new("babeltrace2").arg(&out).output().unwrap();
+        assert!(
+            bt.status.success(),
+            "{}",
+            String::from_utf8_lossy(&bt.stderr)
+        );
+        let t = String::from_utf8_lossy(&bt.stdout);
+        assert!(t.contains("latency_tracker_syscall_stack:"));
+        assert!(t.contains("tracekit_ksym:"));
+    }
+    eprintln!("stacks test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// The rows of a LAMI table of a class (`per-file-top`…), in order.
+fn lami_tables<'a>(j: &'a serde_json::Value, class: &str) -> Vec<&'a Vec<serde_json::Value>> {
+    j["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results in {j}"))
+        .iter()
+        .filter(|t| match &t["class"] {
+            serde_json::Value::String(s) => s == class,
+            c => c["inherit"].as_str() == Some(class),
+        })
+        .map(|t| t["data"].as_array().unwrap())
+        .collect()
+}
+
+/// The size a per-file table gives a path, if it lists it.
+fn file_size(rows: &[serde_json::Value], path: &str) -> Option<i64> {
+    rows.iter().find_map(|r| {
+        let r = r.as_array()?;
+        (r.first()?["path"].as_str()? == path).then(|| r.get(1)?["value"].as_i64())?
+    })
+}
+
+#[test]
+fn io_analyses_name_the_files_a_workload_used() {
+    if !enabled("io_analyses_name_the_files_a_workload_used") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    // Sizes no other file of the machine is likely to read or write in the same seconds.
+    let input = tmp.path().join("tracekit-known-input.dat");
+    std::fs::write(&input, vec![b'x'; 12_345]).unwrap();
+    let output = tmp.path().join("tracekit-known-output.dat");
+    // lttng-analyses wants the trace under a path component ending in `kernel`; it cannot
+    // read the 2.13 fd statedump.
+    let out = tmp.path().join("run").join("kernel");
+    let rec = start_recording(&out, &["--events", "sched,syscalls", "--no-statedump-fds"]);
+    let script = format!(
+        "cat {i} > /dev/null; cat {i} > /dev/null; head -c 7000 /dev/zero > {o}",
+        i = input.display(),
+        o = output.display()
+    );
+    assert!(Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_millis(300));
+    stop_recording(rec);
+
+    let input = input.to_str().unwrap();
+    let output = output.to_str().unwrap();
+    let check = |who: &str, j: &serde_json::Value| {
+        let tables = lami_tables(j, "per-file-top");
+        assert_eq!(
+            tables.len(),
+            2,
+            "{who}: read and written per-file tables: {j}"
+        );
+        assert_eq!(
+            file_size(tables[0], input),
+            Some(2 * 12_345),
+            "{who}: bytes read from {input}: {j}"
+        );
+        assert_eq!(
+            file_size(tables[1], output),
+            Some(7_000),
+            "{who}: bytes written to {output}: {j}"
+        );
+    };
+    let ours = tracekit()
+        .args(["analyze", "iousagetop", "--mi", "--limit", "100000"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    check(
+        "tracekit",
+        &serde_json::from_slice(&ours.stdout).expect("tracekit's LAMI JSON"),
+    );
+    if testkit::tool_or_skip(
+        "lttng-iousagetop-mi",
+        "apt-get install python3-lttnganalyses",
+        "the lttng-analyses comparison",
+    ) {
+        let theirs = Command::new("lttng-iousagetop-mi")
+            .args(["--limit", "100000"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&theirs.stdout).unwrap_or_else(|e| {
+            panic!(
+                "lttng-iousagetop-mi: bad JSON ({e}): {}",
+                String::from_utf8_lossy(&theirs.stderr)
+            )
+        });
+        check("lttng-analyses", &j);
+    }
+    eprintln!("io test: {:.1} s", t0.elapsed().as_secs_f64());
+}
