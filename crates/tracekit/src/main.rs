@@ -16,8 +16,8 @@ mod period_cmd;
 mod print;
 mod progress;
 mod record_cmd;
-mod relay_cmd;
 mod recover_cmd;
+mod relay_cmd;
 mod sync_cmd;
 mod top_cmd;
 #[cfg(feature = "view")]
