@@ -333,6 +333,10 @@ fn terminal_dashboard_shows_a_frame_and_q_quits() {
     assert!(text.contains("\x1b[?1049l"), "alternate screen not left");
 }
 
+/// The root tests record the whole machine: one at a time, so that one's recorder (and its
+/// load) does not crowd the other's windows.
+static RECORDING: Mutex<()> = Mutex::new(());
+
 /// Root: a local recording shown as it is made, kept readable.
 #[test]
 fn local_recording_followed_and_kept() {
@@ -340,6 +344,7 @@ fn local_recording_followed_and_kept() {
         eprintln!("skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
         return;
     }
+    let _one = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("rec").join("kernel");
     let load = std::process::Command::new("sh")
@@ -419,6 +424,7 @@ fn relay_session_shown_live() {
         eprintln!("skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
         return;
     }
+    let _one = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let [ctrl, data, live] = free_ports::<3>();
     let mut relay = command()
