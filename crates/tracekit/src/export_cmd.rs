@@ -88,16 +88,14 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 
 #[cfg(feature = "perfetto")]
 fn perfetto(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    use ::pipeline::Source;
-    use export::perfetto::{PerfettoOptions, PerfettoSink};
+    use export::perfetto::{export_files, PerfettoOptions};
     let source = source(args)?;
-    let sink = PerfettoSink::new(
-        source.traces(),
+    let (report, summary) = export_files(
+        &source,
         PerfettoOptions {
             file: args.output.clone(),
         },
     )?;
-    let (report, summary) = export::export(&source, sink)?;
     let code = damage(&summary);
     let machines = if report.machines.len() > 1 {
         format!(", {} machines", report.machines.len())
