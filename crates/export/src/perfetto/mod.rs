@@ -386,8 +386,8 @@ struct Encoder {
     resolver: Resolver,
     /// Per system call name index of the resolver: its x86-64 number (-1: none).
     syscall_numbers: Vec<i64>,
-    /// The message of the event being written.
-    body: Vec<u8>,
+    /// `sys_enter` arguments per class.
+    args: ArgCounts,
     /// Statedump threads not written yet, and their machine.
     tree: proto::ProcessTree,
     tree_machine: u32,
@@ -410,7 +410,7 @@ impl Encoder {
         Encoder {
             resolver: Resolver::new(),
             syscall_numbers: Vec::new(),
-            body: Vec::with_capacity(256),
+            args: Vec::new(),
             tree: proto::ProcessTree::default(),
             tree_machine: 0,
             tree_ts: 0,
@@ -560,10 +560,10 @@ impl Encoder {
             }
         }
         let p = class.payload(ev);
-        let b = &mut self.body;
-        b.clear();
-        let mut pid = c.tid as u32;
-        let tag = match kind {
+        let e = &mut c.events;
+        let pid = c.tid as u32;
+        self.counts[written as usize] += 1;
+        match kind {
             Kind::SchedSwitch => {
                 let prev = p.int(F::PrevTid);
                 let next = p.int(F::NextTid);
@@ -596,7 +596,6 @@ impl Encoder {
                                 c.next = Some((next, np));
                                 c.next_comm.clear();
                                 c.next_comm.extend_from_slice(nc);
-                                self.counts[written as usize] += 1;
                                 self.compact += 1;
                                 return;
                             }
@@ -611,17 +610,15 @@ impl Encoder {
                     }
                     _ => None,
                 };
-                wire::string(b, 1, prev_comm);
-                wire::int32(b, 2, prev);
-                wire::int32(b, 3, prev_prio);
-                wire::int64(b, 4, state);
-                wire::string(b, 5, next_comm);
-                wire::int32(b, 6, next);
-                wire::int32(b, 7, next_prio);
-                if let Some(prev) = prev {
-                    pid = prev as u32;
-                }
-                4
+                let at = begin_event(e, ts, prev.map_or(pid, |p| p as u32), 4);
+                wire::string(e, 1, prev_comm);
+                wire::int32(e, 2, prev);
+                wire::int32(e, 3, prev_prio);
+                wire::int64(e, 4, state);
+                wire::string(e, 5, next_comm);
+                wire::int32(e, 6, next);
+                wire::int32(e, 7, next_prio);
+                end_event(e, at);
             }
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
                 let comm = p.bytes(F::Comm);
@@ -656,117 +653,114 @@ impl Encoder {
                         wire::varint(&mut w[4], u64::from(i));
                         c.compact.waking_ts = ts;
                         c.waking_ts = c.waking_ts.max(ts);
-                        self.counts[written as usize] += 1;
                         self.compact += 1;
                         return;
                     }
                 }
-                wire::string(b, 1, comm);
-                wire::int32(b, 2, tid);
-                wire::int32(b, 3, prio);
-                wire::int32(b, 4, Some(1));
-                wire::int32(b, 5, target);
-                match kind {
+                let tag = match kind {
                     Kind::SchedWakeup => 17,
                     Kind::SchedWaking => 20,
                     _ => 114,
-                }
+                };
+                let at = begin_event(e, ts, pid, tag);
+                wire::string(e, 1, comm);
+                wire::int32(e, 2, tid);
+                wire::int32(e, 3, prio);
+                wire::int32(e, 4, Some(1));
+                wire::int32(e, 5, target);
+                end_event(e, at);
             }
             Kind::SchedProcessFork => {
                 let parent = p.int(F::ParentTid);
                 let child = p.int(F::ChildTid);
                 let child_comm = p.bytes(F::ChildComm);
-                wire::string(b, 1, p.bytes(F::ParentComm));
-                wire::int32(b, 2, parent);
-                wire::string(b, 3, child_comm);
-                wire::int32(b, 4, child);
-                put_event(&mut c.events, ts, pid, 239, b);
+                let at = begin_event(e, ts, pid, 239);
+                wire::string(e, 1, p.bytes(F::ParentComm));
+                wire::int32(e, 2, parent);
+                wire::string(e, 3, child_comm);
+                wire::int32(e, 4, child);
+                end_event(e, at);
                 // task_newtask, in the creating thread (the event's pid to Perfetto).
-                b.clear();
-                wire::int32(b, 1, child);
-                wire::string(b, 2, child_comm);
+                let at = begin_event(e, ts, parent.map_or(pid, |p| p as u32), 235);
+                wire::int32(e, 1, child);
+                wire::string(e, 2, child_comm);
                 let same_process = matches!(
                     (p.int(F::ParentPid), p.int(F::ChildPid)),
                     (Some(a), Some(b)) if a == b
                 );
-                wire::uint(b, 3, if same_process { CLONE_THREAD } else { 0 });
-                self.counts[Written::SchedProcessFork as usize] += 1;
-                if let Some(parent) = parent {
-                    pid = parent as u32;
-                }
+                wire::uint(e, 3, if same_process { CLONE_THREAD } else { 0 });
+                end_event(e, at);
                 self.counts[Written::TaskNewtask as usize] += 1;
-                put_event(&mut c.events, ts, pid, 235, b);
-                return;
             }
             Kind::SchedProcessExec => {
-                wire::string(b, 1, p.bytes(F::Filename));
-                wire::int32(b, 2, p.int(F::Tid));
-                wire::int32(b, 3, p.int(F::OldTid));
-                237
+                let at = begin_event(e, ts, pid, 237);
+                wire::string(e, 1, p.bytes(F::Filename));
+                wire::int32(e, 2, p.int(F::Tid));
+                wire::int32(e, 3, p.int(F::OldTid));
+                end_event(e, at);
             }
             Kind::SchedProcessExit => {
-                wire::string(b, 1, p.bytes(F::Comm));
-                wire::int32(b, 2, p.int(F::Tid));
-                wire::int32(b, 3, p.int(F::Pid));
-                wire::int32(b, 4, p.int(F::Prio));
-                238
+                let at = begin_event(e, ts, pid, 238);
+                wire::string(e, 1, p.bytes(F::Comm));
+                wire::int32(e, 2, p.int(F::Tid));
+                wire::int32(e, 3, p.int(F::Pid));
+                wire::int32(e, 4, p.int(F::Prio));
+                end_event(e, at);
             }
             Kind::SchedProcessFree => {
-                wire::string(b, 1, p.bytes(F::Comm));
-                wire::int32(b, 2, p.int(F::Tid));
-                wire::int32(b, 3, p.int(F::Prio));
-                240
+                let at = begin_event(e, ts, pid, 240);
+                wire::string(e, 1, p.bytes(F::Comm));
+                wire::int32(e, 2, p.int(F::Tid));
+                wire::int32(e, 3, p.int(F::Prio));
+                end_event(e, at);
             }
             Kind::IrqHandlerEntry => {
-                wire::int32(b, 1, p.int(F::Irq));
-                wire::string(b, 2, p.bytes(F::Name));
-                36
+                let at = begin_event(e, ts, pid, 36);
+                wire::int32(e, 1, p.int(F::Irq));
+                wire::string(e, 2, p.bytes(F::Name));
+                end_event(e, at);
             }
             Kind::IrqHandlerExit => {
-                wire::int32(b, 1, p.int(F::Irq));
-                wire::int32(b, 2, p.int(F::Ret));
-                37
+                let at = begin_event(e, ts, pid, 37);
+                wire::int32(e, 1, p.int(F::Irq));
+                wire::int32(e, 2, p.int(F::Ret));
+                end_event(e, at);
             }
             Kind::SoftirqRaise | Kind::SoftirqEntry | Kind::SoftirqExit => {
-                wire::uint32(b, 1, p.int(F::Vec));
-                match kind {
+                let tag = match kind {
                     Kind::SoftirqEntry => 24,
                     Kind::SoftirqExit => 25,
                     _ => 26,
-                }
+                };
+                let at = begin_event(e, ts, pid, tag);
+                wire::uint32(e, 1, p.int(F::Vec));
+                end_event(e, at);
             }
             Kind::SyscallEntry(name) => {
                 let id = self.syscall_numbers[name as usize];
                 c.syscall = id;
-                wire::int64(b, 1, Some(id));
+                let args = arg_count(&mut self.args, ev);
+                let at = begin_event(e, ts, pid, 329);
+                wire::int64(e, 1, Some(id));
                 if let Some(payload) = ev.payload() {
-                    for i in 0..6 {
-                        let v = match payload.int_member(i) {
-                            Some(v) => v as u64,
-                            None if payload.member_at(i).is_none() => break,
-                            // A string (a pointer to the kernel).
-                            None => 0,
-                        };
-                        wire::uint(b, 2, v);
+                    for i in 0..args {
+                        // A string (a pointer to the kernel) is 0.
+                        let v = payload.int_member(i).map_or(0, |v| v as u64);
+                        wire::uint(e, 2, v);
                     }
                 }
-                329
+                end_event(e, at);
             }
             Kind::SyscallExit(name) => {
                 let id = name.map_or(c.syscall, |n| self.syscall_numbers[n as usize]);
-                wire::int64(b, 1, Some(id));
-                wire::int64(b, 2, p.int(F::Ret));
-                330
+                let at = begin_event(e, ts, pid, 330);
+                wire::int64(e, 1, Some(id));
+                wire::int64(e, 2, p.int(F::Ret));
+                end_event(e, at);
             }
-            Kind::StatedumpProcessState => {
-                self.statedump_thread(ev, ts, c.machine);
-                self.counts[written as usize] += 1;
-                return;
-            }
-            _ => return,
-        };
-        put_event(&mut c.events, ts, pid, tag, b);
-        self.counts[written as usize] += 1;
+            Kind::StatedumpProcessState => self.statedump_thread(ev, ts, c.machine),
+            _ => {}
+        }
     }
 
     /// Adds a statedump thread of machine `machine` to the pending `ProcessTree` (a process
@@ -904,21 +898,90 @@ fn number_names(numbers: &mut Vec<i64>, names: &kernel::SyscallNames, i: u32) {
     }
 }
 
-/// Appends one `FtraceEvent` (bundle field 2) holding the message `body` as its field `tag`.
-#[inline]
-fn put_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, body: &[u8]) {
-    let len = 1
-        + wire::varint_len(ts)
-        + 1
-        + wire::varint_len(u64::from(pid))
-        + wire::varint_len(u64::from(tag << 3))
-        + wire::varint_len(body.len() as u64)
-        + body.len();
+/// Starts an `FtraceEvent` (bundle field 2) at `ts` in thread `pid` holding a message as its
+/// field `tag`, whose fields the caller then appends: where its two lengths go, for
+/// [`end_event`]. Each length is given one byte here, which most events need (no copy of the
+/// message then).
+#[inline(always)]
+fn begin_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32) -> (usize, usize) {
     wire::key(buf, bundle::EVENT, wire::LEN);
-    wire::varint(buf, len as u64);
+    let event = buf.len();
+    buf.push(0);
     wire::uint(buf, 1, ts);
     wire::uint(buf, 2, u64::from(pid));
-    wire::bytes(buf, tag, body);
+    wire::key(buf, tag, wire::LEN);
+    let body = buf.len();
+    buf.push(0);
+    (event, body)
+}
+
+/// Ends the event [`begin_event`] started: writes its lengths.
+#[inline(always)]
+fn end_event(buf: &mut Vec<u8>, (event, body): (usize, usize)) {
+    let event_len = buf.len() - event - 1;
+    if event_len < 0x80 {
+        buf[event] = event_len as u8;
+        buf[body] = (buf.len() - body - 1) as u8;
+    } else {
+        long_event(buf, event, body);
+    }
+}
+
+/// Writes the lengths of an event of 128 bytes or more, which take more than a byte.
+#[cold]
+#[inline(never)]
+fn long_event(buf: &mut Vec<u8>, event: usize, body: usize) {
+    let message = buf.split_off(body + 1);
+    let mut inner = buf.split_off(event + 1);
+    buf.truncate(event);
+    inner.truncate(inner.len() - 1);
+    wire::varint(&mut inner, message.len() as u64);
+    inner.extend_from_slice(&message);
+    wire::varint(buf, inner.len() as u64);
+    buf.extend_from_slice(&inner);
+}
+
+/// Payload members of each event class (per trace, stream class and event class position):
+/// how many of the first six a `sys_enter` writes as its arguments ([`NO_COUNT`]: not met
+/// yet).
+type ArgCounts = Vec<Vec<Vec<u8>>>;
+
+const NO_COUNT: u8 = u8::MAX;
+
+/// The number of `sys_enter` arguments of `ev` (its first six payload members at most),
+/// worked out once per class.
+#[inline]
+fn arg_count(counts: &mut ArgCounts, ev: &Event<'_>) -> usize {
+    let t = ev.trace().index;
+    let (sc, ec) = ev.class_index();
+    match counts
+        .get(t)
+        .and_then(|v| v.get(sc))
+        .and_then(|v| v.get(ec))
+    {
+        Some(&n) if n != NO_COUNT => n as usize,
+        _ => count_args(counts, ev, t, sc, ec),
+    }
+}
+
+#[cold]
+fn count_args(counts: &mut ArgCounts, ev: &Event<'_>, t: usize, sc: usize, ec: usize) -> usize {
+    let n = ev.payload().map_or(0, |p| {
+        (0..6).take_while(|&i| p.member_at(i).is_some()).count()
+    });
+    if counts.len() <= t {
+        counts.resize_with(t + 1, Vec::new);
+    }
+    let v = &mut counts[t];
+    if v.len() <= sc {
+        v.resize_with(sc + 1, Vec::new);
+    }
+    let v = &mut v[sc];
+    if v.len() <= ec {
+        v.resize(ec + 1, NO_COUNT);
+    }
+    v[ec] = n as u8;
+    n
 }
 
 impl PerfettoSink {
