@@ -130,6 +130,9 @@ fn export_chaos(seed: u64, events: usize) -> u64 {
     report.exported
 }
 
+/// Per CPU, its events' times and kinds.
+type PerCpu = BTreeMap<u32, Vec<(u64, &'static str)>>;
+
 /// Checks the Perfetto trace `file` against its report: every packet decodes, each CPU's
 /// events are in time order, the counts are the report's. Returns each CPU's events (time and
 /// kind, in order) and the number of statedump threads.
@@ -138,13 +141,13 @@ fn check_output(
     file: &std::path::Path,
     report: &PerfettoReport,
     cpus: u32,
-) -> (BTreeMap<u32, Vec<(u64, &'static str)>>, u64) {
+) -> (PerCpu, u64) {
     let bytes = std::fs::read(file).unwrap();
     assert_eq!(bytes.len() as u64, report.bytes, "seed {seed}");
     let trace = proto::Trace::decode(bytes.as_slice()).expect("the output decodes");
     assert_eq!(trace.packet.len() as u64, report.packets, "seed {seed}");
     let mut got: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut per_cpu: BTreeMap<u32, Vec<(u64, &'static str)>> = BTreeMap::new();
+    let mut per_cpu = PerCpu::new();
     for p in &trace.packet {
         match &p.data {
             Some(Data::FtraceEvents(b)) => {

@@ -2,7 +2,10 @@
 //! numbers of Perfetto's `protos/perfetto/trace` (proto2: every scalar is optional). Only the
 //! fields written (and read back by the tests) are declared; a reader skips the others.
 
-#![allow(missing_docs)] // Each message and field is Perfetto's, documented there.
+#![allow(missing_docs)]
+// Each message and field is Perfetto's, documented there.
+// Messages as Perfetto lays them out, built once per packet (bundles are encoded by hand).
+#![allow(clippy::large_enum_variant)]
 
 use prost::{Message, Oneof};
 
