@@ -202,3 +202,65 @@ fn chaos_traces_export_events() {
     let n: u64 = (0..4).map(|s| export_chaos(s, 2000)).sum();
     assert!(n > 1000, "{n} events written");
 }
+
+/// Two traces of one host (a copy of a trace beside it): each CPU's events are in two
+/// streams, which [`export_files`] merges as the sink does; the output holds every event of
+/// both, as the sink's does.
+#[test]
+fn one_cpu_in_two_streams_is_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let written = write_chaos_trace(&a, &mut Rng::new(7), &ChaosOptions::events(2000))
+        .expect("chaos trace written");
+    std::fs::create_dir(&b).unwrap();
+    for f in std::fs::read_dir(&a).unwrap() {
+        let f = f.unwrap();
+        if f.file_type().unwrap().is_file() {
+            std::fs::copy(f.path(), b.join(f.file_name())).unwrap();
+        }
+    }
+    // Opened one by one: opened together, the copy is taken for the same trace.
+    let mut traces = Vec::new();
+    for (i, dir) in [&a, &b].into_iter().enumerate() {
+        let mut t = ctf::open_all(&[dir]).expect("trace opens");
+        assert_eq!(t.len(), 1);
+        let mut t = t.remove(0);
+        std::sync::Arc::get_mut(&mut t).expect("not shared").index = i;
+        traces.push(t);
+    }
+    let source = FileSource::new(
+        traces,
+        ReadOptions {
+            no_intersection: true,
+            ..Default::default()
+        },
+    );
+    let merged = tmp.path().join("merged.pftrace");
+    let sink = PerfettoSink::new(
+        source.traces(),
+        PerfettoOptions {
+            file: merged.clone(),
+        },
+    )
+    .unwrap();
+    let (report, _) = export::export(&source, sink).unwrap();
+    let parallel = tmp.path().join("parallel.pftrace");
+    let (report2, _) = export_files(
+        &source,
+        PerfettoOptions {
+            file: parallel.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(report2.counts, report.counts);
+    assert_eq!(report.machines.len(), 1, "{:?}", report.machines);
+    let (events, threads) = check_output(7, &merged, &report, written.cpus);
+    assert_eq!(
+        check_output(7, &parallel, &report2, written.cpus),
+        (events.clone(), threads)
+    );
+    // Every event twice.
+    for e in events.values() {
+        assert!(e.chunks(2).all(|p| p.len() == 2 && p[0] == p[1]), "{e:?}");
+    }
+}
