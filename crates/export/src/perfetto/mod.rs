@@ -402,8 +402,9 @@ struct Encoder {
     out: Vec<u8>,
 }
 
-/// Bytes of encoded packets gathered before they are written out.
-const OUT_BYTES: usize = 1 << 20;
+/// Bytes of encoded packets gathered before they are written out (per stream with
+/// [`export_files`]: memory grows with the streams, by this much each).
+const OUT_BYTES: usize = 256 << 10;
 
 impl Encoder {
     fn new() -> Encoder {
