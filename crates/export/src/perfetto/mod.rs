@@ -386,8 +386,8 @@ struct Encoder {
     resolver: Resolver,
     /// Per system call name index of the resolver: its x86-64 number (-1: none).
     syscall_numbers: Vec<i64>,
-    /// `sys_enter` arguments per class.
-    args: ArgCounts,
+    /// What is read of each class's payload besides the kernel model's fields.
+    infos: ClassInfos,
     /// Statedump threads not written yet, and their machine.
     tree: proto::ProcessTree,
     tree_machine: u32,
@@ -411,7 +411,7 @@ impl Encoder {
         Encoder {
             resolver: Resolver::new(),
             syscall_numbers: Vec::new(),
-            args: Vec::new(),
+            infos: Vec::new(),
             tree: proto::ProcessTree::default(),
             tree_machine: 0,
             tree_ts: 0,
@@ -568,10 +568,12 @@ impl Encoder {
             Kind::SchedSwitch => {
                 let prev = p.int(F::PrevTid);
                 let next = p.int(F::NextTid);
-                let prev_comm = p.bytes(F::PrevComm);
+                let [pc, nc] = class_info(&mut self.infos, ev).comms;
+                let fixed = ev.payload().and_then(|p| p.fixed_struct());
+                let prev_comm = fixed_text(fixed, pc).or_else(|| p.bytes(F::PrevComm));
                 let prev_prio = p.int(F::PrevPrio);
                 let state = p.int(F::PrevState);
-                let next_comm = p.bytes(F::NextComm);
+                let next_comm = fixed_text(fixed, nc).or_else(|| p.bytes(F::NextComm));
                 let next_prio = p.int(F::NextPrio);
                 let after = ts > c.switch_ts && ts > c.waking_ts;
                 c.switch_ts = c.switch_ts.max(ts);
@@ -622,7 +624,9 @@ impl Encoder {
                 end_event(e, at);
             }
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
-                let comm = p.bytes(F::Comm);
+                let [c0, _] = class_info(&mut self.infos, ev).comms;
+                let fixed = ev.payload().and_then(|p| p.fixed_struct());
+                let comm = fixed_text(fixed, c0).or_else(|| p.bytes(F::Comm));
                 let tid = p.int(F::Tid);
                 let prio = p.int(F::Prio);
                 let target = p.int(F::TargetCpu);
@@ -740,7 +744,7 @@ impl Encoder {
             Kind::SyscallEntry(name) => {
                 let id = self.syscall_numbers[name as usize];
                 c.syscall = id;
-                let args = arg_count(&mut self.args, ev);
+                let args = usize::from(class_info(&mut self.infos, ev).args);
                 let at = begin_event(e, ts, pid, 329);
                 wire::int64(e, 1, Some(id));
                 if let Some(payload) = ev.payload() {
@@ -942,47 +946,94 @@ fn long_event(buf: &mut Vec<u8>, event: usize, body: usize) {
     buf.extend_from_slice(&inner);
 }
 
-/// Payload members of each event class (per trace, stream class and event class position):
-/// how many of the first six a `sys_enter` writes as its arguments ([`NO_COUNT`]: not met
-/// yet).
-type ArgCounts = Vec<Vec<Vec<u8>>>;
+/// What the encoder reads of an event class's payload that the kernel model does not give
+/// fast: how many of its first six members a `sys_enter` writes as its arguments, and the
+/// member positions of its comms (`prev_comm`, `next_comm`; `comm`), [`NONE`] for none.
+#[derive(Debug, Clone, Copy)]
+struct ClassInfo {
+    args: u8,
+    comms: [u8; 2],
+}
 
-const NO_COUNT: u8 = u8::MAX;
+const NONE: u8 = u8::MAX;
 
-/// The number of `sys_enter` arguments of `ev` (its first six payload members at most),
-/// worked out once per class.
+/// [`ClassInfo`]s per trace, stream class and event class position (None: not met yet).
+type ClassInfos = Vec<Vec<Vec<Option<ClassInfo>>>>;
+
+/// The [`ClassInfo`] of `ev`'s class, worked out once per class.
 #[inline]
-fn arg_count(counts: &mut ArgCounts, ev: &Event<'_>) -> usize {
+fn class_info(infos: &mut ClassInfos, ev: &Event<'_>) -> ClassInfo {
     let t = ev.trace().index;
     let (sc, ec) = ev.class_index();
-    match counts
-        .get(t)
-        .and_then(|v| v.get(sc))
-        .and_then(|v| v.get(ec))
-    {
-        Some(&n) if n != NO_COUNT => n as usize,
-        _ => count_args(counts, ev, t, sc, ec),
+    match infos.get(t).and_then(|v| v.get(sc)).and_then(|v| v.get(ec)) {
+        Some(&Some(info)) => info,
+        _ => new_class_info(infos, ev, t, sc, ec),
     }
 }
 
 #[cold]
-fn count_args(counts: &mut ArgCounts, ev: &Event<'_>, t: usize, sc: usize, ec: usize) -> usize {
-    let n = ev.payload().map_or(0, |p| {
+fn new_class_info(
+    infos: &mut ClassInfos,
+    ev: &Event<'_>,
+    t: usize,
+    sc: usize,
+    ec: usize,
+) -> ClassInfo {
+    let args = ev.payload().map_or(0, |p| {
         (0..6).take_while(|&i| p.member_at(i).is_some()).count()
     });
-    if counts.len() <= t {
-        counts.resize_with(t + 1, Vec::new);
+    let layout = &ev.trace().layout;
+    let members = ev
+        .class_layout()
+        .payload
+        .map_or(&[][..], |n| layout.members_of(n));
+    let position = |name: &str| {
+        members
+            .iter()
+            .position(|m| &*m.name == name)
+            .and_then(|i| u8::try_from(i).ok())
+            .filter(|&i| i != NONE)
+            .unwrap_or(NONE)
+    };
+    let info = ClassInfo {
+        args: args as u8,
+        comms: match position("comm") {
+            NONE => [position("prev_comm"), position("next_comm")],
+            c => [c, NONE],
+        },
+    };
+    if infos.len() <= t {
+        infos.resize_with(t + 1, Vec::new);
     }
-    let v = &mut counts[t];
+    let v = &mut infos[t];
     if v.len() <= sc {
         v.resize_with(sc + 1, Vec::new);
     }
     let v = &mut v[sc];
     if v.len() <= ec {
-        v.resize(ec + 1, NO_COUNT);
+        v.resize(ec + 1, None);
     }
-    v[ec] = n as u8;
-    n
+    v[ec] = Some(info);
+    info
+}
+
+/// A fixed-layout payload: its bytes, its start (bits) and its plan.
+type Fixed<'a> = Option<(&'a [u8], u64, &'a ::ctf::access::FixedPlan)>;
+
+/// The text of member `i` of a fixed-layout payload, up to its first NUL, read in place
+/// (None when it is no byte-aligned text: the field views read it then). What the kernel
+/// model's `bytes` gives, without a field view.
+#[inline(always)]
+fn fixed_text<'a>(fixed: Fixed<'a>, i: u8) -> Option<&'a [u8]> {
+    let (data, base, plan) = fixed?;
+    let r = plan.reads.get(usize::from(i))?;
+    let bit = base + r.bits.off;
+    if r.kind != ::ctf::access::ReadKind::Text || bit % 8 != 0 {
+        return None;
+    }
+    let start = (bit / 8) as usize;
+    let b = data.get(start..start + r.text_len as usize)?;
+    Some(b.split(|&c| c == 0).next().unwrap_or(b))
 }
 
 impl PerfettoSink {
