@@ -747,11 +747,20 @@ impl Encoder {
                 let args = usize::from(class_info(&mut self.infos, ev).args);
                 let at = begin_event(e, ts, pid, 329);
                 wire::int64(e, 1, Some(id));
+                // A string (a pointer to the kernel) is 0.
                 if let Some(payload) = ev.payload() {
-                    for i in 0..args {
-                        // A string (a pointer to the kernel) is 0.
-                        let v = payload.int_member(i).map_or(0, |v| v as u64);
-                        wire::uint(e, 2, v);
+                    match payload.fixed_struct() {
+                        Some((data, base, plan)) => {
+                            for r in plan.reads.iter().take(args) {
+                                wire::uint(e, 2, r.int(data, base).map_or(0, |v| v as u64));
+                            }
+                        }
+                        None => {
+                            for i in 0..args {
+                                let v = payload.int_member(i).map_or(0, |v| v as u64);
+                                wire::uint(e, 2, v);
+                            }
+                        }
                     }
                 }
                 end_event(e, at);
