@@ -155,16 +155,14 @@ fn perfetto(
     traces: Vec<Arc<ctf::Trace>>,
     read: ReadOptions,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    use ::pipeline::Source;
-    use export::perfetto::{PerfettoOptions, PerfettoSink};
+    use export::perfetto::{export_files, PerfettoOptions};
     let source = ::pipeline::FileSource::new(traces, read);
-    let sink = PerfettoSink::new(
-        source.traces(),
+    let (report, summary) = export_files(
+        &source,
         PerfettoOptions {
             file: args.output.clone(),
         },
     )?;
-    let (report, summary) = export::export(&source, sink)?;
     for w in summary.warning_strings() {
         eprintln!("tracekit: warning: {w}");
     }

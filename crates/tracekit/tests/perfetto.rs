@@ -252,6 +252,11 @@ fn kernel_mix_counts_and_switches() {
     assert_eq!(v["clock_snapshots"], 1);
     assert_eq!(v["ordered_per_cpu"], true);
     assert_eq!(v["pids_set"], v["events"]);
+    // Most switches and wakings are in compact_sched columns (checked like the others).
+    let compact = v["compact"].as_u64().unwrap();
+    let sched = classes.get("sched_switch").copied().unwrap_or(0)
+        + classes.get("sched_waking").copied().unwrap_or(0);
+    assert!(compact > sched / 2, "{compact} of {sched} compact");
     let ctf = switches_of_ctf(&dir);
     assert!(ctf.len() > 1000, "{} switches", ctf.len());
     assert_eq!(switches_of_perfetto(&v), ctf);

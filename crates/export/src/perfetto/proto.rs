@@ -2,7 +2,10 @@
 //! numbers of Perfetto's `protos/perfetto/trace` (proto2: every scalar is optional). Only the
 //! fields written (and read back by the tests) are declared; a reader skips the others.
 
-#![allow(missing_docs)] // Each message and field is Perfetto's, documented there.
+#![allow(missing_docs)]
+// Each message and field is Perfetto's, documented there.
+// Messages as Perfetto lays them out, built once per packet (bundles are encoded by hand).
+#![allow(clippy::large_enum_variant)]
 
 use prost::{Message, Oneof};
 
@@ -48,6 +51,37 @@ pub struct FtraceEventBundle {
     pub event: Vec<FtraceEvent>,
     #[prost(bool, optional, tag = "3")]
     pub lost_events: Option<bool>,
+    #[prost(message, optional, tag = "4")]
+    pub compact_sched: Option<CompactSched>,
+}
+
+/// `FtraceEventBundle.CompactSched`: `sched_switch` and `sched_waking` as columns, times as
+/// deltas from the previous one of the kind in the bundle (the first from 0), comms as
+/// indexes in `intern_table`.
+#[derive(Clone, PartialEq, Message)]
+pub struct CompactSched {
+    #[prost(string, repeated, tag = "5")]
+    pub intern_table: Vec<String>,
+    #[prost(uint64, repeated, packed = "true", tag = "1")]
+    pub switch_timestamp: Vec<u64>,
+    #[prost(int64, repeated, packed = "true", tag = "2")]
+    pub switch_prev_state: Vec<i64>,
+    #[prost(int32, repeated, packed = "true", tag = "3")]
+    pub switch_next_pid: Vec<i32>,
+    #[prost(int32, repeated, packed = "true", tag = "4")]
+    pub switch_next_prio: Vec<i32>,
+    #[prost(uint32, repeated, packed = "true", tag = "6")]
+    pub switch_next_comm_index: Vec<u32>,
+    #[prost(uint64, repeated, packed = "true", tag = "7")]
+    pub waking_timestamp: Vec<u64>,
+    #[prost(int32, repeated, packed = "true", tag = "8")]
+    pub waking_pid: Vec<i32>,
+    #[prost(int32, repeated, packed = "true", tag = "9")]
+    pub waking_target_cpu: Vec<i32>,
+    #[prost(int32, repeated, packed = "true", tag = "10")]
+    pub waking_prio: Vec<i32>,
+    #[prost(uint32, repeated, packed = "true", tag = "11")]
+    pub waking_comm_index: Vec<u32>,
 }
 
 /// Field numbers of [`FtraceEventBundle`], for the exporter's own framing.
