@@ -386,7 +386,11 @@ fn local_recording_followed_and_kept() {
     // Kept and readable.
     // (Bytes: the system calls' string arguments it recorded need not be UTF-8.)
     let printed = command().arg("print").arg(&dir).output().unwrap();
-    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
     assert!(printed.stdout.iter().filter(|&&b| b == b'\n').count() > 1000);
     // What was shown while it was written is what the finished trace shows.
     let replayed = json_lines(&ok(command()
