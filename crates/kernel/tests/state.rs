@@ -67,9 +67,23 @@ fn generated_trace() {
         NoteKind::Wakeup,
         NoteKind::Lifecycle,
     ];
+    // The statedump's descriptor, announced once.
+    let known: Vec<Notification> = all_notes
+        .iter()
+        .filter(|n| matches!(n, Notification::FdKnown { .. }))
+        .copied()
+        .collect();
+    assert_eq!(
+        known,
+        vec![Notification::FdKnown {
+            ts: 120,
+            pid: 10,
+            fd: 3
+        }]
+    );
     let notes: Vec<Notification> = all_notes
         .iter()
-        .filter(|n| !status_kinds.contains(&n.kind()))
+        .filter(|n| !status_kinds.contains(&n.kind()) && !matches!(n, Notification::FdKnown { .. }))
         .copied()
         .collect();
     let st = &m.state;

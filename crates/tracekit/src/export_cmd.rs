@@ -20,31 +20,14 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
-    /// Trace directories, or directories holding traces (searched recursively).
-    #[arg(required = true)]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: crate::read_args::ReadArgs,
     /// The output format.
     #[arg(long, value_enum)]
     pub format: Format,
     /// Output: a directory for parquet (absent or empty), a file for perfetto.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Drop events before this time: `[YYYY-MM-DD ]HH:MM[:SS[.NNNNNNNNN]]` or `SECONDS[.NNN]`.
-    #[arg(long)]
-    pub begin: Option<String>,
-    /// Drop events after this time (same syntax as --begin).
-    #[arg(long)]
-    pub end: Option<String>,
-    /// Read times without a time zone as UTC instead of local time.
-    #[arg(long)]
-    pub clock_gmt: bool,
-    /// Synchronize the traces' clocks first (`tracekit sync`) and write the synchronized
-    /// times (perfetto: each host a machine of its own).
-    #[arg(long)]
-    pub sync: bool,
-    /// Keep only the time range every stream covers (babeltrace2's --stream-intersection).
-    #[arg(long)]
-    pub stream_intersection: bool,
     /// Parquet: the `event` table keeps only the events whose names match one of these
     /// patterns (`*` any characters, `?` one), comma-separated; the derived tables see every
     /// event.
@@ -56,29 +39,10 @@ pub struct ExportArgs {
 }
 
 pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let traces = ctf::open_all(&args.paths)?;
+    let (traces, read) = args.read.open()?;
     if traces.is_empty() {
         return Err("no trace found".into());
     }
-    for t in &traces {
-        for e in &t.errors {
-            eprintln!("tracekit: warning: {e}");
-        }
-    }
-    let mut read = ReadOptions {
-        no_intersection: !args.stream_intersection,
-        ..Default::default()
-    };
-    if args.sync {
-        read.time_map = Some(crate::sync_cmd::time_map(&traces));
-    }
-    (read.begin, read.end) = text::parse_bounds(
-        &traces,
-        args.begin.as_deref(),
-        args.end.as_deref(),
-        &text::time_zone(args.clock_gmt),
-        read.time_map.as_ref(),
-    )?;
     match args.format {
         Format::Parquet => parquet(args, &traces, &read),
         Format::Perfetto => perfetto(args, traces, read),
@@ -163,12 +127,7 @@ fn perfetto(
             file: args.output.clone(),
         },
     )?;
-    for w in summary.warning_strings() {
-        eprintln!("tracekit: warning: {w}");
-    }
-    for e in summary.error_strings() {
-        eprintln!("tracekit: error: {e}");
-    }
+    let code = crate::read_args::report(&summary);
     let machines = if report.machines.len() > 1 {
         format!(", {} machines", report.machines.len())
     } else {
@@ -182,9 +141,5 @@ fn perfetto(
         report.packets,
         report.bytes,
     );
-    Ok(if summary.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(code)
 }

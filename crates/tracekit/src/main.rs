@@ -15,6 +15,7 @@ mod output;
 mod period_cmd;
 mod print;
 mod progress;
+mod read_args;
 mod record_cmd;
 mod recover_cmd;
 mod relay_cmd;
