@@ -309,9 +309,10 @@ impl Sink for RefreshSink<'_> {
     }
 }
 
-/// [`run_refresh`] over any source, such as a live relay's sessions: every event is read (a
-/// live source cannot read again what a lossless first pass would leave out), and with
-/// refresh periods each period's report comes as soon as an event past its end is read.
+/// [`run_refresh`] over any source, such as a live relay's sessions, through a
+/// [`RefreshSink`]: every event is read (a live source cannot read again what a lossless
+/// first pass would leave out), and with refresh periods each period's report comes as soon
+/// as an event past its end is read.
 pub fn run_refresh_on<S: Source>(
     source: &S,
     common: &Common,
@@ -319,11 +320,13 @@ pub fn run_refresh_on<S: Source>(
     make: &mut dyn FnMut() -> Vec<Box<dyn Analysis>>,
     report: &mut dyn FnMut(Range, Vec<Vec<Table>>),
 ) -> Result<Analysed, Error> {
-    let refresh = refresh.filter(|r| *r > 0);
-    let upfront = refresh.is_none().then(&mut *make);
-    let pass = Pass::new(common, refresh, make, report, upfront);
-    let done = pass.run(source)?;
-    Ok(done.expect("only a lossless read stops at a loss"))
+    let mut sink = RefreshSink::new(common, refresh, make, report);
+    let summary = source.run(&mut sink);
+    let done = sink.end(&summary);
+    if common.exit_after && done.is_ok() {
+        std::mem::forget(sink);
+    }
+    done
 }
 
 /// One pass of [`run_refresh`]: the kernel model and the analyses of each refresh period,

@@ -3,6 +3,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cli;
 pub mod commands;
 pub mod cputop;
 pub mod driver;

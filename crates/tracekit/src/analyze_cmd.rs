@@ -1,14 +1,13 @@
 //! `tracekit analyze NAME[,NAME...] [options] PATH...`: the lttng-analyses equivalents.
 //! Several analyses share one pass over the trace.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use analysis::lami::{error_json, metadata_json};
-use analysis::Common;
+use analysis::cli::{self, us_to_ns, Env, Request};
+use analysis::period::PeriodOptions;
 use clap::Args;
-use pipeline::time::{parse_analyses_duration, parse_analyses_time};
 
 /// The analyses named on the command line.
 #[derive(Debug, Clone)]
@@ -203,361 +202,74 @@ impl From<Modes> for analysis::commands::Modes {
     }
 }
 
-/// The arguments of `tracekit analyze` for a run under one of lttng-analyses' command names
-/// (`lttng-NAME` or `lttng-NAME-mi`, as `tracekit lami-links` makes them): `args` (the
-/// process's, program first) with `analyze NAME [--mi]` in place of the program. None for
-/// any other program name.
-pub fn lttng_command_args(args: &[std::ffi::OsString]) -> Option<Vec<std::ffi::OsString>> {
-    let program = std::path::Path::new(args.first()?).file_name()?.to_str()?;
-    let (name, mi) = analysis::commands::lttng_command(program)?;
-    let mut out: Vec<std::ffi::OsString> = vec!["tracekit".into(), "analyze".into(), name.into()];
-    if mi {
-        out.push("--mi".into());
-    }
-    out.extend(args[1..].iter().cloned());
-    Some(out)
-}
-
-/// `--output-progress`: LAMI progress lines on standard output.
-struct ProgressLines;
-
-impl analysis::Progress for ProgressLines {
-    fn at(&self, p: analysis::ProgressPoint) {
-        let line = format!(
-            "{:.4} {}/{}; {} events read\n",
-            p.fraction(),
-            analysis::text::fmt_ts(p.ts),
-            analysis::text::fmt_ts(p.end),
-            p.events
-        );
-        progress_line(&line);
-    }
-
-    fn done(&self, events: u64) {
-        progress_line(&format!("1 Done: {events} events read\n"));
-    }
-}
-
-/// Writes a progress line at once (a consumer that went away stops the analysis at its next
-/// write of results).
-fn progress_line(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(line.as_bytes()).and_then(|_| out.flush());
-}
-
-fn fail(mi: bool, msg: &str) -> ExitCode {
-    if mi {
-        println!("{}", error_json(msg));
-    } else {
-        eprintln!("tracekit analyze: error: {msg}");
-    }
-    ExitCode::from(1)
-}
-
-/// Writes `w`'s output, a closed pipe (`| head`) not being an error.
-fn emit(
-    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let mut out = crate::output::stdout();
-    match f(&mut out).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
-}
-
 pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    if a.mi_version {
-        println!("{}", analysis::lami::mi_version_string());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let names = match analysis::commands::with_modes(&a.names.0, a.modes.into()) {
-        Ok(n) => n,
-        Err(m) => return Ok(fail(a.mi, &m.to_string())),
-    };
-    if a.test_compatibility {
-        return Ok(match analysis::commands::check_compatibility(&a.paths) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(m) => fail(a.mi, &m.to_string()),
-        });
-    }
-    if a.metadata {
-        // One LAMI metadata document per analysis, one per line.
-        for n in &names {
-            if let Some(m) = analysis::commands::metadata(n) {
-                println!("{}", metadata_json(m));
-            }
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let refresh = match a.refresh.as_deref().map(parse_analyses_duration) {
-        None => None,
-        Some(Ok(r)) => Some(r),
-        Some(Err(m)) => return Ok(fail(a.mi, &format!("--refresh: {m}"))),
-    };
-    let (period_names, kernel_names): (Vec<&str>, Vec<&str>) = names
-        .iter()
-        .partition(|n| analysis::commands::period_cmd(n).is_some());
-    if refresh.is_some() && !period_names.is_empty() {
-        // As lttng-analyses: the refresh periods and user-defined periods are exclusive.
-        return Ok(fail(a.mi, "cannot use --refresh with the period* analyses"));
-    }
-    if let Some(urls) = crate::live_cmd::urls(&a.paths) {
-        return run_live(a, &urls?, &kernel_names, &period_names, refresh);
-    }
-    let traces = match ctf::open_all(&a.paths) {
-        Ok(t) => t,
-        Err(e) => return Ok(fail(a.mi, &e.to_string())),
-    };
-    let mut common = Common {
+    let p = &a.period;
+    let req = Request {
+        names: a.names.0.clone(),
+        modes: a.modes.into(),
+        paths: a.paths.clone(),
+        mi: a.mi,
+        metadata: a.metadata,
+        mi_version: a.mi_version,
+        test_compatibility: a.test_compatibility,
+        output_progress: a.output_progress,
+        no_progress: a.no_progress,
+        begin: a.begin.clone(),
+        end: a.end.clone(),
+        timerange: a.timerange.clone(),
         cpus: a.cpu.clone(),
         tids: a.tid.clone(),
         procnames: a.procname.clone(),
-        no_intersection: a.no_intersection,
-        lttng_analyses_quirks: a.lttng_analyses_quirks,
-        exit_after: true,
-        progress: if a.output_progress {
-            Some(std::sync::Arc::new(ProgressLines))
-        } else if a.no_progress || refresh.is_some() && !a.mi {
-            // (Text results printed during the read would break into the bar's line.)
-            None
-        } else {
-            crate::progress::RangeBar::for_traces(&traces)
-                .map(|b| std::sync::Arc::new(b) as std::sync::Arc<dyn analysis::Progress>)
+        options: analysis::Options {
+            limit: a.limit,
+            minsize: a.minsize,
+            maxsize: a.maxsize,
+            irqs: a.irq.clone(),
+            softirqs: a.softirq.clone(),
+            freq_resolution: a.freq_resolution,
+            freq_uniform: a.freq_uniform.then(Default::default),
+            freq_series: a.freq_series,
+            total: a.total,
+            per_tid: a.per_tid,
+            per_prio: a.per_prio,
+            ..Default::default()
         },
-        ..Default::default()
-    };
-    if a.sync {
-        common.time_map = Some(crate::sync_cmd::time_map(&traces));
-    }
-    if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
-        let day = analysis::driver::intersection(&traces)
-            .map(|r| r.0)
-            .unwrap_or(0);
-        let (b, e) = match &a.timerange {
-            Some(r) => {
-                let r = r.trim().trim_start_matches('[').trim_end_matches(']');
-                let Some((b, e)) = r.split_once(',') else {
-                    return Ok(fail(a.mi, "--timerange: expected [BEGIN,END]"));
-                };
-                (Some(b.to_string()), Some(e.to_string()))
-            }
-            None => (a.begin.clone(), a.end.clone()),
-        };
-        for (src, dst) in [(b, &mut common.begin), (e, &mut common.end)] {
-            if let Some(s) = src {
-                match parse_analyses_time(&s, day) {
-                    Ok(v) => *dst = Some(v),
-                    Err(m) => return Ok(fail(a.mi, &m.to_string())),
-                }
-            }
-        }
-    }
-    // The kernel analyses (one pass), then the period ones (another pass, the period engine
-    // reading the events themselves); with --mi, all tables in one document.
-    let mut mi_tables: Vec<analysis::Table> = Vec::new();
-    let mut read_errors = Vec::new();
-    if !kernel_names.is_empty() {
-        let several = names.len() > 1;
-        match run_kernel(
-            a,
-            Input::Files(&traces),
-            &common,
-            &kernel_names,
-            refresh,
-            several,
-            &mut read_errors,
-        )? {
-            Ok(t) => mi_tables.extend(t),
-            Err(code) => return Ok(code),
-        }
-    }
-    if !period_names.is_empty() {
-        let cmds: Vec<_> = period_names
-            .iter()
-            .filter_map(|n| analysis::commands::period_cmd(n))
-            .collect();
-        let several = names.len() > 1;
-        match crate::period_cmd::run(a, &traces, &common, &cmds, several, &mut read_errors)? {
-            Ok(t) => mi_tables.extend(t),
-            Err(code) => return Ok(code),
-        }
-    }
-    if a.mi {
-        emit(|mut w| analysis::lami::write_results(&mut w, &mi_tables))?;
-    }
-    // The process ends right after: freeing every cell one by one (a large trace's
-    // syscallstats has hundreds of thousands) would be wasted work.
-    std::mem::forget(mi_tables);
-    // Likewise the traces' layouts (one per event class: thousands for a kernel trace).
-    std::mem::forget(traces);
-    // The results cover every readable event; what could not be read is said, and the exit
-    // status says the input was damaged.
-    for e in &read_errors {
-        eprintln!("tracekit analyze: error: {e}");
-    }
-    Ok(if read_errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
-/// What the analyses read.
-#[derive(Clone, Copy)]
-enum Input<'a> {
-    /// Trace files, opened.
-    Files(&'a [std::sync::Arc<ctf::Trace>]),
-    /// A live relay's sessions.
-    Live(&'a live::LiveSource),
-}
-
-/// `analyze NAMES net://…`: the analyses of a live session, each refresh period's results
-/// printed as the period ends (without --refresh, once the session is destroyed).
-fn run_live(
-    a: &AnalyzeArgs,
-    urls: &[live::Url],
-    kernel_names: &[&str],
-    period_names: &[&str],
-    refresh: Option<i64>,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    if !period_names.is_empty() {
-        return Ok(fail(
-            a.mi,
-            "the period* analyses are for trace files, not live inputs",
-        ));
-    }
-    if a.begin.is_some() || a.end.is_some() || a.timerange.is_some() {
-        return Ok(fail(
-            a.mi,
-            "--begin, --end and --timerange are for trace files, not live inputs",
-        ));
-    }
-    let source = match crate::live_cmd::source(urls, a.sync) {
-        Ok(s) => s,
-        Err(e) => return Ok(fail(a.mi, &e.to_string())),
-    };
-    let common = Common {
-        cpus: a.cpu.clone(),
-        tids: a.tid.clone(),
-        procnames: a.procname.clone(),
-        no_intersection: true,
+        min_us: a.min,
+        max_us: a.max,
+        refresh: a.refresh.clone(),
+        period: PeriodOptions {
+            periods: p.period.clone(),
+            captures: p.period_captures.clone(),
+            select: p.select.clone(),
+            aggregate_by: p.aggregate_by.clone(),
+            group_by: p.group_by.clone(),
+            order_by_duration: p.order_by == "duration",
+            min_duration: us_to_ns(p.min_duration),
+            max_duration: us_to_ns(p.max_duration),
+            ..Default::default()
+        },
+        no_intersection: a.no_intersection,
+        sync: a.sync,
         lttng_analyses_quirks: a.lttng_analyses_quirks,
-        exit_after: true,
-        ..Default::default()
-    };
-    let mut read_errors = Vec::new();
-    let several = kernel_names.len() > 1;
-    let tables = match run_kernel(
-        a,
-        Input::Live(&source),
-        &common,
-        kernel_names,
-        refresh,
-        several,
-        &mut read_errors,
-    )? {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    if a.mi {
-        emit(|mut w| analysis::lami::write_results(&mut w, &tables))?;
-    }
-    for e in &read_errors {
-        eprintln!("tracekit analyze: error: {e}");
-    }
-    Ok(if read_errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
-/// Runs the (non-period) analyses `names` in one pass. Text: prints each period's results as
-/// the period ends. `--mi`: returns the tables (of each analysis in turn; with several refresh
-/// periods grouped by class as lttng-analyses does, then the summary table).
-fn run_kernel(
-    a: &AnalyzeArgs,
-    input: Input<'_>,
-    common: &Common,
-    names: &[&str],
-    refresh: Option<i64>,
-    headings: bool,
-    read_errors: &mut Vec<String>,
-) -> Result<Result<Vec<analysis::Table>, ExitCode>, Box<dyn std::error::Error>> {
-    let us = |v: Option<f64>| v.map(|x| (x * 1000.0).round() as i64);
-    let opts = analysis::Options {
-        limit: a.limit,
-        min: us(a.min),
-        max: us(a.max),
-        irqs: a.irq.clone(),
-        softirqs: a.softirq.clone(),
-        freq_resolution: a.freq_resolution,
-        freq_uniform: (a.freq_uniform || a.freq_series).then(analysis::stats::Uniform::default),
-        freq_series: a.freq_series,
-        total: a.total,
-        per_tid: a.per_tid,
-        per_prio: a.per_prio,
-        minsize: a.minsize,
-        maxsize: a.maxsize,
-    };
-    let strs = names;
-    let text_opts = analysis::text::TextOptions {
-        charts: !a.no_charts,
+        no_charts: a.no_charts,
         width: crate::output::text_width(a.width),
     };
-    // --mi: per analysis, each period's tables.
-    let mut periods: Vec<(analysis::Range, Vec<Vec<analysis::Table>>)> = Vec::new();
-    let mut io_err: Option<Box<dyn std::error::Error>> = None;
-    let mut report = |range: analysis::Range, tables: Vec<Vec<analysis::Table>>| {
-        if a.mi {
-            periods.push((range, tables));
-            return;
-        }
-        if io_err.is_some() {
-            return;
-        }
-        let mut text = String::new();
-        for (i, t) in tables.iter().enumerate() {
-            if headings {
-                text.push_str(&format!("== {} ==\n", strs[i]));
-            }
-            if t.is_empty() {
-                text.push_str(&format!(
-                    "Timerange: [{}, {}]\nNo results in the analysed range.\n",
-                    analysis::text::fmt_ts(range.begin),
-                    analysis::text::fmt_ts(range.end)
-                ));
-            } else {
-                let Some(m) = analysis::commands::metadata(names[i]) else {
-                    continue;
-                };
-                text.push_str(&analysis::text::render_text(m, t, &text_opts));
-            }
-            text.push('\n');
-        }
-        if let Err(e) = emit(|w| w.write_all(text.as_bytes())) {
-            io_err = Some(e);
-        }
+    let mut out = crate::output::stdout();
+    let mut env = Env {
+        out: &mut out,
+        err: &mut std::io::stderr(),
+        progress_bar: &|t| crate::progress::RangeBar::for_traces(t).map(|b| Arc::new(b) as _),
+        time_map: &crate::sync_cmd::time_map,
     };
-    let done = match input {
-        Input::Live(source) => {
-            analysis::run_names_on(source, strs, common, &opts, refresh, &mut report)
-        }
-        Input::Files(traces) => {
-            analysis::run_names(traces, strs, common, &opts, refresh, &mut report)
-        }
+    let plan = match cli::plan(&req, &mut env)? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
     };
-    match done {
-        Ok(done) => {
-            for w in &done.warnings {
-                eprintln!("tracekit analyze: warning: {w}");
-            }
-            read_errors.extend(done.errors);
+    Ok(match crate::live_cmd::urls(&a.paths) {
+        Some(urls) => {
+            let urls = urls?;
+            plan.run_live(&mut env, || crate::live_cmd::source(&urls, a.sync))?
         }
-        Err(e) => return Ok(Err(fail(a.mi, &e.to_string()))),
-    }
-    if let Some(e) = io_err {
-        return Err(e);
-    }
-    Ok(Ok(analysis::mi_tables(strs, periods)))
+        None => plan.run_files(&mut env)?,
+    })
 }

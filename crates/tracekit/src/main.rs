@@ -94,7 +94,7 @@ fn main() -> ExitCode {
     }
     // Run as `lttng-cputop-mi` (a link made by `tracekit lami-links`): `analyze cputop --mi`.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = Cli::parse_from(analyze_cmd::lttng_command_args(&args).unwrap_or(args));
+    let cli = Cli::parse_from(analysis::cli::lttng_command_args(&args).unwrap_or(args));
     if cli.mi_version {
         println!("{}", analysis::lami::mi_version_string());
         return ExitCode::SUCCESS;
