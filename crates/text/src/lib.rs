@@ -15,10 +15,12 @@
 
 #![deny(missing_docs)]
 
+pub mod cli;
 mod count;
 mod plan;
 mod print;
 mod printer;
+pub mod progress;
 mod put;
 mod style;
 mod timefmt;

@@ -258,7 +258,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut env = Env {
         out: &mut out,
         err: &mut std::io::stderr(),
-        progress_bar: &|t| crate::progress::RangeBar::for_traces(t).map(|b| Arc::new(b) as _),
+        progress_bar: &|t| text::progress::RangeBar::for_traces(t).map(|b| Arc::new(b) as _),
         time_map: &crate::sync_cmd::time_map,
     };
     let plan = match cli::plan(&req, &mut env)? {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use scenario::client_server::{self, ClientServerParams};
 
-use crate::progress::Progress;
+use text::progress::Progress;
 
 #[derive(clap::Args)]
 pub struct DemoArgs {

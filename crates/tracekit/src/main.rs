@@ -14,7 +14,6 @@ mod live_cmd;
 mod output;
 mod period_cmd;
 mod print;
-mod progress;
 mod read_args;
 mod record_cmd;
 mod recover_cmd;

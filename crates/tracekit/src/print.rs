@@ -1,11 +1,9 @@
 //! `tracekit print`: babeltrace2 compatible text output of merged traces.
 
-use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use crate::progress::Progress;
+use text::cli::PrintRequest;
 
 #[derive(clap::Args)]
 pub struct PrintArgs {
@@ -84,204 +82,43 @@ pub enum Format {
     CtfMetadata,
 }
 
-/// The text style the options ask for.
-fn style(args: &PrintArgs, colors_supported: bool) -> Result<text::Style, text::StyleError> {
-    let choice = match args.color {
-        Color::Auto => text::ColorChoice::Auto,
-        Color::Always => text::ColorChoice::Always,
-        Color::Never => text::ColorChoice::Never,
-    };
-    let list = |s: &Option<String>| s.as_deref().unwrap_or("").to_string();
-    Ok(text::Style {
-        names: text::Names::parse(&list(&args.names))?,
-        fields: text::Fields::parse(&list(&args.fields))?,
-        delta: !args.no_delta,
-        cycles: args.clock_cycles,
-        seconds: args.clock_seconds,
-        date: args.clock_date,
-        colors: choice.event_colors(colors_supported, args.output.is_none()),
-    })
-}
-
 pub fn run(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    if args.output_format == Format::CtfMetadata {
-        return ctf_metadata(args);
-    }
-    let colors_supported = text::colors_supported();
-    let style = style(args, colors_supported)?;
-    if let Some(urls) = crate::live_cmd::urls(&args.paths) {
-        return run_live(args, &urls?, style, colors_supported);
-    }
-    let mut traces = ctf::open_all(&args.paths)?;
-    if args.clock_offset.is_some() || args.clock_offset_ns.is_some() {
-        let (s, ns) = (
-            args.clock_offset.unwrap_or(0),
-            args.clock_offset_ns.unwrap_or(0),
-        );
-        for t in &mut traces {
-            // Just opened: no one else holds the trace.
-            if let Some(t) = Arc::get_mut(t) {
-                for c in &mut Arc::make_mut(&mut t.class).clocks {
-                    c.shift_offset(s, ns);
-                }
-            }
-        }
-    }
-    for t in &traces {
-        for e in &t.errors {
-            eprintln!("tracekit: warning: {e}");
-        }
-    }
-    if args.output_format == Format::Dummy {
-        return Ok(dummy(traces));
-    }
-    let progress = std::sync::Arc::new(Progress::for_traces(&traces));
-    let mut options = text::PrintOptions {
-        gmt: args.clock_gmt,
+    let req = PrintRequest {
+        paths: args.paths.clone(),
         begin: args.begin.clone(),
         end: args.end.clone(),
-        time_map: None,
-        // Only a shown line is told: the read then finds the streams' extent too.
-        progress: progress.shown().then(|| progress.clone() as _),
-        style,
-        warning_colors: colors_supported,
-    };
-    if args.sync {
-        options.time_map = Some(crate::sync_cmd::time_map(&traces));
-    }
-    let outcome = match &args.output {
-        None => write_text(&traces, &options, io::stdout().lock())?,
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            write_text(&traces, &options, file)?
-        }
-    };
-    progress.finish();
-    // babeltrace2 ends by resetting a colour terminal, whatever it printed.
-    if colors_supported {
-        print!("\x1b[0m");
-        let _ = io::stdout().flush();
-        eprint!("\x1b[0m");
-    }
-    // The process ends right after: the layouts need not be freed one by one (see `count`).
-    std::mem::forget(traces);
-    Ok(if outcome.errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// `print net://…`: the sessions' events as they come, or the relay's sessions.
-fn run_live(
-    args: &PrintArgs,
-    urls: &[live::Url],
-    style: text::Style,
-    colors_supported: bool,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    if urls.iter().all(|u| u.session.is_none()) {
-        crate::live_cmd::list(urls)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.begin.is_some()
-        || args.end.is_some()
-        || args.clock_offset.is_some()
-        || args.clock_offset_ns.is_some()
-        || args.output_format != Format::Text
-    {
-        return Err(
-            "--begin, --end, --clock-offset and --output-format are for trace files, not live inputs"
-                .into(),
-        );
-    }
-    let source = crate::live_cmd::source(urls, args.sync)?;
-    let options = text::PrintOptions {
         gmt: args.clock_gmt,
-        style,
-        warning_colors: colors_supported,
-        ..Default::default()
+        names: args.names.clone(),
+        fields: args.fields.clone(),
+        no_delta: args.no_delta,
+        clock_cycles: args.clock_cycles,
+        clock_seconds: args.clock_seconds,
+        clock_date: args.clock_date,
+        clock_offset: args.clock_offset,
+        clock_offset_ns: args.clock_offset_ns,
+        color: match args.color {
+            Color::Auto => text::ColorChoice::Auto,
+            Color::Always => text::ColorChoice::Always,
+            Color::Never => text::ColorChoice::Never,
+        },
+        format: match args.output_format {
+            Format::Text => text::cli::Format::Text,
+            Format::Dummy => text::cli::Format::Dummy,
+            Format::CtfMetadata => text::cli::Format::CtfMetadata,
+        },
+        output: args.output.clone(),
     };
-    let mut err = io::stderr().lock();
-    let outcome = match &args.output {
-        None => {
-            let mut out = io::stdout().lock();
-            let mut sink = text::TextSink::new(
-                ::pipeline::Source::traces(&source),
-                &options,
-                &mut out,
-                &mut err,
-            );
-            ::pipeline::Source::run(&source, &mut sink);
-            sink.finish()?
+    match crate::live_cmd::urls(&args.paths) {
+        Some(urls) if args.output_format != Format::CtfMetadata => {
+            // The style's errors come first, as for trace files.
+            req.style(false)?;
+            let urls = urls?;
+            if urls.iter().all(|u| u.session.is_none()) {
+                crate::live_cmd::list(&urls)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ok(req.run_live(|| crate::live_cmd::source(&urls, args.sync))?)
         }
-        Some(path) => {
-            let mut file = std::fs::File::create(path)
-                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            let mut sink = text::TextSink::new(
-                ::pipeline::Source::traces(&source),
-                &options,
-                &mut file,
-                &mut err,
-            );
-            ::pipeline::Source::run(&source, &mut sink);
-            sink.finish()?
-        }
-    };
-    Ok(if outcome.errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Prints `traces` to `out`; a closed output ends printing quietly.
-fn write_text<W: Write>(
-    traces: &[Arc<ctf::Trace>],
-    options: &text::PrintOptions,
-    out: W,
-) -> Result<text::Outcome, Box<dyn std::error::Error>> {
-    let mut out = BufWriter::with_capacity(1 << 16, out);
-    let outcome = text::print(traces, options, &mut out, &mut io::stderr().lock())?;
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(e.into());
-        }
-    }
-    Ok(outcome)
-}
-
-/// `--output-format=ctf-metadata`: the metadata text of the trace directory PATH (packets
-/// unwrapped), then a new line, as babeltrace2 prints it.
-fn ctf_metadata(args: &PrintArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let [dir] = args.paths.as_slice() else {
-        return Err("-o ctf-metadata takes exactly one trace directory".into());
-    };
-    let path = dir.join("metadata");
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (_, text) =
-        ctf::metadata::metadata_text(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    if text.trim().is_empty() {
-        return Err(format!("{}: the metadata holds no text", path.display()).into());
-    }
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    writeln!(out, "{text}")?;
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `--output-format=dummy`: every event decoded, nothing printed but the readers' warnings
-/// and decoding errors (babeltrace2's dummy sink prints nothing, loss warnings included).
-fn dummy(traces: Vec<Arc<ctf::Trace>>) -> ExitCode {
-    let c = text::count_traces(&traces, &|_| {});
-    std::mem::forget(traces);
-    crate::count::report_diagnostics(&c);
-    if c.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+        _ => Ok(req.run_files(args.sync.then_some(&crate::sync_cmd::time_map as _))?),
     }
 }

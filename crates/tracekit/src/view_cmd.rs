@@ -47,7 +47,7 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if traces.is_empty() {
         return Err("no trace found".into());
     }
-    let progress = Arc::new(crate::progress::Progress::for_traces(&traces));
+    let progress = Arc::new(text::progress::Progress::for_traces(&traces));
     let server = view::Server::start(view::ServeOptions {
         paths: args.paths.clone(),
         sync: args.sync,

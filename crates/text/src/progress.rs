@@ -1,4 +1,5 @@
-//! Progress display for long reads: shown on a terminal, silent when stderr is piped.
+//! Progress displays for long reads (`tracekit print`, `count`, `analyze`, `view`): shown on a
+//! terminal, silent when stderr is piped.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -93,8 +94,8 @@ impl RangeBar {
     }
 }
 
-impl analysis::Progress for RangeBar {
-    fn at(&self, p: analysis::ProgressPoint) {
+impl pipeline::Progress for RangeBar {
+    fn at(&self, p: pipeline::ProgressPoint) {
         // The message first: setting the position may draw the bar.
         self.bar.set_message(format!("{} events read", p.events));
         self.bar.set_position((p.fraction() * 1000.0) as u64);
