@@ -43,6 +43,7 @@ use compact_str::CompactString;
 use kernel::{IntMap, Kind};
 use pipeline::{FileSource, Flow, ReadOptions, Sink, Source};
 
+pub mod cli;
 pub mod report;
 pub mod stacks;
 

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod bpf;
+pub mod cli;
 pub mod convert;
 pub mod filter;
 pub mod format;

@@ -12,6 +12,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cli;
 pub mod dash;
 pub mod local;
 pub mod render;

@@ -1,14 +1,12 @@
 //! `tracekit latency`: latency trackers (wakeup, off-CPU, syscall, block, IRQ) over kernel
 //! traces, reporting each occurrence over a threshold and each timeout.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use latency::report::{report_text, summary_json, summary_text};
-use latency::{run_traces_mapped, Config, Report, Tracker};
-use pipeline::time::parse_threshold;
+use latency::cli::LatencyRequest;
+use latency::Tracker;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TrackerArg {
@@ -17,6 +15,18 @@ pub enum TrackerArg {
     Syscall,
     Block,
     Irq,
+}
+
+impl From<TrackerArg> for Tracker {
+    fn from(t: TrackerArg) -> Self {
+        match t {
+            TrackerArg::Wakeup => Tracker::Wakeup,
+            TrackerArg::Offcpu => Tracker::Offcpu,
+            TrackerArg::Syscall => Tracker::Syscall,
+            TrackerArg::Block => Tracker::Block,
+            TrackerArg::Irq => Tracker::Irq,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -53,144 +63,24 @@ pub struct LatencyArgs {
 }
 
 pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let threshold = parse_threshold(&a.threshold)?;
-    let timeout = match a.timeout.trim() {
-        "none" | "0" => None,
-        t => Some(parse_threshold(t)?),
-    };
-    let trackers: Vec<Tracker> = if a.tracker.is_empty() {
-        Tracker::ALL.to_vec()
-    } else {
-        let mut v: Vec<Tracker> = a
-            .tracker
-            .iter()
-            .map(|t| match t {
-                TrackerArg::Wakeup => Tracker::Wakeup,
-                TrackerArg::Offcpu => Tracker::Offcpu,
-                TrackerArg::Syscall => Tracker::Syscall,
-                TrackerArg::Block => Tracker::Block,
-                TrackerArg::Irq => Tracker::Irq,
-            })
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let config = Config {
-        threshold,
-        timeout,
+    let req = LatencyRequest {
+        trackers: a.tracker.iter().map(|t| (*t).into()).collect(),
+        threshold: a.threshold.clone(),
+        timeout: a.timeout.clone(),
         max_pending: a.max_pending,
+        json: a.json,
+        summary_only: a.summary_only,
+        folded: a.folded,
     };
+    let plan = req.plan()?;
+    let mut out = crate::output::stdout();
     if let Some(urls) = crate::live_cmd::urls(&a.paths) {
-        return run_live(a, &urls?, &trackers, config);
+        let source = crate::live_cmd::source(&urls?, a.sync)?;
+        req.run_source(&plan, &source, &mut out)?;
+        return Ok(ExitCode::SUCCESS);
     }
     let traces = ctf::open_all(&a.paths)?;
-    let time_map: Option<std::sync::Arc<dyn ctf::merge::TimeMap>> = if a.sync {
-        Some(crate::sync_cmd::time_map(&traces))
-    } else {
-        None
-    };
-    let mut out = crate::output::stdout();
-    // The stacks of `record --stacks`, shown with the occurrences they were taken for (on
-    // the traces' own clocks: not with --sync).
-    let stacks = if a.sync {
-        latency::stacks::StackIndex::default()
-    } else {
-        latency::stacks::StackIndex::new(kernel::stacks::read_stacks(&traces)?)
-    };
-    let mut folded: Vec<kernel::stacks::StackSample> = Vec::new();
-    let res = run_traces_mapped(
-        &traces,
-        time_map,
-        &trackers,
-        config,
-        |r: Report| -> std::io::Result<()> {
-            if a.summary_only {
-                return Ok(());
-            }
-            let st = stacks.for_report(&r);
-            if a.folded {
-                folded.extend(st.into_iter().cloned());
-                return Ok(());
-            }
-            if a.json {
-                let mut j = r.to_json();
-                if !st.is_empty() {
-                    j["stacks"] = stacks.json(&st);
-                }
-                serde_json::to_writer(&mut out, &j)?;
-                out.write_all(b"\n")
-            } else {
-                out.write_all(report_text(&r).as_bytes())?;
-                out.write_all(stacks.text(&st).as_bytes())
-            }
-        },
-    );
-    finish(a, res, &mut out, &stacks, &folded)
-}
-
-/// Writes the summary after the reports (with `--folded`, the stacks `folded` of the
-/// occurrences, symbolized by `stacks`).
-fn finish(
-    a: &LatencyArgs,
-    res: std::io::Result<latency::Summary>,
-    out: &mut impl Write,
-    stacks: &latency::stacks::StackIndex,
-    folded: &[kernel::stacks::StackSample],
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let r = res.and_then(|s| {
-        if a.folded {
-            if stacks.is_empty() {
-                eprintln!(
-                    "tracekit: no stacks in these traces (record them with `tracekit record \
-                     --stacks RULE`)"
-                );
-            }
-            let lines =
-                kernel::stacks::folded(folded, stacks.symbols(), |s| (s.delay / 1000).max(1));
-            for l in lines {
-                writeln!(out, "{l}")?;
-            }
-            Ok(())
-        } else if a.json {
-            serde_json::to_writer(&mut *out, &summary_json(&s))?;
-            out.write_all(b"\n")
-        } else {
-            out.write_all(summary_text(&s).as_bytes())
-        }
-    });
-    match r.and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// `latency net://…`: each occurrence printed (and flushed) as soon as the live session's
-/// events show it; the summary when the session is destroyed.
-fn run_live(
-    a: &LatencyArgs,
-    urls: &[live::Url],
-    trackers: &[Tracker],
-    config: Config,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let source = crate::live_cmd::source(urls, a.sync)?;
-    let mut out = crate::output::stdout();
-    let mut sink =
-        latency::LatencySink::new(trackers, config, |r: Report| -> std::io::Result<()> {
-            if a.summary_only {
-                return Ok(());
-            }
-            if a.json {
-                serde_json::to_writer(&mut out, &r.to_json())?;
-                out.write_all(b"\n")?;
-            } else {
-                out.write_all(report_text(&r).as_bytes())?;
-            }
-            out.flush()
-        });
-    ::pipeline::Source::run(&source, &mut sink);
-    let res = sink.summary();
-    // (A live session's stacks are not read: `--folded` says there are none.)
-    let none = latency::stacks::StackIndex::default();
-    finish(a, res, &mut crate::output::stdout(), &none, &[])
+    let time_map = a.sync.then(|| crate::sync_cmd::time_map(&traces));
+    req.run_files(&plan, &traces, time_map, &mut out)?;
+    Ok(ExitCode::SUCCESS)
 }

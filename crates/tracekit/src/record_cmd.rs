@@ -18,7 +18,7 @@ pub struct RecordArgs {
     pub duration: Option<f64>,
     /// Flight-recorder mode: in-memory ring buffers of SIZE in total (e.g. 64M), overwritten;
     /// each SIGUSR1 writes a snapshot.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = record::cli::parse_size)]
     pub flight_recorder: Option<u64>,
     /// With --flight-recorder: also write a snapshot when a latency rule fires, e.g.
     /// `syscall>50ms`, `wakeup>5ms`, `offcpu>100ms`, `block>20ms`, `irq>1ms` (repeatable).
@@ -117,35 +117,10 @@ pub struct RecordArgs {
     pub quiet: bool,
 }
 
-/// Parses `123`, `64K`, `64M`, `1G` (powers of 1024).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad size `{s}` (e.g. 64M)"))?;
-    n.checked_mul(mult)
-        .filter(|&v| v > 0)
-        .ok_or_else(|| format!("bad size `{s}`"))
-}
-
 pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let duration = match args.duration {
-        Some(d) if !(d.is_finite() && d > 0.0) => {
-            return Err(format!("--duration must be a positive number of seconds, got {d}").into())
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
-        None => None,
-    };
     let opts = record::RecordOptions {
         output: args.output.clone(),
-        duration,
+        duration: record::cli::duration(args.duration)?,
         flight_recorder: args.flight_recorder,
         events: args.events.clone(),
         pids: args.pid.clone(),
@@ -177,93 +152,11 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         ..Default::default()
     };
     if !args.quiet {
-        match (args.flight_recorder, duration) {
-            (Some(_), _) => {
-                eprintln!(
-                    "tracekit: flight recorder on (pid {}); `kill -USR1 {}` writes a snapshot, Ctrl-C stops",
-                    std::process::id(),
-                    std::process::id()
-                );
-                if !args.snapshot_on.is_empty() {
-                    let rules: Vec<String> =
-                        args.snapshot_on.iter().map(|r| r.to_string()).collect();
-                    eprintln!(
-                        "tracekit: snapshot on {} (at most one per {} ms)",
-                        rules.join(", "),
-                        args.snapshot_debounce_ms
-                    );
-                }
-            }
-            (None, Some(d)) => eprintln!("tracekit: recording for {:.1} s", d.as_secs_f64()),
-            (None, None) => eprintln!("tracekit: recording until Ctrl-C"),
-        }
+        eprint!("{}", record::cli::banner(&opts));
     }
     let s = record::record(&opts)?;
     if !args.quiet {
-        for t in &s.traces {
-            println!("trace: {}", t.display());
-        }
-        let secs = s.elapsed.as_secs_f64();
-        println!(
-            "events: {} ({:.0}/s over {:.2} s), statedump {}, per CPU {:?}",
-            s.events,
-            s.events as f64 / secs.max(1e-9),
-            secs,
-            s.statedump_events,
-            s.per_cpu
-        );
-        println!(
-            "lost in the kernel buffers: {} (pages flagged: {}, counts stored: {})",
-            s.discarded, s.missed_pages, s.missed_stored
-        );
-        if s.unknown_syscalls > 0 || s.malformed > 0 {
-            println!(
-                "unknown syscalls: {}, malformed records: {}",
-                s.unknown_syscalls, s.malformed
-            );
-        }
-        if let Some(n) = &s.net_headers {
-            println!(
-                "network headers (eBPF): {} records, {} net events with headers, {} without",
-                n.records, n.matched, n.unmatched
-            );
-        }
-        if let Some(n) = s.syscall_strings {
-            println!("system-call strings (eBPF): {n} in events");
-        }
-        if !args.stacks.is_empty() {
-            println!(
-                "stacks (eBPF): {} stack events, {} lost (helper buffer full), {} kernel symbols{}",
-                s.stacks,
-                s.stacks_lost,
-                s.stack_symbols,
-                s.stack_symbols_off
-                    .as_ref()
-                    .map(|w| format!(" ({w})"))
-                    .unwrap_or_default()
-            );
-        }
-        println!("size: {:.1} MiB", s.bytes as f64 / (1 << 20) as f64);
-        for (name, n) in s.per_class.iter().take(15) {
-            println!("  {n:>10}  {name}");
-        }
-        if s.per_class.len() > 15 {
-            println!("  ... {} more event classes", s.per_class.len() - 15);
-        }
+        print!("{}", record::cli::summary_text(&s, !args.stacks.is_empty()));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("64M"), Ok(64 << 20));
-        assert_eq!(parse_size("4k"), Ok(4096));
-        assert_eq!(parse_size("100"), Ok(100));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("abc").is_err());
-    }
 }

@@ -21,17 +21,7 @@ pub struct RecoverArgs {
 pub fn run(a: &RecoverArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let s = record::recover(&a.dir, &a.output, !a.quiet)?;
     if !a.quiet {
-        for t in &s.traces {
-            println!("trace: {}", t.display());
-        }
-        println!(
-            "events: {} (statedump {}), per CPU {:?}",
-            s.events, s.statedump_events, s.per_cpu
-        );
-        println!(
-            "lost (overwritten in the kernel buffers since the last snapshot): {}",
-            s.discarded
-        );
+        print!("{}", record::cli::recover_text(&s));
     }
     Ok(ExitCode::SUCCESS)
 }
