@@ -20,6 +20,7 @@ pub mod bounds;
 pub mod diagnostic;
 pub mod follow;
 pub mod glob;
+pub mod heap;
 pub mod parallel;
 pub mod progress;
 pub mod range;

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod chaos;
+pub mod cli;
 pub mod client_server;
 pub mod common;
 pub mod ground_truth;

@@ -1,10 +1,6 @@
 //! `tracekit gen`: deterministic LTTng-like kernel traces with ground truth.
 
-use kernel::lttng::NetLayout;
-use scenario::chaos::{self, ChaosOptions};
-use scenario::client_server::{self, ClientServerParams};
-use scenario::kernel_mix::{self, KernelMixParams};
-use scenario::rng::Rng;
+use scenario::cli::GenRequest;
 use std::path::PathBuf;
 
 /// Which scenario to generate.
@@ -60,88 +56,24 @@ pub struct GenArgs {
 }
 
 /// Runs the generator and prints a summary.
-pub fn run(args: &GenArgs) -> Result<(), String> {
-    let net = if args.inet_sock {
-        NetLayout::InetSock
-    } else {
-        NetLayout::NetworkHeader
+pub fn run(args: &GenArgs) -> Result<(), scenario::cli::Error> {
+    let req = GenRequest {
+        scenario: match args.scenario {
+            Scenario::ClientServer => scenario::cli::Scenario::ClientServer,
+            Scenario::KernelMix => scenario::cli::Scenario::KernelMix,
+            Scenario::Chaos => scenario::cli::Scenario::Chaos,
+        },
+        output: args.output.clone(),
+        seed: args.seed,
+        hosts: args.hosts,
+        max_offset: args.max_offset,
+        max_drift_ppm: args.max_drift_ppm,
+        requests: args.requests,
+        events: args.events,
+        cpus: args.cpus,
+        inet_sock: args.inet_sock,
+        no_empty_texts: args.no_empty_texts,
     };
-    if args.cpus < 3 && args.scenario == Scenario::ClientServer {
-        return Err("client-server needs at least 3 CPUs per host (--cpus)".into());
-    }
-    let start = std::time::Instant::now();
-    match args.scenario {
-        Scenario::ClientServer => {
-            let p = ClientServerParams {
-                seed: args.seed,
-                hosts: args.hosts,
-                max_offset_s: args.max_offset,
-                max_drift_ppm: args.max_drift_ppm,
-                requests: args.requests,
-                cpus: args.cpus,
-                net,
-                ..Default::default()
-            };
-            let o = client_server::generate(&args.output, &p).map_err(|e| e.to_string())?;
-            println!(
-                "Generated client-server (seed {}) in {:.2} s: {} hosts, {} requests, {} events in {}; ground truth in {}.",
-                args.seed,
-                start.elapsed().as_secs_f64(),
-                o.dirs.len(),
-                args.requests,
-                o.events,
-                args.output.display(),
-                o.ground_truth.display()
-            );
-        }
-        Scenario::KernelMix => {
-            let p = KernelMixParams {
-                seed: args.seed,
-                events: args.events,
-                cpus: args.cpus,
-                net,
-                ..Default::default()
-            };
-            let s = kernel_mix::generate(&args.output, &p).map_err(|e| e.to_string())?;
-            let dt = start.elapsed().as_secs_f64();
-            println!(
-                "Generated kernel-mix (seed {}) in {:.2} s: {} events on {} CPUs, {} packets, {} bytes in {} ({:.2} M events/s).",
-                args.seed,
-                dt,
-                s.events,
-                args.cpus,
-                s.packets,
-                s.bytes,
-                s.dir.display(),
-                s.events as f64 / dt / 1e6
-            );
-        }
-        Scenario::Chaos => {
-            let opts = ChaosOptions {
-                max_events: usize::try_from(args.events).map_err(|e| e.to_string())?,
-                empty_texts: !args.no_empty_texts,
-                // One per seed: traces of different seeds are different traces.
-                trace_uuid: {
-                    let mut u = [0x5a; 16];
-                    u[..8].copy_from_slice(&args.seed.to_le_bytes());
-                    u
-                },
-            };
-            let t = chaos::write_chaos_trace(&args.output, &mut Rng::new(args.seed), &opts)
-                .map_err(|e| e.to_string())?;
-            println!(
-                "Generated chaos (seed {}) in {:.2} s: {} events on {} CPUs ({}, {} headers), {} counted as discarded, system calls {}, in {}.",
-                args.seed,
-                start.elapsed().as_secs_f64(),
-                t.events,
-                t.cpus,
-                if t.big_endian { "big-endian" } else { "little-endian" },
-                if t.large_headers { "large" } else { "compact" },
-                t.discarded,
-                if t.paired_syscalls { "in pairs" } else { "in any order" },
-                args.output.display(),
-            );
-        }
-    }
+    println!("{}", scenario::cli::generate(&req)?);
     Ok(())
 }

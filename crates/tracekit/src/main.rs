@@ -7,7 +7,6 @@ mod critpath_cmd;
 mod demo;
 mod export_cmd;
 mod gen_cmd;
-mod heap;
 mod lami_links;
 mod latency_cmd;
 mod live_cmd;
@@ -84,7 +83,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    heap::tune();
+    pipeline::heap::tune();
     // Die quietly on a closed pipe (`tracekit print … | head`), as command-line tools do,
     // instead of panicking in `println!`.
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.

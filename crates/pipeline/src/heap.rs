@@ -1,4 +1,5 @@
-//! Heap set-up for a short-lived process that builds megabytes of small structures.
+//! Heap set-up for a short-lived process that builds megabytes of small structures (the
+//! `tracekit` binary calls [`tune`] first thing).
 //!
 //! Opening a real LTTng kernel trace builds ~5 MB of tokens, syntax tree and layouts for its
 //! ~1,200 event classes, and an analysis of many threads builds tables as large. On 4 KiB
