@@ -505,6 +505,80 @@ impl Plan<'_> {
     }
 }
 
+/// What [`make_links`] did.
+#[derive(Debug, Default)]
+pub struct Links {
+    /// Links made.
+    pub made: usize,
+    /// Links to the executable already there.
+    pub kept: usize,
+    /// Links elsewhere replaced (`force`).
+    pub replaced: usize,
+    /// The names that could not be made, each with why.
+    pub failed: Vec<String>,
+}
+
+/// Makes `lttng-NAME` and `lttng-NAME-mi` symbolic links to `exe` in `dir` (created if
+/// missing) for every analysis: run by such a name, tracekit is `tracekit analyze NAME
+/// [--mi]` ([`lttng_command_args`]). An existing file is left alone unless it is a link and
+/// `force` is given; a link to `exe` already is kept.
+pub fn make_links(exe: &std::path::Path, dir: &std::path::Path, force: bool) -> io::Result<Links> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("{}: cannot create the directory: {e}", dir.display()),
+        )
+    })?;
+    let mut links = Links::default();
+    for name in commands::analyses() {
+        for link in [format!("lttng-{name}"), format!("lttng-{name}-mi")] {
+            match make_link(exe, &dir.join(&link), force) {
+                Ok(Made::New) => links.made += 1,
+                Ok(Made::Kept) => links.kept += 1,
+                Ok(Made::Replaced) => links.replaced += 1,
+                Err(m) => links.failed.push(m),
+            }
+        }
+    }
+    Ok(links)
+}
+
+/// What became of one link.
+enum Made {
+    New,
+    Kept,
+    Replaced,
+}
+
+/// Makes `path` a symbolic link to `exe` (see [`make_links`]).
+fn make_link(exe: &std::path::Path, path: &std::path::Path, force: bool) -> Result<Made, String> {
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{shown}: {e}")),
+        Ok(m) if !m.file_type().is_symlink() => {
+            return Err(format!("{shown}: exists and is not a link: left as it is"));
+        }
+        Ok(_) => {
+            let target = std::fs::read_link(path).map_err(|e| format!("{shown}: {e}"))?;
+            if target == exe {
+                return Ok(Made::Kept);
+            }
+            if !force {
+                return Err(format!(
+                    "{shown}: a link to {} already (--force replaces it)",
+                    target.display()
+                ));
+            }
+            std::fs::remove_file(path).map_err(|e| format!("{shown}: {e}"))?;
+            std::os::unix::fs::symlink(exe, path).map_err(|e| format!("{shown}: {e}"))?;
+            return Ok(Made::Replaced);
+        }
+    }
+    std::os::unix::fs::symlink(exe, path).map_err(|e| format!("{shown}: {e}"))?;
+    Ok(Made::New)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,5 +659,28 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(run(&ok).0, None);
+    }
+
+    #[test]
+    fn links_made_kept_replaced_and_files_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (exe, other) = (dir.path().join("tracekit"), dir.path().join("other"));
+        let links = dir.path().join("bin");
+        let n = 2 * commands::analyses().count();
+        let l = make_links(&exe, &links, false).unwrap();
+        assert_eq!((l.made, l.kept, l.replaced, l.failed.len()), (n, 0, 0, 0));
+        assert_eq!(
+            std::fs::read_link(links.join("lttng-cputop-mi")).unwrap(),
+            exe
+        );
+        let l = make_links(&exe, &links, false).unwrap();
+        assert_eq!((l.made, l.kept), (0, n));
+        std::fs::remove_file(links.join("lttng-cputop")).unwrap();
+        std::fs::write(links.join("lttng-cputop"), "a file").unwrap();
+        let l = make_links(&other, &links, false).unwrap();
+        assert_eq!(l.failed.len(), n);
+        assert!(l.failed.iter().any(|m| m.contains("is not a link")));
+        let l = make_links(&other, &links, true).unwrap();
+        assert_eq!((l.replaced, l.failed.len()), (n - 1, 1));
     }
 }

@@ -87,6 +87,27 @@ impl HostClock {
 }
 
 impl MarkedRequest {
+    /// Compares a computed critical path (its segments' host, thread and state) with this
+    /// one, consecutive equal segments taken as one in both: the number of segments of each
+    /// (the truth's, the computed path's) and whether they are the same in the same order.
+    pub fn compare_path(
+        &self,
+        path: impl IntoIterator<Item = (String, i64, String)>,
+    ) -> (usize, usize, bool) {
+        let shape = |v: &mut dyn Iterator<Item = (String, i64, String)>| {
+            let mut out: Vec<(String, i64, String)> = Vec::new();
+            for x in v {
+                if out.last() != Some(&x) {
+                    out.push(x);
+                }
+            }
+            out
+        };
+        let expected = shape(&mut self.critical_path.iter().cloned());
+        let got = shape(&mut path.into_iter());
+        (expected.len(), got.len(), got == expected)
+    }
+
     /// The marked request of the ground truth at `path`; None when it has none.
     pub fn read(path: &Path) -> Result<Option<MarkedRequest>, GroundTruthError> {
         let gt: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
@@ -142,4 +163,36 @@ fn nano_units(s: &str) -> Option<i128> {
     let f: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
     let v = i.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?;
     Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_compare_by_their_segments() {
+        let seg = |h: &str, t: i64, s: &str| (h.to_string(), t, s.to_string());
+        let m = MarkedRequest {
+            index: 0,
+            client: "c".into(),
+            tid: 1,
+            begin: 0,
+            end: 1,
+            critical_path: vec![seg("c", 1, "running"), seg("s", 2, "running")],
+            clock: HostClock {
+                slope: 1_000_000_000,
+                offset: 0,
+            },
+        };
+        // Consecutive equal segments are one.
+        let same = [
+            seg("c", 1, "running"),
+            seg("c", 1, "running"),
+            seg("s", 2, "running"),
+        ];
+        assert_eq!(m.compare_path(same), (2, 2, true));
+        assert_eq!(m.compare_path([seg("c", 1, "running")]), (2, 1, false));
+        let swapped = [seg("s", 2, "running"), seg("c", 1, "running")];
+        assert_eq!(m.compare_path(swapped), (2, 2, false));
+    }
 }

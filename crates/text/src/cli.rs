@@ -373,6 +373,29 @@ pub fn count_table(c: &Counts) -> String {
     s
 }
 
+/// One line about `trace` (every event decoded): its host, events, CPUs (streams), time span
+/// and most frequent event classes, as `tracekit demo` lists the traces.
+pub fn trace_line(t: &Arc<Trace>) -> String {
+    let host = t.hostname().unwrap_or("?");
+    let c = crate::count_traces(std::slice::from_ref(t), &|_| {});
+    let mut top: Vec<(&String, &u64)> = c.classes.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let dur = match (c.begin_ns, c.end_ns) {
+        (Some(a), Some(b)) => format!("{:.3} s", (b - a) as f64 / 1e9),
+        _ => "?".into(),
+    };
+    format!(
+        "{host:<10} {:>7} events on {} CPUs over {dur}; most frequent: {}",
+        c.events,
+        t.streams.len(),
+        top.iter()
+            .take(4)
+            .map(|(n, c)| format!("{n} {c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,29 +162,18 @@ pub fn demo_section(
     );
     print!("{}", render_text(&report, true));
     // Compare with the ground truth: the sequence of (host, thread, state).
-    let shape = |v: Vec<(String, i64, String)>| {
-        let mut out: Vec<(String, i64, String)> = Vec::new();
-        for x in v {
-            if out.last() != Some(&x) {
-                out.push(x);
-            }
-        }
-        out
-    };
-    let expected = shape(m.critical_path.clone());
-    let got = shape(
+    let (expected, got, same) = m.compare_path(
         report
             .path
             .iter()
-            .map(|s| (s.host.clone(), s.tid, s.state.to_string()))
-            .collect(),
+            .map(|s| (s.host.clone(), s.tid, s.state.to_string())),
     );
     println!(
         "\nGround truth: {} segments; computed: {} segments; same hosts, threads and states in \
          the same order: {}",
-        expected.len(),
-        got.len(),
-        if got == expected { "yes" } else { "NO" }
+        expected,
+        got,
+        if same { "yes" } else { "NO" }
     );
     Ok(())
 }

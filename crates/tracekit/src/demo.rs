@@ -47,7 +47,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let traces = ctf::open_all(&[&dir])?;
     println!("\n== What the traces hold");
     for t in &traces {
-        show_trace(t);
+        println!("{}", text::cli::trace_line(t));
     }
     let counts = {
         let progress = Progress::for_traces(&traces);
@@ -85,27 +85,6 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         ExitCode::from(1)
     })
-}
-
-fn show_trace(t: &Arc<ctf::Trace>) {
-    let host = t.hostname().unwrap_or("?");
-    let c = text::count_traces(std::slice::from_ref(t), &|_| {});
-    let mut top: Vec<(&String, &u64)> = c.classes.iter().collect();
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let dur = match (c.begin_ns, c.end_ns) {
-        (Some(a), Some(b)) => format!("{:.3} s", (b - a) as f64 / 1e9),
-        _ => "?".into(),
-    };
-    println!(
-        "{host:<10} {:>7} events on {} CPUs over {dur}; most frequent: {}",
-        c.events,
-        t.streams.len(),
-        top.iter()
-            .take(4)
-            .map(|(n, c)| format!("{n} {c}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
 }
 
 /// Synchronizes the hosts' clocks and compares the result with the generator's ground truth.
