@@ -482,7 +482,7 @@ fn foreign_streams(prefix: &str) {
     }
 }
 
-/// The heap set-up (`src/heap.rs`): where the kernel offers transparent huge pages, a running
+/// The heap set-up (`pipeline::heap`): where the kernel offers transparent huge pages, a running
 /// `tracekit` has a `[heap]` mapping advised for them (`hg` in its smaps flags) and its
 /// allocations are there. Linux with glibc only; says so and checks nothing when huge pages
 /// are off.
