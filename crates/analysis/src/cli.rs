@@ -82,6 +82,12 @@ pub fn us_to_ns(v: Option<f64>) -> Option<i64> {
     v.map(|x| (x * 1000.0).round() as i64)
 }
 
+/// Makes the progress display of a read of these traces, if any.
+pub type ProgressBarFn = dyn Fn(&[Arc<Trace>]) -> Option<Arc<dyn Progress>>;
+
+/// Makes `--sync`'s time line for these traces.
+pub type TimeMapFn = dyn Fn(&[Arc<Trace>]) -> Arc<dyn TimeMap>;
+
 /// What a run writes to and asks of the process around it.
 pub struct Env<'a> {
     /// Standard output: results, LAMI errors (LAMI progress lines go to the process's
@@ -90,9 +96,9 @@ pub struct Env<'a> {
     /// Standard error: errors and warnings.
     pub err: &'a mut dyn Write,
     /// The progress display of a read of these traces, if any.
-    pub progress_bar: &'a dyn Fn(&[Arc<Trace>]) -> Option<Arc<dyn Progress>>,
+    pub progress_bar: &'a ProgressBarFn,
     /// `--sync`'s time line for these traces.
-    pub time_map: &'a dyn Fn(&[Arc<Trace>]) -> Arc<dyn TimeMap>,
+    pub time_map: &'a TimeMapFn,
 }
 
 /// The arguments of `tracekit analyze` for a run under one of lttng-analyses' command names
@@ -619,10 +625,7 @@ mod tests {
                 progress_bar: &|_| None,
                 time_map: &|_| unreachable!("no --sync"),
             };
-            let code = match plan(req, &mut env).unwrap() {
-                Ok(_) => None,
-                Err(code) => Some(code),
-            };
+            let code = plan(req, &mut env).unwrap().err();
             (
                 code,
                 String::from_utf8(out).unwrap(),

@@ -55,6 +55,9 @@ pub enum Error {
     Live(String),
 }
 
+/// Makes `--sync`'s time line for these traces.
+pub type TimeMapFn = dyn Fn(&[Arc<Trace>]) -> Arc<dyn TimeMap>;
+
 /// `print`'s output formats (`--output-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -121,10 +124,7 @@ impl PrintRequest {
 
     /// Prints the traces of the request's paths (`time_map` for `--sync`); `-o dummy` and
     /// `-o ctf-metadata` too. The exit status is 1 when some events could not be read.
-    pub fn run_files(
-        &self,
-        time_map: Option<&dyn Fn(&[Arc<Trace>]) -> Arc<dyn TimeMap>>,
-    ) -> Result<ExitCode, Error> {
+    pub fn run_files(&self, time_map: Option<&TimeMapFn>) -> Result<ExitCode, Error> {
         if self.format == Format::CtfMetadata {
             return self.ctf_metadata();
         }
