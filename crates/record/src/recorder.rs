@@ -454,6 +454,13 @@ struct Setup {
     _dynamic: Option<tracefs::DynamicEvents>,
 }
 
+impl Setup {
+    /// The dynamic probe events defined for the run: (file, `group/event`).
+    fn probe_events(&self) -> &[(&'static str, String)] {
+        self._dynamic.as_ref().map_or(&[], |d| d.defined())
+    }
+}
+
 /// One event of a dynamic probe.
 struct ProbeEvent {
     /// LTTng event name.
@@ -663,11 +670,24 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
     };
     inst.write("buffer_size_kb", &kb.to_string())?;
     inst.write("options/overwrite", if overwrite { "1" } else { "0" })?;
-    if !opts.pids.is_empty() {
-        let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
-        inst.write("set_event_pid", &list.join(" "))?;
-        // Follow the children of the selected processes.
-        let _ = inst.write("options/event-fork", "1");
+    // Every knob the recording relies on is set, not assumed from the kernel's defaults:
+    // nothing enabled yet, no PID lists but ours, children followed only with `--pid`.
+    inst.write("events/enable", "0")?;
+    if inst.dir.join("set_event_notrace_pid").exists() {
+        inst.write("set_event_notrace_pid", "")?;
+    }
+    let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
+    inst.write("set_event_pid", &list.join(" "))?;
+    if inst.dir.join("options/event-fork").exists() {
+        inst.write(
+            "options/event-fork",
+            if opts.pids.is_empty() { "0" } else { "1" },
+        )?;
+    } else if !opts.pids.is_empty() {
+        eprintln!(
+            "tracekit: this kernel has no options/event-fork: the children of --pid processes \
+             are not followed"
+        );
     }
     let own: Vec<String> = if opts.trace_self {
         Vec::new()
@@ -911,6 +931,7 @@ const EMPTY_PAGES: usize = 1024;
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
+    let _watchdog = tracefs::Watchdog::start(&s.tfs, &inst, true, s.probe_events());
     let cpus = inst.cpus()?;
     let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
     let mut pipes = cpus
@@ -1247,14 +1268,17 @@ impl Flight<'_> {
 }
 
 fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
-    if !opts.stacks.is_empty() {
-        return Err(Error::Invalid(
-            "--stacks records in streaming mode only (not with --flight-recorder)".into(),
-        ));
-    }
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
+    // A killed flight recorder's buffers are kept (frozen) for `tracekit recover`; with
+    // `--snapshot-on` its pages are in the recorder's memory and its instance goes.
+    let _watchdog = tracefs::Watchdog::start(
+        &s.tfs,
+        &inst,
+        !opts.snapshot_on.is_empty(),
+        s.probe_events(),
+    );
     let cpus = inst.cpus()?;
     let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
     let mut pipes = cpus
