@@ -12,30 +12,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-
+/// Whether the test runs: root tests on, and built with the `bpf` feature.
 fn enabled(test: &str) -> bool {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
-        return false;
-    }
-    if !cfg!(feature = "bpf") {
-        eprintln!("{test}: skipped (the stacks need the `bpf` feature: --features bpf)");
-        return false;
-    }
-    let uid = Command::new("id").arg("-u").output().expect("run id -u");
-    assert_eq!(
-        String::from_utf8_lossy(&uid.stdout).trim(),
-        "0",
-        "TRACEKIT_ROOT_TESTS=1 but not running as root"
-    );
-    if !Path::new(TRACEFS).join("instances").is_dir() {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status();
-    }
-    assert!(Path::new(TRACEFS).join("instances").is_dir());
-    true
+    testkit::root::root_with_feature_or_skip(test, "bpf", cfg!(feature = "bpf"))
 }
 
 fn tracekit() -> Command {
@@ -47,7 +26,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Starts `tracekit record -q -o OUT ARGS…` and waits until it traces.
 fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
-    let t0 = Instant::now();
     let rec = tracekit()
         .args(["record", "-q", "-o"])
         .arg(out)
@@ -55,17 +33,7 @@ fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A new instance traces from its creation: tracing is on for the recording once
-    // sched_switch is enabled (after tracing was turned off) and tracing is on again.
-    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
-    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
-    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "recorder did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    testkit::root::wait_tracing(rec.id());
     rec
 }
 

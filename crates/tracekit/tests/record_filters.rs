@@ -8,35 +8,12 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-const TRACEFS: &str = "/sys/kernel/tracing";
+use std::time::Duration;
 
 /// One test at a time: their recorders would compete for the two CPUs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn enabled(test: &str) -> bool {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
-        return false;
-    }
-    let uid = Command::new("id").arg("-u").output().expect("run id -u");
-    assert_eq!(
-        String::from_utf8_lossy(&uid.stdout).trim(),
-        "0",
-        "TRACEKIT_ROOT_TESTS=1 but not running as root"
-    );
-    if !Path::new(TRACEFS).join("instances").is_dir() {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status();
-    }
-    assert!(
-        Path::new(TRACEFS).join("instances").is_dir(),
-        "TRACEKIT_ROOT_TESTS=1 but tracefs is not mounted on {TRACEFS}"
-    );
-    true
-}
+use testkit::root::{root_or_skip as enabled, TRACEFS};
 
 fn start_recorder(out: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tracekit"))
@@ -50,37 +27,9 @@ fn start_recorder(out: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Waits until the recorder's tracefs instance traces: `sched_switch` enabled (done after
-/// tracing was turned off, a new instance tracing from its creation) and tracing on.
+/// Waits until the recorder traces (every event, filter and PID set up).
 fn wait_tracing(rec: &Child) {
-    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
-    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
-    let t0 = Instant::now();
-    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "recorder {} did not start tracing",
-            rec.id()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // It enables its events one at a time (hundreds for every system call): a workload
-    // started as soon as `sched_switch` is on could run before the last ones are. Done when
-    // the list of enabled events has stopped growing.
-    let enabled =
-        || std::fs::read_to_string(inst.join("set_event")).map_or(0, |s| s.lines().count());
-    let (mut last, mut still) = (enabled(), 0);
-    while still < 5 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "recorder {} kept enabling events",
-            rec.id()
-        );
-        std::thread::sleep(Duration::from_millis(60));
-        let now = enabled();
-        still = if now == last { still + 1 } else { 0 };
-        last = now;
-    }
+    testkit::root::wait_tracing(rec.id());
 }
 
 fn stop(rec: Child) {
