@@ -82,6 +82,29 @@ impl ArgStore {
         }
     }
 
+    /// Keeps at most `max` records (all threads together), dropping the oldest: a flight
+    /// recorder keeps the strings of the calls its kernel buffers may still hold.
+    pub fn bound(&mut self, max: usize) {
+        let mut total: usize = self.by_tid.values().map(VecDeque::len).sum();
+        while total > max {
+            // Drop the older half of the time the store covers.
+            let oldest = self
+                .by_tid
+                .values()
+                .filter_map(|q| q.front().map(|r| r.ts))
+                .min()
+                .unwrap_or(self.newest);
+            let cutoff = oldest + (self.newest.saturating_sub(oldest)) / 2 + 1;
+            for q in self.by_tid.values_mut() {
+                while q.front().is_some_and(|r| r.ts < cutoff) {
+                    q.pop_front();
+                    total -= 1;
+                }
+            }
+            self.by_tid.retain(|_, q| !q.is_empty());
+        }
+    }
+
     /// Takes the string of argument `arg` of the call `nr` thread `tid` entered at `ts` (the
     /// time of its `sys_enter` event): the record of that call closest in time. A thread's
     /// calls may be converted out of order (each CPU's events are converted in turn), so
@@ -143,5 +166,20 @@ mod tests {
         st.take(7, 2, 0, 3_000_000_000);
         assert!(st.by_tid[&7].is_empty());
         assert_eq!(st.matched, 3);
+    }
+
+    #[test]
+    fn bounded_store_drops_the_oldest() {
+        let mut st = ArgStore::new();
+        for i in 0..100u64 {
+            // 10 ms apart: one record per match window.
+            st.push(ArgRecord::parse(&rec(i * 10_000_000, (i % 3) as i32, 2, 0, b"/f")).unwrap());
+        }
+        st.bound(40);
+        let left: usize = st.by_tid.values().map(VecDeque::len).sum();
+        assert!(left <= 40 && left > 0, "{left}");
+        // The newest are kept, the oldest gone.
+        assert_eq!(st.take(0, 2, 0, 990_000_000), Some(b"/f".to_vec()));
+        assert_eq!(st.take(0, 2, 0, 0), None);
     }
 }

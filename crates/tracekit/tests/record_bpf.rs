@@ -385,3 +385,81 @@ fn io_analyses_name_the_files_a_workload_used() {
     }
     eprintln!("io test: {:.1} s", t0.elapsed().as_secs_f64());
 }
+
+/// The string arguments and the stacks in flight-recorder mode: a snapshot (SIGUSR1) holds
+/// the file names of the calls in its kernel buffers and the stacks of its span.
+#[test]
+fn flight_recorder_snapshot_has_strings_and_stacks() {
+    if !enabled("flight_recorder_snapshot_has_strings_and_stacks") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("tracekit-flight-input.dat");
+    std::fs::write(&input, b"flight").unwrap();
+    let out = tmp.path().join("fr");
+    let rec = tracekit()
+        .args(["record", "-q", "--flight-recorder", "16M", "-o"])
+        .arg(&out)
+        .args(["--events", "sched,syscalls", "--stacks", "offcpu>40ms"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    testkit::root::wait_tracing(rec.id());
+    let mut sleeper = Command::new("sleep").arg("0.15").spawn().unwrap();
+    let sleeper_tid = sleeper.id() as i32;
+    assert!(sleeper.wait().unwrap().success());
+    let cat = Command::new("cat").arg(&input).output().unwrap();
+    assert_eq!(cat.stdout, b"flight");
+    std::thread::sleep(Duration::from_millis(200));
+    let st = Command::new("kill")
+        .args(["-USR1", &rec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let snap = out.join("snapshot-1").join("kernel");
+    let t = Instant::now();
+    while !snap.join("metadata").is_file() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop_recording(rec);
+    // The file name, in the snapshot's openat of it.
+    let traces = ctf::open_all(&[&snap]).expect("open the snapshot");
+    let want = input.to_str().unwrap();
+    let mut named = 0;
+    for t in &traces {
+        for mut r in t.readers() {
+            while let Some(m) = r.next() {
+                if m.expect("decode") == ctf::Message::Event {
+                    let ev = r.event();
+                    if ev.name() == "syscall_entry_openat"
+                        && ev.field("filename").and_then(|v| v.as_str()).as_deref() == Some(want)
+                    {
+                        named += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(named >= 1, "no openat of {want} named in the snapshot");
+    // The sleeper's off-CPU stack, where it slept.
+    let ts = stacks_of(&snap);
+    let off: Vec<_> = ts
+        .samples
+        .iter()
+        .filter(|s| s.kind == kernel::stacks::StackKind::OffCpu && s.tid == sleeper_tid)
+        .collect();
+    assert!(
+        !off.is_empty(),
+        "no off-CPU stack of the sleeper in the snapshot"
+    );
+    let frames: Vec<String> = off[0].kstack.iter().map(|a| ts.symbols.name(*a)).collect();
+    assert!(
+        frames
+            .iter()
+            .any(|f| f == "do_nanosleep" || f == "hrtimer_nanosleep"),
+        "{frames:?}"
+    );
+    eprintln!("flight test: {:.1} s", t0.elapsed().as_secs_f64());
+}
