@@ -1340,7 +1340,14 @@ impl FlightHelpers {
 fn string_masks(s: &Setup) -> Vec<(u32, u8)> {
     s.syscalls
         .iter()
-        .map(|d| (d.nr, kernel::lttng::syscalls::user_string_mask(d)))
+        .map(|d| {
+            let mut m = kernel::lttng::syscalls::user_string_mask(d);
+            if d.name == "connect" {
+                // Its `uservaddr`, decoded as lttng-modules does.
+                m |= crate::sysargs::SOCKADDR_ARG as u8;
+            }
+            (d.nr, m)
+        })
         .filter(|(_, m)| *m != 0)
         .collect()
 }

@@ -463,3 +463,80 @@ fn flight_recorder_snapshot_has_strings_and_stacks() {
     );
     eprintln!("flight test: {:.1} s", t0.elapsed().as_secs_f64());
 }
+
+/// `connect`'s socket address, in lttng-modules 2.13's `syscall_entry_connect` fields
+/// (`family`, `dport`, `v4addr`, `v6addr`), for an IPv4 and an IPv6 connection of a client.
+#[test]
+fn connect_records_the_socket_address() {
+    if !enabled("connect_records_the_socket_address") {
+        return;
+    }
+    testkit::root::require_tool(
+        "connect_records_the_socket_address",
+        "python3",
+        "apt-get install python3",
+    );
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let l4 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let l6 = std::net::TcpListener::bind("[::1]:0").ok();
+    let p4 = l4.local_addr().unwrap().port();
+    let p6 = l6.as_ref().map(|l| l.local_addr().unwrap().port());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("kernel");
+    let rec = start_recording(&out, &["--events", "sched,syscalls"]);
+    let script = format!(
+        "import socket, sys\n\
+         socket.create_connection(('127.0.0.1', {p4})).close()\n\
+         if {p6} > 0: socket.create_connection(('::1', {p6})).close()\n",
+        p6 = p6.unwrap_or(0)
+    );
+    let py = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    stop_recording(rec);
+    let mut seen: Vec<(i64, i64, Vec<i64>, Vec<i64>)> = Vec::new();
+    for t in ctf::open_all(&[&out]).expect("open the trace") {
+        for mut r in t.readers() {
+            while let Some(m) = r.next() {
+                if m.expect("decode") != ctf::Message::Event {
+                    continue;
+                }
+                let ev = r.event();
+                if ev.name() != "syscall_entry_connect" {
+                    continue;
+                }
+                let int = |f: &str| ev.field(f).and_then(|v| v.as_i64()).unwrap_or(-1);
+                let seq = |f: &str| -> Vec<i64> {
+                    match ev.field(f).map(|v| v.to_value()) {
+                        Some(ctf::value::Value::Array(a)) => a
+                            .iter()
+                            .filter_map(|e| e.as_int())
+                            .map(|e| e as i64)
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                seen.push((int("family"), int("dport"), seq("v4addr"), seq("v6addr")));
+            }
+        }
+    }
+    assert!(
+        seen.contains(&(2, p4 as i64, vec![127, 0, 0, 1], vec![])),
+        "no connect to 127.0.0.1:{p4} in {seen:?}"
+    );
+    if let Some(p6) = p6 {
+        assert!(
+            seen.contains(&(10, p6 as i64, vec![], vec![0, 0, 0, 0, 0, 0, 0, 1])),
+            "no connect to [::1]:{p6} in {seen:?}"
+        );
+    }
+    eprintln!("connect test: {:.1} s", t0.elapsed().as_secs_f64());
+}
