@@ -17,6 +17,8 @@ pub enum TrackerArg {
     Syscall,
     Block,
     Irq,
+    /// Probed functions, entry to return (`record --function`/`--userspace-function`).
+    Function,
 }
 
 #[derive(Args, Debug)]
@@ -70,6 +72,7 @@ pub fn run(a: &LatencyArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 TrackerArg::Syscall => Tracker::Syscall,
                 TrackerArg::Block => Tracker::Block,
                 TrackerArg::Irq => Tracker::Irq,
+                TrackerArg::Function => Tracker::Function,
             })
             .collect();
         v.sort();

@@ -65,6 +65,7 @@ fn tracker_of(t: TrackerArg) -> Tracker {
         TrackerArg::Syscall => Tracker::Syscall,
         TrackerArg::Block => Tracker::Block,
         TrackerArg::Irq => Tracker::Irq,
+        TrackerArg::Function => Tracker::Function,
     }
 }
 

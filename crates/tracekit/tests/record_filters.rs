@@ -417,3 +417,95 @@ fn killed_flight_recorder_is_recovered() {
     assert!(lost > 0, "256 KiB of buffers did not overflow");
     assert!(all.counts.values().sum::<u64>() > 0);
 }
+
+/// `--userspace-function`: a uprobe and uretprobe pair on functions of a test binary, paired
+/// by `tracekit latency --tracker function` into the durations of the calls, per thread.
+#[test]
+fn userspace_function_durations_in_latency() {
+    if !enabled("userspace_function_durations_in_latency") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !testkit::tool_or_skip("gcc", "apt-get install gcc", "the uretprobe test") {
+        return;
+    }
+    let t0 = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("probe_target");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probe_target.c");
+    let cc = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = tmp.path().join("kernel");
+    let fast = format!("elf:{}:tk_probe_target", bin.display());
+    let slow = format!("elf:{}:tk_slow", bin.display());
+    let rec = start_recorder(
+        &out,
+        &[
+            "--events",
+            "sched_switch",
+            "--userspace-function",
+            &fast,
+            "--userspace-function",
+            &slow,
+        ],
+    );
+    wait_tracing(&rec);
+    // 7 quick calls, then one of 60 ms.
+    let mut run = Command::new(&bin).args(["7", "60"]).spawn().unwrap();
+    let tid = run.id() as i64;
+    assert!(run.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(200));
+    stop(rec);
+    let c = counts(&out);
+    assert_eq!(c.get("tk_probe_target_entry"), Some(&7), "{c:?}");
+    assert_eq!(c.get("tk_probe_target_exit"), Some(&7), "{c:?}");
+    assert_eq!(c.get("tk_slow_exit"), Some(&1), "{c:?}");
+    let o = Command::new(env!("CARGO_BIN_EXE_tracekit"))
+        .args([
+            "latency",
+            "--tracker",
+            "function",
+            "--threshold",
+            "0",
+            "--json",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|j| j["tracker"] == "function" && j["tid"].as_i64() == Some(tid))
+        .collect();
+    let of = |f: &str| -> Vec<i64> {
+        reports
+            .iter()
+            .filter(|j| j["detail"] == f)
+            .filter_map(|j| j["latency_ns"].as_i64())
+            .collect()
+    };
+    assert_eq!(of("tk_probe_target").len(), 7, "{reports:?}");
+    let s = of("tk_slow");
+    assert_eq!(
+        s.len(),
+        1,
+        "tk_slow in thread {tid}: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        (60_000_000..1_000_000_000).contains(&s[0]),
+        "tk_slow took {} ns",
+        s[0]
+    );
+    eprintln!("uretprobe test: {:.1} s", t0.elapsed().as_secs_f64());
+}
