@@ -152,8 +152,14 @@ fn stacks_where_a_sleeping_child_waits() {
         "the helper's own frames are trimmed: {wf:?}"
     );
     // The threshold is checked in the kernel: nothing under it was written...
+    // (and none of a wait that ended before it began: a thread woken while still switching
+    // out once made a 2^64 - 320 ns "delay").
     for s in &ts.samples {
         assert!(s.delay > 40_000_000, "a stack under the threshold: {s:?}");
+        assert!(
+            s.delay < 600_000_000_000,
+            "a stack of an impossible delay: {s:?}"
+        );
     }
     // ...so the short sleeps left no system-call stack (their other waits, e.g. for a CPU
     // while the machine is busy, may pass the off-CPU threshold).
