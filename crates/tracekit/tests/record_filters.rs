@@ -91,12 +91,10 @@ fn read(dir: &Path, keep: &dyn Fn(&str, Option<i64>, &ctf::Event<'_>) -> bool) -
     seen
 }
 
-// Ignored by default: after the `record` suite has run in the same job, the PID-tracked
-// reference recording sometimes holds only the workload's last few system calls (2 runs in
-// 3 here), which fails the comparison though the filtered recording is complete; passes on
-// its own (`cargo test -p tracekit --test record_filters -- --ignored`). Issue #30 says so.
+// Once flaky after the `record` suite (the PID-tracked reference held only the workload's last
+// system calls, 2 runs in 3, issue #30); passes there since the recorder sets every tracefs
+// knob itself and removes what dead recorders left (also with their pids reused).
 #[test]
-#[ignore = "flaky after the record suite: the PID-tracked reference misses system calls"]
 fn filtered_recording_holds_exactly_what_the_filter_admits() {
     if !enabled("filtered_recording_holds_exactly_what_the_filter_admits") {
         return;
