@@ -367,9 +367,9 @@ pub enum Input {
     /// A system call exit, returning `ret`.
     SyscallExit { cpu: u32, ret: i64 },
     /// A probed function entered by the CPU's thread (`NAME_entry` event).
-    FunctionEntry { cpu: u32, name: CompactString },
+    FunctionEntry { cpu: u32, name: Arc<str> },
     /// A probed function returned in the CPU's thread (`NAME_exit` event).
-    FunctionExit { cpu: u32, name: CompactString },
+    FunctionExit { cpu: u32, name: Arc<str> },
     /// `block_rq_issue`, by thread `tid` when the tracer records it.
     BlockIssue {
         dev: u64,
@@ -509,7 +509,9 @@ pub struct Latency {
     irq: Matcher<u32, Irq>,
     softirq: Matcher<(u32, u64), ()>,
     /// Per (thread, function): the CPU it entered on.
-    function: Matcher<(i32, CompactString), u32>,
+    function: Matcher<(i32, Arc<str>), u32>,
+    /// Whether the function tracker runs (checked per event of a function probe).
+    function_on: bool,
 }
 
 fn on<K: Eq + Hash + Clone, P: Clone>(
@@ -538,11 +540,12 @@ impl Latency {
             irq: Matcher::new(config),
             softirq: Matcher::new(config),
             function: Matcher::new(config),
+            function_on: trackers.contains(&Tracker::Function),
         }
     }
 
     /// The report of a function's duration (or timeout) in a thread.
-    fn function_report(&self, o: Outcome<(i32, CompactString), u32>) -> Report {
+    fn function_report(&self, o: Outcome<(i32, Arc<str>), u32>) -> Report {
         let (key, cpu) = match &o {
             Outcome::Latency { key, payload, .. } | Outcome::Timeout { key, payload, .. } => {
                 (key.clone(), *payload)
@@ -576,7 +579,7 @@ impl Latency {
         };
         let mut r = self.thread_report(Tracker::Function, o);
         r.cpu = Some(cpu);
-        r.detail = key.1.into();
+        r.detail = key.1.to_string();
         r
     }
 
@@ -1122,7 +1125,7 @@ pub struct ClassKind {
     read: bool,
     /// Of a probed function's entry or return event (`NAME_entry`, `NAME_exit`, of no other
     /// kind): its name and whether it is the return.
-    function: Option<(CompactString, bool)>,
+    function: Option<(Arc<str>, bool)>,
 }
 
 impl ClassKind {
@@ -1139,7 +1142,7 @@ impl ClassKind {
                 .map(|f| (f, false))
                 .or_else(|| name.strip_suffix("_exit").map(|f| (f, true)))
                 .filter(|(f, _)| !f.is_empty())
-                .map(|(f, ret)| (CompactString::from(f), ret)),
+                .map(|(f, ret)| (Arc::from(f), ret)),
             _ => None,
         };
         let mut class = ClassKind {
@@ -1326,8 +1329,12 @@ impl<F: FnMut(Report) -> Result<(), E>, E> Sink for LatencySink<F, E> {
     #[inline]
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
         let cpu = self.cpus.of(ev);
+        let function_on = self.lat.function_on;
         let class = self.class_of(ev);
-        let input = if class.kind.is_read() {
+        // Function probes cost nothing unless their tracker runs (names such as
+        // x86_irq_vectors_*_entry are frequent in LTTng traces).
+        let wanted = function_on || class.kind.function.is_none();
+        let input = if wanted && class.kind.is_read() {
             let at = &class.fields;
             let payload = ev.payload();
             let pos = |f: Field| Some((payload.as_ref()?, at[f as usize]? as usize));
@@ -1466,7 +1473,7 @@ mod tests {
                 max_pending: 100,
             },
         );
-        let f = |n: &str| CompactString::from(n);
+        let f = |n: &str| Arc::<str>::from(n);
         let sw = |cpu, p: i32, n: i32| Input::Switch {
             cpu,
             prev_tid: p,
