@@ -263,7 +263,9 @@ pub fn folded(
         let mut frames: Vec<String> = vec![fold_safe(&s.comm)];
         frames.extend(s.ustack.iter().rev().map(|a| format!("{a:#x}")));
         frames.extend(s.kstack.iter().rev().map(|a| fold_safe(&syms.name(*a))));
-        *acc.entry(frames.join(";")).or_insert(0) += weight(s);
+        let w = acc.entry(frames.join(";")).or_insert(0);
+        // Saturating: the weights come from a trace (any value).
+        *w = w.saturating_add(weight(s));
     }
     acc.into_iter().map(|(k, w)| format!("{k} {w}")).collect()
 }
@@ -391,10 +393,13 @@ mod tests {
             kstack: k,
             ustack: vec![0x400010, 0x400020],
         };
-        let f = folded(&[sample.clone(), sample], &syms, |s| s.delay);
+        let f = folded(&[sample.clone(), sample.clone()], &syms, |s| s.delay);
         assert_eq!(
             f,
             vec!["my_prog;0x400020;0x400010;do_nanosleep;schedule;__schedule 10".to_string()]
         );
+        // Weights from a trace may be anything: they saturate.
+        let f = folded(&[sample.clone(), sample.clone()], &syms, |_| u64::MAX);
+        assert!(f[0].ends_with(&format!(" {}", u64::MAX)), "{f:?}");
     }
 }

@@ -307,6 +307,10 @@ pub enum Tracker {
     Block,
     /// Hard IRQ handlers, and soft IRQs from their raise to their entry.
     Irq,
+    /// A function of a thread, from its entry probe (`NAME_entry`) to its return probe
+    /// (`NAME_exit`): `tracekit record --function` (kernel) or `--userspace-function`. Not
+    /// in [`Tracker::ALL`] (asked for by name).
+    Function,
 }
 
 impl Tracker {
@@ -327,6 +331,7 @@ impl Tracker {
             Tracker::Syscall => "syscall",
             Tracker::Block => "block",
             Tracker::Irq => "irq",
+            Tracker::Function => "function",
         }
     }
 }
@@ -362,6 +367,10 @@ pub enum Input {
     SyscallEntry { cpu: u32, name: CompactString },
     /// A system call exit, returning `ret`.
     SyscallExit { cpu: u32, ret: i64 },
+    /// A probed function entered by the CPU's thread (`NAME_entry` event).
+    FunctionEntry { cpu: u32, name: Arc<str> },
+    /// A probed function returned in the CPU's thread (`NAME_exit` event).
+    FunctionExit { cpu: u32, name: Arc<str> },
     /// `block_rq_issue`, by thread `tid` when the tracer records it.
     BlockIssue {
         dev: u64,
@@ -500,6 +509,10 @@ pub struct Latency {
     block: Matcher<(u64, u64), Blk>,
     irq: Matcher<u32, Irq>,
     softirq: Matcher<(u32, u64), ()>,
+    /// Per (thread, function): the CPU it entered on.
+    function: Matcher<(i32, Arc<str>), u32>,
+    /// Whether the function tracker runs (checked per event of a function probe).
+    function_on: bool,
 }
 
 fn on<K: Eq + Hash + Clone, P: Clone>(
@@ -527,7 +540,48 @@ impl Latency {
             block: Matcher::new(config),
             irq: Matcher::new(config),
             softirq: Matcher::new(config),
+            function: Matcher::new(config),
+            function_on: trackers.contains(&Tracker::Function),
         }
+    }
+
+    /// The report of a function's duration (or timeout) in a thread.
+    fn function_report(&self, o: Outcome<(i32, Arc<str>), u32>) -> Report {
+        let (key, cpu) = match &o {
+            Outcome::Latency { key, payload, .. } | Outcome::Timeout { key, payload, .. } => {
+                (key.clone(), *payload)
+            }
+        };
+        let o = match o {
+            Outcome::Latency {
+                start,
+                end,
+                timed_out,
+                payload,
+                ..
+            } => Outcome::Latency {
+                key: key.0,
+                start,
+                end,
+                timed_out,
+                payload,
+            },
+            Outcome::Timeout {
+                start,
+                now,
+                payload,
+                ..
+            } => Outcome::Timeout {
+                key: key.0,
+                start,
+                now,
+                payload,
+            },
+        };
+        let mut r = self.thread_report(Tracker::Function, o);
+        r.cpu = Some(cpu);
+        r.detail = key.1.to_string();
+        r
     }
 
     fn has(&self, t: Tracker) -> bool {
@@ -674,6 +728,28 @@ impl Latency {
                     );
                 }
             }
+            Input::FunctionEntry { cpu, name } => {
+                if !self.has(Tracker::Function) {
+                    return;
+                }
+                if let Some(&tid) = self.current.get(cpu) {
+                    self.function.event_in((tid, name.clone()), ts, *cpu, true);
+                }
+            }
+            Input::FunctionExit { cpu, name } => {
+                if !self.has(Tracker::Function) {
+                    return;
+                }
+                let Some(&tid) = self.current.get(cpu) else {
+                    return;
+                };
+                let mut o = Vec::new();
+                self.function.event_out(&(tid, name.clone()), ts, &mut o);
+                for x in o {
+                    let r = self.function_report(x);
+                    out.push(r);
+                }
+            }
             Input::SyscallExit { cpu, ret } => {
                 if !self.has(Tracker::Syscall) {
                     return;
@@ -800,7 +876,8 @@ impl Latency {
             || self.syscall.due(now)
             || self.block.due(now)
             || self.irq.due(now)
-            || self.softirq.due(now))
+            || self.softirq.due(now)
+            || self.function.due(now))
         {
             return;
         }
@@ -841,6 +918,11 @@ impl Latency {
         }
         on(&mut self.irq, now, irq_report, out);
         on(&mut self.softirq, now, softirq_report, out);
+        let mut o = Vec::new();
+        self.function.advance(now, &mut o);
+        for x in o {
+            out.push(self.function_report(x));
+        }
     }
 
     /// The counters and histograms.
@@ -869,6 +951,7 @@ impl Latency {
                 Tracker::Offcpu => v.push(s(t, &self.offcpu)),
                 Tracker::Syscall => v.push(s(t, &self.syscall)),
                 Tracker::Block => v.push(s(t, &self.block)),
+                Tracker::Function => v.push(s(t, &self.function)),
                 Tracker::Irq => {
                     let mut a = s(t, &self.irq);
                     let b = s(t, &self.softirq);
@@ -1041,6 +1124,9 @@ pub struct ClassKind {
     syscall: CompactString,
     /// A tracker reads events of the class.
     read: bool,
+    /// Of a probed function's entry or return event (`NAME_entry`, `NAME_exit`, of no other
+    /// kind): its name and whether it is the return.
+    function: Option<(Arc<str>, bool)>,
 }
 
 impl ClassKind {
@@ -1051,10 +1137,20 @@ impl ClassKind {
             Kind::SyscallEntry(_) => kernel::syscall_name(name).unwrap_or_default().into(),
             _ => CompactString::default(),
         };
+        let function = match kind {
+            Kind::Other => name
+                .strip_suffix("_entry")
+                .map(|f| (f, false))
+                .or_else(|| name.strip_suffix("_exit").map(|f| (f, true)))
+                .filter(|(f, _)| !f.is_empty())
+                .map(|(f, ret)| (Arc::from(f), ret)),
+            _ => None,
+        };
         let mut class = ClassKind {
             kind,
             syscall,
             read: false,
+            function,
         };
         // Read when `input_of_class` makes an input of it, given every field.
         class.read = input_of_class(&class, 0, |_| Some(0), |_| CompactString::default()).is_some();
@@ -1143,7 +1239,17 @@ pub fn input_of_class(
             cpu,
             ret: i(F::Ret).unwrap_or(0),
         },
-        _ => return None,
+        _ => match &class.function {
+            Some((name, false)) => Input::FunctionEntry {
+                cpu,
+                name: name.clone(),
+            },
+            Some((name, true)) => Input::FunctionExit {
+                cpu,
+                name: name.clone(),
+            },
+            None => return None,
+        },
     })
 }
 
@@ -1224,8 +1330,12 @@ impl<F: FnMut(Report) -> Result<(), E>, E> Sink for LatencySink<F, E> {
     #[inline]
     fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> Flow {
         let cpu = self.cpus.of(ev);
+        let function_on = self.lat.function_on;
         let class = self.class_of(ev);
-        let input = if class.kind.is_read() {
+        // Function probes cost nothing unless their tracker runs (names such as
+        // x86_irq_vectors_*_entry are frequent in LTTng traces).
+        let wanted = function_on || class.kind.function.is_none();
+        let input = if wanted && class.kind.is_read() {
             let at = &class.fields;
             let payload = ev.payload();
             let pos = |f: Field| Some((payload.as_ref()?, at[f as usize]? as usize));
@@ -1352,6 +1462,84 @@ mod tests {
         assert!(o.is_empty(), "the first entry was replaced");
         m.advance(150, &mut o);
         assert_eq!(o.len(), 1);
+    }
+
+    #[test]
+    fn function_entries_and_returns_pair_per_thread() {
+        let mut l = Latency::new(
+            &[Tracker::Function],
+            Config {
+                threshold: 0,
+                timeout: None,
+                max_pending: 100,
+            },
+        );
+        let f = |n: &str| Arc::<str>::from(n);
+        let sw = |cpu, p: i32, n: i32| Input::Switch {
+            cpu,
+            prev_tid: p,
+            prev_comm: format!("t{p}").into(),
+            prev_state: 1,
+            next_tid: n,
+            next_comm: format!("t{n}").into(),
+        };
+        let mut out = Vec::new();
+        l.feed(0, &sw(0, 0, 5), &mut out);
+        l.feed(
+            100,
+            &Input::FunctionEntry {
+                cpu: 0,
+                name: f("outer"),
+            },
+            &mut out,
+        );
+        l.feed(
+            150,
+            &Input::FunctionEntry {
+                cpu: 0,
+                name: f("inner"),
+            },
+            &mut out,
+        );
+        l.feed(
+            180,
+            &Input::FunctionExit {
+                cpu: 0,
+                name: f("inner"),
+            },
+            &mut out,
+        );
+        // Sleeps, and returns on the other CPU.
+        l.feed(200, &sw(0, 5, 0), &mut out);
+        l.feed(1_000, &sw(1, 0, 5), &mut out);
+        l.feed(
+            1_100,
+            &Input::FunctionExit {
+                cpu: 1,
+                name: f("outer"),
+            },
+            &mut out,
+        );
+        // A return of a thread that did not enter: not a duration.
+        l.feed(1_200, &sw(0, 0, 6), &mut out);
+        l.feed(
+            1_300,
+            &Input::FunctionExit {
+                cpu: 0,
+                name: f("outer"),
+            },
+            &mut out,
+        );
+        let got: Vec<(Option<i32>, &str, i64)> = out
+            .iter()
+            .map(|r| (r.tid, r.detail.as_str(), r.latency))
+            .collect();
+        assert_eq!(got, vec![(Some(5), "inner", 30), (Some(5), "outer", 1_000)]);
+        // Only events of no other kind named *_entry/*_exit are function probes.
+        assert!(ClassKind::of("tk_slow_entry").is_read());
+        assert!(ClassKind::of("tk_slow_exit").is_read());
+        assert!(ClassKind::of("irq_handler_entry").function.is_none());
+        assert!(ClassKind::of("syscall_exit_read").function.is_none());
     }
 
     #[test]

@@ -68,10 +68,11 @@ impl StackIndex {
                 let woke_thread = s.wakee.as_ref().is_some_and(|(w, _)| *w == tid);
                 // The interval the rule measured starts where the occurrence does (the same
                 // clock, the same tracepoints) and ends within it.
+                // Saturating: a recorded delay may be anything (a trace is input).
                 let from = s.ts.saturating_sub(s.delay.min(i64::MAX as u64) as i64);
-                let within = (from - r.begin).abs() <= MATCH_SLACK_NS
+                let within = from.saturating_sub(r.begin).saturating_abs() <= MATCH_SLACK_NS
                     && s.ts >= r.begin
-                    && s.ts <= r.end + MATCH_SLACK_NS;
+                    && s.ts <= r.end.saturating_add(MATCH_SLACK_NS);
                 match (r.tracker, s.kind) {
                     (Tracker::Syscall, StackKind::Syscall) => of_thread && within,
                     (Tracker::Offcpu, StackKind::OffCpu) => of_thread && within,

@@ -207,8 +207,10 @@ int tk_stacks_switch(unsigned long long *ctx)
 	if (next_tid == 0 || next->tgid == cfg_self_tgid)
 		return 0;
 	struct task_state *n = bpf_task_storage_get(&tstate, next, 0, 0);
+	// Times stored by other CPUs may be later than `now`, taken before they were read (a
+	// thread woken while still switching out): no wait then, not a 2^64 ns one.
 	if (n && cfg_offcpu_ns && n->off_since) {
-		__u64 d = now - n->off_since;
+		__u64 d = now > n->off_since ? now - n->off_since : 0;
 		n->off_since = 0;
 		if (d > cfg_offcpu_ns) {
 			struct record *r = reserve(K_OFFCPU, now, d);
@@ -219,7 +221,7 @@ int tk_stacks_switch(unsigned long long *ctx)
 		}
 	}
 	if (n && cfg_wakeup_ns && n->woken_at) {
-		__u64 d = now - n->woken_at;
+		__u64 d = now > n->woken_at ? now - n->woken_at : 0;
 		n->woken_at = 0;
 		if (d > cfg_wakeup_ns) {
 			struct record *r = reserve(K_WAKEUP, now, d);
@@ -268,7 +270,8 @@ int tk_stacks_waking(unsigned long long *ctx)
 		return 0;
 	if (cfg_wakeup_ns)
 		s->woken_at = now;
-	if (cfg_offcpu_ns && s->off_since && now - s->off_since > cfg_offcpu_ns) {
+	if (cfg_offcpu_ns && s->off_since && now > s->off_since &&
+	    now - s->off_since > cfg_offcpu_ns) {
 		struct record *r = reserve(K_WAKER, now, now - s->off_since);
 		if (r) {
 			current_stacks(r, ctx);

@@ -86,6 +86,24 @@ static __always_inline void copy(struct record *r, __u32 arg, unsigned long ptr)
 	bpf_ringbuf_output(&sysargs, r, HDR_SIZE + n, 0);
 }
 
+// Bit 7 of a mask: argument 1 is a `struct sockaddr *` whose length is argument 2
+// (connect): its bytes (at most a sockaddr_in6) go out as argument 0x81.
+#define SOCKADDR_BIT 0x80
+#define SOCKADDR_MAX 28
+
+static __always_inline void copy_sockaddr(struct record *r, unsigned long ptr, long len)
+{
+	if (len <= 0)
+		return;
+	if (len > SOCKADDR_MAX)
+		len = SOCKADDR_MAX;
+	r->arg = SOCKADDR_BIT | 1;
+	if (bpf_probe_read_user(r->s, len & 31, (const void *)ptr) != 0)
+		return;
+	r->len = len & 31;
+	bpf_ringbuf_output(&sysargs, r, HDR_SIZE + (len & 31), 0);
+}
+
 SEC("tp_btf/sys_enter")
 int tk_sysargs_enter(unsigned long long *ctx)
 {
@@ -119,6 +137,8 @@ int tk_sysargs_enter(unsigned long long *ctx)
 		copy(r, 4, regs->r8);
 	if (m & 32)
 		copy(r, 5, regs->r9);
+	if (m & SOCKADDR_BIT)
+		copy_sockaddr(r, regs->si, (long)(int)regs->dx);
 	return 0;
 }
 

@@ -632,7 +632,16 @@ impl Converter {
         match &mut self.user {
             Some(user) => {
                 let now = self.now;
-                fill_with(&plan.entry, 0, &args, &mut |i| user(tid, nr, i, now), out)
+                fill_with(&plan.entry, 0, &args, &mut |i| user(tid, nr, i, now), out);
+                if plan.entry_id == ev::SYS_CONNECT {
+                    let arg = crate::sysargs::SOCKADDR_ARG | 1;
+                    if let Some(a) = user(tid, nr, arg, now)
+                        .as_deref()
+                        .and_then(crate::sysargs::SockAddr::parse)
+                    {
+                        set_sockaddr(out, &a);
+                    }
+                }
             }
             None => fill(&plan.entry, 0, &args, out),
         }
@@ -658,6 +667,21 @@ impl Converter {
         fill(&plan.exit, ret, &saved, out);
         plan.exit_id
     }
+}
+
+/// Puts a socket address in a `syscall_entry_connect` payload, lttng-modules 2.13's layout
+/// (kernel::lttng's class): `fd, uservaddr, addrlen, family, dport, _v4addr_length, v4addr,
+/// _v6addr_length, v6addr`.
+fn set_sockaddr(out: &mut [Value], a: &crate::sysargs::SockAddr) {
+    let [_, _, _, family, dport, v4len, v4, v6len, v6] = out else {
+        return;
+    };
+    *family = Value::U64(a.family as u64);
+    *dport = Value::U64(a.port as u64);
+    *v4len = Value::U64(a.v4.len() as u64);
+    *v4 = Value::Array(a.v4.iter().map(|&b| Value::U64(b as u64)).collect());
+    *v6len = Value::U64(a.v6.len() as u64);
+    *v6 = Value::Array(a.v6.iter().map(|&g| Value::U64(g as u64)).collect());
 }
 
 enum Conv {

@@ -76,6 +76,14 @@ pub enum ProbeSpec {
         /// The function.
         symbol: String,
     },
+    /// `--userspace-function elf:PATH:SYMBOL`: a uprobe and uretprobe pair on a function
+    /// (`SYMBOL_entry`, `SYMBOL_exit`).
+    ElfFunction {
+        /// The binary.
+        path: PathBuf,
+        /// The function.
+        symbol: String,
+    },
     /// `--userspace-probe sdt:PATH:PROVIDER:NAME`: a uprobe on a USDT probe site.
     Sdt {
         /// The binary.
@@ -169,6 +177,14 @@ impl ProbeSpec {
         Err(syntax(spec, want))
     }
 
+    /// `--userspace-function elf:PATH:SYMBOL`.
+    pub fn userspace_function(spec: &str) -> Result<ProbeSpec, ProbeError> {
+        match Self::userspace(spec) {
+            Ok(ProbeSpec::Elf { path, symbol }) => Ok(ProbeSpec::ElfFunction { path, symbol }),
+            _ => Err(syntax(spec, "elf:PATH:SYMBOL")),
+        }
+    }
+
     /// Whether it is a kernel probe (`kprobe_events`), not a uprobe.
     pub fn is_kernel(&self) -> bool {
         matches!(
@@ -185,6 +201,9 @@ impl ProbeSpec {
             ProbeSpec::KprobeAddr(a) => vec![format!("kprobe_{a:x}")],
             ProbeSpec::Function(f) => vec![format!("{f}_entry"), format!("{f}_exit")],
             ProbeSpec::Elf { symbol, .. } => vec![symbol.clone()],
+            ProbeSpec::ElfFunction { symbol, .. } => {
+                vec![format!("{symbol}_entry"), format!("{symbol}_exit")]
+            }
             ProbeSpec::Sdt { provider, name, .. } => vec![format!("{provider}_{name}")],
         }
     }
@@ -216,7 +235,7 @@ impl ProbeSpec {
                     (format!("r:{group}/{x} {f}"), x, true),
                 ]
             }
-            ProbeSpec::Elf { path, symbol } => {
+            ProbeSpec::Elf { path, symbol } | ProbeSpec::ElfFunction { path, symbol } => {
                 let bytes = read(path)?;
                 let off = elf_function_offset(&bytes, symbol).map_err(|e| match e {
                     None => ProbeError::NoSymbol {
@@ -229,11 +248,20 @@ impl ProbeSpec {
                     },
                 })?;
                 let n = tf(&names[0]);
-                vec![(
+                let mut v = vec![(
                     format!("p:{group}/{n} {}:{off:#x}", path.display()),
                     n,
                     false,
-                )]
+                )];
+                if let Some(x) = names.get(1).map(|x| tf(x)) {
+                    // The return probe of the same place.
+                    v.push((
+                        format!("r:{group}/{x} {}:{off:#x}", path.display()),
+                        x,
+                        true,
+                    ));
+                }
+                v
             }
             ProbeSpec::Sdt {
                 path,

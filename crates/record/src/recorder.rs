@@ -239,7 +239,9 @@ struct Sink {
 
 /// The eBPF stacks helper and its records waiting for their place in the CPU streams.
 struct StackMerge {
-    probe: StackProbe,
+    /// The helper, when records are taken from it as the pages are read (streaming mode); a
+    /// flight recorder hands its snapshot the records it kept.
+    probe: Option<StackProbe>,
     /// Per CPU, by time.
     pending: Vec<std::collections::VecDeque<StackRecord>>,
     npending: usize,
@@ -247,7 +249,7 @@ struct StackMerge {
     kaddrs: std::collections::HashSet<u64>,
     written: u64,
     vals: Vec<Value>,
-    symbols: kernel::stacks::Symbols,
+    symbols: Arc<kernel::stacks::Symbols>,
 }
 
 impl StackMerge {
@@ -255,7 +257,10 @@ impl StackMerge {
     fn poll(&mut self) {
         let (pending, npending, kaddrs) = (&mut self.pending, &mut self.npending, &mut self.kaddrs);
         let syms = &self.symbols;
-        self.probe.poll(|b| {
+        let Some(probe) = &mut self.probe else {
+            return;
+        };
+        probe.poll(|b| {
             let Some(mut r) = StackRecord::parse(b) else {
                 return;
             };
@@ -268,6 +273,35 @@ impl StackMerge {
             q.insert(at, r);
             *npending += 1;
         });
+    }
+
+    /// A merge of records kept by a flight recorder (no helper to poll).
+    fn kept(
+        records: Vec<StackRecord>,
+        nstreams: u32,
+        symbols: Arc<kernel::stacks::Symbols>,
+    ) -> Self {
+        let mut pending: Vec<std::collections::VecDeque<StackRecord>> =
+            (0..nstreams.max(1)).map(|_| Default::default()).collect();
+        let mut kaddrs = std::collections::HashSet::new();
+        let npending = records.len();
+        for r in records {
+            kaddrs.extend(r.kstack.iter().copied());
+            let c = (r.cpu as usize).min(pending.len() - 1);
+            pending[c].push_back(r);
+        }
+        for q in &mut pending {
+            q.make_contiguous().sort_by_key(|r| r.ts);
+        }
+        StackMerge {
+            probe: None,
+            pending,
+            npending,
+            kaddrs,
+            written: 0,
+            vals: Vec::new(),
+            symbols,
+        }
     }
 }
 
@@ -452,6 +486,13 @@ struct Setup {
     /// The dynamic probes' events (defined while the setup lives).
     probes: Vec<ProbeEvent>,
     _dynamic: Option<tracefs::DynamicEvents>,
+}
+
+impl Setup {
+    /// The dynamic probe events defined for the run: (file, `group/event`).
+    fn probe_events(&self) -> &[(&'static str, String)] {
+        self._dynamic.as_ref().map_or(&[], |d| d.defined())
+    }
 }
 
 /// One event of a dynamic probe.
@@ -663,11 +704,24 @@ fn configure(s: &Setup, opts: &RecordOptions, ncpus_hint: usize) -> Result<Insta
     };
     inst.write("buffer_size_kb", &kb.to_string())?;
     inst.write("options/overwrite", if overwrite { "1" } else { "0" })?;
-    if !opts.pids.is_empty() {
-        let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
-        inst.write("set_event_pid", &list.join(" "))?;
-        // Follow the children of the selected processes.
-        let _ = inst.write("options/event-fork", "1");
+    // Every knob the recording relies on is set, not assumed from the kernel's defaults:
+    // nothing enabled yet, no PID lists but ours, children followed only with `--pid`.
+    inst.write("events/enable", "0")?;
+    if inst.dir.join("set_event_notrace_pid").exists() {
+        inst.write("set_event_notrace_pid", "")?;
+    }
+    let list: Vec<String> = opts.pids.iter().map(|p| p.to_string()).collect();
+    inst.write("set_event_pid", &list.join(" "))?;
+    if inst.dir.join("options/event-fork").exists() {
+        inst.write(
+            "options/event-fork",
+            if opts.pids.is_empty() { "0" } else { "1" },
+        )?;
+    } else if !opts.pids.is_empty() {
+        eprintln!(
+            "tracekit: this kernel has no options/event-fork: the children of --pid processes \
+             are not followed"
+        );
     }
     let own: Vec<String> = if opts.trace_self {
         Vec::new()
@@ -911,6 +965,7 @@ const EMPTY_PAGES: usize = 1024;
 fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
+    let _watchdog = tracefs::Watchdog::start(&s.tfs, &inst, true, s.probe_events());
     let cpus = inst.cpus()?;
     let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
     let mut pipes = cpus
@@ -947,14 +1002,8 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let mut strings_off = None;
     let strings_matched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     if !s.syscalls.is_empty() {
-        let masks: Vec<(u32, u8)> = s
-            .syscalls
-            .iter()
-            .map(|d| (d.nr, kernel::lttng::syscalls::user_string_mask(d)))
-            .filter(|(_, m)| *m != 0)
-            .collect();
         let started = if opts.syscall_strings {
-            ArgProbe::start(&masks, std::process::id() as i32)
+            ArgProbe::start(&string_masks(s), std::process::id() as i32)
         } else {
             Err("disabled".into())
         };
@@ -1004,13 +1053,13 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         let probe = StackProbe::start(&t, std::process::id() as i32, opts.user_stacks)
             .map_err(|e| Error::Invalid(format!("--stacks: the eBPF stacks helper: {e}")))?;
         sink.stacks = Some(StackMerge {
-            probe,
+            probe: Some(probe),
             pending: (0..nstreams).map(|_| Default::default()).collect(),
             npending: 0,
             kaddrs: Default::default(),
             written: 0,
             vals: Vec::new(),
-            symbols,
+            symbols: Arc::new(symbols),
         });
     }
     let mut start = Instant::now();
@@ -1118,7 +1167,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let (stacks_written, stacks_lost) = sink
         .stacks
         .take()
-        .map_or((0, 0), |s| (s.written, s.probe.lost()));
+        .map_or((0, 0), |s| (s.written, s.probe.map_or(0, |p| p.lost())));
     let removed = inst.remove();
     let net_stats = sink.net.take().map(|n| n.store.stats);
     let names = event_names(s, opts);
@@ -1169,6 +1218,140 @@ fn annotate_partial(e: Error, dir: &Path) -> Error {
     }
 }
 
+/// The records a flight recorder keeps at most from each eBPF helper between snapshots (the
+/// oldest dropped): as many as its kernel buffers could need.
+const FLIGHT_ARGS: usize = 1 << 18;
+const FLIGHT_STACKS: usize = 1 << 14;
+
+/// A flight recorder's eBPF helpers (system-call strings, `--stacks`): their records are
+/// taken as they come and kept, within a budget, for the snapshots whose pages they go with.
+#[derive(Default)]
+struct FlightHelpers {
+    args: Option<(ArgProbe, Arc<std::sync::Mutex<crate::sysargs::ArgStore>>)>,
+    strings_off: Option<String>,
+    stacks: Option<(StackProbe, std::collections::VecDeque<StackRecord>)>,
+    symbols: Arc<kernel::stacks::Symbols>,
+    symbols_off: Option<String>,
+}
+
+impl FlightHelpers {
+    /// Starts the helpers the options ask for; an unavailable string helper is reported and
+    /// left out, an unavailable stacks helper is an error (as in streaming mode).
+    fn start(s: &Setup, opts: &RecordOptions) -> Result<Self, Error> {
+        let mut h = FlightHelpers::default();
+        if !s.syscalls.is_empty() {
+            let started = if opts.syscall_strings {
+                ArgProbe::start(&string_masks(s), std::process::id() as i32)
+            } else {
+                Err("disabled".into())
+            };
+            match started {
+                Ok(p) => h.args = Some((p, Default::default())),
+                Err(e) => {
+                    if opts.syscall_strings && opts.verbose {
+                        eprintln!(
+                            "tracekit: system-call string arguments unavailable ({e}): file \
+                             names in syscall_entry_* events are left empty"
+                        );
+                    }
+                    h.strings_off = Some(e);
+                }
+            }
+        }
+        if !opts.stacks.is_empty() {
+            let t = StackThresholds::from_rules(&opts.stacks)?;
+            let (symbols, why) = crate::stacks::read_kallsyms();
+            if let Some(w) = &why {
+                eprintln!("tracekit: {w}");
+            }
+            h.symbols = Arc::new(symbols);
+            h.symbols_off = why;
+            let probe = StackProbe::start(&t, std::process::id() as i32, opts.user_stacks)
+                .map_err(|e| Error::Invalid(format!("--stacks: the eBPF stacks helper: {e}")))?;
+            h.stacks = Some((probe, Default::default()));
+        }
+        Ok(h)
+    }
+
+    /// Takes the helpers' new records, dropping the oldest beyond the budgets.
+    fn poll(&mut self) {
+        if let Some((probe, store)) = &mut self.args {
+            let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
+            probe.poll(|b| {
+                if let Some(a) = crate::sysargs::ArgRecord::parse(b) {
+                    st.push(a);
+                }
+            });
+            st.bound(FLIGHT_ARGS);
+        }
+        if let Some((probe, kept)) = &mut self.stacks {
+            let syms = &self.symbols;
+            probe.poll(|b| {
+                if let Some(mut r) = StackRecord::parse(b) {
+                    crate::stacks::trim_tracing_frames(&mut r.kstack, syms);
+                    kept.push_back(r);
+                }
+            });
+            while kept.len() > FLIGHT_STACKS {
+                kept.pop_front();
+            }
+        }
+    }
+
+    /// Gives a snapshot's sink the strings and the stacks of its pages' time span
+    /// (`from..=to`, raw times); `consume`: the pages are gone after it (overwrite mode), so
+    /// are their stacks.
+    fn attach(&mut self, sink: &mut Sink, nstreams: u32, from: u64, to: u64, consume: bool) {
+        self.poll();
+        if let Some((_, store)) = &self.args {
+            let store = store.clone();
+            sink.conv
+                .set_user_strings(Box::new(move |tid, nr, arg, ts| {
+                    store
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take(tid, nr, arg, ts)
+                }));
+        }
+        if let Some((_, kept)) = &mut self.stacks {
+            let records: Vec<StackRecord> = kept
+                .iter()
+                .filter(|r| (from..=to).contains(&r.ts))
+                .cloned()
+                .collect();
+            if consume {
+                kept.retain(|r| r.ts > to);
+            } else {
+                kept.retain(|r| r.ts >= from);
+            }
+            sink.stacks = Some(StackMerge::kept(records, nstreams, self.symbols.clone()));
+        }
+    }
+
+    /// The system-call strings put in events so far, when the helper runs.
+    fn strings_matched(&self) -> Option<u64> {
+        self.args
+            .as_ref()
+            .map(|(_, st)| st.lock().unwrap_or_else(|e| e.into_inner()).matched)
+    }
+}
+
+/// Per system call number with string arguments, a bit per such argument.
+fn string_masks(s: &Setup) -> Vec<(u32, u8)> {
+    s.syscalls
+        .iter()
+        .map(|d| {
+            let mut m = kernel::lttng::syscalls::user_string_mask(d);
+            if d.name == "connect" {
+                // Its `uservaddr`, decoded as lttng-modules does.
+                m |= crate::sysargs::SOCKADDR_ARG as u8;
+            }
+            (d.nr, m)
+        })
+        .filter(|(_, m)| *m != 0)
+        .collect()
+}
+
 /// What the flight recorder keeps between snapshots.
 struct Flight<'a> {
     s: &'a Setup,
@@ -1180,6 +1363,7 @@ struct Flight<'a> {
     summary: RecordSummary,
     all_counts: Vec<u64>,
     n: u32,
+    helpers: FlightHelpers,
 }
 
 impl Flight<'_> {
@@ -1188,15 +1372,24 @@ impl Flight<'_> {
         let (s, opts) = (self.s, self.opts);
         self.n += 1;
         let n = self.n;
-        let mut first = u64::MAX;
+        let (mut first, mut last) = (u64::MAX, 0);
         for (_, p) in pages {
-            let _ = decode_page(&s.layout, p, |ts, _| first = first.min(ts));
+            let _ = decode_page(&s.layout, p, |ts, _| {
+                first = first.min(ts);
+                last = last.max(ts);
+            });
         }
         if first == u64::MAX {
             first = tracefs::clocks_ns().0;
+            last = first;
         }
         let dir = opts.output.join(format!("snapshot-{n}")).join("kernel");
         let mut sink = new_sink(s, opts, &dir, self.nstreams)?;
+        // Overwrite mode hands its pages over once; with `--snapshot-on` they stay for the
+        // next snapshot.
+        let consume = opts.snapshot_on.is_empty();
+        self.helpers
+            .attach(&mut sink, self.nstreams, first, last, consume);
         let snap = ProcSnapshot::read(Path::new("/proc")).map_err(|e| Error::Io {
             path: "/proc".into(),
             source: e,
@@ -1205,6 +1398,11 @@ impl Flight<'_> {
         // Pages of a CPU are in time order; a page may start before the statedump.
         for (cpu, p) in pages {
             sink.page(&s.layout, *cpu, p)?;
+        }
+        let stack_symbols = sink.finish_stacks()?;
+        if let Some(sm) = sink.stacks.take() {
+            self.summary.stacks += sm.written;
+            self.summary.stack_symbols += stack_symbols;
         }
         for (i, &c) in self.cpus.iter().enumerate() {
             let lost = self.inst.stats(c)?.lost();
@@ -1247,14 +1445,17 @@ impl Flight<'_> {
 }
 
 fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
-    if !opts.stacks.is_empty() {
-        return Err(Error::Invalid(
-            "--stacks records in streaming mode only (not with --flight-recorder)".into(),
-        ));
-    }
     let start = Instant::now();
     let ncpus_online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inst = configure(s, opts, ncpus_online)?;
+    // A killed flight recorder's buffers are kept (frozen) for `tracekit recover`; with
+    // `--snapshot-on` its pages are in the recorder's memory and its instance goes.
+    let _watchdog = tracefs::Watchdog::start(
+        &s.tfs,
+        &inst,
+        !opts.snapshot_on.is_empty(),
+        s.probe_events(),
+    );
     let cpus = inst.cpus()?;
     let nstreams = cpus.iter().max().map_or(1, |m| m + 1);
     let mut pipes = cpus
@@ -1266,6 +1467,7 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         source: e,
     })?;
     let names = event_names(s, opts);
+    let helpers = FlightHelpers::start(s, opts)?;
     let mut net_off = None;
     if s.known.iter().any(|(k, _)| k.group == "net") && opts.net_headers {
         eprintln!(
@@ -1301,6 +1503,7 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         },
         all_counts: Vec::new(),
         n: 0,
+        helpers,
     };
     let result = (|| -> Result<(), Error> {
         fl.lost_seen = cpus
@@ -1319,6 +1522,7 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
             if signals::stop_requested() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(());
             }
+            fl.helpers.poll();
             if !signals::take_snapshot_request() {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -1342,6 +1546,12 @@ fn run_flight(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     }
     drop(pipes);
     let mut summary = std::mem::take(&mut fl.summary);
+    summary.syscall_strings = fl.helpers.strings_matched();
+    summary.syscall_strings_off = fl.helpers.strings_off.take();
+    if let Some((p, _)) = &fl.helpers.stacks {
+        summary.stacks_lost = p.lost();
+    }
+    summary.stack_symbols_off = fl.helpers.symbols_off.take().filter(|_| summary.stacks > 0);
     let all_counts = std::mem::take(&mut fl.all_counts);
     drop(fl);
     let removed = inst.remove();
@@ -1602,6 +1812,7 @@ fn run_live(
         if stop {
             return Ok(());
         }
+        fl.helpers.poll();
         let mut any_full = false;
         inputs.clear();
         for (i, (cpu, pipe)) in pipes.iter_mut().enumerate() {

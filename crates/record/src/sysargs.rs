@@ -7,6 +7,54 @@ use std::collections::{HashMap, VecDeque};
 /// Bytes before the string in a record (`struct record` of `bpf/sysargs.bpf.c`).
 const HDR: usize = 24;
 
+/// Added to an argument index: the record holds the bytes of a `struct sockaddr` (connect's
+/// `uservaddr`, as long as its `addrlen` says, at most a `sockaddr_in6`), not a string.
+pub const SOCKADDR_ARG: usize = 0x80;
+
+/// The fields lttng-modules 2.13 gives a socket address (`syscall_entry_connect`): `family`,
+/// the port (host order), and the IPv4 bytes or the IPv6 16-bit groups (one of them empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SockAddr {
+    /// `sa_family` (2: AF_INET, 10: AF_INET6, others: no address).
+    pub family: u16,
+    /// The port.
+    pub port: u16,
+    /// IPv4 address bytes (empty unless AF_INET).
+    pub v4: Vec<u8>,
+    /// IPv6 address, eight 16-bit groups (empty unless AF_INET6).
+    pub v6: Vec<u16>,
+}
+
+impl SockAddr {
+    /// Decodes the bytes of a `struct sockaddr` as lttng-modules does: the family when there
+    /// are 2 bytes, the port and address when the length covers a `sockaddr_in` (16 bytes)
+    /// or a `sockaddr_in6` (28 bytes).
+    pub fn parse(b: &[u8]) -> Option<SockAddr> {
+        let family = u16::from_le_bytes(b.get(0..2)?.try_into().ok()?);
+        let mut a = SockAddr {
+            family,
+            port: 0,
+            v4: Vec::new(),
+            v6: Vec::new(),
+        };
+        match family {
+            2 if b.len() >= 16 => {
+                a.port = u16::from_be_bytes([b[2], b[3]]);
+                a.v4 = b[4..8].to_vec();
+            }
+            10 if b.len() >= 28 => {
+                a.port = u16::from_be_bytes([b[2], b[3]]);
+                a.v6 = b[8..24]
+                    .chunks(2)
+                    .map(|c| u16::from_be_bytes([c[0], c[1]]))
+                    .collect();
+            }
+            _ => {}
+        }
+        Some(a)
+    }
+}
+
 /// One string argument of one system call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgRecord {
@@ -29,12 +77,18 @@ impl ArgRecord {
         let ts = u64::from_le_bytes(b.get(0..8)?.try_into().ok()?);
         let len = u32_at(20)? as usize;
         let s = b.get(HDR..HDR + len)?;
-        let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        let arg = u32_at(16)? as usize;
+        // A sockaddr (argument flagged with SOCKADDR_ARG) is bytes; the rest NUL-ended text.
+        let end = if arg & SOCKADDR_ARG != 0 {
+            s.len()
+        } else {
+            s.iter().position(|&c| c == 0).unwrap_or(s.len())
+        };
         Some(ArgRecord {
             ts,
             tid: u32_at(8)? as i32,
             nr: u32_at(12)? as i64,
-            arg: u32_at(16)? as usize,
+            arg,
             text: s[..end].to_vec(),
         })
     }
@@ -79,6 +133,29 @@ impl ArgStore {
             let cutoff = self.newest.saturating_sub(STALE_NS);
             self.by_tid
                 .retain(|_, q| q.back().is_some_and(|r| r.ts >= cutoff));
+        }
+    }
+
+    /// Keeps at most `max` records (all threads together), dropping the oldest: a flight
+    /// recorder keeps the strings of the calls its kernel buffers may still hold.
+    pub fn bound(&mut self, max: usize) {
+        let mut total: usize = self.by_tid.values().map(VecDeque::len).sum();
+        while total > max {
+            // Drop the older half of the time the store covers.
+            let oldest = self
+                .by_tid
+                .values()
+                .filter_map(|q| q.front().map(|r| r.ts))
+                .min()
+                .unwrap_or(self.newest);
+            let cutoff = oldest + (self.newest.saturating_sub(oldest)) / 2 + 1;
+            for q in self.by_tid.values_mut() {
+                while q.front().is_some_and(|r| r.ts < cutoff) {
+                    q.pop_front();
+                    total -= 1;
+                }
+            }
+            self.by_tid.retain(|_, q| !q.is_empty());
         }
     }
 
@@ -143,5 +220,46 @@ mod tests {
         st.take(7, 2, 0, 3_000_000_000);
         assert!(st.by_tid[&7].is_empty());
         assert_eq!(st.matched, 3);
+    }
+
+    #[test]
+    fn socket_addresses() {
+        let mut v4 = vec![2, 0, 0x1f, 0x90, 127, 0, 0, 1];
+        v4.extend([0; 8]);
+        let a = SockAddr::parse(&v4).unwrap();
+        assert_eq!(
+            (a.family, a.port, a.v4.as_slice()),
+            (2, 8080, &[127, 0, 0, 1][..])
+        );
+        assert!(a.v6.is_empty());
+        let mut v6 = vec![10, 0, 0, 80, 0, 0, 0, 0];
+        v6.extend([0; 15]);
+        v6.push(1);
+        v6.extend([0; 4]);
+        let a = SockAddr::parse(&v6).unwrap();
+        assert_eq!((a.family, a.port), (10, 80));
+        assert_eq!(a.v6, vec![0, 0, 0, 0, 0, 0, 0, 1]);
+        // Too short for its family: the family only, as lttng-modules.
+        let a = SockAddr::parse(&v4[..8]).unwrap();
+        assert_eq!((a.family, a.port, a.v4.len()), (2, 0, 0));
+        assert!(SockAddr::parse(&[1]).is_none());
+        // Binary records keep their NUL bytes.
+        let r = ArgRecord::parse(&rec(5, 7, 42, (SOCKADDR_ARG | 1) as u32, &v4)[..24 + 17]);
+        assert_eq!(r.map(|r| r.text.len()), Some(17));
+    }
+
+    #[test]
+    fn bounded_store_drops_the_oldest() {
+        let mut st = ArgStore::new();
+        for i in 0..100u64 {
+            // 10 ms apart: one record per match window.
+            st.push(ArgRecord::parse(&rec(i * 10_000_000, (i % 3) as i32, 2, 0, b"/f")).unwrap());
+        }
+        st.bound(40);
+        let left: usize = st.by_tid.values().map(VecDeque::len).sum();
+        assert!(left <= 40 && left > 0, "{left}");
+        // The newest are kept, the oldest gone.
+        assert_eq!(st.take(0, 2, 0, 990_000_000), Some(b"/f".to_vec()));
+        assert_eq!(st.take(0, 2, 0, 0), None);
     }
 }

@@ -196,11 +196,13 @@ impl Instance {
             let Some(pid) = name.strip_prefix("tracekit-") else {
                 continue;
             };
-            if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            if pid.parse::<u32>().is_ok() && !owner_alive(pid, &e.path()) {
                 // A flight recorder's buffers (overwrite mode) are kept for `tracekit recover`.
                 let kept = std::fs::read_to_string(e.path().join("options/overwrite"))
                     .is_ok_and(|v| v.trim() == "1");
                 if kept {
+                    // Frozen: what it held when its recorder died stays for the recovery.
+                    let _ = std::fs::write(e.path().join("tracing_on"), "0");
                     eprintln!(
                         "tracekit: kept the tracefs instance {name} of a dead flight recorder \
                          (`tracekit recover` its output directory to get its buffers)"
@@ -373,6 +375,128 @@ impl Drop for Instance {
     }
 }
 
+/// Whether the process `pid` that named a tracefs instance (or probe group) created at
+/// `created` is still the one that created it: the pid exists and that process started before
+/// the instance was made (after a recorder dies, its pid can go to another process, which
+/// must not keep the dead recorder's instance tracing).
+fn owner_started_before(pid: &str, created: Option<std::time::SystemTime>) -> bool {
+    let Ok(stat) = std::fs::read_to_string(Path::new("/proc").join(pid).join("stat")) else {
+        return false;
+    };
+    let (Some(created), Some(start)) = (created, process_start(&stat)) else {
+        // Cannot tell: an existing pid keeps its instance.
+        return true;
+    };
+    // Start times are known to a clock tick and the boot time to a second.
+    start <= created + std::time::Duration::from_secs(2)
+}
+
+/// The start time of a process from its `/proc/PID/stat` text (field 22, in clock ticks since
+/// boot, and the boot time of `/proc/stat`).
+fn process_start(stat: &str) -> Option<std::time::SystemTime> {
+    // The command name (field 2) may hold spaces and parentheses: fields follow the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let btime: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: plain sysconf query.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = if hz > 0 { hz as u64 } else { 100 };
+    Some(
+        std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(btime)
+            + std::time::Duration::from_nanos(ticks.saturating_mul(1_000_000_000) / hz),
+    )
+}
+
+/// Whether the recorder that made the instance directory `dir` (named after its pid) lives.
+fn owner_alive(pid: &str, dir: &Path) -> bool {
+    let created = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
+    owner_started_before(pid, created)
+}
+
+/// Cleans up after the recorder if it is killed (SIGKILL cannot be caught): a shell waiting
+/// on a pipe from the recorder. When the recorder ends normally it says so and the shell
+/// exits; when the recorder dies the pipe closes and the shell turns tracing off, and for a
+/// streaming recording removes the instance and the run's dynamic probes (a flight
+/// recorder's instance is kept, frozen, for `tracekit recover`).
+pub struct Watchdog {
+    child: Option<(std::process::Child, std::process::ChildStdin)>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog of `inst`; `remove` says whether to remove the instance (and the
+    /// probes `probes`: (file, `group/event`)) or only stop its tracing. A watchdog that
+    /// cannot start is reported and left out (the next run removes what is left).
+    pub fn start(tfs: &Tracefs, inst: &Instance, remove: bool, probes: &[(&str, String)]) -> Self {
+        use std::os::unix::process::CommandExt;
+        let q = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+        let mut script =
+            String::from("trap '' INT TERM HUP QUIT; read -r x; [ \"$x\" = done ] && exit 0; ");
+        script.push_str(&format!("echo 0 > {}; ", q(&inst.dir.join("tracing_on"))));
+        if remove {
+            script.push_str(&format!(
+                "echo 0 > {} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do rmdir {} \
+                 2>/dev/null && break; sleep 0.1; done; ",
+                q(&inst.dir.join("events/enable")),
+                q(&inst.dir)
+            ));
+            for (file, ev) in probes {
+                script.push_str(&format!(
+                    "echo '-:{ev}' >> {} 2>/dev/null; ",
+                    q(&tfs.root.join(file))
+                ));
+            }
+        }
+        script.push_str("exit 0");
+        let spawned = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            // Out of the terminal's process group: Ctrl-C reaches the recorder only.
+            .process_group(0)
+            .spawn();
+        match spawned {
+            Ok(mut c) => {
+                let stdin = c.stdin.take();
+                Watchdog {
+                    child: stdin.map(|s| (c, s)),
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "tracekit: no cleanup watchdog (/bin/sh: {e}): a killed recorder leaves \
+                     its tracefs instance until the next run"
+                );
+                Watchdog { child: None }
+            }
+        }
+    }
+
+    /// The recorder ends normally: the watchdog exits without touching anything.
+    pub fn done(&mut self) {
+        if let Some((mut c, mut stdin)) = self.child.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(b"done\n");
+            drop(stdin);
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
 /// Dynamic events (`kprobe_events`, `uprobe_events` lines) defined for a run, removed when
 /// dropped (after the instance using them: an enabled event cannot be removed).
 pub struct DynamicEvents {
@@ -457,7 +581,8 @@ impl DynamicEvents {
                 else {
                     continue;
                 };
-                if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                // No creation time for a probe: a live pid keeps its probes.
+                if pid.parse::<u32>().is_ok() && !owner_started_before(pid, None) {
                     use std::io::Write;
                     let ok = std::fs::OpenOptions::new()
                         .append(true)
@@ -471,6 +596,13 @@ impl DynamicEvents {
             }
         }
         removed
+    }
+}
+
+impl DynamicEvents {
+    /// The events defined: (file, `group/event`).
+    pub fn defined(&self) -> &[(&'static str, String)] {
+        &self.defined
     }
 }
 

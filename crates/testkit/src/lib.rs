@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod lttng;
+pub mod root;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -15,6 +15,8 @@ pub enum TrackerArg {
     Syscall,
     Block,
     Irq,
+    /// Probed functions, entry to return (`record --function`/`--userspace-function`).
+    Function,
 }
 
 impl From<TrackerArg> for Tracker {
@@ -25,6 +27,7 @@ impl From<TrackerArg> for Tracker {
             TrackerArg::Syscall => Tracker::Syscall,
             TrackerArg::Block => Tracker::Block,
             TrackerArg::Irq => Tracker::Irq,
+            TrackerArg::Function => Tracker::Function,
         }
     }
 }

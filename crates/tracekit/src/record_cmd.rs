@@ -72,6 +72,11 @@ pub struct RecordArgs {
     /// every process running that binary, in the same trace as the kernel's. Repeatable.
     #[arg(long = "userspace-probe", value_name = "elf:PATH:SYMBOL|sdt:PATH:PROVIDER:NAME", value_parser = record::probes::ProbeSpec::userspace)]
     pub userspace_probe: Vec<record::probes::ProbeSpec>,
+    /// A uprobe and a uretprobe pair on a function of a binary (`elf:PATH:SYMBOL`), as
+    /// `--function` for the kernel's: `SYMBOL_entry` and `SYMBOL_exit` events (`ip`,
+    /// `parent_ip`) that `tracekit latency --tracker function` pairs. Repeatable.
+    #[arg(long = "userspace-function", value_name = "elf:PATH:SYMBOL", value_parser = record::probes::ProbeSpec::userspace_function)]
+    pub userspace_function: Vec<record::probes::ProbeSpec>,
     /// Do not read the system calls' string arguments (file names of openat, execve…) with the
     /// eBPF helper (built with the `bpf` feature only); they are then left empty.
     #[arg(long)]
@@ -147,6 +152,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .iter()
             .chain(&args.function)
             .chain(&args.userspace_probe)
+            .chain(&args.userspace_function)
             .cloned()
             .collect(),
         ..Default::default()

@@ -11,30 +11,7 @@ use std::time::Duration;
 /// One recorder at a time: they would compete for the two CPUs and the kernel buffers.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-
-fn enabled(test: &str) -> bool {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
-        return false;
-    }
-    let uid = Command::new("id").arg("-u").output().expect("run id -u");
-    let uid = String::from_utf8_lossy(&uid.stdout).trim().to_string();
-    assert_eq!(
-        uid, "0",
-        "TRACEKIT_ROOT_TESTS=1 but not running as root (uid {uid})"
-    );
-    if !Path::new(TRACEFS).join("instances").is_dir() {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status();
-    }
-    assert!(
-        Path::new(TRACEFS).join("instances").is_dir(),
-        "TRACEKIT_ROOT_TESTS=1 but tracefs is not mounted on {TRACEFS} and could not be mounted"
-    );
-    true
-}
+use testkit::root::{instance_of, require_tool, root_or_skip as enabled, TRACEFS};
 
 fn tracekit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracekit"))
@@ -55,10 +32,6 @@ fn workload() -> Vec<Child> {
             .spawn()
             .unwrap(),
     ]
-}
-
-fn instance_of(pid: u32) -> PathBuf {
-    Path::new(TRACEFS).join(format!("instances/tracekit-{pid}"))
 }
 
 /// Reads a trace with tracekit's own reader: (events per class, decoding errors).
@@ -359,20 +332,115 @@ fn kill_9_leaves_a_marked_partial_trace() {
         events > 0 && switches > 0,
         "nothing flushed before kill -9: {events} events, {switches} sched_switch"
     );
-    // A SIGKILLed recorder cannot remove its instance: the next run removes it.
-    assert!(inst.exists());
-    let out2 = tmp.path().join("kernel2");
-    let r = tracekit()
-        .arg("record")
-        .arg("-o")
-        .arg(&out2)
-        .args(["-q", "--events", "sched", "--duration", "0.3"])
-        .status()
-        .unwrap();
-    assert!(r.success());
+    // A SIGKILLed recorder cannot remove its instance itself: its watchdog does, at once.
+    let t0 = std::time::Instant::now();
+    while inst.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
         !inst.exists(),
-        "stale instance of a dead recorder not removed"
+        "the instance of a recorder killed with SIGKILL is still there after 10 s"
+    );
+}
+
+/// An instance left by a dead recorder whose pid another process now has (pids wrap around:
+/// 32768 here) is removed by the next recording, and does not disturb it: the stale instance
+/// traces what a forgotten `--pid` recorder of the new process would (its own PID list and
+/// children followed), and the new recording, of every process, still holds every system
+/// call of a workload and the switches into it.
+#[test]
+fn stale_instance_of_a_reused_pid_is_removed() {
+    if !enabled("stale_instance_of_a_reused_pid_is_removed") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    // A process with the pid a dead recorder had: its instance was made before it started.
+    let mut squatter = Command::new("sleep").arg("30").spawn().unwrap();
+    let stale = instance_of(squatter.id());
+    std::fs::create_dir(&stale).unwrap();
+    let w = |rel: &str, v: &str| std::fs::write(stale.join(rel), v).unwrap();
+    // A streaming recorder's (a flight recorder's, overwriting, is kept for its recovery).
+    w("options/overwrite", "0");
+    w("set_event_pid", &squatter.id().to_string());
+    w("options/event-fork", "1");
+    w("events/sched/sched_switch/enable", "1");
+    w("events/raw_syscalls/enable", "1");
+    w("tracing_on", "1");
+    let st = Command::new("touch")
+        .args(["-d", "2001-01-01"])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = tmp.path().join("kernel");
+    let mut rec = tracekit()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["-q", "--events", "sched_switch,syscalls"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    testkit::root::wait_tracing(rec.id());
+    let removed = !stale.exists();
+    // 200 opens of a file by one process.
+    let mut work = Command::new("sh")
+        .args([
+            "-c",
+            "i=0; while [ $i -lt 200 ]; do read -r l < /etc/hostname; i=$((i+1)); done",
+        ])
+        .spawn()
+        .unwrap();
+    let work_tid = work.id() as i64;
+    assert!(work.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&rec, "-INT");
+    let st = rec.wait().unwrap();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    if stale.exists() {
+        let _ = std::fs::write(stale.join("tracing_on"), "0");
+        let _ = std::fs::write(stale.join("events/enable"), "0");
+        let _ = std::fs::remove_dir(&stale);
+    }
+    assert!(st.success());
+    assert!(removed, "the stale instance of the reused pid was kept");
+    // The workload's opens, attributed (by the trace's own switches) to the workload.
+    let traces = ctf::open_all(&[&out]).unwrap();
+    let mut opens_by_sh = 0;
+    let mut discarded = 0;
+    for t in &traces {
+        for mut r in t.readers() {
+            let mut current = None;
+            while let Some(m) = r.next() {
+                match m.unwrap() {
+                    ctf::Message::Event => {
+                        let ev = r.event();
+                        match ev.name() {
+                            "sched_switch" => {
+                                current = ev.field("next_tid").and_then(|v| v.as_i64());
+                            }
+                            "syscall_entry_openat" if current == Some(work_tid) => {
+                                let name = ev.field("filename").and_then(|v| v.as_str());
+                                // Without the eBPF helper file names are empty.
+                                if name.is_none_or(|n| n == "/etc/hostname" || n.is_empty()) {
+                                    opens_by_sh += 1;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    ctf::Message::DiscardedEvents { count, .. } => discarded += count,
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert_eq!(discarded, 0, "the recording lost events");
+    assert!(
+        opens_by_sh >= 200,
+        "{opens_by_sh} opens of /etc/hostname attributed to the workload (200 made)"
     );
 }
 
@@ -567,18 +635,19 @@ fn parse_f64(v: &serde_json::Value) -> f64 {
 /// critpath` must follow the client into the server on the other host.
 #[test]
 fn two_hosts_sync_and_critpath() {
-    if !enabled("two_hosts_sync_and_critpath") {
-        return;
-    }
-    if !cfg!(feature = "bpf") {
-        eprintln!(
-            "two_hosts_sync_and_critpath: skipped: needs the eBPF helper for the TCP headers \
-             (cargo test --features bpf)"
-        );
+    if !testkit::root::root_with_feature_or_skip(
+        "two_hosts_sync_and_critpath",
+        "bpf",
+        cfg!(feature = "bpf"),
+    ) {
         return;
     }
     for tool in ["ip", "python3"] {
-        assert!(have(tool), "two_hosts_sync_and_critpath needs `{tool}`");
+        require_tool(
+            "two_hosts_sync_and_critpath",
+            tool,
+            "apt-get install iproute2 python3",
+        );
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
@@ -802,7 +871,11 @@ fn flight_recorder_snapshot_on_latency_rule() {
     if !enabled("flight_recorder_snapshot_on_latency_rule") {
         return;
     }
-    assert!(have("python3"), "the workload needs python3");
+    require_tool(
+        "flight_recorder_snapshot_on_latency_rule",
+        "python3",
+        "apt-get install python3",
+    );
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("fr");
@@ -1149,20 +1222,18 @@ fn analyses_agree_with_lttng_analyses() {
 /// recorder's local copy does.
 #[test]
 fn two_hosts_streamed_to_one_relayd() {
-    if !enabled("two_hosts_streamed_to_one_relayd") {
-        return;
-    }
-    if !cfg!(feature = "bpf") {
-        eprintln!(
-            "two_hosts_streamed_to_one_relayd: skipped: needs the eBPF helper for the TCP \
-             headers (cargo test --features bpf)"
-        );
+    if !testkit::root::root_with_feature_or_skip(
+        "two_hosts_streamed_to_one_relayd",
+        "bpf",
+        cfg!(feature = "bpf"),
+    ) {
         return;
     }
     for tool in ["ip", "python3", "lttng-relayd", "nsenter", "unshare"] {
-        assert!(
-            have(tool),
-            "two_hosts_streamed_to_one_relayd needs `{tool}`"
+        require_tool(
+            "two_hosts_streamed_to_one_relayd",
+            tool,
+            "apt-get install iproute2 python3 lttng-tools util-linux",
         );
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

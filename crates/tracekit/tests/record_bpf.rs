@@ -12,30 +12,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-
+/// Whether the test runs: root tests on, and built with the `bpf` feature.
 fn enabled(test: &str) -> bool {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("{test}: skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
-        return false;
-    }
-    if !cfg!(feature = "bpf") {
-        eprintln!("{test}: skipped (the stacks need the `bpf` feature: --features bpf)");
-        return false;
-    }
-    let uid = Command::new("id").arg("-u").output().expect("run id -u");
-    assert_eq!(
-        String::from_utf8_lossy(&uid.stdout).trim(),
-        "0",
-        "TRACEKIT_ROOT_TESTS=1 but not running as root"
-    );
-    if !Path::new(TRACEFS).join("instances").is_dir() {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status();
-    }
-    assert!(Path::new(TRACEFS).join("instances").is_dir());
-    true
+    testkit::root::root_with_feature_or_skip(test, "bpf", cfg!(feature = "bpf"))
 }
 
 fn tracekit() -> Command {
@@ -47,7 +26,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Starts `tracekit record -q -o OUT ARGS…` and waits until it traces.
 fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
-    let t0 = Instant::now();
     let rec = tracekit()
         .args(["record", "-q", "-o"])
         .arg(out)
@@ -55,17 +33,7 @@ fn start_recording(out: &Path, args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A new instance traces from its creation: tracing is on for the recording once
-    // sched_switch is enabled (after tracing was turned off) and tracing is on again.
-    let inst = Path::new(TRACEFS).join(format!("instances/tracekit-{}", rec.id()));
-    let is_one = |rel: &str| std::fs::read_to_string(inst.join(rel)).is_ok_and(|s| s.trim() == "1");
-    while !(is_one("events/sched/sched_switch/enable") && is_one("tracing_on")) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "recorder did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    testkit::root::wait_tracing(rec.id());
     rec
 }
 
@@ -184,8 +152,14 @@ fn stacks_where_a_sleeping_child_waits() {
         "the helper's own frames are trimmed: {wf:?}"
     );
     // The threshold is checked in the kernel: nothing under it was written...
+    // (and none of a wait that ended before it began: a thread woken while still switching
+    // out once made a 2^64 - 320 ns "delay").
     for s in &ts.samples {
         assert!(s.delay > 40_000_000, "a stack under the threshold: {s:?}");
+        assert!(
+            s.delay < 600_000_000_000,
+            "a stack of an impossible delay: {s:?}"
+        );
     }
     // ...so the short sleeps left no system-call stack (their other waits, e.g. for a CPU
     // while the machine is busy, may pass the off-CPU threshold).
@@ -416,4 +390,159 @@ fn io_analyses_name_the_files_a_workload_used() {
         check("lttng-analyses", &j);
     }
     eprintln!("io test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// The string arguments and the stacks in flight-recorder mode: a snapshot (SIGUSR1) holds
+/// the file names of the calls in its kernel buffers and the stacks of its span.
+#[test]
+fn flight_recorder_snapshot_has_strings_and_stacks() {
+    if !enabled("flight_recorder_snapshot_has_strings_and_stacks") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("tracekit-flight-input.dat");
+    std::fs::write(&input, b"flight").unwrap();
+    let out = tmp.path().join("fr");
+    let rec = tracekit()
+        .args(["record", "-q", "--flight-recorder", "16M", "-o"])
+        .arg(&out)
+        .args(["--events", "sched,syscalls", "--stacks", "offcpu>40ms"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    testkit::root::wait_tracing(rec.id());
+    let mut sleeper = Command::new("sleep").arg("0.15").spawn().unwrap();
+    let sleeper_tid = sleeper.id() as i32;
+    assert!(sleeper.wait().unwrap().success());
+    let cat = Command::new("cat").arg(&input).output().unwrap();
+    assert_eq!(cat.stdout, b"flight");
+    std::thread::sleep(Duration::from_millis(200));
+    let st = Command::new("kill")
+        .args(["-USR1", &rec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let snap = out.join("snapshot-1").join("kernel");
+    let t = Instant::now();
+    while !snap.join("metadata").is_file() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop_recording(rec);
+    // The file name, in the snapshot's openat of it.
+    let traces = ctf::open_all(&[&snap]).expect("open the snapshot");
+    let want = input.to_str().unwrap();
+    let mut named = 0;
+    for t in &traces {
+        for mut r in t.readers() {
+            while let Some(m) = r.next() {
+                if m.expect("decode") == ctf::Message::Event {
+                    let ev = r.event();
+                    if ev.name() == "syscall_entry_openat"
+                        && ev.field("filename").and_then(|v| v.as_str()).as_deref() == Some(want)
+                    {
+                        named += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(named >= 1, "no openat of {want} named in the snapshot");
+    // The sleeper's off-CPU stack, where it slept.
+    let ts = stacks_of(&snap);
+    let off: Vec<_> = ts
+        .samples
+        .iter()
+        .filter(|s| s.kind == kernel::stacks::StackKind::OffCpu && s.tid == sleeper_tid)
+        .collect();
+    assert!(
+        !off.is_empty(),
+        "no off-CPU stack of the sleeper in the snapshot"
+    );
+    let frames: Vec<String> = off[0].kstack.iter().map(|a| ts.symbols.name(*a)).collect();
+    assert!(
+        frames
+            .iter()
+            .any(|f| f == "do_nanosleep" || f == "hrtimer_nanosleep"),
+        "{frames:?}"
+    );
+    eprintln!("flight test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// `connect`'s socket address, in lttng-modules 2.13's `syscall_entry_connect` fields
+/// (`family`, `dport`, `v4addr`, `v6addr`), for an IPv4 and an IPv6 connection of a client.
+#[test]
+fn connect_records_the_socket_address() {
+    if !enabled("connect_records_the_socket_address") {
+        return;
+    }
+    testkit::root::require_tool(
+        "connect_records_the_socket_address",
+        "python3",
+        "apt-get install python3",
+    );
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let l4 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let l6 = std::net::TcpListener::bind("[::1]:0").ok();
+    let p4 = l4.local_addr().unwrap().port();
+    let p6 = l6.as_ref().map(|l| l.local_addr().unwrap().port());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("kernel");
+    let rec = start_recording(&out, &["--events", "sched,syscalls"]);
+    let script = format!(
+        "import socket, sys\n\
+         socket.create_connection(('127.0.0.1', {p4})).close()\n\
+         if {p6} > 0: socket.create_connection(('::1', {p6})).close()\n",
+        p6 = p6.unwrap_or(0)
+    );
+    let py = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    stop_recording(rec);
+    let mut seen: Vec<(i64, i64, Vec<i64>, Vec<i64>)> = Vec::new();
+    for t in ctf::open_all(&[&out]).expect("open the trace") {
+        for mut r in t.readers() {
+            while let Some(m) = r.next() {
+                if m.expect("decode") != ctf::Message::Event {
+                    continue;
+                }
+                let ev = r.event();
+                if ev.name() != "syscall_entry_connect" {
+                    continue;
+                }
+                let int = |f: &str| ev.field(f).and_then(|v| v.as_i64()).unwrap_or(-1);
+                let seq = |f: &str| -> Vec<i64> {
+                    match ev.field(f).map(|v| v.to_value()) {
+                        Some(ctf::value::Value::Array(a)) => a
+                            .iter()
+                            .filter_map(|e| e.as_int())
+                            .map(|e| e as i64)
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                seen.push((int("family"), int("dport"), seq("v4addr"), seq("v6addr")));
+            }
+        }
+    }
+    assert!(
+        seen.contains(&(2, p4 as i64, vec![127, 0, 0, 1], vec![])),
+        "no connect to 127.0.0.1:{p4} in {seen:?}"
+    );
+    if let Some(p6) = p6 {
+        assert!(
+            seen.contains(&(10, p6 as i64, vec![], vec![0, 0, 0, 0, 0, 0, 0, 1])),
+            "no connect to [::1]:{p6} in {seen:?}"
+        );
+    }
+    eprintln!("connect test: {:.1} s", t0.elapsed().as_secs_f64());
 }

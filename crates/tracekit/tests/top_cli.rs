@@ -340,8 +340,7 @@ static RECORDING: Mutex<()> = Mutex::new(());
 /// Root: a local recording shown as it is made, kept readable.
 #[test]
 fn local_recording_followed_and_kept() {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
+    if !testkit::root::root_or_skip("local_recording_followed_and_kept") {
         return;
     }
     let _one = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
@@ -426,8 +425,7 @@ fn free_ports<const N: usize>() -> [u16; N] {
 /// (`top net://…`), and the windows shown are those of the recording's own copy replayed.
 #[test]
 fn relay_session_shown_live() {
-    if std::env::var("TRACEKIT_ROOT_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped (set TRACEKIT_ROOT_TESTS=1 to run the root/tracefs tests)");
+    if !testkit::root::root_or_skip("relay_session_shown_live") {
         return;
     }
     let _one = RECORDING.lock().unwrap_or_else(|e| e.into_inner());

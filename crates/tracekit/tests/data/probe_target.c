@@ -1,5 +1,6 @@
-/* tracekit's uprobe test (tests/record_filters.rs): `probe_target N` calls tk_probe_target
-   and passes a USDT probe site N times. */
+/* tracekit's uprobe test (tests/record_filters.rs): `probe_target N [MS]` calls
+   tk_probe_target and passes a USDT probe site N times, then (with MS) spends MS ms in
+   tk_slow. */
 #include <stdlib.h>
 #include <unistd.h>
 /* A USDT probe site without <sys/sdt.h>: the stapsdt ELF note (type 3, owner "stapsdt";
@@ -25,11 +26,17 @@ __attribute__((noinline)) int tk_probe_target(int i) {
   __asm__ __volatile__("" ::: "memory");
   return i * 2;
 }
+__attribute__((noinline)) void tk_slow(int ms) {
+  usleep(ms * 1000);
+  __asm__ __volatile__("" ::: "memory");
+}
 int main(int argc, char **argv) {
   int n = atoi(argv[1]), s = 0;
   for (int i = 0; i < n; i++) {
     s += tk_probe_target(i);
     TK_SDT(tkprov, tick);
   }
+  if (argc > 2)
+    tk_slow(atoi(argv[2]));
   return s == -1;
 }
