@@ -56,6 +56,19 @@ pub mod cmd {
     pub const GET_CONFIGURATION: u32 = 22;
 }
 
+/// The close commands of [`cmd::CLOSE_TRACE_CHUNK`] (`enum lttng_trace_chunk_command_type`).
+pub mod close_command {
+    /// Move the chunk to the session's `archives/` (a rotation).
+    pub const MOVE_TO_COMPLETED: u32 = 0;
+    /// Leave the chunk where it is.
+    pub const NO_OPERATION: u32 = 1;
+    /// Delete the chunk's files (`lttng clear`).
+    pub const DELETE: u32 = 2;
+}
+
+/// `LTTCOMM_RELAYD_CONFIGURATION_FLAG_CLEAR_ALLOWED`: the relay lets sessions be cleared.
+pub const CONFIGURATION_FLAG_CLEAR_ALLOWED: u64 = 1;
+
 /// `LTTNG_OK`, the success return code of replies.
 pub const RET_OK: u32 = 10;
 /// `LTTNG_ERR_UNK`, an unspecified error.

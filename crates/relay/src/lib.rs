@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
+mod chunk;
 mod consumer;
 mod state;
 mod viewer;
