@@ -298,21 +298,23 @@ impl Viewer {
         }
         let closed = s.connection_closed;
         let created = self.make_cursors(&inner, session_id, false);
-        // Streams that may still give this viewer something.
+        // Streams that may still give this viewer something: a session that ended may have
+        // streams this viewer has not read to their end (or not seen yet: `created`).
         let live = self
             .cursors
             .iter()
             .filter_map(|(h, c)| inner.streams.get(h).map(|st| (st, c)))
             .filter(|(st, c)| {
                 st.session == session_id
-                    && if st.metadata {
-                        !st.finished(closed) || st.size > c.metadata_sent
-                    } else {
-                        !st.finished(closed)
-                    }
+                    && (!st.finished(closed)
+                        || if st.metadata {
+                            st.size > c.metadata_sent
+                        } else {
+                            st.indexes.len() > c.index_sent
+                        })
             })
             .count();
-        if closed && live == 0 {
+        if closed && live == 0 && created.is_empty() {
             return ViewerReply::NewStreams {
                 status: v::NEW_STREAMS_HUP,
                 streams: Vec::new(),
