@@ -58,7 +58,8 @@ fn file_name(n: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Everything the relay knows; one lock, held briefly (no I/O but index entries under it).
+/// Everything the relay knows; one lock, held briefly: the I/O under it is index entries,
+/// creating a stream's files, and a rotation's renames (and a clear's deletion, rare).
 pub struct Registry {
     output: PathBuf,
     inner: Mutex<Inner>,
