@@ -73,9 +73,13 @@ struct LiveStream {
     /// An index whose packet the relay asked to fetch again.
     pending: Option<ViewerIndex>,
     ended: bool,
-    /// The stream's channel (file) name, and its place in the tie order ([`State::rank`]).
+    /// The stream's channel (file) name, its stream class and instance ids once a packet
+    /// told them, and its place in the tie order ([`State::rank`]).
     channel: String,
+    ids: Option<(u64, Option<u64>)>,
     rank: usize,
+    /// An event of it came out after a later one of another stream (said once).
+    late_told: bool,
 }
 
 struct State {
@@ -251,15 +255,21 @@ impl State {
                 pending: None,
                 ended: false,
                 channel: d.channel_name.clone(),
+                ids: None,
                 rank: 0,
+                late_told: false,
             });
         }
         self.rank();
         Ok(())
     }
 
-    /// Orders events of the same time as a read of the trace files does: by trace, then
-    /// stream (file) name, numbers in names compared as numbers (`chan_2` before `chan_10`).
+    /// Orders events of the same time as a read of the written trace does (`ctf::Merger`
+    /// over `ctf::trace::open_all`): by relay, then trace directory, then stream class and
+    /// instance ids (from the packet headers); a stream whose first packet has not come yet
+    /// goes first (it holds back events of its time: nothing comes out of order when its
+    /// ids turn out larger), then by file name, numbers in names compared as numbers
+    /// (`chan_2` before `chan_10`).
     fn rank(&mut self) {
         fn key(name: &str) -> (&str, u64) {
             let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
@@ -267,9 +277,14 @@ impl State {
             (stem, num.parse().unwrap_or(0))
         }
         let mut order: Vec<usize> = (0..self.streams.len()).collect();
+        let traces = &self.traces;
         order.sort_by(|&a, &b| {
             let (sa, sb) = (&self.streams[a], &self.streams[b]);
-            (sa.trace, key(&sa.channel)).cmp(&(sb.trace, key(&sb.channel)))
+            let k = |s: &'_ LiveStream| {
+                let t = &traces[s.trace];
+                (t.relay, t.path.clone(), s.ids, s.trace)
+            };
+            (k(sa), key(&sa.channel)).cmp(&(k(sb), key(&sb.channel)))
         });
         for (rank, i) in order.into_iter().enumerate() {
             self.streams[i].rank = rank;
@@ -451,6 +466,7 @@ impl State {
                             s.reader.feed(bytes, Some(t));
                             s.through = s.through.max(end);
                             self.advance(i, options.time_map.as_ref());
+                            self.learn_ids(i);
                             return Ok(true);
                         }
                         Packet::NeedMetadata => self.refresh_metadata(ti)?,
@@ -485,6 +501,40 @@ impl State {
                 why: format!("stream {id}: the relay failed (status {})", index.status),
             }),
         }
+    }
+
+    /// Warns (once per stream) that stream `i` gives an item of `ts`, older than one of
+    /// `last` already given.
+    #[cold]
+    fn told_late(&mut self, i: usize, ts: i64, last: i64) {
+        let s = &mut self.streams[i];
+        if s.late_told {
+            return;
+        }
+        s.late_told = true;
+        let t = &self.traces[s.trace];
+        self.warnings.push(Diagnostic::warning(format!(
+            "relay {}: stream {}/{} gives events older than ones already read ({ts} ns after \
+             {last} ns): the relay announced it too late to keep the order",
+            self.relays[s.relay].conn.addr, t.path, s.channel
+        )));
+    }
+
+    /// Takes stream `i`'s class and instance ids from its first event's packet, for the tie
+    /// order.
+    fn learn_ids(&mut self, i: usize) {
+        let s = &self.streams[i];
+        if s.ids.is_some() || !matches!(s.cur, Some((_, Item::Event))) {
+            return;
+        }
+        let ev = s.reader.event();
+        let instance = ev
+            .packet_header()
+            .and_then(|h| h.field("stream_instance_id"))
+            .and_then(|f| f.as_u64());
+        let ids = Some((ev.stream_class_id(), instance));
+        self.streams[i].ids = ids;
+        self.rank();
     }
 
     /// Whether every session is closed and every stream read to its end.
@@ -549,14 +599,17 @@ impl Source for LiveSource {
         let mut summary = Summary::default();
         let notices = sink.wants_notices();
         let idle_min = Duration::from_millis(2);
+        // The time of the last item given: a stream the relay announced too late to hold
+        // back the others (its events older than ones given) is said, not hidden.
+        let mut last_ts = i64::MIN;
         let mut idle = idle_min;
         let outcome: Result<(), Error> = (|| loop {
-            // The earliest item any stream holds, ties in trace then stream order.
+            // The earliest item any stream holds, ties in the order of the written trace.
             let cand = st
                 .streams
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| s.cur.map(|(t, _)| (t, st.traces[s.trace].trace.index, i)))
+                .filter_map(|(i, s)| s.cur.map(|(t, _)| (t, s.rank, i)))
                 .min();
             // A stream known through the candidate's time may still hold an event of that
             // same time (its packet's end is its last event's time): it goes first if it
@@ -579,6 +632,10 @@ impl Source for LiveSource {
             if blocked.is_empty() {
                 if let Some((ts, _, i)) = cand {
                     let (_, item) = st.streams[i].cur.expect("a candidate");
+                    if ts < last_ts {
+                        st.told_late(i, ts, last_ts);
+                    }
+                    last_ts = ts;
                     let flow = match item {
                         Item::Event => sink.event(&st.streams[i].reader.event(), ts),
                         Item::Loss(kind, count) if notices => sink.notice(&Notice {

@@ -56,6 +56,19 @@ pub mod cmd {
     pub const GET_CONFIGURATION: u32 = 22;
 }
 
+/// The close commands of [`cmd::CLOSE_TRACE_CHUNK`] (`enum lttng_trace_chunk_command_type`).
+pub mod close_command {
+    /// Move the chunk to the session's `archives/` (a rotation).
+    pub const MOVE_TO_COMPLETED: u32 = 0;
+    /// Leave the chunk where it is.
+    pub const NO_OPERATION: u32 = 1;
+    /// Delete the chunk's files (`lttng clear`).
+    pub const DELETE: u32 = 2;
+}
+
+/// `LTTCOMM_RELAYD_CONFIGURATION_FLAG_CLEAR_ALLOWED`: the relay lets sessions be cleared.
+pub const CONFIGURATION_FLAG_CLEAR_ALLOWED: u64 = 1;
+
 /// `LTTNG_OK`, the success return code of replies.
 pub const RET_OK: u32 = 10;
 /// `LTTNG_ERR_UNK`, an unspecified error.
@@ -66,6 +79,9 @@ pub const VERSION_MAJOR: u32 = 2;
 pub const VERSION_MINOR: u32 = 13;
 /// The oldest minor version whose formats this crate knows.
 pub const MIN_MINOR: u32 = 11;
+
+/// The longest path a reply may carry.
+const MAX_PATH: u64 = 65536;
 
 /// The header of every control command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,20 +103,14 @@ impl ControlHeader {
     /// Decodes a header from the start of `buf`; a `data_size` above [`MAX_PAYLOAD`] is an error.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf, 0, "relayd command header");
-        let h = ControlHeader {
-            circuit_id: r.u64()?,
-            data_size: r.u64()?,
-            cmd: r.u32()?,
-            cmd_version: r.u32()?,
-        };
-        if h.data_size > MAX_PAYLOAD {
-            return Err(r.invalid(
-                "data_size",
-                8,
-                format!("{} bytes is more than {MAX_PAYLOAD}", h.data_size),
-            ));
-        }
-        Ok(h)
+        let circuit_id = r.u64()?;
+        let h = r.command_header(MAX_PAYLOAD)?;
+        Ok(ControlHeader {
+            circuit_id,
+            data_size: h.data_size,
+            cmd: h.cmd,
+            cmd_version: h.cmd_version,
+        })
     }
 
     /// Appends the header.
@@ -134,28 +144,13 @@ impl DataHeader {
     /// Decodes a header from the start of `buf`; a `data_size` above [`MAX_PAYLOAD`] is an error.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf, 0, "relayd data header");
-        let h = DataHeader {
+        Ok(DataHeader {
             circuit_id: r.u64()?,
             stream_id: r.u64()?,
             net_seq_num: r.u64()?,
-            data_size: r.u32()?,
-            padding_size: r.u32()?,
-        };
-        if u64::from(h.data_size) > MAX_PAYLOAD {
-            return Err(r.invalid(
-                "data_size",
-                24,
-                format!("{} bytes is more than {MAX_PAYLOAD}", h.data_size),
-            ));
-        }
-        if u64::from(h.padding_size) > MAX_PAYLOAD {
-            return Err(r.invalid(
-                "padding_size",
-                28,
-                format!("{} bytes is more than {MAX_PAYLOAD}", h.padding_size),
-            ));
-        }
-        Ok(h)
+            data_size: r.size_u32("data_size", MAX_PAYLOAD)?,
+            padding_size: r.size_u32("padding_size", MAX_PAYLOAD)?,
+        })
     }
 
     /// Appends the header.
@@ -185,18 +180,10 @@ impl MetadataPrefix {
     /// Decodes the prefix from the start of a payload.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf, ControlHeader::SIZE, "SEND_METADATA");
-        let p = MetadataPrefix {
+        Ok(MetadataPrefix {
             stream_id: r.u64()?,
-            padding_size: r.u32()?,
-        };
-        if u64::from(p.padding_size) > MAX_PAYLOAD {
-            return Err(r.invalid(
-                "padding_size",
-                8,
-                format!("{} bytes is more than {MAX_PAYLOAD}", p.padding_size),
-            ));
-        }
-        Ok(p)
+            padding_size: r.size_u32("padding_size", MAX_PAYLOAD)?,
+        })
     }
 }
 
@@ -523,14 +510,7 @@ impl ControlCommand {
             cmd::SEND_METADATA => {
                 let mut r = Reader::new(payload, base, "SEND_METADATA");
                 let stream_id = r.u64()?;
-                let padding_size = r.u32()?;
-                if u64::from(padding_size) > MAX_PAYLOAD {
-                    return Err(r.invalid(
-                        "padding_size",
-                        8,
-                        format!("{padding_size} bytes is more than {MAX_PAYLOAD}"),
-                    ));
-                }
+                let padding_size = r.size_u32("padding_size", MAX_PAYLOAD)?;
                 ControlCommand::SendMetadata {
                     stream_id,
                     padding_size,
@@ -927,10 +907,7 @@ impl ControlReply {
             cmd::CREATE_SESSION => {
                 let session_id = r.u64()?;
                 let ret_code = r.u32()?;
-                let len = r.u32()?;
-                if u64::from(len) > 65536 {
-                    return Err(r.invalid("output_path_length", 12, format!("{len} bytes")));
-                }
+                let len = r.size_u32("output_path_length", MAX_PATH)?;
                 ControlReply::CreateSession {
                     session_id,
                     ret_code,
@@ -943,10 +920,7 @@ impl ControlReply {
             },
             cmd::CLOSE_TRACE_CHUNK => {
                 let ret_code = r.u32()?;
-                let len = r.u32()?;
-                if u64::from(len) > 65536 {
-                    return Err(r.invalid("path_length", 4, format!("{len} bytes")));
-                }
+                let len = r.size_u32("path_length", MAX_PATH)?;
                 ControlReply::CloseTraceChunk {
                     ret_code,
                     path: r.string(len as usize, "path")?,

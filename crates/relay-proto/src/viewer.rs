@@ -128,20 +128,13 @@ impl ViewerHeader {
     /// Decodes a header from the start of `buf`.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf, 0, "viewer request header");
-        let h = ViewerHeader {
-            data_size: r.u64()?,
-            cmd: r.u32()?,
-            cmd_version: r.u32()?,
-        };
         // Every request payload is a small fixed struct.
-        if h.data_size > 4096 {
-            return Err(r.invalid(
-                "data_size",
-                0,
-                format!("{} bytes for a viewer request", h.data_size),
-            ));
-        }
-        Ok(h)
+        let h = r.command_header(4096)?;
+        Ok(ViewerHeader {
+            data_size: h.data_size,
+            cmd: h.cmd,
+            cmd_version: h.cmd_version,
+        })
     }
 }
 
@@ -498,15 +491,7 @@ impl ViewerReply {
         let reply = match cmd {
             cmd::CONNECT => ViewerReply::Connect(Connect::read(&mut r)?),
             cmd::LIST_SESSIONS => {
-                let n = r.u32()?;
-                if n > MAX_ITEMS {
-                    return Err(r.invalid("sessions_count", 0, format!("{n} sessions")));
-                }
-                if r.remaining() < n as usize * SessionInfo::SIZE {
-                    return Err(DecodeError::Incomplete {
-                        needed: n as usize * SessionInfo::SIZE - r.remaining(),
-                    });
-                }
+                let n = r.count("sessions_count", MAX_ITEMS, SessionInfo::SIZE)?;
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
                     v.push(SessionInfo {
@@ -522,15 +507,7 @@ impl ViewerReply {
             }
             cmd::ATTACH_SESSION | cmd::GET_NEW_STREAMS => {
                 let status = r.u32()?;
-                let n = r.u32()?;
-                if n > MAX_ITEMS {
-                    return Err(r.invalid("streams_count", 4, format!("{n} streams")));
-                }
-                if r.remaining() < n as usize * StreamInfo::SIZE {
-                    return Err(DecodeError::Incomplete {
-                        needed: n as usize * StreamInfo::SIZE - r.remaining(),
-                    });
-                }
+                let n = r.count("streams_count", MAX_ITEMS, StreamInfo::SIZE)?;
                 let mut streams = Vec::with_capacity(n as usize);
                 for _ in 0..n {
                     streams.push(StreamInfo::read(&mut r)?);
@@ -554,15 +531,8 @@ impl ViewerReply {
             }),
             cmd::GET_PACKET => {
                 let status = r.u32()?;
-                let len = r.u32()?;
+                let len = r.size_u32("len", MAX_PAYLOAD)?;
                 let flags = r.u32()?;
-                if u64::from(len) > MAX_PAYLOAD {
-                    return Err(r.invalid(
-                        "len",
-                        4,
-                        format!("{len} bytes is more than {MAX_PAYLOAD}"),
-                    ));
-                }
                 // Only a packet that was read carries its bytes.
                 let n = if status == PACKET_OK { len as usize } else { 0 };
                 ViewerReply::Packet {
@@ -572,15 +542,8 @@ impl ViewerReply {
                 }
             }
             cmd::GET_METADATA => {
-                let len = r.u64()?;
+                let len = r.size_u64("len", MAX_PAYLOAD)?;
                 let status = r.u32()?;
-                if len > MAX_PAYLOAD {
-                    return Err(r.invalid(
-                        "len",
-                        0,
-                        format!("{len} bytes is more than {MAX_PAYLOAD}"),
-                    ));
-                }
                 ViewerReply::Metadata {
                     status,
                     data: r.bytes(len as usize)?.to_vec(),

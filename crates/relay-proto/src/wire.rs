@@ -71,6 +71,58 @@ impl<'a> Reader<'a> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
+    /// A `u64` size field, refused above `limit` (before anything that size is allocated).
+    pub(crate) fn size_u64(&mut self, field: &'static str, limit: u64) -> Result<u64, DecodeError> {
+        let at = self.pos;
+        let v = self.u64()?;
+        if v > limit {
+            return Err(self.invalid(field, at, format!("{v} bytes is more than {limit}")));
+        }
+        Ok(v)
+    }
+
+    /// A `u32` size field, refused above `limit`.
+    pub(crate) fn size_u32(&mut self, field: &'static str, limit: u64) -> Result<u32, DecodeError> {
+        let at = self.pos;
+        let v = self.u32()?;
+        if u64::from(v) > limit {
+            return Err(self.invalid(field, at, format!("{v} bytes is more than {limit}")));
+        }
+        Ok(v)
+    }
+
+    /// A `u32` count of items of `item_size` bytes each that follow: refused above `limit`,
+    /// and incomplete until they are all there.
+    pub(crate) fn count(
+        &mut self,
+        field: &'static str,
+        limit: u32,
+        item_size: usize,
+    ) -> Result<u32, DecodeError> {
+        let at = self.pos;
+        let n = self.u32()?;
+        if n > limit {
+            return Err(self.invalid(field, at, format!("{n} items is more than {limit}")));
+        }
+        let need = n as usize * item_size;
+        if self.remaining() < need {
+            return Err(DecodeError::Incomplete {
+                needed: need - self.remaining(),
+            });
+        }
+        Ok(n)
+    }
+
+    /// The part control and viewer request headers share: the payload size (refused above
+    /// `limit`), the command and its version.
+    pub(crate) fn command_header(&mut self, limit: u64) -> Result<CommandHeader, DecodeError> {
+        Ok(CommandHeader {
+            data_size: self.size_u64("data_size", limit)?,
+            cmd: self.u32()?,
+            cmd_version: self.u32()?,
+        })
+    }
+
     /// A boolean byte (0 or 1).
     pub(crate) fn flag(&mut self, field: &'static str) -> Result<bool, DecodeError> {
         let at = self.pos;
@@ -127,6 +179,13 @@ impl<'a> Reader<'a> {
         }
         Ok(())
     }
+}
+
+/// What [`Reader::command_header`] reads.
+pub(crate) struct CommandHeader {
+    pub(crate) data_size: u64,
+    pub(crate) cmd: u32,
+    pub(crate) cmd_version: u32,
 }
 
 pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {

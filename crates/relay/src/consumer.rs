@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use relay_proto::control::{
-    cmd, ControlCommand, ControlHeader, ControlReply, DataHeader, MetadataPrefix, MIN_MINOR,
-    RET_ERR_UNK, RET_OK, VERSION_MAJOR, VERSION_MINOR,
+    cmd, ControlCommand, ControlHeader, ControlReply, DataHeader, MetadataPrefix,
+    CONFIGURATION_FLAG_CLEAR_ALLOWED, MIN_MINOR, RET_ERR_UNK, RET_OK, VERSION_MAJOR, VERSION_MINOR,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -156,9 +156,10 @@ impl Control {
                 self.version = Some((major, minor));
                 Ok(reply)
             }
+            // Clearing is allowed, as lttng-relayd allows it unless told not to.
             ControlCommand::GetConfiguration { .. } => Ok(ControlReply::GetConfiguration {
                 ret_code: RET_OK,
-                flags: 0,
+                flags: CONFIGURATION_FLAG_CLEAR_ALLOWED,
             }),
             ControlCommand::CreateSession(s) => match self.reg.create_session(&s) {
                 Ok((session_id, output_path)) => {
@@ -182,11 +183,15 @@ impl Control {
                     return (reply, Some(format!("create session: {e}")));
                 }
             },
-            ControlCommand::CreateTraceChunk { chunk_id, .. } => self.current().map(|id| {
-                if let Some(s) = self.reg.lock().sessions.get_mut(&id) {
-                    s.chunks.push(chunk_id);
-                }
-                ok.clone()
+            ControlCommand::CreateTraceChunk {
+                chunk_id,
+                creation_timestamp,
+                override_name,
+            } => self.current().and_then(|id| {
+                self.reg
+                    .lock()
+                    .create_chunk(id, chunk_id, creation_timestamp, override_name)
+                    .map(|()| ok.clone())
             }),
             ControlCommand::AddStream(a) => self
                 .current()
@@ -285,38 +290,35 @@ impl Control {
                     Ok(ok.clone())
                 })
             }
-            ControlCommand::RotateStreams { new_chunk_id, .. } => {
-                if let Some(c) = new_chunk_id {
-                    log(format_args!(
-                        "rotation to trace chunk {c} is not supported: the streams keep their files"
-                    ));
-                }
-                Ok(ok.clone())
+            ControlCommand::RotateStreams {
+                new_chunk_id,
+                positions,
+                ..
+            } => self
+                .reg
+                .lock()
+                .rotate_streams(new_chunk_id, &positions, &self.owned)
+                .map(|()| ok.clone()),
+            ControlCommand::CloseTraceChunk {
+                chunk_id,
+                close_timestamp,
+                close_command,
+            } => self.current().and_then(|id| {
+                let path =
+                    self.reg
+                        .lock()
+                        .close_chunk(id, chunk_id, close_timestamp, close_command)?;
+                Ok(ControlReply::CloseTraceChunk {
+                    ret_code: RET_OK,
+                    path,
+                })
+            }),
+            ControlCommand::TraceChunkExists { chunk_id } => {
+                self.current().map(|id| ControlReply::TraceChunkExists {
+                    ret_code: RET_OK,
+                    exists: self.reg.lock().chunk_exists(id, chunk_id),
+                })
             }
-            ControlCommand::CloseTraceChunk { chunk_id, .. } => self.current().map(|id| {
-                let mut inner = self.reg.lock();
-                let s = inner.sessions.get_mut(&id);
-                let path = s.map(|s| {
-                    s.chunks.retain(|&c| c != chunk_id);
-                    s.rel_dir.clone()
-                });
-                ControlReply::CloseTraceChunk {
-                    ret_code: RET_OK,
-                    path: path.unwrap_or_default(),
-                }
-            }),
-            ControlCommand::TraceChunkExists { chunk_id } => self.current().map(|id| {
-                let exists = self
-                    .reg
-                    .lock()
-                    .sessions
-                    .get(&id)
-                    .is_some_and(|s| s.chunks.contains(&chunk_id));
-                ControlReply::TraceChunkExists {
-                    ret_code: RET_OK,
-                    exists,
-                }
-            }),
             ControlCommand::Other {
                 cmd: cmd::START_DATA,
                 ..
@@ -408,6 +410,13 @@ async fn data_loop(sock: &mut TcpStream, reg: &Registry, id: u64) -> Result<(), 
         let h = DataHeader::decode(&hbuf).map_err(|e| e.to_string())?;
         let (file, offset, path) = {
             let mut inner = reg.lock();
+            if inner
+                .streams
+                .get(&h.stream_id)
+                .is_some_and(|s| !s.metadata && !s.writing && s.writer.is_none_or(|w| w == id))
+            {
+                inner.packet_starts(h.stream_id, h.net_seq_num)?;
+            }
             let s = inner
                 .streams
                 .get_mut(&h.stream_id)

@@ -4,7 +4,9 @@
 //!
 //! Traces are written as `lttng-relayd` writes them: `OUTPUT/HOST/SESSION-DATE/` then the
 //! stream's path (`ust/uid/0/64-bit/`), the stream files, `metadata` and CTF packet indexes
-//! in `index/`; files are 0600 and directories 0700.
+//! in `index/`; files are 0600 and directories 0700. Session rotations and clears move and
+//! delete trace chunks as `lttng-relayd` does (see the `chunk` module): archives in
+//! `SESSION-DATE/archives/BEGIN-END-ID/`.
 //!
 //! Unlike `lttng-relayd`, any number of viewers may attach to one session: each viewer
 //! connection keeps its own positions in the streams. Each connection is served by a task of
@@ -22,6 +24,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
+mod chunk;
 mod consumer;
 mod state;
 mod viewer;

@@ -1,14 +1,17 @@
 //! Sessions and streams, shared by every connection.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::Component::Normal;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use relay_proto::control::{AddStream, CreateSession, RelayIndex};
+use relay_proto::control::{close_command, AddStream, CreateSession, RelayIndex, RotationPosition};
 use relay_proto::index::{self, PacketIndex};
+
+use crate::chunk::{Chunk, TMP_NEW, TMP_OLD};
 
 /// Most packets of a stream whose index or data is waiting for the other half; a peer
 /// sending more is not a consumer daemon.
@@ -55,7 +58,8 @@ fn file_name(n: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Everything the relay knows; one lock, held briefly (no I/O but index entries under it).
+/// Everything the relay knows; one lock, held briefly: the I/O under it is index entries,
+/// creating a stream's files, and a rotation's renames (and a clear's deletion, rare).
 pub struct Registry {
     output: PathBuf,
     inner: Mutex<Inner>,
@@ -86,7 +90,15 @@ pub(crate) struct Session {
     pub(crate) traces: HashMap<String, u64>,
     /// Viewers attached.
     pub(crate) viewers: u32,
-    pub(crate) chunks: Vec<u64>,
+    /// Trace chunks not completed yet, by id.
+    pub(crate) chunks: BTreeMap<u64, Chunk>,
+    /// The chunk new streams and rotated streams write to.
+    current_chunk: Option<u64>,
+    /// The chunk a CREATE_TRACE_CHUNK replaced, until its CLOSE_TRACE_CHUNK.
+    pending_closure: Option<u64>,
+    /// A chunk was moved to `archives/`: later chunks are named directories too.
+    has_rotated: bool,
+    snapshot: bool,
 }
 
 /// A stream: a data stream or a metadata stream.
@@ -96,9 +108,24 @@ pub(crate) struct Stream {
     pub(crate) channel_name: String,
     pub(crate) path_name: String,
     pub(crate) metadata: bool,
+    /// Its path below a chunk's directory (`ust/uid/0/64-bit`).
+    rel: PathBuf,
+    /// The trace chunk it writes to (none after a rotation to no chunk).
+    chunk: Option<u64>,
+    /// A rotation to another chunk asked for and not done yet.
+    rotation: Option<Rotation>,
+    /// The last index received: its packet's CTF sequence number and network sequence number.
+    last_index: Option<(u64, u64)>,
+    /// The file written now, and its number: 0, then one more at each rotation.
     pub(crate) file: Arc<File>,
+    pub(crate) seg: u32,
+    /// The files of earlier rotations with their sizes, by number, for live viewers still
+    /// reading them (kept for live sessions only).
+    pub(crate) old_segs: Vec<Option<(Arc<File>, u64)>>,
     pub(crate) file_path: PathBuf,
     index_file: Option<File>,
+    /// Entries in `index_file`.
+    index_entries: usize,
     /// Bytes of complete packets (or metadata) in the file.
     pub(crate) size: u64,
     /// A data connection is writing a packet.
@@ -109,12 +136,15 @@ pub(crate) struct Stream {
     pub(crate) writer: Option<u64>,
     /// Sequence number of the last packet written (`u64::MAX`: none).
     pub(crate) last_data_seq: u64,
-    /// Packets written whose index has not come, by sequence number: their offset and size.
-    data_waiting: HashMap<u64, u64>,
+    /// Packets written whose index has not come, by sequence number: their file's number and
+    /// offset.
+    data_waiting: HashMap<u64, (u32, u64)>,
     /// Indexes whose packet has not come, by sequence number.
     pub(crate) index_waiting: HashMap<u64, RelayIndex>,
-    /// Index entries of the packets written and indexed, in file order.
+    /// Index entries of the packets written and indexed, in file order, and each one's file
+    /// number.
     pub(crate) indexes: Vec<PacketIndex>,
+    pub(crate) index_segs: Vec<u32>,
     /// The last live beacon: no events up to this timestamp; and the CTF stream id.
     pub(crate) beacon: Option<(u64, u64)>,
     /// From close-stream: the sequence number of the last packet.
@@ -137,6 +167,26 @@ impl Stream {
                 Some(last) => self.metadata || seq_reached(self.last_data_seq, last),
             }
     }
+}
+
+/// A stream's move to another trace chunk (ROTATE_STREAMS).
+struct Rotation {
+    /// The chunk it moves to.
+    to: Option<u64>,
+    /// The CTF sequence number of the first packet to go to the new chunk.
+    at_packet_seq: u64,
+    /// Which packets stay in the old chunk, by network sequence number, once known.
+    boundary: Boundary,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Boundary {
+    /// Not known yet: the index of the last packet of the old chunk has not come.
+    Unknown,
+    /// Every packet from now on goes to the new chunk.
+    AllNew,
+    /// Packets up to this network sequence number stay in the old chunk.
+    After(u64),
 }
 
 /// Whether sequence number `have` is at or after `want` (`u64::MAX`: before 0), as the
@@ -227,7 +277,17 @@ impl Registry {
                 streams: Vec::new(),
                 traces: HashMap::new(),
                 viewers: 0,
-                chunks: c.current_chunk_id.into_iter().collect(),
+                // A chunk created earlier (on another connection of the session daemon) is
+                // the session's first; its files go into the session directory.
+                chunks: c
+                    .current_chunk_id
+                    .map(|id| (id, Chunk::new(id, c.creation_time, String::new())))
+                    .into_iter()
+                    .collect(),
+                current_chunk: c.current_chunk_id,
+                pending_closure: None,
+                has_rotated: false,
+                snapshot: c.snapshot,
             },
         );
         Ok((id, rel_dir))
@@ -254,25 +314,25 @@ impl Registry {
         let s = sessions
             .get_mut(&session)
             .ok_or_else(|| format!("no session {session}"))?;
-        let dir = s.dir.join(&rel);
         let metadata = a.channel_name == "metadata";
-        let file_path = dir.join(&a.channel_name);
-        if streams.values().any(|st| st.file_path == file_path) {
-            return Err(format!("stream {} added twice", file_path.display()));
+        if streams
+            .values()
+            .any(|st| st.session == session && st.rel == rel && st.channel_name == a.channel_name)
+        {
+            return Err(format!(
+                "stream {}/{} added twice",
+                rel.display(),
+                a.channel_name
+            ));
         }
-        make_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let file = create_file(&file_path).map_err(|e| format!("{}: {e}", file_path.display()))?;
-        let index_file = if metadata {
-            None
-        } else {
-            let idir = dir.join("index");
-            make_dir(&idir).map_err(|e| format!("{}: {e}", idir.display()))?;
-            let p = idir.join(format!("{}.idx", a.channel_name));
-            let f = create_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            f.write_all_at(&index::header(), 0)
-                .map_err(|e| format!("{}: {e}", p.display()))?;
-            Some(f)
-        };
+        // A peer that creates no chunk (or names one it did not create) writes to the
+        // session directory, as a relay without chunks would.
+        let chunk = s
+            .chunks
+            .entry(a.trace_chunk_id)
+            .or_insert_with(|| Chunk::new(a.trace_chunk_id, 0, String::new()));
+        let (file_path, file, index_file) =
+            stream_files(&s.dir, chunk, &rel, &a.channel_name, metadata)?;
         let trace_id = *s.traces.entry(a.pathname.clone()).or_insert_with(|| {
             *next_trace += 1;
             *next_trace - 1
@@ -288,9 +348,16 @@ impl Registry {
                 channel_name: a.channel_name.clone(),
                 path_name: rel.to_string_lossy().into_owned(),
                 metadata,
+                rel,
+                chunk: Some(a.trace_chunk_id),
+                rotation: None,
+                last_index: None,
                 file: Arc::new(file),
+                seg: 0,
+                old_segs: Vec::new(),
                 file_path,
                 index_file,
+                index_entries: 0,
                 size: 0,
                 writing: false,
                 writer: None,
@@ -298,6 +365,7 @@ impl Registry {
                 data_waiting: HashMap::new(),
                 index_waiting: HashMap::new(),
                 indexes: Vec::new(),
+                index_segs: Vec::new(),
                 beacon: None,
                 close_at: None,
                 published: false,
@@ -345,16 +413,44 @@ impl Inner {
         }
         // A packet came after the last beacon: the beacon's "nothing until" no longer holds.
         s.beacon = None;
-        if let Some(offset) = s.data_waiting.remove(&i.net_seq_num) {
-            return write_index(s, i, offset);
+        s.last_index = Some((i.packet_seq_num, i.net_seq_num));
+        if let Some(r) = &mut s.rotation {
+            if r.boundary == Boundary::Unknown
+                && i.packet_seq_num.wrapping_add(1) >= r.at_packet_seq
+            {
+                r.boundary = boundary_from(i.packet_seq_num, i.net_seq_num, r.at_packet_seq);
+            }
         }
-        if s.index_waiting.len() >= MAX_WAITING {
-            return Err(format!(
-                "stream {}: {MAX_WAITING} indexes without their packet",
-                i.relay_stream_id
-            ));
+        if let Some((seg, offset)) = s.data_waiting.remove(&i.net_seq_num) {
+            write_index(s, i, seg, offset)?;
+        } else {
+            if s.index_waiting.len() >= MAX_WAITING {
+                return Err(format!(
+                    "stream {}: {MAX_WAITING} indexes without their packet",
+                    i.relay_stream_id
+                ));
+            }
+            s.index_waiting.insert(i.net_seq_num, *i);
         }
-        s.index_waiting.insert(i.net_seq_num, *i);
+        self.try_rotate(i.relay_stream_id)
+    }
+
+    /// Where packet `seq` of stream `handle`, about to be written, goes: a pending rotation
+    /// whose first packet it is happens now.
+    pub(crate) fn packet_starts(&mut self, handle: u64, seq: u64) -> Result<(), String> {
+        let Some(s) = self.streams.get(&handle) else {
+            return Ok(());
+        };
+        let new = match s.rotation.as_ref().map(|r| r.boundary) {
+            // The index of the packet before it came with its reply before the consumer sent
+            // this packet: still unknown, the last packet of the old chunk is still to come.
+            None | Some(Boundary::Unknown) => false,
+            Some(Boundary::AllNew) => true,
+            Some(Boundary::After(b)) => !seq_reached(b, seq),
+        };
+        if new {
+            self.rotate_now(handle)?;
+        }
         Ok(())
     }
 
@@ -376,14 +472,22 @@ impl Inner {
             s.last_data_seq = seq;
         }
         if let Some(i) = s.index_waiting.remove(&seq) {
-            return write_index(s, &i, offset);
+            let seg = s.seg;
+            write_index(s, &i, seg, offset)?;
+        } else {
+            if s.data_waiting.len() >= MAX_WAITING {
+                // Not a protocol error: a session without indexes. Forget the oldest pairing
+                // chances rather than grow.
+                s.data_waiting.clear();
+            }
+            let seg = s.seg;
+            s.data_waiting.insert(seq, (seg, offset));
         }
-        if s.data_waiting.len() >= MAX_WAITING {
-            // Not a protocol error: a session without indexes. Forget the oldest pairing
-            // chances rather than grow.
-            s.data_waiting.clear();
+        self.try_rotate(handle)?;
+        let session = self.streams.get(&handle).map(|s| s.session);
+        if let Some(id) = session {
+            self.settle(id);
         }
-        s.data_waiting.insert(seq, offset);
         Ok(())
     }
 
@@ -396,7 +500,284 @@ impl Inner {
     ) -> Result<(), String> {
         let s = self.owned_stream(handle, owned)?;
         s.close_at = Some(last);
+        let session = s.session;
+        self.settle(session);
         Ok(())
+    }
+
+    /// CREATE_TRACE_CHUNK: the session's next chunk; the current one is set aside until it
+    /// is closed.
+    pub(crate) fn create_chunk(
+        &mut self,
+        session: u64,
+        id: u64,
+        creation: u64,
+        override_name: Option<String>,
+    ) -> Result<(), String> {
+        let s = self
+            .sessions
+            .get_mut(&session)
+            .ok_or_else(|| format!("no session {session}"))?;
+        if s.chunks.contains_key(&id) {
+            if s.current_chunk == Some(id) {
+                // Announced at session creation already.
+                return Ok(());
+            }
+            return Err(format!("trace chunk {id} created twice"));
+        }
+        if let Some(n) = &override_name {
+            if n.is_empty() || n == "." || n == ".." || n.contains('/') {
+                return Err(format!("trace chunk name {n:?} is not a file name"));
+            }
+        }
+        if s.pending_closure.is_some() {
+            return Err(format!(
+                "trace chunk {id} created before the previous one was closed"
+            ));
+        }
+        let dir = s.dir.clone();
+        if let Some(cur) = s.current_chunk.and_then(|c| s.chunks.get_mut(&c)) {
+            if cur.override_name.is_none() {
+                cur.rename(&dir, TMP_OLD)
+                    .map_err(|e| format!("{}: set aside: {e}", dir.display()))?;
+            }
+        }
+        let mut chunk = Chunk::new(id, creation, String::new());
+        chunk.override_name = override_name;
+        chunk.path = match s.current_chunk {
+            Some(_) => TMP_NEW.to_owned(),
+            None if !s.has_rotated => String::new(),
+            None => chunk.name(),
+        };
+        s.chunks.insert(id, chunk);
+        s.pending_closure = s.current_chunk;
+        s.current_chunk = Some(id);
+        Ok(())
+    }
+
+    /// ROTATE_STREAMS: each stream moves to chunk `to` from its packet `rotate_at_seq_num`
+    /// on (metadata at once: it is sent whole again in the new chunk).
+    pub(crate) fn rotate_streams(
+        &mut self,
+        to: Option<u64>,
+        positions: &[RotationPosition],
+        owned: &[u64],
+    ) -> Result<(), String> {
+        for p in positions {
+            let s = self.owned_stream(p.stream_id, owned)?;
+            if let Some(c) = to {
+                let session = s.session;
+                if !self
+                    .sessions
+                    .get(&session)
+                    .is_some_and(|se| se.chunks.contains_key(&c))
+                {
+                    return Err(format!("rotation to trace chunk {c}, which does not exist"));
+                }
+            }
+            let s = self.owned_stream(p.stream_id, owned)?;
+            let boundary = if s.metadata || p.rotate_at_seq_num == 0 {
+                Boundary::AllNew
+            } else {
+                match s.last_index {
+                    Some((pseq, net)) if pseq.wrapping_add(1) >= p.rotate_at_seq_num => {
+                        boundary_from(pseq, net, p.rotate_at_seq_num)
+                    }
+                    _ => Boundary::Unknown,
+                }
+            };
+            s.rotation = Some(Rotation {
+                to,
+                at_packet_seq: p.rotate_at_seq_num,
+                boundary,
+            });
+            self.try_rotate(p.stream_id)?;
+        }
+        let sessions: BTreeSet<u64> = positions
+            .iter()
+            .filter_map(|p| self.streams.get(&p.stream_id).map(|s| s.session))
+            .collect();
+        for id in sessions {
+            self.settle(id);
+        }
+        Ok(())
+    }
+
+    /// CLOSE_TRACE_CHUNK: the path of the chunk's trace as the session daemon reports it.
+    pub(crate) fn close_chunk(
+        &mut self,
+        session: u64,
+        id: u64,
+        close_ts: u64,
+        command: Option<u32>,
+    ) -> Result<String, String> {
+        let s = self
+            .sessions
+            .get_mut(&session)
+            .ok_or_else(|| format!("no session {session}"))?;
+        if !s.chunks.contains_key(&id) {
+            return Err(format!("close of trace chunk {id}, which does not exist"));
+        }
+        if let Some(c) = command {
+            if c > close_command::DELETE {
+                return Err(format!("trace chunk {id}: unknown close command {c}"));
+            }
+        }
+        if s.pending_closure.is_some_and(|p| p != id) {
+            return Err(format!(
+                "close of trace chunk {id}, not of the one replaced ({:?})",
+                s.pending_closure
+            ));
+        }
+        let dir = s.dir.clone();
+        let has_rotated = s.has_rotated;
+        // The new chunk takes its place.
+        if let Some(cur) = s
+            .current_chunk
+            .filter(|&c| c != id)
+            .and_then(|c| s.chunks.get_mut(&c))
+        {
+            if cur.override_name.is_none() {
+                let to = if command == Some(close_command::DELETE) && !has_rotated {
+                    String::new()
+                } else {
+                    cur.name()
+                };
+                cur.rename(&dir, &to)
+                    .map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+        }
+        let chunk = s.chunks.get_mut(&id).expect("checked above");
+        if command.is_none_or(|c| c == close_command::NO_OPERATION) && chunk.override_name.is_none()
+        {
+            // Kept: back where it was.
+            let to = if has_rotated {
+                chunk.name()
+            } else {
+                String::new()
+            };
+            chunk
+                .rename(&dir, &to)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        chunk.close = Some((close_ts, command));
+        let name = chunk.name();
+        let path = if s.snapshot {
+            format!("{}/{name}", s.rel_dir)
+        } else if !has_rotated {
+            s.rel_dir.clone()
+        } else {
+            format!("{}/{}/{name}", s.rel_dir, crate::chunk::ARCHIVES)
+        };
+        if command == Some(close_command::MOVE_TO_COMPLETED) {
+            s.has_rotated = true;
+        }
+        if s.current_chunk == Some(id) {
+            s.current_chunk = None;
+        }
+        s.pending_closure = None;
+        self.settle(session);
+        Ok(path)
+    }
+
+    /// Whether trace chunk `id` of `session` exists (created and not completed).
+    pub(crate) fn chunk_exists(&self, session: u64, id: u64) -> bool {
+        self.sessions
+            .get(&session)
+            .is_some_and(|s| s.chunks.contains_key(&id))
+    }
+
+    /// Rotates stream `handle` if every packet of its old chunk is written.
+    fn try_rotate(&mut self, handle: u64) -> Result<(), String> {
+        let Some(s) = self.streams.get(&handle) else {
+            return Ok(());
+        };
+        let ready = !s.writing
+            && match s.rotation.as_ref().map(|r| r.boundary) {
+                None | Some(Boundary::Unknown) => false,
+                Some(Boundary::AllNew) => true,
+                Some(Boundary::After(b)) => {
+                    s.last_data_seq != u64::MAX && seq_reached(s.last_data_seq, b)
+                }
+            };
+        if ready {
+            self.rotate_now(handle)?;
+        }
+        Ok(())
+    }
+
+    /// Moves stream `handle` to the chunk of its pending rotation: new files there.
+    fn rotate_now(&mut self, handle: u64) -> Result<(), String> {
+        let Inner {
+            sessions, streams, ..
+        } = self;
+        let Some(st) = streams.get_mut(&handle) else {
+            return Ok(());
+        };
+        let Some(r) = st.rotation.take() else {
+            return Ok(());
+        };
+        let Some(session) = sessions.get_mut(&st.session) else {
+            return Ok(());
+        };
+        let Some(to) = r.to else {
+            // Rotated to no chunk (the session ends): the stream leaves its chunk.
+            st.chunk = None;
+            return Ok(());
+        };
+        let Some(chunk) = session.chunks.get_mut(&to) else {
+            return Err(format!("rotation to trace chunk {to}, which is gone"));
+        };
+        let (file_path, file, index_file) =
+            stream_files(&session.dir, chunk, &st.rel, &st.channel_name, st.metadata)?;
+        let old = (st.file.clone(), st.size);
+        st.old_segs.push((session.live_timer != 0).then_some(old));
+        st.file = Arc::new(file);
+        st.seg += 1;
+        st.file_path = file_path;
+        st.index_file = index_file;
+        st.index_entries = 0;
+        st.size = 0;
+        st.chunk = Some(to);
+        let sid = st.session;
+        self.settle(sid);
+        Ok(())
+    }
+
+    /// Runs the close command of every closed chunk of `session` no stream writes to any more.
+    fn settle(&mut self, session: u64) {
+        let Some(s) = self.sessions.get(&session) else {
+            return;
+        };
+        let closed = s.connection_closed;
+        let done: Vec<u64> = s
+            .chunks
+            .values()
+            .filter(|c| c.close.is_some() && s.current_chunk != Some(c.id))
+            .map(|c| c.id)
+            .filter(|&id| {
+                !s.streams.iter().any(|h| {
+                    self.streams
+                        .get(h)
+                        .is_some_and(|st| st.chunk == Some(id) && !st.finished(closed))
+                })
+            })
+            .collect();
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return;
+        };
+        for id in done {
+            if let Some(mut c) = s.chunks.remove(&id) {
+                if let Err(e) = c.complete(&s.dir) {
+                    crate::log(format_args!(
+                        "session {}/{}: trace chunk {}: {e}",
+                        s.hostname,
+                        s.name,
+                        c.name()
+                    ));
+                }
+            }
+        }
     }
 
     /// The control connection of sessions `owned` is gone.
@@ -405,6 +786,7 @@ impl Inner {
             if let Some(s) = self.sessions.get_mut(id) {
                 s.connection_closed = true;
             }
+            self.settle(*id);
         }
         self.prune();
     }
@@ -429,7 +811,47 @@ impl Inner {
     }
 }
 
-fn write_index(s: &mut Stream, i: &RelayIndex, offset: u64) -> Result<(), String> {
+/// Which packets stay in the old chunk, from the index of packet `pseq` (network sequence
+/// number `net`) when the new chunk starts at packet `at` (`pseq + 1 >= at`): network
+/// sequence numbers count packets one by one.
+fn boundary_from(pseq: u64, net: u64, at: u64) -> Boundary {
+    let ahead = pseq.wrapping_add(1).wrapping_sub(at);
+    Boundary::After(net.wrapping_sub(ahead))
+}
+
+/// Makes a stream's directory in `chunk` and creates its file and, for a data stream, its
+/// index file: their paths and handles.
+fn stream_files(
+    session_dir: &Path,
+    chunk: &mut Chunk,
+    rel: &Path,
+    channel: &str,
+    metadata: bool,
+) -> Result<(PathBuf, File, Option<File>), String> {
+    if let Some(Normal(top)) = rel.components().next() {
+        chunk.tops.insert(top.to_string_lossy().into_owned());
+    }
+    let dir = session_dir.join(&chunk.path).join(rel);
+    make_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file_path = dir.join(channel);
+    let file = create_file(&file_path).map_err(|e| format!("{}: {e}", file_path.display()))?;
+    let index_file = if metadata {
+        None
+    } else {
+        let idir = dir.join("index");
+        make_dir(&idir).map_err(|e| format!("{}: {e}", idir.display()))?;
+        let p = idir.join(format!("{channel}.idx"));
+        let f = create_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        f.write_all_at(&index::header(), 0)
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        Some(f)
+    };
+    Ok((file_path, file, index_file))
+}
+
+/// Records index `i` of a packet written at `offset` of file number `seg`; it goes to the
+/// index file when that file is the one written now.
+fn write_index(s: &mut Stream, i: &RelayIndex, seg: u32, offset: u64) -> Result<(), String> {
     let entry = PacketIndex {
         offset,
         packet_size: i.packet_size,
@@ -441,13 +863,17 @@ fn write_index(s: &mut Stream, i: &RelayIndex, offset: u64) -> Result<(), String
         stream_instance_id: i.stream_instance_id,
         packet_seq_num: i.packet_seq_num,
     };
-    if let Some(f) = &s.index_file {
-        let mut b = Vec::with_capacity(index::ENTRY_SIZE);
-        entry.encode(&mut b);
-        let at = (index::HEADER_SIZE + s.indexes.len() * index::ENTRY_SIZE) as u64;
-        f.write_all_at(&b, at)
-            .map_err(|e| format!("{}: index: {e}", s.file_path.display()))?;
+    if seg == s.seg {
+        if let Some(f) = &s.index_file {
+            let mut b = Vec::with_capacity(index::ENTRY_SIZE);
+            entry.encode(&mut b);
+            let at = (index::HEADER_SIZE + s.index_entries * index::ENTRY_SIZE) as u64;
+            f.write_all_at(&b, at)
+                .map_err(|e| format!("{}: index: {e}", s.file_path.display()))?;
+            s.index_entries += 1;
+        }
     }
     s.indexes.push(entry);
+    s.index_segs.push(seg);
     Ok(())
 }

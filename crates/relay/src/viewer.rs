@@ -25,6 +25,9 @@ const LIVE_MINOR: u32 = 13;
 struct Cursor {
     /// Indexes sent (of data streams).
     index_sent: usize,
+    /// The number of the file (one per trace chunk) the last index sent points into: packets
+    /// are asked for by offset in it.
+    seg: u32,
     /// Metadata bytes sent (of metadata streams).
     metadata_sent: u64,
     /// "No new metadata" was answered once metadata had been sent.
@@ -210,6 +213,7 @@ impl Viewer {
                 *h,
                 Cursor {
                     index_sent: if seek_last { st.indexes.len() } else { 0 },
+                    seg: st.seg,
                     metadata_sent: 0,
                     no_new_told: false,
                 },
@@ -294,21 +298,23 @@ impl Viewer {
         }
         let closed = s.connection_closed;
         let created = self.make_cursors(&inner, session_id, false);
-        // Streams that may still give this viewer something.
+        // Streams that may still give this viewer something: a session that ended may have
+        // streams this viewer has not read to their end (or not seen yet: `created`).
         let live = self
             .cursors
             .iter()
             .filter_map(|(h, c)| inner.streams.get(h).map(|st| (st, c)))
             .filter(|(st, c)| {
                 st.session == session_id
-                    && if st.metadata {
-                        !st.finished(closed) || st.size > c.metadata_sent
-                    } else {
-                        !st.finished(closed)
-                    }
+                    && (!st.finished(closed)
+                        || if st.metadata {
+                            st.size > c.metadata_sent
+                        } else {
+                            st.indexes.len() > c.index_sent
+                        })
             })
             .count();
-        if closed && live == 0 {
+        if closed && live == 0 && created.is_empty() {
             return ViewerReply::NewStreams {
                 status: v::NEW_STREAMS_HUP,
                 streams: Vec::new(),
@@ -359,6 +365,7 @@ impl Viewer {
             }
         } else {
             let e = st.indexes[c.index_sent];
+            c.seg = st.index_segs[c.index_sent];
             c.index_sent += 1;
             index = ViewerIndex {
                 offset: e.offset,
@@ -371,9 +378,12 @@ impl Viewer {
                 status: v::INDEX_OK,
                 flags: 0,
             };
-            if self.has_new_streams(&inner) {
-                index.flags |= v::FLAG_NEW_STREAM;
-            }
+        }
+        // On any answer but the end, as lttng-relayd: a viewer must learn of streams added
+        // (they may hold events older than this stream's next ones) even while this one is
+        // quiet.
+        if index.status != v::INDEX_HUP && self.has_new_streams(&inner) {
+            index.flags |= v::FLAG_NEW_STREAM;
         }
         // Whatever the answer, say when the trace's metadata grew.
         let trace = st.trace_id;
@@ -383,7 +393,7 @@ impl Viewer {
                 m.metadata
                     && m.session == session
                     && m.trace_id == trace
-                    && (m.size == 0 || m.size > c.metadata_sent)
+                    && ((m.size == 0 && c.metadata_sent == 0) || m.size > c.metadata_sent)
             })
         });
         if new_metadata {
@@ -417,13 +427,22 @@ impl Viewer {
             flags: 0,
             data: Vec::new(),
         };
-        if !self.cursors.contains_key(&stream_id) || u64::from(len) > MAX_PAYLOAD {
+        let Some(seg) = self.cursors.get(&stream_id).map(|c| c.seg) else {
+            return err;
+        };
+        if u64::from(len) > MAX_PAYLOAD {
             return err;
         }
         let (file, size) = {
             let inner = self.reg.lock();
             match inner.streams.get(&stream_id) {
-                Some(st) if !st.metadata => (st.file.clone(), st.size),
+                Some(st) if !st.metadata && seg == st.seg => (st.file.clone(), st.size),
+                Some(st) if !st.metadata => {
+                    match st.old_segs.get(seg as usize).and_then(|s| s.as_ref()) {
+                        Some((f, size)) => (f.clone(), *size),
+                        None => return err,
+                    }
+                }
                 _ => return err,
             }
         };

@@ -475,3 +475,147 @@ async fn garbage_on_each_port_closes_that_connection_only() {
     let b = Consumer::new(&addrs, "b").await;
     assert_ne!(b.session, a.session);
 }
+
+/// Rotation, as a session daemon drives it: a new chunk, the streams moved to it from a
+/// packet on (the one before still to come), the old chunk closed: it is archived once every
+/// packet of it is written, and a viewer reads on across the two files.
+#[tokio::test]
+async fn a_rotation_archives_the_old_chunk_and_viewers_read_across_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let addrs = start(dir.path()).await;
+    let mut a = Consumer::new(&addrs, "a").await;
+    let (mut v, d, _) = Viewer::attach(&addrs, a.session).await;
+    a.packet(0, 4096).await;
+    let ok = ControlReply::Generic {
+        ret_code: control::RET_OK,
+    };
+    let r = a
+        .call(ControlCommand::CreateTraceChunk {
+            chunk_id: 1,
+            creation_timestamp: 1_700_000_100,
+            override_name: None,
+        })
+        .await;
+    assert_eq!(r, ok);
+    let r = a
+        .call(ControlCommand::RotateStreams {
+            new_chunk_id: Some(1),
+            layout: control::OptionalLayout::Pad7,
+            positions: vec![
+                control::RotationPosition {
+                    stream_id: a.stream,
+                    rotate_at_seq_num: 2,
+                },
+                control::RotationPosition {
+                    stream_id: a.metadata,
+                    rotate_at_seq_num: 0,
+                },
+            ],
+        })
+        .await;
+    assert_eq!(r, ok);
+    let exists = |c| ControlCommand::TraceChunkExists { chunk_id: c };
+    a.packet(1, 4096).await;
+    a.packet(2, 8192).await;
+    let r = a
+        .call(ControlCommand::CloseTraceChunk {
+            chunk_id: 0,
+            close_timestamp: 1_700_000_200,
+            close_command: Some(control::close_command::MOVE_TO_COMPLETED),
+        })
+        .await;
+    let ControlReply::CloseTraceChunk {
+        ret_code: control::RET_OK,
+        path,
+    } = r
+    else {
+        panic!("{r:?}")
+    };
+    // As lttng-relayd: the session's path for the first chunk closed.
+    assert!(path.starts_with("host/a-2023"), "{path}");
+    assert_eq!(
+        a.call(exists(0)).await,
+        ControlReply::TraceChunkExists {
+            ret_code: control::RET_OK,
+            exists: false
+        }
+    );
+    assert_eq!(
+        a.call(exists(1)).await,
+        ControlReply::TraceChunkExists {
+            ret_code: control::RET_OK,
+            exists: true
+        }
+    );
+    // On disk: chunk 0 in archives/BEGIN-END-0 with packets 0 and 1, chunk 1 in its own
+    // directory, named BEGIN-1, with packet 2; nothing else.
+    let session = dir.path().join(&path);
+    let mut top: Vec<String> = std::fs::read_dir(&session)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(top.len(), 2, "{top:?}");
+    assert_eq!(top[1], "archives");
+    let chunk1 = top[0].clone();
+    assert!(chunk1.ends_with("-1") && chunk1.len() == "20231114T221500+0000-1".len());
+    let archived: Vec<_> = std::fs::read_dir(session.join("archives"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(archived.len(), 1);
+    assert!(archived[0].to_string_lossy().ends_with("-0"));
+    let len = |p: &Path| {
+        std::fs::metadata(p.join("ust/uid/0/64-bit/chan_0"))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(len(&archived[0]), 2 * 4096);
+    assert_eq!(len(&session.join(&chunk1)), 8192);
+    let idx = std::fs::read(
+        session
+            .join(&chunk1)
+            .join("ust/uid/0/64-bit/index/chan_0.idx"),
+    )
+    .unwrap();
+    let (first, _) = relay_proto::index::PacketIndex::decode(&idx[16..], 72).unwrap();
+    assert_eq!((first.offset, first.packet_seq_num), (0, 2));
+    // The viewer reads the three packets, the last one from the new file.
+    for (seq, size) in [(0u8, 4096usize), (1, 4096), (2, 8192)] {
+        let i = v.next(d).await;
+        assert_eq!(i.status, viewer::INDEX_OK);
+        let bytes = v.packet(d, &i).await;
+        assert_eq!(bytes.len(), size);
+        assert!(bytes[..size - 16].iter().all(|&x| x == seq), "packet {seq}");
+    }
+}
+
+/// A consumer daemon of lttng-tools before 2.11 (other session and stream formats) is told
+/// the relay's version, then its connection is closed.
+#[tokio::test]
+async fn protocols_older_than_2_11_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let addrs = start(dir.path()).await;
+    let mut sock = TcpStream::connect(addrs[0]).await.unwrap();
+    let mut out = Vec::new();
+    ControlCommand::Version {
+        major: 2,
+        minor: 10,
+    }
+    .encode(&mut out);
+    sock.write_all(&out).await.unwrap();
+    let r = read_reply(&mut sock, |b| {
+        ControlReply::decode(control::cmd::VERSION, b)
+    })
+    .await;
+    assert_eq!(
+        r,
+        ControlReply::Version {
+            major: 2,
+            minor: 13
+        }
+    );
+    assert!(closed(&mut sock).await);
+}

@@ -6,7 +6,12 @@
 //!   babeltrace2 and `tracekit print` print the trace the relay wrote;
 //! - `kill`: the consumer daemon of one session is killed (SIGKILL) while it streams, while a
 //!   second session (another session daemon) streams into the same relay: the second is
-//!   whole, live and on disk, and what the relay wrote of the first is readable.
+//!   whole, live and on disk, and what the relay wrote of the first is readable;
+//! - `rotate`: a network session rotated twice (once while an application traces) and
+//!   cleared once: the relay archives each chunk as lttng-relayd does, each archive reads the
+//!   same with both tools, and together they hold every event emitted but the cleared ones;
+//! - `clear`: a live session cleared while babeltrace2 and `tracekit print` read it live:
+//!   both print every event, across the clear.
 //!
 //! Needs what `testkit::lttng` needs; skips with a message without it, except with
 //! `TRACEKIT_SHARED` set (CI), where it fails.
@@ -99,6 +104,47 @@ kill -9 $C1
 kill $LOOP
 wait $S2 || { echo "the second session failed:"; cat "$W/s2.log"; exit 1; } >&2
 sleep 0.5
+"#,
+    ),
+    (
+        "rotate",
+        r#"lttng create n --set-url net://127.0.0.1 >/dev/null
+lttng enable-event -u 'tk:*' >/dev/null
+lttng start >/dev/null
+( for r in $(seq 40); do "$APP" 0 50; [ $r != 5 ] || touch "$W/five"; done ) &
+L=$!
+# Rotated while the application loop runs, after five runs.
+for i in $(seq 200); do [ -e "$W/five" ] && break; sleep 0.05; done
+lttng rotate n > "$W/rotate1.txt"
+wait $L
+lttng rotate n > "$W/rotate2.txt"
+# Emitted, then cleared: in no chunk.
+"$APP" 7 0
+lttng clear n >/dev/null
+for r in $(seq 20); do "$APP" 0 50; done
+lttng stop >/dev/null
+lttng destroy > "$W/destroy.txt"
+"#,
+    ),
+    (
+        "clear",
+        r#"lttng create s --live=200000 --set-url net://127.0.0.1 >/dev/null
+lttng enable-event -u 'tk:*' >/dev/null
+lttng start >/dev/null
+H=$(hostname)
+( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live-bt.txt" 2> "$W/live-bt.err"; echo $? > "$W/live-bt.rc" ) &
+V1=$!
+( timeout 60 "$TK" print net://127.0.0.1/host/$H/s > "$W/live-tk.txt" 2> "$W/live-tk.err"; echo $? > "$W/live-tk.rc" ) &
+V2=$!
+attached s 2
+for r in $(seq 20); do "$APP" 0 50; done
+sleep 0.3
+lttng clear s >/dev/null
+for r in $(seq 20); do "$APP" 0 50; done
+sleep 0.3
+lttng stop >/dev/null
+lttng destroy >/dev/null
+wait $V1 $V2
 "#,
     ),
 ];
@@ -320,4 +366,131 @@ fn consumer_killed_mid_stream_other_session_unharmed() {
     assert!(count(&String::from_utf8_lossy(&s1.stdout), " tk:tick: ") > 0);
     assert!(log.contains("/s1: its producer is gone with "), "{log}");
     assert!(log.lines().any(|l| l.ends_with("/s2 ended")), "{log}");
+}
+
+/// How many times each counter value of the `tk:tick` events in `out` appears.
+fn ticks(out: &str) -> BTreeMap<u64, usize> {
+    let mut m = BTreeMap::new();
+    for l in out.lines().filter(|l| l.contains(" tk:tick: ")) {
+        let n = l
+            .rsplit("{ n = ")
+            .next()
+            .and_then(|r| r.trim_end_matches(" }").parse().ok())
+            .unwrap_or_else(|| panic!("no counter in {l:?}"));
+        *m.entry(n).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Counter values 0 to 49, each `times` times: `times` runs of `tk_app 0 50`, whole.
+fn runs(times: usize) -> BTreeMap<u64, usize> {
+    (0..50).map(|n| (n, times)).collect()
+}
+
+/// The path `lttng` reports an archived chunk at on the relay.
+fn reported_archive(w: &Path, file: &str) -> PathBuf {
+    let t = text(&w.join(file));
+    let path = t
+        .split("is now readable on relay tcp://127.0.0.1/")
+        .nth(1)
+        .and_then(|r| r.split(" [").next())
+        .unwrap_or_else(|| panic!("no archive path in {t:?}"));
+    w.join("out").join(path)
+}
+
+#[test]
+fn rotated_twice_and_cleared_archives_as_lttng_relayd() {
+    let Some(w) = scenario("rotate") else { return };
+    let log = text(&w.join("relay.log"));
+    let dir = session_dir(&w, "n");
+    // Once rotated, the session directory holds the archives only (lttng-relayd's layout).
+    let top: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(top, ["archives"], "{log}");
+    let mut archives: Vec<(u64, PathBuf)> = std::fs::read_dir(dir.join("archives"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // BEGIN-END-ID, times as 20261129T112332+0000.
+            let parts: Vec<&str> = name.split('-').collect();
+            let stamp = |s: &str| {
+                s.len() == 20
+                    && s.as_bytes()[8] == b'T'
+                    && matches!(s.as_bytes()[15], b'+' | b'-')
+                    && s.bytes()
+                        .enumerate()
+                        .all(|(i, b)| i == 8 || i == 15 || b.is_ascii_digit())
+            };
+            // The offset's sign may be a dash: rejoin around it.
+            let (begin, end, id) = match parts.as_slice() {
+                [b, e, id] => (b.to_string(), e.to_string(), *id),
+                [b, bo, e, eo, id] => (format!("{b}-{bo}"), format!("{e}-{eo}"), *id),
+                _ => panic!("archive name {name}"),
+            };
+            assert!(stamp(&begin) && stamp(&end) && begin <= end, "{name}");
+            (id.parse().expect("chunk id"), e.path())
+        })
+        .collect();
+    archives.sort();
+    let ids: Vec<u64> = archives.iter().map(|(id, _)| *id).collect();
+    // Chunk 2 was cleared.
+    assert_eq!(ids, [0, 1, 3], "{log}");
+    let mut all = BTreeMap::new();
+    let mut per_chunk = Vec::new();
+    for (_, a) in &archives {
+        let out = same_as_babeltrace2(a);
+        assert!(out.status.success(), "{}", a.display());
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            count(&out, " tk:values: "),
+            0,
+            "cleared events in {}",
+            a.display()
+        );
+        let t = ticks(&out);
+        per_chunk.push(t.values().sum::<usize>());
+        for (n, c) in t {
+            *all.entry(n).or_insert(0) += c;
+        }
+    }
+    // Rotated while the application traced: both first chunks hold some of its events.
+    assert!(per_chunk[0] >= 250 && per_chunk[1] > 0, "{per_chunk:?}");
+    assert_eq!(per_chunk[2], 1000);
+    assert_eq!(all, runs(60), "every event emitted but the cleared ones");
+    // Where lttng says the second rotation's and the last chunk's archives are.
+    assert_eq!(reported_archive(&w, "rotate2.txt"), archives[1].1);
+    assert_eq!(reported_archive(&w, "destroy.txt"), archives[2].1);
+}
+
+#[test]
+fn live_viewers_read_across_a_clear() {
+    let Some(w) = scenario("clear") else { return };
+    let log = text(&w.join("relay.log"));
+    for v in ["bt", "tk"] {
+        assert_eq!(
+            text(&w.join(format!("live-{v}.rc"))).trim(),
+            "0",
+            "{v}: {}\n{log}",
+            text(&w.join(format!("live-{v}.err")))
+        );
+    }
+    let bt = lossy(&w.join("live-bt.txt"));
+    let tk = lossy(&w.join("live-tk.txt"));
+    // Every event, before and after the clear.
+    assert_eq!(ticks(&bt), runs(40), "{log}");
+    assert!(tk == bt, "tracekit's live print differs from babeltrace2's");
+    // On disk: what came after the clear, in the session directory as before.
+    let dir = session_dir(&w, "s");
+    assert!(!dir.join("archives").exists());
+    let written = same_as_babeltrace2(&dir);
+    assert!(written.status.success());
+    assert_eq!(
+        ticks(&String::from_utf8_lossy(&written.stdout)),
+        runs(20),
+        "{log}"
+    );
 }
