@@ -11,7 +11,7 @@ use ctf::{Message, StreamReader, Trace};
 use pipeline::{Diagnostic, Flow, Notice, NoticeKind, Sink, Source, Summary};
 
 use crate::conn::{Conn, NewStreams, Packet, StreamInfo, ViewerIndex};
-use crate::{Error, Url};
+use crate::{Error, Mirror, Url};
 use relay_proto::viewer as v;
 
 /// How a live read behaves.
@@ -24,6 +24,8 @@ pub struct LiveOptions {
     pub metadata_timeout: Duration,
     /// Puts each trace's times on one time line (`--sync`).
     pub time_map: Option<Arc<dyn TimeMap>>,
+    /// Writes what is received to local files as well (a viewer reads those).
+    pub mirror: Option<Arc<Mirror>>,
 }
 
 impl Default for LiveOptions {
@@ -32,6 +34,7 @@ impl Default for LiveOptions {
             poll: Duration::from_millis(20),
             metadata_timeout: Duration::from_secs(10),
             time_map: None,
+            mirror: None,
         }
     }
 }
@@ -203,15 +206,20 @@ impl State {
             }
             let index = self.traces.len();
             let bytes = self.wait_metadata(relay, m.id, &m.path_name, options)?;
-            let trace = build_trace(&bytes, index, &m.path_name, Vec::new())
-                .map_err(|source| self.metadata_error(relay, &m.path_name, source))?;
+            let trace = Arc::new(
+                build_trace(&bytes, index, &m.path_name, Vec::new())
+                    .map_err(|source| self.metadata_error(relay, &m.path_name, source))?,
+            );
+            if let Some(mirror) = &options.mirror {
+                mirror.metadata(index, relay, &m.path_name, &bytes, &trace)?;
+            }
             self.traces.push(LiveTrace {
                 relay,
                 ctf_trace_id: m.ctf_trace_id,
                 metadata_stream: m.id,
                 metadata: bytes,
                 path: m.path_name,
-                trace: Arc::new(trace),
+                trace,
             });
         }
         for d in data {
@@ -241,6 +249,9 @@ impl State {
                 .push(stream_files(&d.path_name, &d.channel_name));
             t.trace = Arc::new(trace);
             let reader = StreamReader::from_bytes(t.trace.clone(), pos, Vec::new());
+            if let Some(mirror) = &options.mirror {
+                mirror.stream(self.streams.len(), ti, &d.channel_name)?;
+            }
             self.streams.push(LiveStream {
                 relay,
                 id: d.id,
@@ -327,7 +338,7 @@ impl State {
 
     /// Fetches new metadata of trace `ti` and, when it grew, remakes the trace (its
     /// streams' readers take it with their next packet).
-    fn refresh_metadata(&mut self, ti: usize) -> Result<(), Error> {
+    fn refresh_metadata(&mut self, ti: usize, options: &LiveOptions) -> Result<(), Error> {
         let relay = self.traces[ti].relay;
         let stream = self.traces[ti].metadata_stream;
         let mut grew = false;
@@ -344,6 +355,10 @@ impl State {
             let trace = build_trace(&t.metadata, ti, &t.path, t.trace.streams.clone())
                 .map_err(|source| self.metadata_error(relay, &self.traces[ti].path, source))?;
             self.traces[ti].trace = Arc::new(trace);
+            if let Some(mirror) = &options.mirror {
+                let t = &self.traces[ti];
+                mirror.metadata(ti, relay, &t.path, &t.metadata, &t.trace)?;
+            }
         }
         Ok(())
     }
@@ -422,7 +437,7 @@ impl State {
                     self.new_streams[relay] = true;
                 }
                 if index.flags & v::FLAG_NEW_METADATA != 0 {
-                    self.refresh_metadata(ti)?;
+                    self.refresh_metadata(ti, options)?;
                 }
                 index
             }
@@ -445,6 +460,9 @@ impl State {
                             .packet(id, index.offset, index.packet_size / 8)?;
                     match packet {
                         Packet::Data(bytes) => {
+                            if let Some(mirror) = &options.mirror {
+                                mirror.packet(i, &bytes)?;
+                            }
                             let t = self.traces[ti].trace.clone();
                             let end = to_ns(&t, index.timestamp_end);
                             let s = &mut self.streams[i];
@@ -453,7 +471,7 @@ impl State {
                             self.advance(i, options.time_map.as_ref());
                             return Ok(true);
                         }
-                        Packet::NeedMetadata => self.refresh_metadata(ti)?,
+                        Packet::NeedMetadata => self.refresh_metadata(ti, options)?,
                         Packet::Retry => {
                             self.streams[i].pending = Some(index);
                             return Ok(false);

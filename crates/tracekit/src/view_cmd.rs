@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct ViewArgs {
-    /// Trace directories (searched recursively), one or more hosts: one experiment.
+    /// Trace directories (searched recursively), one or more hosts: one experiment; or live
+    /// sessions `net://RELAY[:PORT]/host/HOST/SESSION`, followed while they run.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Synchronize the hosts' clocks first (from the TCP packets they exchanged).
@@ -34,6 +35,9 @@ pub struct ViewArgs {
     /// Captures of the periods, shown in the latency table: `NAME : a = $evt.f, ...`.
     #[arg(long)]
     pub period_captures: Vec<String>,
+    /// Live sessions: keep the traces received in DIR (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub live_copy: Option<PathBuf>,
 }
 
 pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -43,32 +47,68 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         args.cache_dir.clone().or_else(view::default_cache_dir)
     };
     analysis::period::definition_names(&args.period, &args.period_captures)?;
+    let live = crate::live_cmd::urls(&args.paths).transpose()?;
+    if let Some(urls) = live {
+        return serve(
+            args,
+            view::ServeOptions {
+                live: urls,
+                live_copy: args.live_copy.clone(),
+                cache_dir,
+                ..options(args)
+            },
+            None,
+        );
+    }
     let traces = ctf::open_all(&args.paths)?;
     if traces.is_empty() {
         return Err("no trace found".into());
     }
     let progress = Arc::new(crate::progress::Progress::for_traces(&traces));
-    let server = view::Server::start(view::ServeOptions {
-        paths: args.paths.clone(),
+    eprintln!("tracekit: indexing {} trace(s)…", traces.len());
+    serve(
+        args,
+        view::ServeOptions {
+            paths: args.paths.clone(),
+            cache_dir,
+            progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
+            ..options(args)
+        },
+        Some(&progress),
+    )
+}
+
+fn options(args: &ViewArgs) -> view::ServeOptions {
+    view::ServeOptions {
         sync: args.sync,
         listen: args.listen,
-        cache_dir,
-        progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
         periods: view::PeriodDefs {
             periods: args.period.clone(),
             captures: args.period_captures.clone(),
         },
-    })?;
-    eprintln!("tracekit: indexing {} trace(s)…", traces.len());
-    let indexed = server.wait_indexed();
-    progress.finish();
-    match indexed {
-        Ok(problems) => {
-            for p in problems {
-                eprintln!("tracekit: warning: {p}");
+        ..Default::default()
+    }
+}
+
+/// Serves until a signal; with `progress`, once the traces are indexed (a live session is
+/// served at once, its model growing).
+fn serve(
+    args: &ViewArgs,
+    opts: view::ServeOptions,
+    progress: Option<&crate::progress::Progress>,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let server = view::Server::start(opts)?;
+    if let Some(progress) = progress {
+        let indexed = server.wait_indexed();
+        progress.finish();
+        match indexed {
+            Ok(problems) => {
+                for p in problems {
+                    eprintln!("tracekit: warning: {p}");
+                }
             }
+            Err(why) => eprintln!("tracekit: error: {why}"),
         }
-        Err(why) => eprintln!("tracekit: error: {why}"),
     }
     println!("tracekit view: {}", server.url());
     println!("(Ctrl-C to stop)");
