@@ -78,8 +78,11 @@ fn follow(
     urls: &[live::Url],
     mirror: &Arc<live::Mirror>,
 ) -> Indexing {
+    // With --sync, the live read orders by the transform estimated as packets arrive, so the
+    // bound of each model is on the synchronized time line the model is built on.
     let options = live::LiveOptions {
         mirror: Some(mirror.clone()),
+        sync: state.config().sync && urls.len() > 1,
         ..Default::default()
     };
     let source = match live::LiveSource::connect(urls, options) {
