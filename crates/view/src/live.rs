@@ -161,7 +161,7 @@ impl Sink for Refresh<'_> {
     fn event(&mut self, _ev: &Event<'_>, ts: i64) -> Flow {
         self.last = Some(ts);
         self.events += 1;
-        if self.events % CHECK_EVERY == 0 && self.due() {
+        if self.events.is_multiple_of(CHECK_EVERY) && self.due() {
             self.rebuild();
         }
         Flow::Continue
