@@ -9,6 +9,11 @@
 //! Order: an event is given out only once every stream of the session either has an event
 //! after it or has told (an index's end time, or the live timer's inactivity beacon) that it
 //! is quiet through its time, so the order is that of the trace files, only later.
+//!
+//! With [`LiveOptions::sync`] and several hosts, times are put on one time line by the clock
+//! sync of the TCP packets received so far (`sync::live`), and an event waits until every
+//! stream is received [`LiveOptions::sync_delay`] past it (see `LiveSource`'s read). A
+//! [`Mirror`] keeps a local copy of what is received, for readers that need files.
 
 #![deny(missing_docs)]
 

@@ -28,7 +28,7 @@ pub struct LiveOptions {
     /// Writes what is received to local files as well (a viewer reads those).
     pub mirror: Option<Arc<Mirror>>,
     /// Synchronizes the hosts' clocks from the TCP packets they exchanged, as received
-    /// (`--sync`): see [`LiveOptions::sync_delay`].
+    /// (`--sync`; with one host, nothing is done): see [`LiveOptions::sync_delay`].
     pub sync: bool,
     /// With `sync`: an event is given out once every stream has been received through its
     /// synchronized time plus this much (trace time), so that the packets exchanged up to
@@ -205,9 +205,14 @@ impl LiveSource {
             st.add_streams(relay, streams, &options)?;
         }
         let traces: Vec<Arc<Trace>> = st.traces.iter().map(|t| t.trace.clone()).collect();
-        if options.sync {
+        let inc = options
+            .sync
+            .then(|| sync::live::Incremental::new(&traces))
+            .filter(|inc| inc.hosts() > 1);
+        // One host: nothing to synchronize, and no reason to hold events back.
+        if let Some(inc) = inc {
             st.clock = Some(Clock {
-                inc: sync::live::Incremental::new(&traces),
+                inc,
                 maps: None,
                 delay: options.sync_delay.as_nanos().min(i64::MAX as u128) as i64,
                 last_out: i64::MIN,

@@ -139,6 +139,11 @@ impl Incremental {
         Some(TimeMaps::new(&per_trace, &anchors))
     }
 
+    /// The hosts of the first traces (only those are synchronized).
+    pub fn hosts(&self) -> usize {
+        self.host_ids.len()
+    }
+
     /// Packets matched between hosts so far.
     pub fn matches(&self) -> u64 {
         self.matcher.stats.matches

@@ -6,7 +6,9 @@
 //!   event of the traces once, in non-decreasing time, each within the network's largest
 //!   round trip of where `--sync` on the traces puts it;
 //! - `tracekit print --sync net://…` (default delay, longer than the traces): the same text
-//!   as `tracekit print --sync` on the traces.
+//!   as `tracekit print --sync` on the traces;
+//! - `tracekit view --sync` on the live sessions: once they end, the model of
+//!   `tracekit view --sync` on the traces.
 
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -150,16 +152,13 @@ impl Sink for Collect {
         let host = ev.trace().hostname().unwrap_or("?").to_string();
         self.events
             .push((host, ev.time_ns().unwrap(), ev.name().to_string(), ts));
-        Flow::Continue
-    }
-    fn caught_up(&mut self) -> Flow {
-        // Events given out before the replay ended: the read is live, not a read of the end.
+        // Given out while the replay still streams: the read is live, not a read of the end.
         if self
             .replaying
             .as_ref()
             .is_some_and(|r| r.load(Ordering::SeqCst))
         {
-            self.released_early = self.events.len();
+            self.released_early += 1;
         }
         Flow::Continue
     }
@@ -278,6 +277,15 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
         },
     )
     .unwrap();
+    // tracekit view --sync on the live sessions.
+    #[cfg(feature = "view")]
+    let live_view = view::Server::start(view::ServeOptions {
+        live: parsed.clone(),
+        sync: true,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Default::default()
+    })
+    .unwrap();
     let replaying = Arc::new(AtomicBool::new(true));
     let flag = replaying.clone();
     let reader = std::thread::spawn(move || {
@@ -290,6 +298,8 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
     });
     replay(&hosts, taps, 12, &replaying);
     let (live_events, summary) = reader.join().unwrap();
+    #[cfg(feature = "view")]
+    compare_views(&live_view, &small);
     let printed = printer.wait_with_output().unwrap();
     let _ = relay.kill();
     let _ = relay.wait();
@@ -360,4 +370,37 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
         summary.warnings,
         t0.elapsed().as_secs_f64()
     );
+}
+
+/// The live view's last model equals the model of `tracekit view --sync` on the traces.
+#[cfg(feature = "view")]
+fn compare_views(live_view: &view::Server, traces: &[PathBuf]) {
+    let exp = live_view.state().experiments()[0].clone();
+    let t = Instant::now();
+    while exp.is_live() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the live view never completed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let view::state::Indexing::Completed(live, _) = exp.indexing() else {
+        panic!("the live view has no model")
+    };
+    let files = view::Server::start(view::ServeOptions {
+        paths: traces.to_vec(),
+        sync: true,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Default::default()
+    })
+    .unwrap();
+    files.wait_indexed().unwrap();
+    let view::state::Indexing::Completed(f, _) = files.state().experiments()[0].indexing() else {
+        panic!("the traces' view has no model")
+    };
+    let (a, b) = (&live.timeline, &f.timeline);
+    assert_eq!((a.events, a.start, a.end), (b.events, b.start, b.end));
+    assert_eq!(a.rows.len(), b.rows.len());
+    assert_eq!(a.intervals(), b.intervals());
+    assert_eq!(a.checkpoints, b.checkpoints);
 }
