@@ -111,6 +111,8 @@ struct Clock {
     /// Nothing is given out until every stream has been received `delay` past its first time
     /// (own clock): the hosts' first packets can then relate their clocks.
     warming: bool,
+    /// Every stream ended and the transforms were remade from all that was received.
+    settled: bool,
     /// Items whose synchronized time fell before one already given out (the transform moved
     /// after it), given out at that time instead.
     clamped: u64,
@@ -217,6 +219,7 @@ impl LiveSource {
                 delay: options.sync_delay.as_nanos().min(i64::MAX as u128) as i64,
                 last_out: i64::MIN,
                 warming: true,
+                settled: false,
                 clamped: 0,
             });
             for s in &mut st.streams {
@@ -521,10 +524,11 @@ impl State {
         let s = &mut self.streams[i];
         let Some(scout) = &mut s.scout else { return };
         let ti = s.trace;
+        let pos = scout.stream_index();
         scout.feed(bytes.clone(), Some(trace.clone()));
         while let Some(m) = scout.next() {
             if let Ok(Message::Event) = m {
-                clock.inc.event(ti, &scout.event());
+                clock.inc.event(ti, pos, &scout.event());
             }
         }
         if let Some(maps) = clock.inc.time_maps() {
@@ -697,9 +701,19 @@ impl Source for LiveSource {
             let warm_up = |s: &LiveStream| {
                 !s.ended && s.first.is_none_or(|f| s.through < f.saturating_add(hold))
             };
-            if st.clock.as_ref().is_some_and(|c| c.warming) && !st.streams.iter().any(warm_up) {
+            if st.clock.as_ref().is_some_and(|c| !c.settled) {
+                let ended = st.streams.iter().all(|s| s.ended);
+                let warm = !st.streams.iter().any(warm_up);
                 if let Some(c) = &mut st.clock {
-                    c.warming = false;
+                    // Once warm, and once every stream has ended: the transforms of a read
+                    // of what was received (the packets came in another order than a read's).
+                    if (c.warming && warm) || ended {
+                        c.warming = false;
+                        c.settled = ended;
+                        if let Some(maps) = c.inc.settle() {
+                            c.maps = Some(maps);
+                        }
+                    }
                 }
             }
             let warming = st.clock.as_ref().is_some_and(|c| c.warming);

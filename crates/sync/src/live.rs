@@ -5,8 +5,13 @@
 //! [`crate::synchronize`] and each match goes into its host pair's convex hull at once (the
 //! fully incremental algorithm, [`crate::hull`]). [`Incremental::time_maps`] gives the
 //! transforms the hulls hold so far, remade only when a match came in since the last call.
-//! With every packet of the traces fed, the transforms are those of [`crate::synchronize`]
-//! on the written traces up to the order the matches came in.
+//!
+//! The hulls take points in time order, and packets of different streams arrive in another
+//! order; so the network events are also kept (about 40 bytes each), and from time to time
+//! (each time their number doubled, and on [`Incremental::settle`]) matched again from
+//! scratch in the order [`crate::synchronize`] reads them (time, then trace and stream): the
+//! transforms are then exactly those of [`crate::synchronize`] on the events received so
+//! far, and later events go on from that state.
 
 use std::sync::Arc;
 
@@ -14,7 +19,7 @@ use ctf::{Event, Trace};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
 use crate::graph::Synchronizer;
-use crate::matching::Matcher;
+use crate::matching::{Matcher, NetEvent};
 use crate::transform::{TimeMaps, Transform};
 use crate::SyncResult;
 
@@ -29,8 +34,14 @@ pub struct Incremental {
     /// Per trace index: its first event time, near which its transform is evaluated.
     anchors: Vec<Option<i64>>,
     strip_flow: bool,
+    /// Hosts whose traces can match (the matcher's cleanup waits for all of them).
+    matching_hosts: usize,
     matcher: Matcher,
     sync: Synchronizer,
+    /// Every network event so far, with its stream's position in its trace.
+    events: Vec<(NetEvent, u32)>,
+    /// How many of them the last matching from scratch had.
+    exact: usize,
     /// Matches added since the last [`Incremental::time_maps`].
     fresh: bool,
     result: Option<SyncResult>,
@@ -54,14 +65,28 @@ impl Incremental {
         let uses_flows =
             flows.iter().any(|f| f.is_some()) && flows.iter().all(|f| *f != Some(false));
         let sync = Synchronizer::new(ids.clone());
+        let (_, host_of) = crate::session::hosts_of(traces);
+        let mut matching: Vec<u32> = traces
+            .iter()
+            .zip(&host_of)
+            .filter(|(t, _)| can_match(t))
+            .map(|(_, h)| *h)
+            .collect();
+        matching.sort_unstable();
+        matching.dedup();
+        let mut matcher = Matcher::new();
+        matcher.set_hosts(matching.len());
         let mut inc = Incremental {
             host_ids: ids,
             extractors: Vec::new(),
             host_of: Vec::new(),
             anchors: Vec::new(),
             strip_flow: !uses_flows,
-            matcher: Matcher::new(),
+            matching_hosts: matching.len(),
+            matcher,
             sync,
+            events: Vec::new(),
+            exact: 0,
             fresh: false,
             result: None,
         };
@@ -95,10 +120,11 @@ impl Incremental {
         host.is_some()
     }
 
-    /// One event of trace `trace` (raw time, its own clock). True when it completed a match.
-    pub fn event(&mut self, trace: usize, ev: &Event<'_>) -> bool {
+    /// One event of trace `trace`, stream `stream` of it (raw time, its own clock). True when
+    /// it completed a match.
+    pub fn event(&mut self, trace: usize, stream: usize, ev: &Event<'_>) -> bool {
         if let (Some(a), Some(ts)) = (self.anchors.get_mut(trace), ev.time_ns()) {
-            a.get_or_insert(ts);
+            *a = Some(a.map_or(ts, |a| a.min(ts)));
         }
         let Some(Some(ex)) = self.extractors.get_mut(trace) else {
             return false;
@@ -109,6 +135,7 @@ impl Incremental {
         if self.strip_flow {
             ne.key.flow = 0;
         }
+        self.events.push((ne, stream as u32));
         match self.matcher.push(ne) {
             Some(m) => {
                 self.sync.add(&m);
@@ -125,6 +152,41 @@ impl Incremental {
         if !std::mem::take(&mut self.fresh) {
             return None;
         }
+        if self.events.len() >= 2 * self.exact.max(512) {
+            self.rematch();
+        }
+        Some(self.maps())
+    }
+
+    /// Matches every network event received so far again, in the order of a read of the
+    /// traces, and gives the transforms (None when nothing new came since the last time).
+    pub fn settle(&mut self) -> Option<TimeMaps> {
+        if self.exact == self.events.len() && !self.fresh {
+            return None;
+        }
+        self.fresh = false;
+        self.rematch();
+        Some(self.maps())
+    }
+
+    /// Matching from scratch, in time then trace and stream order.
+    fn rematch(&mut self) {
+        self.events
+            .sort_by_key(|(e, stream)| (e.ts, e.trace, *stream));
+        let mut matcher = Matcher::new();
+        matcher.set_hosts(self.matching_hosts);
+        let mut sync = Synchronizer::new(self.host_ids.clone());
+        for (e, _) in &self.events {
+            if let Some(m) = matcher.push(*e) {
+                sync.add(&m);
+            }
+        }
+        self.matcher = matcher;
+        self.sync = sync;
+        self.exact = self.events.len();
+    }
+
+    fn maps(&mut self) -> TimeMaps {
         let result = self.sync.finish(None);
         let per_trace: Vec<Transform> = self
             .host_of
@@ -136,7 +198,7 @@ impl Incremental {
             .collect();
         let anchors: Vec<i64> = self.anchors.iter().map(|a| a.unwrap_or(0)).collect();
         self.result = Some(result);
-        Some(TimeMaps::new(&per_trace, &anchors))
+        TimeMaps::new(&per_trace, &anchors)
     }
 
     /// The hosts of the first traces (only those are synchronized).

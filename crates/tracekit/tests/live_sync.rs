@@ -357,10 +357,15 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
     let expected = tracekit(&file_args);
     let got = String::from_utf8_lossy(&printed.stdout);
     assert_eq!(got.lines().count(), expected.lines().count());
-    assert!(
-        got == expected,
-        "live print --sync differs from print --sync of the traces"
-    );
+    if got != expected {
+        let (g, e): (Vec<&str>, Vec<&str>) = (got.lines().collect(), expected.lines().collect());
+        let i = g.iter().zip(&e).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "live print --sync differs from print --sync of the traces at line {i}:\n{}\n---\n{}\nstderr: {stderr}",
+            g[i.saturating_sub(2)..(i + 3).min(g.len())].join("\n"),
+            e[i.saturating_sub(2)..(i + 3).min(e.len())].join("\n"),
+        );
+    }
     assert!(stderr.is_empty(), "{stderr}");
     eprintln!(
         "live sync: {} events, {} given out during the replay, worst {worst} ns from the \
@@ -403,4 +408,78 @@ fn compare_views(live_view: &view::Server, traces: &[PathBuf]) {
     assert_eq!(a.rows.len(), b.rows.len());
     assert_eq!(a.intervals(), b.intervals());
     assert_eq!(a.checkpoints, b.checkpoints);
+}
+
+/// The live reader's own pace (ignored by default, a measurement): a generated kernel trace
+/// replayed into `tracekit relay` at once, then `print net://…` timed to its end against
+/// `print` of the files, for each binary in `TRACEKIT_BENCH_BINS` (colon-separated; default
+/// this build's). `TRACEKIT_BENCH_EVENTS` (1 000 000) events.
+#[test]
+#[ignore]
+fn live_read_throughput() {
+    let n: u64 = std::env::var("TRACEKIT_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let bins: Vec<String> = std::env::var("TRACEKIT_BENCH_BINS")
+        .map(|v| v.split(':').map(str::to_string).collect())
+        .unwrap_or_else(|_| vec![TK.to_string()]);
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("mix");
+    tracekit(&[
+        "gen",
+        "kernel-mix",
+        "-o",
+        trace.to_str().unwrap(),
+        "--events",
+        &n.to_string(),
+    ]);
+    let host = load(&trace, "mix");
+    let (ctrl, data, live_port) = (free_port(), free_port(), free_port());
+    let mut relay = Command::new(TK)
+        .args(["relay", "-o", tmp.path().join("relay").to_str().unwrap()])
+        .args(["--control-port", &ctrl.to_string()])
+        .args(["--data-port", &data.to_string()])
+        .args(["--live-port", &live_port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", live_port)).is_err() {
+        assert!(up.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let target = RelayTarget {
+        host: "127.0.0.1".into(),
+        control_port: ctrl,
+        data_port: data,
+    };
+    let mut tap =
+        RelayTap::connect(&target, "s", "mix", 100_000, "kernel", &host.channels).unwrap();
+    tap.metadata(&host.metadata).unwrap();
+    replay(&[host], vec![tap], 1, &AtomicBool::new(true));
+    let url = format!("net://127.0.0.1:{live_port}/host/mix/s");
+    let time = |bin: &str, input: &str| {
+        let t = Instant::now();
+        let o = Command::new(bin)
+            .args(["print", input])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(o.success());
+        t.elapsed().as_secs_f64()
+    };
+    for round in 0..3 {
+        for bin in &bins {
+            let live = time(bin, &url);
+            let files = time(bin, trace.to_str().unwrap());
+            eprintln!(
+                "round {round} {bin}: live {live:.2} s ({:.0} k events/s), files {files:.2} s",
+                n as f64 / live / 1e3
+            );
+        }
+    }
+    let _ = relay.kill();
+    let _ = relay.wait();
 }

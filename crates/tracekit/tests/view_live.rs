@@ -118,6 +118,12 @@ fn live_view_grows_then_equals_the_written_trace() {
         "the range did not grow: {ends:?}"
     );
     for s in &running {
+        // Models read from the copy while it is written: no packet read half-written.
+        assert_eq!(
+            s["message"],
+            format!("live: {} events so far", s["nbEvents"]),
+            "{s}"
+        );
         // The providers answer over what has arrived, saying more is coming.
         let p = &s["provider"];
         assert_eq!(p["status"], "RUNNING", "{p}");

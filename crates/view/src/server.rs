@@ -149,6 +149,12 @@ impl Server {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(" ");
+        if let Some(u) = opts.live.iter().find(|u| u.session.is_none()) {
+            return Err(Error::Trace(format!(
+                "{u}: name a session (net://RELAY[:PORT]/host/HOST/SESSION; `tracekit print {u}` \
+                 lists them)"
+            )));
+        }
         let mut live_copy = None;
         // No path: a server whose client opens the traces itself.
         let experiment = match uuids.is_empty() {

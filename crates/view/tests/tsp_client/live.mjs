@@ -3,8 +3,8 @@
 //   node live.mjs watch BASE OUT    polls the server's experiment until it is COMPLETED,
 //                                   writing what it saw on the way and the final state
 //   node live.mjs summary BASE OUT  waits until the experiment is indexed, writes its state
-// OUT gets {"seen": [{status, nbEvents, start, end, provider?}], "final": {...}} (bigints as
-// strings).
+// OUT gets {"seen": [{status, nbEvents, start, end, message, provider?}], "final": {...}}
+// (bigints as strings).
 import { writeFileSync } from 'node:fs';
 import tsp from 'tsp-typescript-client';
 
@@ -60,7 +60,7 @@ for (let i = 0; ; i++) {
   if (exp.indexingStatus === 'COMPLETED') break;
   if (exp.indexingStatus === 'FAILED') throw new Error(`FAILED: ${exp.statusMessage}`);
   if (mode === 'watch') {
-    const s = { status: exp.indexingStatus, nbEvents: Number(exp.nbEvents), start: String(exp.start), end: String(exp.end) };
+    const s = { status: exp.indexingStatus, nbEvents: Number(exp.nbEvents), start: String(exp.start), end: String(exp.end), message: exp.statusMessage };
     const last = seen[seen.length - 1];
     if (!last || last.nbEvents !== s.nbEvents || last.end !== s.end || last.status !== s.status) {
       // While running, a provider answers over what has arrived, saying RUNNING.
