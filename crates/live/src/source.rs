@@ -687,16 +687,6 @@ impl Source for LiveSource {
         let idle_min = Duration::from_millis(2);
         let mut idle = idle_min;
         let outcome: Result<(), Error> = (|| loop {
-            // The earliest item any stream holds, ties in trace then stream order.
-            let cand = st
-                .streams
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    s.cur
-                        .map(|(t, _)| (st.map(s.trace, t), st.traces[s.trace].trace.index, i))
-                })
-                .min();
             let hold = st.clock.as_ref().map_or(0, |c| c.delay);
             let warm_up = |s: &LiveStream| {
                 !s.ended && s.first.is_none_or(|f| s.through < f.saturating_add(hold))
@@ -716,23 +706,41 @@ impl Source for LiveSource {
                     }
                 }
             }
+            // Times on the read's time line (without a transform, their own: no call).
+            let identity = st.clock.is_none() && st.time_map.is_none();
+            let on_line = |ti: usize, ns: i64| if identity { ns } else { st.map(ti, ns) };
+            // The earliest item any stream holds, ties in trace then stream order.
+            let cand = st
+                .streams
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    s.cur
+                        .map(|(t, _)| (on_line(s.trace, t), st.traces[s.trace].trace.index, i))
+                })
+                .min();
             let warming = st.clock.as_ref().is_some_and(|c| c.warming);
             // A stream known through the candidate's time may still hold an event of that
             // same time (its packet's end is its last event's time): it goes first if it
             // comes first in the order of ties. With `--sync`, every stream must also be
             // received `hold` past it: the packets exchanged until then refine the transform.
             let blocks = |s: &LiveStream| {
-                (warming && warm_up(s))
-                    || !s.ended
-                        && match cand {
-                            None => s.cur.is_none(),
-                            Some((t, rank, _)) => {
-                                let through = st.map(s.trace, s.through);
-                                (s.cur.is_none()
-                                    && (through < t || (through == t && s.rank < rank)))
-                                    || (hold > 0 && through < t.saturating_add(hold))
-                            }
-                        }
+                if warming && warm_up(s) {
+                    return true;
+                }
+                if s.ended {
+                    return false;
+                }
+                let Some((t, rank, _)) = cand else {
+                    return s.cur.is_none();
+                };
+                if s.cur.is_none() {
+                    let through = on_line(s.trace, s.through);
+                    if through < t || (through == t && s.rank < rank) {
+                        return true;
+                    }
+                }
+                hold > 0 && on_line(s.trace, s.through) < t.saturating_add(hold)
             };
             // (Checked without collecting: most events are released at once.)
             let blocked: Vec<usize> = if st.streams.iter().any(blocks) {

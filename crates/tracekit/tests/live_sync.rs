@@ -85,8 +85,14 @@ fn load(dir: &Path, name: &str) -> HostTrace {
 
 /// Streams the hosts' packets into the relay in `steps` rounds (each host's packets in order of
 /// their end, the hosts interleaved by progress), each round followed by live beacons and a
-/// pause; then ends the sessions.
-fn replay(hosts: &[HostTrace], taps: Vec<RelayTap>, steps: usize, replaying: &AtomicBool) {
+/// pause; then ends the sessions (unless `keep`: the returned taps then hold them open).
+fn replay(
+    hosts: &[HostTrace],
+    taps: Vec<RelayTap>,
+    steps: usize,
+    replaying: &AtomicBool,
+    keep: bool,
+) -> Vec<RelayTap> {
     let mut taps = taps;
     // Per host: (stream, packet) in order of end time.
     let order: Vec<Vec<(usize, usize)>> = hosts
@@ -133,9 +139,12 @@ fn replay(hosts: &[HostTrace], taps: Vec<RelayTap>, steps: usize, replaying: &At
         std::thread::sleep(Duration::from_millis(60));
     }
     replaying.store(false, Ordering::SeqCst);
-    for (h, tap) in taps.iter_mut().enumerate() {
-        tap.finish(&last_seq[h]).unwrap();
+    if !keep {
+        for (h, tap) in taps.iter_mut().enumerate() {
+            tap.finish(&last_seq[h]).unwrap();
+        }
     }
+    taps
 }
 
 /// Collects (host, own-clock time, name) → synchronized time, and the order's monotony.
@@ -296,7 +305,7 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
         let summary = source.run(&mut sink);
         (sink, summary)
     });
-    replay(&hosts, taps, 12, &replaying);
+    replay(&hosts, taps, 12, &replaying, false);
     let (live_events, summary) = reader.join().unwrap();
     #[cfg(feature = "view")]
     compare_views(&live_view, &small);
@@ -458,25 +467,49 @@ fn live_read_throughput() {
     let mut tap =
         RelayTap::connect(&target, "s", "mix", 100_000, "kernel", &host.channels).unwrap();
     tap.metadata(&host.metadata).unwrap();
-    replay(&[host], vec![tap], 1, &AtomicBool::new(true));
+    // The session stays open (a live reader of a closed session is refused): each reader is
+    // timed to its last event's line.
+    let _taps = replay(&[host], vec![tap], 1, &AtomicBool::new(true), true);
     let url = format!("net://127.0.0.1:{live_port}/host/mix/s");
+    let lines = tracekit(&["print", trace.to_str().unwrap()])
+        .lines()
+        .count();
     let time = |bin: &str, input: &str| {
+        use std::io::BufRead;
         let t = Instant::now();
-        let o = Command::new(bin)
+        let mut child = Command::new(bin)
             .args(["print", input])
-            .stdout(Stdio::null())
-            .status()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
             .unwrap();
-        assert!(o.success());
-        t.elapsed().as_secs_f64()
+        let out = std::io::BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+        let mut got = 0;
+        for l in out.split(b'\n') {
+            l.unwrap();
+            got += 1;
+            if got == lines {
+                break;
+            }
+        }
+        let secs = t.elapsed().as_secs_f64();
+        // CPU time (user + system, clock ticks of 10 ms): less disturbed by other loads.
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        let cpu = (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0;
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(got, lines, "{bin} print {input}");
+        (secs, cpu)
     };
     for round in 0..3 {
         for bin in &bins {
-            let live = time(bin, &url);
-            let files = time(bin, trace.to_str().unwrap());
+            let (live, live_cpu) = time(bin, &url);
+            let (files, files_cpu) = time(bin, trace.to_str().unwrap());
             eprintln!(
-                "round {round} {bin}: live {live:.2} s ({:.0} k events/s), files {files:.2} s",
-                n as f64 / live / 1e3
+                "round {round} {bin}: live {live:.2} s, CPU {live_cpu:.2} s ({:.0} k events per \
+                 CPU-s); files {files:.2} s, CPU {files_cpu:.2} s",
+                n as f64 / live_cpu / 1e3
             );
         }
     }
