@@ -47,68 +47,49 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         args.cache_dir.clone().or_else(view::default_cache_dir)
     };
     analysis::period::definition_names(&args.period, &args.period_captures)?;
+    // Live sessions are served at once, their model growing (nothing to wait for).
     let live = crate::live_cmd::urls(&args.paths).transpose()?;
-    if let Some(urls) = live {
-        return serve(
-            args,
-            view::ServeOptions {
-                live: urls,
-                live_copy: args.live_copy.clone(),
-                cache_dir,
-                ..options(args)
-            },
-            None,
-        );
-    }
-    let traces = ctf::open_all(&args.paths)?;
-    if traces.is_empty() {
+    let traces = match live {
+        Some(_) => Vec::new(),
+        None => ctf::open_all(&args.paths)?,
+    };
+    if traces.is_empty() && live.is_none() {
         return Err("no trace found".into());
     }
     let progress = Arc::new(crate::progress::Progress::for_traces(&traces));
-    eprintln!("tracekit: indexing {} trace(s)…", traces.len());
-    serve(
-        args,
-        view::ServeOptions {
-            paths: args.paths.clone(),
-            cache_dir,
-            progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
-            ..options(args)
+    let server = view::Server::start(view::ServeOptions {
+        paths: if live.is_some() {
+            Vec::new()
+        } else {
+            args.paths.clone()
         },
-        Some(&progress),
-    )
-}
-
-fn options(args: &ViewArgs) -> view::ServeOptions {
-    view::ServeOptions {
         sync: args.sync,
         listen: args.listen,
+        cache_dir,
+        progress: Some(progress.clone() as Arc<dyn pipeline::Progress>),
         periods: view::PeriodDefs {
             periods: args.period.clone(),
             captures: args.period_captures.clone(),
         },
-        ..Default::default()
+        live: live.clone().unwrap_or_default(),
+        live_copy: args.live_copy.clone(),
+    })?;
+    if live.is_none() {
+        eprintln!("tracekit: indexing {} trace(s)…", traces.len());
     }
-}
-
-/// Serves until a signal; with `progress`, once the traces are indexed (a live session is
-/// served at once, its model growing).
-fn serve(
-    args: &ViewArgs,
-    opts: view::ServeOptions,
-    progress: Option<&crate::progress::Progress>,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let server = view::Server::start(opts)?;
-    if let Some(progress) = progress {
-        let indexed = server.wait_indexed();
-        progress.finish();
-        match indexed {
-            Ok(problems) => {
-                for p in problems {
-                    eprintln!("tracekit: warning: {p}");
-                }
+    let indexed = if traces.is_empty() {
+        Ok(Vec::new())
+    } else {
+        server.wait_indexed()
+    };
+    progress.finish();
+    match indexed {
+        Ok(problems) => {
+            for p in problems {
+                eprintln!("tracekit: warning: {p}");
             }
-            Err(why) => eprintln!("tracekit: error: {why}"),
         }
+        Err(why) => eprintln!("tracekit: error: {why}"),
     }
     println!("tracekit view: {}", server.url());
     println!("(Ctrl-C to stop)");
