@@ -9,14 +9,21 @@
 //! Order: an event is given out only once every stream of the session either has an event
 //! after it or has told (an index's end time, or the live timer's inactivity beacon) that it
 //! is quiet through its time, so the order is that of the trace files, only later.
+//!
+//! With [`LiveOptions::sync`] and several hosts, times are put on one time line by the clock
+//! sync of the TCP packets received so far (`sync::live`), and an event waits until every
+//! stream is received [`LiveOptions::sync_delay`] past it (see `LiveSource`'s read). A
+//! [`Mirror`] keeps a local copy of what is received, for readers that need files.
 
 #![deny(missing_docs)]
 
 mod conn;
+pub mod mirror;
 mod source;
 
 use std::io;
 
+pub use mirror::Mirror;
 pub use relay_proto::viewer::SessionInfo;
 pub use source::{LiveOptions, LiveSource};
 
@@ -95,6 +102,14 @@ pub enum Error {
         trace: String,
         /// Why.
         source: ctf::Error,
+    },
+    /// The local copy of the traces ([`Mirror`]) could not be written.
+    #[error("live mirror {}: {source}", path.display())]
+    Mirror {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// Why.
+        source: io::Error,
     },
     /// The session's metadata did not come in time.
     #[error("relay {addr}: no metadata for trace {trace:?} after {secs} s")]
@@ -187,6 +202,24 @@ impl Url {
     }
 }
 
+impl std::fmt::Display for Url {
+    /// `net://RELAY[:PORT][/host/H/S]`, the port left out when it is the default.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.relay.contains(':') {
+            write!(f, "net://[{}]", self.relay)?;
+        } else {
+            write!(f, "net://{}", self.relay)?;
+        }
+        if self.port != DEFAULT_PORT {
+            write!(f, ":{}", self.port)?;
+        }
+        if let Some((h, s)) = &self.session {
+            write!(f, "/host/{h}/{s}")?;
+        }
+        Ok(())
+    }
+}
+
 /// The sessions of the relay `url` names (its path, if any, is not used).
 pub fn list_sessions(url: &Url) -> Result<Vec<SessionInfo>, Error> {
     conn::Conn::open(&url.relay, url.port)?.list_sessions()
@@ -225,7 +258,9 @@ mod tests {
         assert_eq!(u.relay, "127.0.0.1");
         assert_eq!(u.port, DEFAULT_PORT);
         assert_eq!(u.session, Some(("box".into(), "s".into())));
+        assert_eq!(u.to_string(), "net://127.0.0.1/host/box/s");
         let u = Url::parse("net6://[::1]:15344").unwrap();
+        assert_eq!(u.to_string(), "net://[::1]:15344");
         assert_eq!((u.relay.as_str(), u.port, u.session), ("::1", 15344, None));
         for bad in [
             "file:///x",

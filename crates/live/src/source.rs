@@ -1,6 +1,7 @@
 //! [`LiveSource`]: the sessions of one or more relays read as one time-ordered event stream.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use ctf::{Message, StreamReader, Trace};
 use pipeline::{Diagnostic, Flow, Notice, NoticeKind, Sink, Source, Summary};
 
 use crate::conn::{Conn, NewStreams, Packet, StreamInfo, ViewerIndex};
-use crate::{Error, Url};
+use crate::{Error, Mirror, Url};
 use relay_proto::viewer as v;
 
 /// How a live read behaves.
@@ -24,6 +25,16 @@ pub struct LiveOptions {
     pub metadata_timeout: Duration,
     /// Puts each trace's times on one time line (`--sync`).
     pub time_map: Option<Arc<dyn TimeMap>>,
+    /// Writes what is received to local files as well (a viewer reads those).
+    pub mirror: Option<Arc<Mirror>>,
+    /// Synchronizes the hosts' clocks from the TCP packets they exchanged, as received
+    /// (`--sync`; with one host, nothing is done): see [`LiveOptions::sync_delay`].
+    pub sync: bool,
+    /// With `sync`: an event is given out once every stream has been received through its
+    /// synchronized time plus this much (trace time), so that the packets exchanged up to
+    /// then have refined the transform it is placed with. The read lags the session by about
+    /// this (plus the live timer).
+    pub sync_delay: Duration,
 }
 
 impl Default for LiveOptions {
@@ -32,6 +43,9 @@ impl Default for LiveOptions {
             poll: Duration::from_millis(20),
             metadata_timeout: Duration::from_secs(10),
             time_map: None,
+            mirror: None,
+            sync: false,
+            sync_delay: Duration::from_secs(1),
         }
     }
 }
@@ -66,10 +80,19 @@ struct LiveStream {
     id: u64,
     trace: usize,
     reader: StreamReader,
-    /// The next item and its time, when the reader has one.
+    /// Packets received while the reader still had some (with `--sync`, streams are read
+    /// ahead of what is given out), and the trace each belongs to.
+    queue: VecDeque<(Arc<[u8]>, Arc<Trace>)>,
+    /// With `--sync`: a second reader of the packets as they arrive, whose network events
+    /// feed the clock sync before the events are ordered.
+    scout: Option<StreamReader>,
+    /// The next item and its time on the trace's own clock, when the reader has one.
     cur: Option<(i64, Item)>,
-    /// The stream holds nothing more at or before this time (ns on the read's time line).
+    /// The stream holds nothing more at or before this time (ns, the trace's own clock).
     through: i64,
+    /// The first time the relay told of the stream (its first packet's beginning, or a quiet
+    /// time), on its own clock.
+    first: Option<i64>,
     /// An index whose packet the relay asked to fetch again.
     pending: Option<ViewerIndex>,
     ended: bool,
@@ -82,6 +105,23 @@ struct LiveStream {
     late_told: bool,
 }
 
+/// Live `--sync`: the transforms estimated from the packets received so far.
+struct Clock {
+    inc: sync::live::Incremental,
+    maps: Option<sync::TimeMaps>,
+    delay: i64,
+    /// The time of the last item given out: later ones never go before it.
+    last_out: i64,
+    /// Nothing is given out until every stream has been received `delay` past its first time
+    /// (own clock): the hosts' first packets can then relate their clocks.
+    warming: bool,
+    /// Every stream ended and the transforms were remade from all that was received.
+    settled: bool,
+    /// Items whose synchronized time fell before one already given out (the transform moved
+    /// after it), given out at that time instead.
+    clamped: u64,
+}
+
 struct State {
     relays: Vec<Relay>,
     traces: Vec<LiveTrace>,
@@ -91,6 +131,9 @@ struct State {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     events_read: u64,
+    /// `LiveOptions::time_map`.
+    time_map: Option<Arc<dyn TimeMap>>,
+    clock: Option<Clock>,
 }
 
 /// Sessions read live from relays, as a [`pipeline::Source`].
@@ -121,6 +164,8 @@ impl LiveSource {
             errors: Vec::new(),
             warnings: Vec::new(),
             events_read: 0,
+            time_map: options.time_map.clone(),
+            clock: None,
         };
         for url in urls {
             let Some((host, name)) = &url.session else {
@@ -165,7 +210,30 @@ impl LiveSource {
             st.new_streams.push(false);
             st.add_streams(relay, streams, &options)?;
         }
-        let traces = st.traces.iter().map(|t| t.trace.clone()).collect();
+        let traces: Vec<Arc<Trace>> = st.traces.iter().map(|t| t.trace.clone()).collect();
+        let inc = options
+            .sync
+            .then(|| sync::live::Incremental::new(&traces))
+            .filter(|inc| inc.hosts() > 1);
+        // One host: nothing to synchronize, and no reason to hold events back.
+        if let Some(inc) = inc {
+            st.clock = Some(Clock {
+                inc,
+                maps: None,
+                delay: options.sync_delay.as_nanos().min(i64::MAX as u128) as i64,
+                last_out: i64::MIN,
+                warming: true,
+                settled: false,
+                clamped: 0,
+            });
+            for s in &mut st.streams {
+                s.scout = Some(StreamReader::from_bytes(
+                    st.traces[s.trace].trace.clone(),
+                    s.reader.stream_index(),
+                    Vec::new(),
+                ));
+            }
+        }
         Ok(LiveSource {
             traces,
             options,
@@ -207,15 +275,29 @@ impl State {
             }
             let index = self.traces.len();
             let bytes = self.wait_metadata(relay, m.id, &m.path_name, options)?;
-            let trace = build_trace(&bytes, index, &m.path_name, Vec::new())
-                .map_err(|source| self.metadata_error(relay, &m.path_name, source))?;
+            let trace = Arc::new(
+                build_trace(&bytes, index, &m.path_name, Vec::new())
+                    .map_err(|source| self.metadata_error(relay, &m.path_name, source))?,
+            );
+            if let Some(mirror) = &options.mirror {
+                mirror.metadata(index, relay, &m.path_name, &bytes, &trace)?;
+            }
+            if let Some(c) = &mut self.clock {
+                if !c.inc.add_trace(&trace) {
+                    self.warnings.push(Diagnostic::warning(format!(
+                        "--sync: trace {} appeared after the start and is of another host: \
+                         its times are not synchronized",
+                        m.path_name
+                    )));
+                }
+            }
             self.traces.push(LiveTrace {
                 relay,
                 ctf_trace_id: m.ctf_trace_id,
                 metadata_stream: m.id,
                 metadata: bytes,
                 path: m.path_name,
-                trace: Arc::new(trace),
+                trace,
             });
         }
         for d in data {
@@ -245,13 +327,23 @@ impl State {
                 .push(stream_files(&d.path_name, &d.channel_name));
             t.trace = Arc::new(trace);
             let reader = StreamReader::from_bytes(t.trace.clone(), pos, Vec::new());
+            let scout = self
+                .clock
+                .is_some()
+                .then(|| StreamReader::from_bytes(t.trace.clone(), pos, Vec::new()));
+            if let Some(mirror) = &options.mirror {
+                mirror.stream(self.streams.len(), ti, &d.channel_name)?;
+            }
             self.streams.push(LiveStream {
                 relay,
                 id: d.id,
                 trace: ti,
                 reader,
+                queue: VecDeque::new(),
+                scout,
                 cur: None,
                 through: i64::MIN,
+                first: None,
                 pending: None,
                 ended: false,
                 channel: d.channel_name.clone(),
@@ -342,7 +434,7 @@ impl State {
 
     /// Fetches new metadata of trace `ti` and, when it grew, remakes the trace (its
     /// streams' readers take it with their next packet).
-    fn refresh_metadata(&mut self, ti: usize) -> Result<(), Error> {
+    fn refresh_metadata(&mut self, ti: usize, options: &LiveOptions) -> Result<(), Error> {
         let relay = self.traces[ti].relay;
         let stream = self.traces[ti].metadata_stream;
         let mut grew = false;
@@ -359,6 +451,10 @@ impl State {
             let trace = build_trace(&t.metadata, ti, &t.path, t.trace.streams.clone())
                 .map_err(|source| self.metadata_error(relay, &self.traces[ti].path, source))?;
             self.traces[ti].trace = Arc::new(trace);
+            if let Some(mirror) = &options.mirror {
+                let t = &self.traces[ti];
+                mirror.metadata(ti, relay, &t.path, &t.metadata, &t.trace)?;
+            }
         }
         Ok(())
     }
@@ -389,21 +485,19 @@ impl State {
         Ok(())
     }
 
-    /// Moves stream `i`'s reader to its next item.
-    fn advance(&mut self, i: usize, time_map: Option<&Arc<dyn TimeMap>>) {
+    /// Moves stream `i`'s reader to its next item, on to its queued packets when it runs out.
+    fn advance(&mut self, i: usize) {
         let s = &mut self.streams[i];
-        let ti = self.traces[s.trace].trace.index;
-        let map = |ns: i64| time_map.map_or(ns, |m| m.map(ti, ns));
         s.cur = None;
-        while let Some(m) = s.reader.next() {
-            match m {
-                Ok(Message::Event) => {
+        loop {
+            match s.reader.next() {
+                Some(Ok(Message::Event)) => {
                     self.events_read += 1;
                     let ns = s.reader.event_time_ns().unwrap_or(i64::MIN);
-                    s.cur = Some((map(ns), Item::Event));
+                    s.cur = Some((ns, Item::Event));
                     return;
                 }
-                Ok(m) => {
+                Some(Ok(m)) => {
                     let (kind, count) = match m {
                         Message::DiscardedEvents { count, .. } => {
                             (NoticeKind::DiscardedEvents, count)
@@ -413,12 +507,47 @@ impl State {
                         }
                         Message::Event => unreachable!(),
                     };
-                    let ns = m.time_ns().map_or(s.through, map);
+                    let ns = m.time_ns().unwrap_or(s.through);
                     s.cur = Some((ns, Item::Loss(kind, count)));
                     return;
                 }
-                Err(e) => self.errors.push(Diagnostic::from_ctf(&e)),
+                Some(Err(e)) => self.errors.push(Diagnostic::from_ctf(&e)),
+                None => match s.queue.pop_front() {
+                    Some((bytes, trace)) => s.reader.feed(bytes, Some(trace)),
+                    None => return,
+                },
             }
+        }
+    }
+
+    /// `ns` of trace `ti`'s own clock on the read's time line.
+    fn map(&self, ti: usize, ns: i64) -> i64 {
+        if ns == i64::MIN {
+            return ns;
+        }
+        match (&self.clock, &self.time_map) {
+            (Some(Clock { maps: Some(m), .. }), _) => m.map(ti, ns),
+            (_, Some(m)) => m.map(ti, ns),
+            _ => ns,
+        }
+    }
+
+    /// With `--sync`: the network events of a packet just received feed the clock sync
+    /// (read by the stream's second reader), and the transforms are remade when they matched.
+    fn observe(&mut self, i: usize, bytes: &Arc<[u8]>, trace: &Arc<Trace>) {
+        let Some(clock) = &mut self.clock else { return };
+        let s = &mut self.streams[i];
+        let Some(scout) = &mut s.scout else { return };
+        let ti = s.trace;
+        let pos = scout.stream_index();
+        scout.feed(bytes.clone(), Some(trace.clone()));
+        while let Some(m) = scout.next() {
+            if let Ok(Message::Event) = m {
+                clock.inc.event(ti, pos, &scout.event());
+            }
+        }
+        if let Some(maps) = clock.inc.time_maps() {
+            clock.maps = Some(maps);
         }
     }
 
@@ -437,19 +566,12 @@ impl State {
                     self.new_streams[relay] = true;
                 }
                 if index.flags & v::FLAG_NEW_METADATA != 0 {
-                    self.refresh_metadata(ti)?;
+                    self.refresh_metadata(ti, options)?;
                 }
                 index
             }
         };
-        let trace_index = self.traces[ti].trace.index;
-        let to_ns = |t: &Trace, cycles: u64| {
-            let ns = index_ns(t, cycles).unwrap_or(i64::MIN);
-            options
-                .time_map
-                .as_ref()
-                .map_or(ns, |m| m.map(trace_index, ns))
-        };
+        let to_ns = |t: &Trace, cycles: u64| index_ns(t, cycles).unwrap_or(i64::MIN);
         match index.status {
             v::INDEX_OK => {
                 // A packet needing metadata not fetched yet is asked for again after it.
@@ -460,16 +582,27 @@ impl State {
                             .packet(id, index.offset, index.packet_size / 8)?;
                     match packet {
                         Packet::Data(bytes) => {
+                            if let Some(mirror) = &options.mirror {
+                                mirror.packet(i, &bytes)?;
+                            }
                             let t = self.traces[ti].trace.clone();
                             let end = to_ns(&t, index.timestamp_end);
+                            let begin = to_ns(&t, index.timestamp_begin);
+                            self.streams[i].first.get_or_insert(begin);
+                            let bytes: Arc<[u8]> = bytes.into();
+                            self.observe(i, &bytes, &t);
                             let s = &mut self.streams[i];
-                            s.reader.feed(bytes, Some(t));
                             s.through = s.through.max(end);
-                            self.advance(i, options.time_map.as_ref());
-                            self.learn_ids(i);
+                            if s.cur.is_none() && s.queue.is_empty() {
+                                s.reader.feed(bytes, Some(t));
+                                self.advance(i);
+                                self.learn_ids(i);
+                            } else {
+                                s.queue.push_back((bytes, t));
+                            }
                             return Ok(true);
                         }
-                        Packet::NeedMetadata => self.refresh_metadata(ti)?,
+                        Packet::NeedMetadata => self.refresh_metadata(ti, options)?,
                         Packet::Retry => {
                             self.streams[i].pending = Some(index);
                             return Ok(false);
@@ -486,6 +619,7 @@ impl State {
             v::INDEX_INACTIVE => {
                 let end = to_ns(&self.traces[ti].trace, index.timestamp_end);
                 let s = &mut self.streams[i];
+                s.first.get_or_insert(end);
                 let moved = end > s.through;
                 s.through = s.through.max(end);
                 Ok(moved)
@@ -539,7 +673,9 @@ impl State {
 
     /// Whether every session is closed and every stream read to its end.
     fn all_done(&self) -> bool {
-        self.streams.iter().all(|s| s.ended && s.cur.is_none())
+        self.streams
+            .iter()
+            .all(|s| s.ended && s.cur.is_none() && s.queue.is_empty())
             && self
                 .relays
                 .iter()
@@ -604,22 +740,60 @@ impl Source for LiveSource {
         let mut last_ts = i64::MIN;
         let mut idle = idle_min;
         let outcome: Result<(), Error> = (|| loop {
+            let hold = st.clock.as_ref().map_or(0, |c| c.delay);
+            let warm_up = |s: &LiveStream| {
+                !s.ended && s.first.is_none_or(|f| s.through < f.saturating_add(hold))
+            };
+            if st.clock.as_ref().is_some_and(|c| !c.settled) {
+                let ended = st.streams.iter().all(|s| s.ended);
+                let warm = !st.streams.iter().any(warm_up);
+                if let Some(c) = &mut st.clock {
+                    // Once warm, and once every stream has ended: the transforms of a read
+                    // of what was received (the packets came in another order than a read's).
+                    if (c.warming && warm) || ended {
+                        c.warming = false;
+                        c.settled = ended;
+                        if let Some(maps) = c.inc.settle() {
+                            c.maps = Some(maps);
+                        }
+                    }
+                }
+            }
+            // Times on the read's time line (without a transform, their own: no call).
+            let identity = st.clock.is_none() && st.time_map.is_none();
+            let on_line = |ti: usize, ns: i64| if identity { ns } else { st.map(ti, ns) };
             // The earliest item any stream holds, ties in the order of the written trace.
             let cand = st
                 .streams
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| s.cur.map(|(t, _)| (t, s.rank, i)))
+                .filter_map(|(i, s)| {
+                    s.cur
+                        .map(|(t, _)| (on_line(s.trace, t), s.rank, i))
+                })
                 .min();
+            let warming = st.clock.as_ref().is_some_and(|c| c.warming);
             // A stream known through the candidate's time may still hold an event of that
             // same time (its packet's end is its last event's time): it goes first if it
-            // comes first in the order of ties.
+            // comes first in the order of ties. With `--sync`, every stream must also be
+            // received `hold` past it: the packets exchanged until then refine the transform.
             let blocks = |s: &LiveStream| {
-                s.cur.is_none()
-                    && !s.ended
-                    && cand.is_none_or(|(t, rank, _)| {
-                        s.through < t || (s.through == t && s.rank < rank)
-                    })
+                if warming && warm_up(s) {
+                    return true;
+                }
+                if s.ended {
+                    return false;
+                }
+                let Some((t, rank, _)) = cand else {
+                    return s.cur.is_none();
+                };
+                if s.cur.is_none() {
+                    let through = on_line(s.trace, s.through);
+                    if through < t || (through == t && s.rank < rank) {
+                        return true;
+                    }
+                }
+                hold > 0 && on_line(s.trace, s.through) < t.saturating_add(hold)
             };
             // (Checked without collecting: most events are released at once.)
             let blocked: Vec<usize> = if st.streams.iter().any(blocks) {
@@ -632,10 +806,24 @@ impl Source for LiveSource {
             if blocked.is_empty() {
                 if let Some((ts, _, i)) = cand {
                     let (_, item) = st.streams[i].cur.expect("a candidate");
-                    if ts < last_ts {
-                        st.told_late(i, ts, last_ts);
-                    }
-                    last_ts = ts;
+                    // A transform refined after an item was given out may place the next one
+                    // before it: it goes at that item's time, the order kept.
+                    let ts = match &mut st.clock {
+                        Some(c) => {
+                            if ts < c.last_out {
+                                c.clamped += 1;
+                            }
+                            c.last_out = c.last_out.max(ts);
+                            c.last_out
+                        }
+                        None => {
+                            if ts < last_ts {
+                                st.told_late(i, ts, last_ts);
+                            }
+                            last_ts = ts;
+                            ts
+                        }
+                    };
                     let flow = match item {
                         Item::Event => sink.event(&st.streams[i].reader.event(), ts),
                         Item::Loss(kind, count) if notices => sink.notice(&Notice {
@@ -651,7 +839,8 @@ impl Source for LiveSource {
                         summary.stopped = true;
                         return Ok(());
                     }
-                    st.advance(i, self.options.time_map.as_ref());
+                    st.advance(i);
+                    st.learn_ids(i);
                     continue;
                 }
             }
@@ -687,6 +876,22 @@ impl Source for LiveSource {
                 offset: None,
                 message: e.to_string(),
             });
+        }
+        if let Some(c) = &st.clock {
+            let w = if c.inc.matches() == 0 {
+                Some("--sync: no TCP packet matched between the hosts: their times are their own clocks'".to_string())
+            } else if c.clamped > 0 {
+                Some(format!(
+                    "--sync: {} event(s) given out at an earlier event's time: the transform, \
+                     refined by packets received after them, placed them before it",
+                    c.clamped
+                ))
+            } else {
+                None
+            };
+            if let Some(w) = w {
+                st.warnings.push(Diagnostic::warning(w));
+            }
         }
         summary.events_read = st.events_read;
         summary.errors = std::mem::take(&mut st.errors);

@@ -7,6 +7,7 @@
 //! - [`transform`]: exact clock transforms, their composition and [`TimeMaps`].
 //! - [`graph`]: N hosts: reference choice, spanning tree, per-trace transforms.
 //! - [`session`]: one pass over opened traces, through [`pipeline::parallel`].
+//! - [`live`]: the same fed as events arrive (live inputs), transforms updated as they match.
 //! - [`report`]: the text and JSON reports of a session.
 
 #![deny(missing_docs)]
@@ -15,6 +16,7 @@ pub mod bigint;
 pub mod extract;
 pub mod graph;
 pub mod hull;
+pub mod live;
 pub mod matching;
 pub mod rational;
 pub mod report;

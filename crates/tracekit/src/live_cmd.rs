@@ -36,20 +36,17 @@ pub fn list(urls: &[live::Url]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Connects to the sessions `urls` name (all must name one).
+/// Connects to the sessions `urls` name (all must name one); with `sync`, the hosts' clocks
+/// are synchronized as their packets arrive.
 pub fn source(
     urls: &[live::Url],
     sync: bool,
 ) -> Result<live::LiveSource, Box<dyn std::error::Error>> {
-    if sync {
-        return Err(
-            "--sync is not available with live inputs yet: synchronize the traces \
-                    the relay wrote (`tracekit sync DIR…`)"
-                .into(),
-        );
-    }
     Ok(live::LiveSource::connect(
         urls,
-        live::LiveOptions::default(),
+        live::LiveOptions {
+            sync,
+            ..Default::default()
+        },
     )?)
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct ViewArgs {
-    /// Trace directories (searched recursively), one or more hosts: one experiment.
+    /// Trace directories (searched recursively), one or more hosts: one experiment; or live
+    /// sessions `net://RELAY[:PORT]/host/HOST/SESSION`, followed while they run.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Synchronize the hosts' clocks first (from the TCP packets they exchanged).
@@ -34,6 +35,9 @@ pub struct ViewArgs {
     /// Captures of the periods, shown in the latency table: `NAME : a = $evt.f, ...`.
     #[arg(long)]
     pub period_captures: Vec<String>,
+    /// Live sessions: keep the traces received in DIR (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub live_copy: Option<PathBuf>,
 }
 
 pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -43,13 +47,22 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         args.cache_dir.clone().or_else(view::default_cache_dir)
     };
     analysis::period::definition_names(&args.period, &args.period_captures)?;
-    let traces = ctf::open_all(&args.paths)?;
-    if traces.is_empty() {
+    // Live sessions are served at once, their model growing (nothing to wait for).
+    let live = crate::live_cmd::urls(&args.paths).transpose()?;
+    let traces = match live {
+        Some(_) => Vec::new(),
+        None => ctf::open_all(&args.paths)?,
+    };
+    if traces.is_empty() && live.is_none() {
         return Err("no trace found".into());
     }
     let progress = Arc::new(text::progress::Progress::for_traces(&traces));
     let server = view::Server::start(view::ServeOptions {
-        paths: args.paths.clone(),
+        paths: if live.is_some() {
+            Vec::new()
+        } else {
+            args.paths.clone()
+        },
         sync: args.sync,
         listen: args.listen,
         cache_dir,
@@ -58,9 +71,17 @@ pub fn run(args: &ViewArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             periods: args.period.clone(),
             captures: args.period_captures.clone(),
         },
+        live: live.clone().unwrap_or_default(),
+        live_copy: args.live_copy.clone(),
     })?;
-    eprintln!("tracekit: indexing {} trace(s)…", traces.len());
-    let indexed = server.wait_indexed();
+    if live.is_none() {
+        eprintln!("tracekit: indexing {} trace(s)…", traces.len());
+    }
+    let indexed = if traces.is_empty() {
+        Ok(Vec::new())
+    } else {
+        server.wait_indexed()
+    };
     progress.finish();
     match indexed {
         Ok(problems) => {

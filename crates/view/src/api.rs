@@ -105,7 +105,7 @@ fn trace_json(t: &TraceEntry, st: &AppState) -> Value {
                 if e.traces.len() == 1 {
                     events = m.timeline.events;
                 }
-                status = "COMPLETED";
+                status = if e.is_live() { "RUNNING" } else { "COMPLETED" };
                 message = m.diagnostics.clone();
             }
             Indexing::Failed(why) if !indexed => {
@@ -139,6 +139,16 @@ fn trace_json(t: &TraceEntry, st: &AppState) -> Value {
     })
 }
 
+/// The status message of a live experiment's model.
+fn live_message(m: &crate::model::Model) -> String {
+    let mut msg = format!("live: {} events so far", m.timeline.events);
+    for d in &m.diagnostics {
+        msg.push('\n');
+        msg.push_str(d);
+    }
+    msg
+}
+
 fn experiment_json(e: &Experiment, st: &AppState) -> Value {
     let (status, start, end, events, message) = match e.indexing() {
         Indexing::Running => (
@@ -151,6 +161,14 @@ fn experiment_json(e: &Experiment, st: &AppState) -> Value {
                 e.progress.permille() as f64 / 10.0,
                 e.progress.events()
             ),
+        ),
+        // A live session: what has arrived so far, and more to come.
+        Indexing::Completed(m, _) if e.is_live() => (
+            "RUNNING",
+            m.timeline.start,
+            m.timeline.end,
+            m.timeline.events,
+            live_message(&m),
         ),
         Indexing::Completed(m, _) => (
             "COMPLETED",
@@ -339,9 +357,19 @@ where
     let Some(out) = output_of(st, uuid, id)? else {
         return Ok(running(st, uuid));
     };
+    let live = st.experiment(uuid)?.is_live();
     let model = tokio::task::spawn_blocking(move || f(out.as_ref(), &p))
         .await
         .map_err(|e| ApiError::Internal(format!("the query failed: {e}")))??;
+    if live {
+        // The model covers what has arrived: an answer, and more to come.
+        return Ok(Json(GenericResponse {
+            model: Some(model),
+            status: Status::Running,
+            status_message: "live: the session is running".into(),
+        })
+        .into_response());
+    }
     Ok(Json(GenericResponse::completed(model)).into_response())
 }
 

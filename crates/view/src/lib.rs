@@ -6,6 +6,7 @@
 //! - [`outputs`]: the outputs (Control Flow, Resources, CPU Usage, Histogram, Events table,
 //!   Critical Path), one module each behind the [`outputs::Output`] trait.
 //! - [`state`]: opened traces, experiments and their background indexing.
+//! - [`live`]: experiments of live sessions, their model remade as packets arrive.
 //! - [`server::Server`]: `tracekit view`'s server (bind, index, serve until Ctrl-C).
 
 #![deny(missing_docs)]
@@ -13,6 +14,7 @@
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod live;
 pub mod model;
 pub mod outputs;
 pub mod params;

@@ -21,6 +21,9 @@ pub struct Model {
     pub diagnostics: Vec<String>,
     /// User-defined periods, measured by the latency views.
     pub periods: crate::PeriodDefs,
+    /// The last time the model covers when its traces hold more (a live session's copy,
+    /// whose streams are received up to different times): reads stop there.
+    pub read_end: Option<i64>,
     critpath: OnceLock<Arc<critpath::input::Built>>,
     memo: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
@@ -49,6 +52,7 @@ impl Model {
             time_map,
             diagnostics,
             periods: Default::default(),
+            read_end: None,
             critpath: OnceLock::new(),
             memo: Mutex::new(HashMap::new()),
         }
@@ -60,10 +64,17 @@ impl Model {
         self
     }
 
-    /// The read options every output's own reads use (same time line as the model).
+    /// The same model, whose reads stop at `end` ([`Model::read_end`]).
+    pub fn with_read_end(mut self, end: Option<i64>) -> Self {
+        self.read_end = end;
+        self
+    }
+
+    /// The read options every output's own reads use (same time line and end as the model).
     pub fn read_options(&self) -> pipeline::ReadOptions {
         pipeline::ReadOptions {
             time_map: self.time_map.clone(),
+            end: self.read_end,
             no_intersection: true,
             ..Default::default()
         }

@@ -34,6 +34,9 @@ pub enum Error {
     /// A path holds no readable trace.
     #[error("{0}")]
     Trace(String),
+    /// The live sessions' local copy could not be made.
+    #[error("live copy directory: {0}")]
+    LiveCopy(std::io::Error),
     /// The async runtime could not start.
     #[error("cannot start the server: {0}")]
     Runtime(std::io::Error),
@@ -55,6 +58,12 @@ pub struct ServeOptions {
     pub progress: Option<Arc<dyn Progress>>,
     /// User-defined periods for the latency views.
     pub periods: crate::PeriodDefs,
+    /// Live sessions (`net://RELAY[:PORT]/host/H/S`), one experiment followed while they
+    /// run (instead of `paths`).
+    pub live: Vec<live::Url>,
+    /// Where the live sessions' received traces are kept (None: a temporary directory,
+    /// removed when the server stops).
+    pub live_copy: Option<PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -66,6 +75,8 @@ impl Default for ServeOptions {
             cache_dir: None,
             progress: None,
             periods: Default::default(),
+            live: Vec::new(),
+            live_copy: None,
         }
     }
 }
@@ -104,6 +115,8 @@ pub struct Server {
     addr: SocketAddr,
     state: AppState,
     experiment: Option<Arc<Experiment>>,
+    /// A live experiment's temporary copy, removed when the server goes.
+    _live_copy: Option<tempfile::TempDir>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -136,8 +149,40 @@ impl Server {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(" ");
+        if let Some(u) = opts.live.iter().find(|u| u.session.is_none()) {
+            return Err(Error::Trace(format!(
+                "{u}: name a session (net://RELAY[:PORT]/host/HOST/SESSION; `tracekit print {u}` \
+                 lists them)"
+            )));
+        }
+        let mut live_copy = None;
         // No path: a server whose client opens the traces itself.
         let experiment = match uuids.is_empty() {
+            true if !opts.live.is_empty() => {
+                let dir = match &opts.live_copy {
+                    Some(d) => d.clone(),
+                    None => {
+                        let tmp = tempfile::Builder::new()
+                            .prefix("tracekit-live-")
+                            .tempdir()
+                            .map_err(Error::LiveCopy)?;
+                        let d = tmp.path().to_path_buf();
+                        live_copy = Some(tmp);
+                        d
+                    }
+                };
+                let name = opts
+                    .live
+                    .iter()
+                    .map(live::Url::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(
+                    state
+                        .create_live_experiment(&name, opts.live.clone(), dir, None)
+                        .map_err(|e| Error::Trace(e.to_string()))?,
+                )
+            }
             true => None,
             false => Some(
                 state
@@ -179,6 +224,7 @@ impl Server {
             addr,
             state,
             experiment,
+            _live_copy: live_copy,
             shutdown: Some(tx),
             task: Some(task),
         })
@@ -200,7 +246,8 @@ impl Server {
     }
 
     /// Waits until the command line's traces are indexed: Ok with the problems met reading
-    /// them (file and offset in each), Err when nothing could be read.
+    /// them (file and offset in each), Err when nothing could be read. For live sessions:
+    /// until their first model.
     pub fn wait_indexed(&self) -> Result<Vec<String>, String> {
         let Some(e) = &self.experiment else {
             return Ok(Vec::new());

@@ -1,7 +1,7 @@
 //! The server's state: opened traces, experiments and their indexing.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ctf::Trace;
@@ -63,6 +63,13 @@ pub struct IndexProgress {
 }
 
 impl IndexProgress {
+    /// A progress that also tells `also`.
+    pub fn with(also: Option<Arc<dyn Progress>>) -> Self {
+        IndexProgress {
+            also,
+            ..Default::default()
+        }
+    }
     /// Events read so far.
     pub fn events(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
@@ -114,9 +121,17 @@ pub struct Experiment {
     pub progress: Arc<IndexProgress>,
     /// Its state.
     pub indexing: Mutex<Indexing>,
+    /// A live session still running: its model (when [`Indexing::Completed`]) covers what
+    /// has arrived so far and is remade as packets come (see [`crate::live`]).
+    pub live: AtomicBool,
 }
 
 impl Experiment {
+    /// Whether this is a live session still running.
+    pub fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
     /// Its state now.
     pub fn indexing(&self) -> Indexing {
         self.indexing
@@ -286,6 +301,7 @@ impl AppState {
                     ..Default::default()
                 }),
                 indexing: Mutex::new(Indexing::Running),
+                live: AtomicBool::new(false),
             });
             all.push(exp.clone());
             exp
@@ -296,12 +312,35 @@ impl AppState {
             .name("tracekit-view-index".into())
             .spawn(move || {
                 let result = index(&state, &e);
-                if let Ok(mut g) = e.indexing.lock() {
-                    *g = result;
-                }
+                e.set_indexing(result);
             })
             .map_err(|e| ApiError::Internal(format!("cannot start indexing: {e}")))?;
         Ok(exp)
+    }
+
+    /// Registers `entry` as an opened trace (a live session's local copy).
+    pub(crate) fn add_trace(&self, entry: TraceEntry) -> Result<(), ApiError> {
+        self.0.traces.write().map_err(|_| poisoned())?.push(entry);
+        Ok(())
+    }
+
+    /// Registers `exp`.
+    pub(crate) fn add_experiment(&self, exp: Arc<Experiment>) -> Result<(), ApiError> {
+        self.0
+            .experiments
+            .write()
+            .map_err(|_| poisoned())?
+            .push(exp);
+        Ok(())
+    }
+}
+
+impl Experiment {
+    /// Replaces its state.
+    pub(crate) fn set_indexing(&self, indexing: Indexing) {
+        if let Ok(mut g) = self.indexing.lock() {
+            *g = indexing;
+        }
     }
 }
 
@@ -311,7 +350,6 @@ fn poisoned() -> ApiError {
 
 /// Builds (or loads) the model of `exp`, and its outputs.
 fn index(state: &AppState, exp: &Experiment) -> Indexing {
-    let config = state.config();
     // Opened again together: a trace's index among those read at once is what the time map
     // and the per-host state go by.
     let paths: Vec<&Path> = exp.traces.iter().map(|t| t.path.as_path()).collect();
@@ -320,19 +358,39 @@ fn index(state: &AppState, exp: &Experiment) -> Indexing {
         Ok(_) => return Indexing::Failed("no trace found".into()),
         Err(e) => return Indexing::Failed(e.to_string()),
     };
+    let cache_dir = state.config().cache_dir.clone();
+    let built = build(state, exp, traces, None, cache_dir.as_deref(), &[]);
+    if let Indexing::Completed(m, _) = &built {
+        exp.progress.done(m.timeline.events);
+    }
+    built
+}
+
+/// Builds (or loads, with a `cache_dir`) the model of `traces` up to `end` (None: all), and
+/// the outputs over it; `problems` are shown with the model's own.
+pub(crate) fn build(
+    state: &AppState,
+    exp: &Experiment,
+    traces: Vec<Arc<Trace>>,
+    end: Option<i64>,
+    cache_dir: Option<&Path>,
+    problems: &[String],
+) -> Indexing {
+    let config = state.config();
     let time_map = (config.sync && traces.len() > 1).then(|| {
         let session = sync::synchronize(&traces, &sync::SyncOptions::default());
         Arc::new(session.time_maps()) as Arc<dyn ctf::merge::TimeMap>
     });
     let read = ReadOptions {
         time_map: time_map.clone(),
+        end,
         no_intersection: true,
         progress: Some(exp.progress.clone() as Arc<dyn Progress>),
         ..Default::default()
     };
     let opts = BuildOptions {
         read,
-        cache_dir: config.cache_dir.clone(),
+        cache_dir: cache_dir.map(Path::to_path_buf),
     };
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Timeline::open(&traces, &opts)
@@ -342,18 +400,20 @@ fn index(state: &AppState, exp: &Experiment) -> Indexing {
         Ok(Err(e)) => return Indexing::Failed(e.to_string()),
         Err(_) => return Indexing::Failed("internal error: building the model failed".into()),
     };
-    if let Some(dir) = &config.cache_dir {
+    if let Some(dir) = cache_dir {
         crate::server::restrict_file(&Timeline::cache_path(&traces, dir));
     }
-    exp.progress.done(timeline.events);
     let mut messages: Vec<String> = exp
         .traces
         .iter()
         .flat_map(|t| t.errors.iter().cloned())
         .collect();
     messages.extend(diagnostics.iter().map(|d| d.to_string()));
+    messages.extend(problems.iter().cloned());
     let model = Arc::new(
-        Model::new(traces, timeline, time_map, messages).with_periods(config.periods.clone()),
+        Model::new(traces, timeline, time_map, messages)
+            .with_periods(config.periods.clone())
+            .with_read_end(end),
     );
     let outputs: Vec<Arc<dyn Output>> = state
         .0

@@ -115,6 +115,7 @@ fn serve(dirs: &[PathBuf], sync: bool, periods: view::PeriodDefs) -> Server {
         cache_dir: None,
         progress: None,
         periods,
+        ..Default::default()
     })
     .expect("the server starts");
     let problems = server.wait_indexed().expect("the traces are indexed");

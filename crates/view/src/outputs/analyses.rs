@@ -197,7 +197,7 @@ impl AnalysisTable {
         Ok(model.memo(&key, || {
             let common = Common {
                 begin: range.map(|r| r.start),
-                end: range.map(|r| r.end),
+                end: range.map(|r| r.end).or(model.read_end),
                 time_map: model.time_map.clone(),
                 no_intersection: true,
                 ..Default::default()

@@ -148,7 +148,10 @@ class App {
     }
   }
 
-  /** Shows the indexing progress and widens the time range while the server indexes. */
+  /**
+   * Shows the indexing progress and widens the time range while the server indexes (or while
+   * a live session runs: its range grows as packets arrive).
+   */
   async pollIndexing() {
     const bar = document.getElementById('progress');
     for (;;) {
@@ -169,7 +172,10 @@ class App {
         this.exp = await this.tsp.get(`/experiments/${this.exp.UUID}`);
         const atEnd = this.view.end >= this.full.end;
         const wasWhole = this.view.start <= this.full.start && atEnd;
-        if (this.setFull(this.exp)) {
+        // A live session's range grows; once it ends the last model may add what was
+        // received but not yet ordered: both refresh the views.
+        const grew = this.setFull(this.exp);
+        if (grew || this.exp.indexingStatus !== 'RUNNING') {
           if (wasWhole) this.view = { ...this.full };
           for (const m of this.models) if (m.kind !== 'cp') this.loadTree(m);
           this.onViewChanged(true);

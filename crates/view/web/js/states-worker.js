@@ -13,7 +13,8 @@ self.onmessage = async (ev) => {
     const text = await res.text();
     if (!res.ok) throw new Error(`${init.method} ${url}: ${res.status} ${text.slice(0, 300)}`);
     const reply = JSON.parse(rebase(text, BigInt(origin)));
-    if (!reply || reply.status === 'RUNNING') {
+    // RUNNING with a model is a live session's answer so far; without one, not ready yet.
+    if (!reply || (reply.status === 'RUNNING' && !reply.model)) {
       self.postMessage({ id, running: true, statusMessage: reply && reply.statusMessage });
       return;
     }

@@ -84,7 +84,9 @@ export class Tsp {
     let wait = 100;
     for (;;) {
       const r = await this.post(path, obj);
-      if (!r || r.status !== 'RUNNING') return r;
+      // RUNNING with a model: a live session's answer over what has arrived (the page asks
+      // again as the experiment's range grows); without one: not ready yet.
+      if (!r || r.status !== 'RUNNING' || r.model) return r;
       if (onProgress) onProgress(r.statusMessage || 'running', r);
       if (isStale && isStale()) return r;
       await sleep(wait);
