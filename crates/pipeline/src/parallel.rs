@@ -30,6 +30,15 @@ pub trait Batch: Send {
     fn new() -> Self
     where
         Self: Sized;
+    /// An empty batch that is never filled: what the merge holds for a stream before its
+    /// first batch arrives (then dropped, not handed to the worker). A batch that allocates
+    /// its room up front should allocate nothing here.
+    fn placeholder() -> Self
+    where
+        Self: Sized,
+    {
+        Self::new()
+    }
     /// The items held.
     fn len(&self) -> usize;
     /// Whether there is no item.
@@ -132,6 +141,8 @@ struct Cursor<B> {
     free: Sender<B>,
     batch: B,
     next: usize,
+    /// `batch` is the [`Batch::placeholder`] (dropped rather than returned to the worker).
+    placeholder: bool,
 }
 
 impl<B: Batch> Cursor<B> {
@@ -148,7 +159,9 @@ impl<B: Batch> Cursor<B> {
                 Ok(b) => {
                     let used = std::mem::replace(&mut self.batch, b);
                     // The worker may be gone already: then the batch is just dropped.
-                    let _ = self.free.send(used);
+                    if !std::mem::take(&mut self.placeholder) {
+                        let _ = self.free.send(used);
+                    }
                     self.next = 0;
                 }
                 Err(_) => return false,
@@ -220,9 +233,10 @@ where
             cursors.push(Cursor {
                 rx,
                 free: free_tx,
-                // A first batch to swap for the worker's: it then goes back to be filled.
-                batch: B::new(),
+                // Swapped for the worker's first batch, then dropped.
+                batch: B::placeholder(),
                 next: 0,
+                placeholder: true,
             });
         }
         let merged = merge(&mut cursors, lo, hi, options, streams_end, &mut consumer);

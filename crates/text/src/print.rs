@@ -92,14 +92,24 @@ struct Chunk {
     text: TextBuf,
 }
 
-const CHUNK_ENTRIES: usize = 4096;
-const CHUNK_BYTES: usize = 1 << 20;
+/// A chunk's size: each stream has up to five chunks at a time (filled, queued, merged), and
+/// each is memory faulted in and zeroed once: chunks of a few hundred kilobytes keep a
+/// stream's worker well ahead of the merge at a fraction of the memory of larger ones.
+const CHUNK_ENTRIES: usize = 2048;
+const CHUNK_BYTES: usize = 384 << 10;
 
 impl Batch for Chunk {
     fn new() -> Chunk {
         Chunk {
             entries: Vec::with_capacity(CHUNK_ENTRIES + 64),
             text: TextBuf::with_capacity(CHUNK_BYTES + (64 << 10)),
+        }
+    }
+
+    fn placeholder() -> Chunk {
+        Chunk {
+            entries: Vec::new(),
+            text: TextBuf::default(),
         }
     }
 
