@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, BooleanArray, Float64Array, Int32Array, Int64Array, MapArray, RecordBatch,
-    StringArray,
+    Array, BooleanArray, Float64Array, Int32Array, Int64Array, MapArray, RecordBatch, StringArray,
 };
 use ctf::merge::TimeMap;
 use export::parquet::{export_traces, tables, ParquetOptions, ParquetReport};
@@ -88,8 +87,9 @@ fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<Plain>, u64, u64) {
             let field = |n: &str| ev.payload().and_then(|p| p.field(n));
             let next = field("next_tid").and_then(|f| f.as_i64());
             let comm = field("next_comm").and_then(|f| {
-                f.as_bytes()
-                    .map(|b| String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into_owned())
+                f.as_bytes().map(|b| {
+                    String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into_owned()
+                })
             });
             self.0.push((ts, ev.name().to_string(), next, comm));
             pipeline::Flow::Continue
@@ -165,12 +165,15 @@ fn every_event_and_a_slice_per_switch() {
         let ctx = col::<MapArray>(b, "context_int");
         for r in 0..b.num_rows() {
             if r > 0 {
-                assert!(ts.value(r) >= ts.value(r - 1), "a stream's rows in time order");
+                assert!(
+                    ts.value(r) >= ts.value(r - 1),
+                    "a stream's rows in time order"
+                );
             }
             assert!(ctx.is_null(r), "kernel-mix has no context");
             let next = map_value::<Int64Array>(ints, r, "next_tid").map(|(v, i)| v.value(i));
-            let comm = map_value::<StringArray>(strs, r, "next_comm")
-                .map(|(v, i)| v.value(i).to_string());
+            let comm =
+                map_value::<StringArray>(strs, r, "next_comm").map(|(v, i)| v.value(i).to_string());
             got.push((ts.value(r), name.value(r).to_string(), next, comm));
         }
     }
@@ -387,4 +390,171 @@ fn tables_by_name() {
         msg.contains("`slices`") && msg.contains("thread_state"),
         "{msg}"
     );
+}
+
+/// A value as the `_str` maps' JSON text holds it (structures are not compared: a [`ctf::value::Value`]
+/// has no member names).
+fn json_of(v: &ctf::value::Value) -> Option<serde_json::Value> {
+    Some(match v {
+        ctf::value::Value::U64(x) => (*x).into(),
+        ctf::value::Value::I64(x) => (*x).into(),
+        ctf::value::Value::Str(b) => {
+            String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into()
+        }
+        ctf::value::Value::Array(a) => a.iter().map(json_of).collect::<Option<Vec<_>>>()?.into(),
+        ctf::value::Value::Variant(_, v) => json_of(v)?,
+        _ => return None,
+    })
+}
+
+/// The names of a structure's members, as a walk gives them.
+struct TopNames(u32, Vec<String>);
+
+impl ctf::field::FieldVisitor for TopNames {
+    fn value(&mut self, name: Option<&str>, _: Option<ctf::ir::Role>, _: &ctf::FieldValue<'_>) {
+        if let (1, Some(n)) = (self.0, name) {
+            self.1.push(n.to_string());
+        }
+    }
+    fn enter(&mut self, name: Option<&str>, _: ctf::field::Compound<'_>) {
+        if let (1, Some(n)) = (self.0, name) {
+            self.1.push(n.to_string());
+        }
+        self.0 += 1;
+    }
+    fn leave(&mut self) {
+        self.0 -= 1;
+    }
+}
+
+/// A real LTTng-UST trace (contexts, a sequence): every payload member of every event is in the
+/// maps under its name, with the value the trace holds, and the contexts too.
+#[test]
+fn fields_of_a_real_trace() {
+    let Some(shared) = testkit::shared_or_skip("the UST trace of fields_of_a_real_trace") else {
+        return;
+    };
+    let Some(input) =
+        testkit::intact_trace(&shared, "traces/ust/hello-lttng-2.13/ust/uid/0/64-bit")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let read = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    export(&input, &out, &read);
+    // The events of the plain read, by (time, name): their payload and context members.
+    type Members = Vec<(String, ctf::value::Value)>;
+    let mut plain: std::collections::BTreeMap<(i64, String), Vec<(Members, Members)>> =
+        Default::default();
+    struct All<'a>(&'a mut std::collections::BTreeMap<(i64, String), Vec<(Members, Members)>>);
+    impl Sink for All<'_> {
+        fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> pipeline::Flow {
+            let members = |v: Option<ctf::FieldView<'_>>| -> Members {
+                let Some(v) = v else { return Vec::new() };
+                let mut names = TopNames(0, Vec::new());
+                v.walk(&mut names);
+                names
+                    .1
+                    .iter()
+                    .filter_map(|n| Some((n.clone(), v.field(n)?.to_value())))
+                    .collect()
+            };
+            let payload = members(ev.payload());
+            let mut context = members(ev.common_context());
+            context.extend(members(ev.specific_context()));
+            self.0
+                .entry((ts, ev.name().to_string()))
+                .or_default()
+                .push((payload, context));
+            pipeline::Flow::Continue
+        }
+    }
+    FileSource::open(&[&input], read)
+        .unwrap()
+        .run(&mut All(&mut plain));
+    let mut seen = 0;
+    let mut arrays = 0;
+    for b in table(&out, "event") {
+        let (ts, name) = (col::<Int64Array>(&b, "ts"), col::<StringArray>(&b, "name"));
+        for r in 0..b.num_rows() {
+            let key = (ts.value(r), name.value(r).to_string());
+            let cands = plain
+                .get(&key)
+                .unwrap_or_else(|| panic!("{key:?} not read"));
+            // The maps of this row, as (name, JSON value).
+            let row_members = |int: &str, str: &str| -> Vec<(String, serde_json::Value)> {
+                let mut m = Vec::new();
+                let ints = col::<MapArray>(&b, int);
+                let strs = col::<MapArray>(&b, str);
+                if ints.is_null(r) {
+                    return m;
+                }
+                let (o, k, v) = (
+                    ints.value_offsets(),
+                    ints.keys().as_any().downcast_ref::<StringArray>().unwrap(),
+                    ints.values().as_any().downcast_ref::<Int64Array>().unwrap(),
+                );
+                for i in o[r] as usize..o[r + 1] as usize {
+                    m.push((k.value(i).to_string(), v.value(i).into()));
+                }
+                let (o, k, v) = (
+                    strs.value_offsets(),
+                    strs.keys().as_any().downcast_ref::<StringArray>().unwrap(),
+                    strs.values()
+                        .as_any()
+                        .downcast_ref::<StringArray>()
+                        .unwrap(),
+                );
+                for i in o[r] as usize..o[r + 1] as usize {
+                    let text = v.value(i);
+                    // A sequence's JSON text, or a string.
+                    let value = match serde_json::from_str::<serde_json::Value>(text) {
+                        Ok(v) if v.is_array() => v,
+                        _ => text.into(),
+                    };
+                    m.push((k.value(i).to_string(), value));
+                }
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m
+            };
+            let want = |ms: &Members| -> Vec<(String, serde_json::Value)> {
+                let mut m: Vec<_> = ms
+                    .iter()
+                    .map(|(n, v)| {
+                        let j = match v {
+                            ctf::value::Value::U64(x) => (*x as i64).into(),
+                            // A float is JSON text in the `_str` map.
+                            ctf::value::Value::Float(f) => {
+                                let text = f.to_string();
+                                let back: f64 = text.parse().unwrap();
+                                assert_eq!(back, *f, "{n}");
+                                text.into()
+                            }
+                            v => json_of(v).unwrap_or_else(|| panic!("{n}: {v:?}")),
+                        };
+                        (n.clone(), j)
+                    })
+                    .collect();
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m
+            };
+            let got = (
+                row_members("payload_int", "payload_str"),
+                row_members("context_int", "context_str"),
+            );
+            assert!(!got.1.is_empty(), "{key:?}: the trace has contexts");
+            arrays += got.0.iter().filter(|m| m.1.is_array()).count();
+            assert!(
+                cands.iter().any(|(p, c)| (want(p), want(c)) == got),
+                "{key:?}: {got:?} is none of {cands:?}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, plain.values().map(Vec::len).sum::<usize>());
+    assert!(arrays > 0, "the trace's build_id sequences are in the maps");
 }

@@ -11,7 +11,7 @@ use kernel::{
 };
 
 use super::fields::EventRows;
-use super::tables::{self, row, TableDef, TableOut};
+use super::tables::{self, row, FileProps, TableDef, TableOut};
 use super::{Tables, TraceReport};
 use crate::{Error, NameFilter};
 
@@ -159,12 +159,12 @@ fn open(
     def: &'static TableDef,
     root: &Path,
     partition: &Path,
-    rows: usize,
+    props: FileProps,
 ) -> Result<Option<TableOut>, Error> {
     if !on {
         return Ok(None);
     }
-    TableOut::create(def, &root.join(def.name).join(partition), rows).map(Some)
+    TableOut::create(def, &root.join(def.name).join(partition), props).map(Some)
 }
 
 impl TraceOut {
@@ -175,9 +175,9 @@ impl TraceOut {
         partition: PathBuf,
         tables: &Tables,
         names: NameFilter,
-        row_group_rows: usize,
+        props: FileProps,
     ) -> Result<Self, Error> {
-        let o = |on, def| open(on, def, root, &partition, row_group_rows);
+        let o = |on, def| open(on, def, root, &partition, props);
         let outs = Outs {
             event: o(tables.event, &tables::EVENT)?,
             sched_slice: o(tables.sched_slice, &tables::SCHED_SLICE)?,

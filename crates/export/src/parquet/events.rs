@@ -9,7 +9,7 @@ use ::ctf::{Message, SkipRule, Trace};
 use pipeline::classes_where;
 
 use super::fields::EventRows;
-use super::tables::{self, TableOut};
+use super::tables::{self, FileProps, TableOut};
 use crate::streams::Range;
 use crate::{Error, NameFilter};
 
@@ -42,7 +42,7 @@ pub(crate) fn write(
     trace: &Arc<Trace>,
     dir: &Path,
     names: &NameFilter,
-    row_group_rows: usize,
+    props: FileProps,
 ) -> Result<Events, Error> {
     let kept = Arc::new(classes_where(trace, |n| names.keeps(n)));
     let results: Vec<Result<Events, Error>> = std::thread::scope(|scope| {
@@ -51,9 +51,7 @@ pub(crate) fn write(
                 let kept = &kept;
                 std::thread::Builder::new()
                     .name(format!("parquet event {s}"))
-                    .spawn_scoped(scope, move || {
-                        stream(range, trace, s, kept, dir, row_group_rows)
-                    })
+                    .spawn_scoped(scope, move || stream(range, trace, s, kept, dir, props))
                     .map_err(|e| Error::io(dir, e))
             })
             .collect();
@@ -85,7 +83,7 @@ fn stream(
     s: usize,
     kept: &Arc<Vec<Vec<bool>>>,
     dir: &Path,
-    row_group_rows: usize,
+    props: FileProps,
 ) -> Result<Events, Error> {
     let mut r = range.reader(trace, s);
     let (lo, hi) = range.window();
@@ -117,7 +115,12 @@ fn stream(
         done.first.get_or_insert(t);
         done.last = Some(t);
         let (sc, ec) = ev.class_index();
-        if !kept.get(sc).and_then(|v| v.get(ec)).copied().unwrap_or(true) {
+        if !kept
+            .get(sc)
+            .and_then(|v| v.get(ec))
+            .copied()
+            .unwrap_or(true)
+        {
             continue;
         }
         let cpu = *cpu.get_or_insert_with(|| kernel::recorded_cpu(&ev).unwrap_or(s as u32));
@@ -127,7 +130,7 @@ fn stream(
                 &tables::EVENT,
                 dir,
                 &file,
-                row_group_rows,
+                props,
                 false,
             )?),
         };

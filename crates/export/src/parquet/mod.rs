@@ -26,13 +26,13 @@ use std::sync::Arc;
 
 use ::ctf::{Event, Trace};
 use pipeline::{
-    classes_where, union_wanted, Diagnostic, FileSource, Flow, Notice, NoticeKind, ReadOptions, Source,
-    Sink, Summary, Wanted,
+    classes_where, union_wanted, Diagnostic, FileSource, Flow, Notice, NoticeKind, ReadOptions,
+    Sink, Source, Summary, Wanted,
 };
 
 use self::derive::TraceOut;
-use crate::streams::Range;
 use self::tables::{row, TableOut};
+use crate::streams::Range;
 use crate::{Error, Export, NameFilter};
 
 /// Which tables to write.
@@ -127,9 +127,21 @@ pub struct ParquetOptions {
     pub names: NameFilter,
     /// Rows per row group (the writer's memory bound per table).
     pub row_group_rows: usize,
+    /// The zstd level of every column (1–22): higher levels write smaller files, slower.
+    pub zstd_level: i32,
 }
 
+/// The default zstd level: see bench/README.md for the size and time of others.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 1;
+
 impl ParquetOptions {
+    fn file_props(&self) -> tables::FileProps {
+        tables::FileProps {
+            row_group_rows: self.row_group_rows,
+            zstd_level: self.zstd_level,
+        }
+    }
+
     /// Every table, every event, under `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         ParquetOptions {
@@ -137,6 +149,7 @@ impl ParquetOptions {
             tables: Tables::ALL,
             names: NameFilter::default(),
             row_group_rows: 256 * 1024,
+            zstd_level: DEFAULT_ZSTD_LEVEL,
         }
     }
 }
@@ -290,7 +303,7 @@ impl ParquetSink {
                 part.clone(),
                 &options.tables,
                 options.names.clone(),
-                options.row_group_rows,
+                options.file_props(),
             )?);
         }
         Ok(ParquetSink {
@@ -424,7 +437,7 @@ impl Export for ParquetSink {
                     None => TableOut::create(
                         &tables::TRACE,
                         &options.dir.join("trace").join(&partition),
-                        options.row_group_rows,
+                        options.file_props(),
                     )?,
                 };
                 trace_row(&mut out, &row, &tr, &read)?;
@@ -557,7 +570,7 @@ pub fn export_traces(
             std::thread::scope(|scope| {
                 let (range, dir) = (&range, &dir);
                 let workers = scope.spawn(move || {
-                    events::write(range, t, dir, &options.names, options.row_group_rows)
+                    events::write(range, t, dir, &options.names, options.file_props())
                 });
                 let read = run(&mut sink);
                 let written = workers

@@ -256,10 +256,14 @@ enum Writer {
 /// Batches that may wait for a table's writer thread.
 const QUEUED: usize = 2;
 
-/// The zstd level of every column: level 3 gives files about a tenth smaller than level 1 for
-/// a quarter more compression time, which the `event` table's stream workers share out (see
-/// bench/README.md).
-const ZSTD_LEVEL: i32 = 3;
+/// How a table's files are written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileProps {
+    /// Rows per row group.
+    pub(crate) row_group_rows: usize,
+    /// The zstd level of every column.
+    pub(crate) zstd_level: i32,
+}
 
 impl TableOut {
     /// Creates the file of `def` for one trace under `dir` (the partition directory), written
@@ -267,9 +271,9 @@ impl TableOut {
     pub(crate) fn create(
         def: &'static TableDef,
         dir: &Path,
-        row_group_rows: usize,
+        props: FileProps,
     ) -> Result<Self, Error> {
-        Self::create_file(def, dir, "part-0.parquet", row_group_rows, true)
+        Self::create_file(def, dir, "part-0.parquet", props, true)
     }
 
     /// Creates file `name` of `def` under `dir`, written by a thread of its own when `thread`,
@@ -278,16 +282,16 @@ impl TableOut {
         def: &'static TableDef,
         dir: &Path,
         name: &str,
-        row_group_rows: usize,
+        file_props: FileProps,
         thread: bool,
     ) -> Result<Self, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(name);
         let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
-        let level = ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default();
+        let level = ZstdLevel::try_new(file_props.zstd_level).unwrap_or_default();
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
-            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_max_row_group_row_count(Some(file_props.row_group_rows.max(1)))
             .set_created_by(format!("tracekit {}", env!("CARGO_PKG_VERSION")));
         // Times grow with the rows (nearly: derived rows are written when they end), so
         // their differences are small: delta encoding stores a few bits per row where
@@ -298,6 +302,16 @@ impl TableOut {
                 props = props
                     .set_column_dictionary_enabled(c.clone(), false)
                     .set_column_encoding(c, parquet::basic::Encoding::DELTA_BINARY_PACKED);
+            }
+            // A map's integers mix every field (tids, sizes, addresses): too many distinct
+            // values for a dictionary, which only costs its look-ups before it gives up.
+            if col.ty == ColumnType::IntMap {
+                let c = parquet::schema::types::ColumnPath::new(vec![
+                    col.name.to_string(),
+                    "key_value".to_string(),
+                    "value".to_string(),
+                ]);
+                props = props.set_column_dictionary_enabled(c, false);
             }
         }
         let props = props.build();
@@ -426,7 +440,10 @@ impl TableOut {
                 }
             }
             Writer::Direct(w) => match w.take() {
-                Some(w) => w.close().map(|_| ()).map_err(|e| parquet_error(&self.path, e)),
+                Some(w) => w
+                    .close()
+                    .map(|_| ())
+                    .map_err(|e| parquet_error(&self.path, e)),
                 None => Ok(()),
             },
         }
@@ -733,7 +750,18 @@ pub fn schema_markdown() -> String {
          Written by `tracekit export --format parquet`. Each table is a dataset directory, \
          Hive-partitioned by `host=…/trace=…` (these two are columns for Spark and DuckDB), \
          zstd-compressed. Times and durations are signed 64-bit nanoseconds since the epoch \
-         (on the synchronized clock with `--sync`).\n"
+         (on the synchronized clock with `--sync`).\n\n\
+         Version 2 changed the `event` table: its payload and contexts, JSON text in version 1, \
+         are typed maps of field name to value (`payload_int['next_tid']`), and it has a file per \
+         stream. Maps rather than JSON: a field is read with its type and without a JSON parse \
+         per row, and Parquet stores a map as key and value columns, where a class's keys repeat \
+         row after row and dictionary-encode to a few bits each and the integers of all fields \
+         are packed as integers (the files are about half the size, and quicker to write). Maps \
+         rather than columns per event class: one schema holds every class of every tracer \
+         version (a kernel trace declares about 1,200 classes, whose fields change between \
+         lttng-modules versions), so the traces of a fleet share one `event` dataset that every \
+         engine reads without schema merging. A file per stream: each is written by a thread of \
+         its own, beside the ordered read of the derived tables.\n"
     );
     for t in TABLES {
         s.push_str(&format!(
