@@ -250,7 +250,7 @@ enum Writer {
         thread: Option<std::thread::JoinHandle<Result<(), parquet::errors::ParquetError>>>,
     },
     /// Straight to the writer (None once closed).
-    Direct(Option<ArrowWriter<File>>),
+    Direct(Option<Box<ArrowWriter<File>>>),
 }
 
 /// Batches that may wait for a table's writer thread.
@@ -334,7 +334,7 @@ impl TableOut {
                 thread: Some(thread),
             }
         } else {
-            Writer::Direct(Some(writer))
+            Writer::Direct(Some(Box::new(writer)))
         };
         Ok(TableOut {
             def,
