@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::Error;
 
@@ -303,15 +303,25 @@ impl TableOut {
                     .set_column_dictionary_enabled(c.clone(), false)
                     .set_column_encoding(c, parquet::basic::Encoding::DELTA_BINARY_PACKED);
             }
-            // A map's integers mix every field (tids, sizes, addresses): too many distinct
-            // values for a dictionary, which only costs its look-ups before it gives up.
-            if col.ty == ColumnType::IntMap {
-                let c = parquet::schema::types::ColumnPath::new(vec![
-                    col.name.to_string(),
-                    "key_value".to_string(),
-                    "value".to_string(),
-                ]);
-                props = props.set_column_dictionary_enabled(c, false);
+            if let ColumnType::IntMap | ColumnType::StrMap = col.ty {
+                let leaf = |part: &str| {
+                    parquet::schema::types::ColumnPath::new(vec![
+                        col.name.to_string(),
+                        "key_value".to_string(),
+                        part.to_string(),
+                    ])
+                };
+                // Minimum and maximum of a map's keys or values, which mix every field, would
+                // let a reader skip no page: not worth their comparisons of every value.
+                for part in ["key", "value"] {
+                    props =
+                        props.set_column_statistics_enabled(leaf(part), EnabledStatistics::None);
+                }
+                // A map's integers mix every field (tids, sizes, addresses): too many distinct
+                // values for a dictionary, which only costs its look-ups before it gives up.
+                if col.ty == ColumnType::IntMap {
+                    props = props.set_column_dictionary_enabled(leaf("value"), false);
+                }
             }
         }
         let props = props.build();
