@@ -149,8 +149,8 @@ impl Builder {
             ColumnType::F64 => Builder::F64(Float64Builder::with_capacity(BATCH_ROWS)),
             ColumnType::IntMap => Builder::IntMap(MapBuilder::with_capacity(
                 map_names(),
-                StringBuilder::with_capacity(BATCH_ROWS * 4, BATCH_ROWS * 32),
-                Int64Builder::with_capacity(BATCH_ROWS * 4),
+                StringBuilder::with_capacity(BATCH_ROWS * 8, BATCH_ROWS * 48),
+                Int64Builder::with_capacity(BATCH_ROWS * 8),
                 BATCH_ROWS,
             )),
             ColumnType::StrMap => Builder::StrMap(MapBuilder::with_capacity(
@@ -393,7 +393,14 @@ impl TableOut {
         if self.rows == 0 {
             return Ok(());
         }
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        // Each batch gets new builders of the full capacity: a finished builder starts again
+        // from empty buffers, which would grow (and copy) their way back up every batch.
+        let columns: Vec<ArrayRef> = self
+            .builders
+            .iter_mut()
+            .zip(self.def.columns)
+            .map(|(b, c)| std::mem::replace(b, Builder::new(c.ty)).finish())
+            .collect();
         let batch =
             RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::Parquet {
                 path: self.path.clone(),
