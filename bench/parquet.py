@@ -2,6 +2,7 @@
 """Parquet export and the sql/ queries against `tracekit count` and `tracekit analyze`.
 
     bench/parquet.py [--events N] [--hosts N] [--host-events N] [--runs N] [--cluster]
+                     [--skip-export] [--skip-fleet]
 
 1. Export speed on one generated kernel-mix trace (default 5 M events): `tracekit count`
    (events/s) against `tracekit export --format parquet` (events/s, bytes/event, size
@@ -167,12 +168,14 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--skip-export", action="store_true")
+    ap.add_argument("--skip-fleet", action="store_true", help="the export benchmark only")
     a = ap.parse_args()
     data = os.environ.get("BENCH_DIR", os.path.join(REPO, "target/bench-data/parquet"))
     os.makedirs(data, exist_ok=True)
     if not a.skip_export:
         export_bench(a, data)
-    fleet_bench(a, data)
+    if not a.skip_fleet:
+        fleet_bench(a, data)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ mod glob;
 pub mod parquet;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
+#[cfg(any(feature = "parquet", feature = "perfetto"))]
+mod streams;
 
 use std::path::{Path, PathBuf};
 

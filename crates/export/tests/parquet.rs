@@ -7,15 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    Array, BooleanArray, Float64Array, Int32Array, Int64Array, MapArray, RecordBatch, StringArray,
 };
 use ctf::merge::TimeMap;
 use export::parquet::{export_traces, tables, ParquetOptions, ParquetReport};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use pipeline::{FileSource, Notice, ReadOptions, Sink, Source};
 
-/// The one file of `table` for the only partition of the export in `dir`.
-fn file_of(dir: &Path, table: &str) -> PathBuf {
+/// The files of `table` for the only partition of the export in `dir`, sorted.
+fn files_of(dir: &Path, table: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.join(table)];
     while let Some(d) = stack.pop() {
@@ -28,17 +28,37 @@ fn file_of(dir: &Path, table: &str) -> PathBuf {
             }
         }
     }
-    assert_eq!(found.len(), 1, "{table}: {found:?}");
-    found.pop().unwrap()
+    found.sort();
+    found
 }
 
+/// The rows of `table` (of all its files: `event` has one per stream).
 fn table(dir: &Path, table: &str) -> Vec<RecordBatch> {
-    let f = std::fs::File::open(file_of(dir, table)).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap();
-    reader.map(|b| b.unwrap()).collect()
+    let files = files_of(dir, table);
+    if table != "event" {
+        assert_eq!(files.len(), 1, "{table}: {files:?}");
+    }
+    files
+        .iter()
+        .flat_map(|p| {
+            let f = std::fs::File::open(p).unwrap();
+            ParquetRecordBatchReaderBuilder::try_new(f)
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap())
+        })
+        .collect()
+}
+
+/// The value of `key` in row `r` of a map column, if there.
+fn map_value<'a, T: 'static>(m: &'a MapArray, r: usize, key: &str) -> Option<(&'a T, usize)> {
+    let keys = m.keys().as_any().downcast_ref::<StringArray>().unwrap();
+    let values = m.values().as_any().downcast_ref::<T>().unwrap();
+    let offsets = m.value_offsets();
+    (offsets[r] as usize..offsets[r + 1] as usize)
+        .find(|&i| keys.value(i) == key)
+        .map(|i| (values, i))
 }
 
 fn col<'a, T: 'static>(b: &'a RecordBatch, name: &str) -> &'a T {
@@ -53,8 +73,8 @@ fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }
 
-/// An event as the tests compare it: time, name, `next_tid` if any.
-type Plain = (i64, String, Option<i64>);
+/// An event as the tests compare it: time, name, `next_tid` and `next_comm` if any.
+type Plain = (i64, String, Option<i64>, Option<String>);
 
 /// The events of `dir`, and the discarded events and lost packets.
 fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<Plain>, u64, u64) {
@@ -64,11 +84,14 @@ fn plain_read(dir: &Path, options: ReadOptions) -> (Vec<Plain>, u64, u64) {
             true
         }
         fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> pipeline::Flow {
-            let next = ev
-                .payload()
-                .and_then(|p| p.field("next_tid"))
-                .and_then(|f| f.as_i64());
-            self.0.push((ts, ev.name().to_string(), next));
+            let field = |n: &str| ev.payload().and_then(|p| p.field(n));
+            let next = field("next_tid").and_then(|f| f.as_i64());
+            let comm = field("next_comm").and_then(|f| {
+                f.as_bytes().map(|b| {
+                    String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into_owned()
+                })
+            });
+            self.0.push((ts, ev.name().to_string(), next, comm));
             pipeline::Flow::Continue
         }
         fn notice(&mut self, n: &Notice) -> pipeline::Flow {
@@ -128,30 +151,36 @@ fn every_event_and_a_slice_per_switch() {
     assert_eq!(report.events(), events.len() as u64);
     assert_eq!((discarded, lost), (0, 0));
 
-    // `event`: every event, in order, with its payload as JSON.
+    // `event`: every event (each stream's file in time order), its payload's fields in the
+    // typed maps.
     let ev = table(&out, "event");
     assert_eq!(rows(&ev), events.len());
-    let mut i = 0;
+    let mut got: Vec<Plain> = Vec::new();
     for b in &ev {
-        let (ts, name, payload) = (
-            col::<Int64Array>(b, "ts"),
-            col::<StringArray>(b, "name"),
-            col::<StringArray>(b, "payload"),
+        let (ts, name) = (col::<Int64Array>(b, "ts"), col::<StringArray>(b, "name"));
+        let (ints, strs) = (
+            col::<MapArray>(b, "payload_int"),
+            col::<MapArray>(b, "payload_str"),
         );
+        let ctx = col::<MapArray>(b, "context_int");
         for r in 0..b.num_rows() {
-            assert_eq!(
-                (ts.value(r), name.value(r)),
-                (events[i].0, events[i].1.as_str())
-            );
-            let json: serde_json::Value = serde_json::from_str(payload.value(r))
-                .unwrap_or_else(|e| panic!("row {i}: {e}: {}", payload.value(r)));
-            assert!(json.is_object());
-            if let Some(next) = events[i].2 {
-                assert_eq!(json["next_tid"].as_i64(), Some(next), "row {i}");
+            if r > 0 {
+                assert!(
+                    ts.value(r) >= ts.value(r - 1),
+                    "a stream's rows in time order"
+                );
             }
-            i += 1;
+            assert!(ctx.is_null(r), "kernel-mix has no context");
+            let next = map_value::<Int64Array>(ints, r, "next_tid").map(|(v, i)| v.value(i));
+            let comm =
+                map_value::<StringArray>(strs, r, "next_comm").map(|(v, i)| v.value(i).to_string());
+            got.push((ts.value(r), name.value(r).to_string(), next, comm));
         }
     }
+    let mut want = events.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
 
     // `sched_slice`: one slice per switch in, plus each CPU's thread before its first switch;
     // back to back on each CPU, covering the range.
@@ -247,8 +276,11 @@ fn times_on_the_mapped_clock() {
     export(&input, &out, &mapped);
     let (events, ..) = plain_read(&input, plain);
     let ev = table(&out, "event");
-    let ts = col::<Int64Array>(&ev[0], "ts");
-    assert_eq!(ts.value(0), events[0].0 + shift);
+    let first = ev
+        .iter()
+        .flat_map(|b| col::<Int64Array>(b, "ts").values().iter().copied())
+        .min();
+    assert_eq!(first, Some(events[0].0 + shift));
     let tr = table(&out, "trace");
     assert_eq!(col::<Int64Array>(&tr[0], "clock_offset_ns").value(0), shift);
     assert_eq!(col::<Float64Array>(&tr[0], "clock_rate").value(0), 1.0);
@@ -358,4 +390,171 @@ fn tables_by_name() {
         msg.contains("`slices`") && msg.contains("thread_state"),
         "{msg}"
     );
+}
+
+/// A value as the `_str` maps' JSON text holds it (structures are not compared: a [`ctf::value::Value`]
+/// has no member names).
+fn json_of(v: &ctf::value::Value) -> Option<serde_json::Value> {
+    Some(match v {
+        ctf::value::Value::U64(x) => (*x).into(),
+        ctf::value::Value::I64(x) => (*x).into(),
+        ctf::value::Value::Str(b) => {
+            String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into()
+        }
+        ctf::value::Value::Array(a) => a.iter().map(json_of).collect::<Option<Vec<_>>>()?.into(),
+        ctf::value::Value::Variant(_, v) => json_of(v)?,
+        _ => return None,
+    })
+}
+
+/// The names of a structure's members, as a walk gives them.
+struct TopNames(u32, Vec<String>);
+
+impl ctf::field::FieldVisitor for TopNames {
+    fn value(&mut self, name: Option<&str>, _: Option<ctf::ir::Role>, _: &ctf::FieldValue<'_>) {
+        if let (1, Some(n)) = (self.0, name) {
+            self.1.push(n.to_string());
+        }
+    }
+    fn enter(&mut self, name: Option<&str>, _: ctf::field::Compound<'_>) {
+        if let (1, Some(n)) = (self.0, name) {
+            self.1.push(n.to_string());
+        }
+        self.0 += 1;
+    }
+    fn leave(&mut self) {
+        self.0 -= 1;
+    }
+}
+
+/// A real LTTng-UST trace (contexts, a sequence): every payload member of every event is in the
+/// maps under its name, with the value the trace holds, and the contexts too.
+#[test]
+fn fields_of_a_real_trace() {
+    let Some(shared) = testkit::shared_or_skip("the UST trace of fields_of_a_real_trace") else {
+        return;
+    };
+    let Some(input) =
+        testkit::intact_trace(&shared, "traces/ust/hello-lttng-2.13/ust/uid/0/64-bit")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let read = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    export(&input, &out, &read);
+    // The events of the plain read, by (time, name): their payload and context members.
+    type Members = Vec<(String, ctf::value::Value)>;
+    let mut plain: std::collections::BTreeMap<(i64, String), Vec<(Members, Members)>> =
+        Default::default();
+    struct All<'a>(&'a mut std::collections::BTreeMap<(i64, String), Vec<(Members, Members)>>);
+    impl Sink for All<'_> {
+        fn event(&mut self, ev: &ctf::Event<'_>, ts: i64) -> pipeline::Flow {
+            let members = |v: Option<ctf::FieldView<'_>>| -> Members {
+                let Some(v) = v else { return Vec::new() };
+                let mut names = TopNames(0, Vec::new());
+                v.walk(&mut names);
+                names
+                    .1
+                    .iter()
+                    .filter_map(|n| Some((n.clone(), v.field(n)?.to_value())))
+                    .collect()
+            };
+            let payload = members(ev.payload());
+            let mut context = members(ev.common_context());
+            context.extend(members(ev.specific_context()));
+            self.0
+                .entry((ts, ev.name().to_string()))
+                .or_default()
+                .push((payload, context));
+            pipeline::Flow::Continue
+        }
+    }
+    FileSource::open(&[&input], read)
+        .unwrap()
+        .run(&mut All(&mut plain));
+    let mut seen = 0;
+    let mut arrays = 0;
+    for b in table(&out, "event") {
+        let (ts, name) = (col::<Int64Array>(&b, "ts"), col::<StringArray>(&b, "name"));
+        for r in 0..b.num_rows() {
+            let key = (ts.value(r), name.value(r).to_string());
+            let cands = plain
+                .get(&key)
+                .unwrap_or_else(|| panic!("{key:?} not read"));
+            // The maps of this row, as (name, JSON value).
+            let row_members = |int: &str, str: &str| -> Vec<(String, serde_json::Value)> {
+                let mut m = Vec::new();
+                let ints = col::<MapArray>(&b, int);
+                let strs = col::<MapArray>(&b, str);
+                if ints.is_null(r) {
+                    return m;
+                }
+                let (o, k, v) = (
+                    ints.value_offsets(),
+                    ints.keys().as_any().downcast_ref::<StringArray>().unwrap(),
+                    ints.values().as_any().downcast_ref::<Int64Array>().unwrap(),
+                );
+                for i in o[r] as usize..o[r + 1] as usize {
+                    m.push((k.value(i).to_string(), v.value(i).into()));
+                }
+                let (o, k, v) = (
+                    strs.value_offsets(),
+                    strs.keys().as_any().downcast_ref::<StringArray>().unwrap(),
+                    strs.values()
+                        .as_any()
+                        .downcast_ref::<StringArray>()
+                        .unwrap(),
+                );
+                for i in o[r] as usize..o[r + 1] as usize {
+                    let text = v.value(i);
+                    // A sequence's JSON text, or a string.
+                    let value = match serde_json::from_str::<serde_json::Value>(text) {
+                        Ok(v) if v.is_array() => v,
+                        _ => text.into(),
+                    };
+                    m.push((k.value(i).to_string(), value));
+                }
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m
+            };
+            let want = |ms: &Members| -> Vec<(String, serde_json::Value)> {
+                let mut m: Vec<_> = ms
+                    .iter()
+                    .map(|(n, v)| {
+                        let j = match v {
+                            ctf::value::Value::U64(x) => (*x as i64).into(),
+                            // A float is JSON text in the `_str` map.
+                            ctf::value::Value::Float(f) => {
+                                let text = f.to_string();
+                                let back: f64 = text.parse().unwrap();
+                                assert_eq!(back, *f, "{n}");
+                                text.into()
+                            }
+                            v => json_of(v).unwrap_or_else(|| panic!("{n}: {v:?}")),
+                        };
+                        (n.clone(), j)
+                    })
+                    .collect();
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m
+            };
+            let got = (
+                row_members("payload_int", "payload_str"),
+                row_members("context_int", "context_str"),
+            );
+            assert!(!got.1.is_empty(), "{key:?}: the trace has contexts");
+            arrays += got.0.iter().filter(|m| m.1.is_array()).count();
+            assert!(
+                cands.iter().any(|(p, c)| (want(p), want(c)) == got),
+                "{key:?}: {got:?} is none of {cands:?}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, plain.values().map(Vec::len).sum::<usize>());
+    assert!(arrays > 0, "the trace's build_id sequences are in the maps");
 }

@@ -36,6 +36,9 @@ pub struct ExportArgs {
     /// Parquet: write only these tables, comma-separated (`trace` is always written).
     #[arg(long, value_delimiter = ',')]
     pub tables: Vec<String>,
+    /// Parquet: the zstd level (1-22; higher: smaller files, slower). Default 1.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub zstd_level: Option<i32>,
 }
 
 pub fn run(args: &ExportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -69,6 +72,9 @@ fn parquet(
     options.names = export::NameFilter::new(&args.names);
     if !args.tables.is_empty() {
         options.tables = Tables::parse(&args.tables)?;
+    }
+    if let Some(level) = args.zstd_level {
+        options.zstd_level = level;
     }
     let started = std::time::Instant::now();
     let report = export_traces(traces, read, &options)?;

@@ -10,8 +10,8 @@ use kernel::{
     Facet, IntMap, Interest, Model, NoteKind, Notification, StateOptions, StreamCpus, ThreadStatus,
 };
 
-use super::json::JsonWriter;
-use super::tables::{self, row, TableDef, TableOut};
+use super::fields::EventRows;
+use super::tables::{self, row, FileProps, TableDef, TableOut};
 use super::{Tables, TraceReport};
 use crate::{Error, NameFilter};
 
@@ -135,7 +135,7 @@ pub(crate) struct TraceOut {
     model: Model,
     notes: Vec<Notification>,
     cpus_of: StreamCpus,
-    json: String,
+    event_rows: EventRows,
     running: IntMap<u32, Running>,
     states: IntMap<i32, StateIv>,
     thread_names: IntMap<i32, NameIv>,
@@ -148,6 +148,8 @@ pub(crate) struct TraceOut {
     /// Per stream index: (discarded events, lost packets).
     pub(crate) losses: BTreeMap<usize, (u64, u64)>,
     pub(crate) errors: Vec<String>,
+    /// The `event` table written beside this read ([`TraceOut::set_events`]): rows, bytes.
+    event_files: Option<(u64, u64)>,
     /// The first write error: the rest of the trace is not written.
     pub(crate) failed: Option<Error>,
 }
@@ -157,12 +159,12 @@ fn open(
     def: &'static TableDef,
     root: &Path,
     partition: &Path,
-    rows: usize,
+    props: FileProps,
 ) -> Result<Option<TableOut>, Error> {
     if !on {
         return Ok(None);
     }
-    TableOut::create(def, &root.join(def.name).join(partition), rows).map(Some)
+    TableOut::create(def, &root.join(def.name).join(partition), props).map(Some)
 }
 
 impl TraceOut {
@@ -173,9 +175,9 @@ impl TraceOut {
         partition: PathBuf,
         tables: &Tables,
         names: NameFilter,
-        row_group_rows: usize,
+        props: FileProps,
     ) -> Result<Self, Error> {
-        let o = |on, def| open(on, def, root, &partition, row_group_rows);
+        let o = |on, def| open(on, def, root, &partition, props);
         let outs = Outs {
             event: o(tables.event, &tables::EVENT)?,
             sched_slice: o(tables.sched_slice, &tables::SCHED_SLICE)?,
@@ -199,7 +201,7 @@ impl TraceOut {
             model,
             notes: Vec::with_capacity(8),
             cpus_of: StreamCpus::default(),
-            json: String::with_capacity(256),
+            event_rows: EventRows::new(),
             running: IntMap::default(),
             states: IntMap::default(),
             thread_names: IntMap::default(),
@@ -210,8 +212,21 @@ impl TraceOut {
             events: 0,
             losses: BTreeMap::new(),
             errors: Vec::new(),
+            event_files: None,
             failed: None,
         })
+    }
+
+    /// What the stream workers wrote of the `event` table: the trace's events, first and
+    /// last times are theirs (this read saw only the events the derived tables need).
+    pub(crate) fn set_events(&mut self, e: &super::events::Events) {
+        self.events = e.events;
+        self.first = match (self.first, e.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last = self.last.max(e.last);
+        self.event_files = Some((e.rows, e.bytes));
     }
 
     /// The trace.
@@ -262,30 +277,8 @@ impl TraceOut {
     fn event_rows(&mut self, ev: &Event<'_>, ts: i64) -> Result<(), Error> {
         let cpu = self.cpus_of.of(ev) as i32;
         if self.outs.event.is_some() && self.kept(ev) {
-            self.json.clear();
-            let context = {
-                let common = ev.common_context();
-                let specific = ev.specific_context();
-                if common.is_none() && specific.is_none() {
-                    false
-                } else {
-                    let mut w = JsonWriter::new(&mut self.json);
-                    w.open_object();
-                    for v in [common, specific].into_iter().flatten() {
-                        w.members(&v);
-                    }
-                    w.close_object();
-                    true
-                }
-            };
-            let at = self.json.len();
-            match ev.payload() {
-                Some(p) => p.walk(&mut JsonWriter::new(&mut self.json)),
-                None => self.json.push_str("{}"),
-            }
-            let (ctx, payload) = self.json.split_at(at);
             let out = self.outs.event.as_mut().expect("checked above");
-            row!(out, ts, cpu, ev.name(), context.then_some(ctx), payload)?;
+            self.event_rows.row(out, ev, ts, cpu)?;
         }
         let r = self.model.process(ev, ts, &mut self.notes);
         if let Some(dir) = r.kind.packet_direction() {
@@ -743,6 +736,9 @@ impl TraceOut {
             }
         }
         report.cpus = self.model.state.known_cpus().count() as i32;
+        if let Some((rows, bytes)) = self.event_files {
+            report.tables.push(("event", rows, bytes));
+        }
         let outs = [
             self.outs.event,
             self.outs.sched_slice,

@@ -1,10 +1,5 @@
-//! The `event` table's payload and context: a CTF field tree as JSON text.
-//!
-//! JSON, rather than typed columns per event class: one schema holds every class of every
-//! tracer version (a kernel trace declares ~1,200 classes, and their fields change between
-//! lttng-modules versions), so traces of a whole fleet share one `event` dataset that every
-//! engine reads without schema merging; Spark (`get_json_object`), DuckDB (`->>`) and Trino
-//! read fields out of it. The analyses' hot data is in the typed derived tables.
+//! A CTF field tree as JSON text: the `event` table's fields that are neither integers nor
+//! text (arrays, structures), whose shape a map column cannot hold.
 
 use std::fmt::Write as _;
 
@@ -24,49 +19,26 @@ enum Frame {
     Absent,
 }
 
-/// Writes the fields it visits as JSON into `out`.
-pub(crate) struct JsonWriter<'a> {
-    out: &'a mut String,
+/// Writes the fields it visits as JSON into `out`, each walk of a compound field from its
+/// `enter` (given no name) to its `leave`.
+pub(crate) struct JsonWriter {
+    /// The text written.
+    pub(crate) out: String,
     stack: Vec<Frame>,
-    /// Compounds entered but not written: the outermost structure of each view given to
-    /// [`JsonWriter::members`], whose members go into the object open.
-    skip: usize,
-    /// Frames the current walk must not close: the object [`JsonWriter::members`] writes into.
-    base: usize,
 }
 
-impl<'a> JsonWriter<'a> {
-    pub(crate) fn new(out: &'a mut String) -> Self {
+impl JsonWriter {
+    pub(crate) fn new() -> Self {
         JsonWriter {
-            out,
+            out: String::with_capacity(256),
             stack: Vec::with_capacity(8),
-            skip: 0,
-            base: 0,
         }
     }
 
-    /// Opens an object for [`JsonWriter::members`].
-    pub(crate) fn open_object(&mut self) {
-        self.out.push('{');
-        self.stack.push(Frame::Open {
-            empty: true,
-            close: '}',
-        });
-    }
-
-    /// Closes the object of [`JsonWriter::open_object`].
-    pub(crate) fn close_object(&mut self) {
-        self.stack.pop();
-        self.out.push('}');
-    }
-
-    /// Writes the members of the structure `view` into the object open.
-    pub(crate) fn members(&mut self, view: &::ctf::FieldView<'_>) {
-        self.skip = 1;
-        self.base = self.stack.len();
-        view.walk(self);
-        self.skip = 0;
-        self.base = 0;
+    /// Forgets what was written.
+    pub(crate) fn clear(&mut self) {
+        self.out.clear();
+        self.stack.clear();
     }
 
     /// The separator and the member name before a value; false inside an absent optional.
@@ -86,19 +58,19 @@ impl<'a> JsonWriter<'a> {
             None => false,
         };
         if let (Some(n), false) = (name, transparent) {
-            string(self.out, n.as_bytes());
+            string(&mut self.out, n.as_bytes());
             self.out.push(':');
         }
         true
     }
 }
 
-impl FieldVisitor for JsonWriter<'_> {
+impl FieldVisitor for JsonWriter {
     fn value(&mut self, name: Option<&str>, _role: Option<Role>, value: &FieldValue<'_>) {
         if !self.start(name) {
             return;
         }
-        let out = &mut *self.out;
+        let out = &mut self.out;
         match value {
             FieldValue::UInt { value, .. } => out.push_str(itoa::Buffer::new().format(*value)),
             FieldValue::SInt { value, .. } => out.push_str(itoa::Buffer::new().format(*value)),
@@ -121,10 +93,6 @@ impl FieldVisitor for JsonWriter<'_> {
     }
 
     fn enter(&mut self, name: Option<&str>, kind: Compound<'_>) {
-        if self.skip > 0 {
-            self.skip -= 1;
-            return;
-        }
         if !self.start(name) {
             self.stack.push(Frame::Absent);
             return;
@@ -154,9 +122,8 @@ impl FieldVisitor for JsonWriter<'_> {
     }
 
     fn leave(&mut self) {
-        // The skipped outermost structure ends when the stack is back to the object open.
         match self.stack.last() {
-            Some(Frame::Open { close, .. }) if self.stack.len() > self.base => {
+            Some(Frame::Open { close, .. }) => {
                 let c = *close;
                 self.stack.pop();
                 self.out.push(c);
@@ -164,7 +131,7 @@ impl FieldVisitor for JsonWriter<'_> {
             Some(Frame::Transparent | Frame::Absent) => {
                 self.stack.pop();
             }
-            _ => {}
+            None => {}
         }
     }
 }

@@ -16,6 +16,8 @@
 //! traces one after another, so the number of traces does not matter either.
 
 mod derive;
+mod events;
+mod fields;
 mod json;
 pub mod tables;
 
@@ -25,11 +27,12 @@ use std::sync::Arc;
 use ::ctf::{Event, Trace};
 use pipeline::{
     classes_where, union_wanted, Diagnostic, FileSource, Flow, Notice, NoticeKind, ReadOptions,
-    Sink, Summary, Wanted,
+    Sink, Source, Summary, Wanted,
 };
 
 use self::derive::TraceOut;
 use self::tables::{row, TableOut};
+use crate::streams::Range;
 use crate::{Error, Export, NameFilter};
 
 /// Which tables to write.
@@ -124,9 +127,21 @@ pub struct ParquetOptions {
     pub names: NameFilter,
     /// Rows per row group (the writer's memory bound per table).
     pub row_group_rows: usize,
+    /// The zstd level of every column (1–22): higher levels write smaller files, slower.
+    pub zstd_level: i32,
 }
 
+/// The default zstd level: see bench/README.md for the size and time of others.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 1;
+
 impl ParquetOptions {
+    fn file_props(&self) -> tables::FileProps {
+        tables::FileProps {
+            row_group_rows: self.row_group_rows,
+            zstd_level: self.zstd_level,
+        }
+    }
+
     /// Every table, every event, under `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         ParquetOptions {
@@ -134,6 +149,7 @@ impl ParquetOptions {
             tables: Tables::ALL,
             names: NameFilter::default(),
             row_group_rows: 256 * 1024,
+            zstd_level: DEFAULT_ZSTD_LEVEL,
         }
     }
 }
@@ -287,7 +303,7 @@ impl ParquetSink {
                 part.clone(),
                 &options.tables,
                 options.names.clone(),
-                options.row_group_rows,
+                options.file_props(),
             )?);
         }
         Ok(ParquetSink {
@@ -421,7 +437,7 @@ impl Export for ParquetSink {
                     None => TableOut::create(
                         &tables::TRACE,
                         &options.dir.join("trace").join(&partition),
-                        options.row_group_rows,
+                        options.file_props(),
                     )?,
                 };
                 trace_row(&mut out, &row, &tr, &read)?;
@@ -516,8 +532,11 @@ fn trace_row(
 
 /// Exports `traces` read with `read` into `options.dir`, one trace after another (the
 /// memory of one trace's export, however many), each with its own read: the same time range
-/// and time map. A trace that gives no event is reported and skipped; read errors are in the
-/// report and the `trace` table (what could be read is exported).
+/// and time map. The derived tables come from one ordered read of the events the kernel
+/// model needs; meanwhile the `event` table is written by a thread per stream
+/// (`event/…/part-N.parquet` for stream N). A trace that gives no event is reported and
+/// skipped; read errors are in the report and the `trace` table (what could be read is
+/// exported).
 pub fn export_traces(
     traces: &[Arc<Trace>],
     read: &ReadOptions,
@@ -526,27 +545,58 @@ pub fn export_traces(
     let parts = partitions(traces);
     let mut report = ParquetReport::default();
     let mut last_error = None;
+    let mut ordered = options.clone();
+    ordered.tables.event = false;
     for (i, (t, part)) in traces.iter().zip(&parts).enumerate() {
         let source = FileSource::new(vec![t.clone()], read.clone());
-        let sink = ParquetSink::new(
+        let mut sink = ParquetSink::new(
             std::slice::from_ref(t),
             std::slice::from_ref(part),
             read,
-            options.clone(),
+            ordered.clone(),
             i == 0,
         )?;
-        match crate::export(&source, sink) {
-            Ok((r, _summary)) => report.traces.extend(r.traces),
-            Err(Error::Pipeline(e)) => {
-                let p = t.path.display().to_string();
-                last_error = Some(format!("{p}: {e}"));
-                // The empty files of a trace without events say nothing: removed.
-                for def in tables::TABLES {
-                    let _ = std::fs::remove_dir_all(options.dir.join(def.name).join(part));
-                }
-            }
-            Err(e) => return Err(e),
+        let range = Range::of_read(std::slice::from_ref(t), read);
+        if let Some(o) = sink.outs.first_mut() {
+            o.first = events::first_time(&range, t);
         }
+        let run = |sink: &mut ParquetSink| {
+            let mut counted = crate::Counted { sink, events: 0 };
+            let summary = source.run(&mut counted);
+            (counted.events, summary)
+        };
+        let ((given, summary), written) = if options.tables.event {
+            let dir = options.dir.join(tables::EVENT.name).join(part);
+            std::thread::scope(|scope| {
+                let (range, dir) = (&range, &dir);
+                let workers = scope.spawn(move || {
+                    events::write(range, t, dir, &options.names, options.file_props())
+                });
+                let read = run(&mut sink);
+                let written = workers
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (read, Some(written))
+            })
+        } else {
+            (run(&mut sink), None)
+        };
+        let written = written.transpose()?;
+        let any = given > 0 || written.as_ref().is_some_and(|w| w.events > 0);
+        if let (Some(w), Some(o)) = (&written, sink.outs.first_mut()) {
+            o.set_events(w);
+        }
+        let closed = sink.close();
+        if !any {
+            let p = t.path.display().to_string();
+            last_error = Some(format!("{p}: {}", summary.nothing_read()));
+            // The empty files of a trace without events say nothing: removed.
+            for def in tables::TABLES {
+                let _ = std::fs::remove_dir_all(options.dir.join(def.name).join(part));
+            }
+            continue;
+        }
+        report.traces.extend(closed?.traces);
     }
     if report.traces.is_empty() {
         return Err(Error::Unsupported {

@@ -6,20 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
+    StringBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::Error;
 
 /// The version of the tables' schemas, in every file's metadata (`tracekit.schema_version`)
 /// and in the `trace` table. Raised when a column changes meaning or type; a column added at
 /// the end of a table keeps the version readable by `INSERT … BY NAME` / schema merging.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Rows gathered before they are handed to the Parquet writer as one batch.
 const BATCH_ROWS: usize = 8192;
@@ -38,6 +39,10 @@ pub enum ColumnType {
     Bool,
     /// A 64-bit float.
     F64,
+    /// A map of strings to signed 64-bit integers.
+    IntMap,
+    /// A map of strings to strings.
+    StrMap,
 }
 
 impl ColumnType {
@@ -48,6 +53,10 @@ impl ColumnType {
             ColumnType::Str => DataType::Utf8,
             ColumnType::Bool => DataType::Boolean,
             ColumnType::F64 => DataType::Float64,
+            // The builder's own type, so that its arrays always fit the schema.
+            ColumnType::IntMap | ColumnType::StrMap => {
+                Builder::new(self).finish().data_type().clone()
+            }
         }
     }
 
@@ -59,6 +68,8 @@ impl ColumnType {
             ColumnType::Str => "STRING",
             ColumnType::Bool => "BOOLEAN",
             ColumnType::F64 => "DOUBLE",
+            ColumnType::IntMap => "MAP<STRING, BIGINT>",
+            ColumnType::StrMap => "MAP<STRING, STRING>",
         }
     }
 }
@@ -113,6 +124,17 @@ pub(crate) enum Builder {
     Str(StringBuilder),
     Bool(BooleanBuilder),
     F64(Float64Builder),
+    IntMap(MapBuilder<StringBuilder, Int64Builder>),
+    StrMap(MapBuilder<StringBuilder, StringBuilder>),
+}
+
+/// Parquet's names for a map's parts (what Spark and DuckDB write too).
+fn map_names() -> Option<MapFieldNames> {
+    Some(MapFieldNames {
+        entry: "key_value".to_string(),
+        key: "key".to_string(),
+        value: "value".to_string(),
+    })
 }
 
 impl Builder {
@@ -125,6 +147,18 @@ impl Builder {
             }
             ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
             ColumnType::F64 => Builder::F64(Float64Builder::with_capacity(BATCH_ROWS)),
+            ColumnType::IntMap => Builder::IntMap(MapBuilder::with_capacity(
+                map_names(),
+                StringBuilder::with_capacity(BATCH_ROWS * 8, BATCH_ROWS * 48),
+                Int64Builder::with_capacity(BATCH_ROWS * 8),
+                BATCH_ROWS,
+            )),
+            ColumnType::StrMap => Builder::StrMap(MapBuilder::with_capacity(
+                map_names(),
+                StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 8),
+                StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16),
+                BATCH_ROWS,
+            )),
         }
     }
 
@@ -135,6 +169,8 @@ impl Builder {
             Builder::Str(b) => Arc::new(b.finish()),
             Builder::Bool(b) => Arc::new(b.finish()),
             Builder::F64(b) => Arc::new(b.finish()),
+            Builder::IntMap(b) => Arc::new(b.finish()),
+            Builder::StrMap(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -189,11 +225,12 @@ impl Cell for Option<&str> {
     }
 }
 
-/// One table of one trace being written: `DIR/TABLE/host=H/trace=T/part-0.parquet`. Rows go
-/// into column builders, which are handed every [`BATCH_ROWS`] rows to the Parquet writer's
-/// thread (encoding and compression then run beside the read, on another core); it closes a
-/// row group every `row_group_rows` rows, and at most [`QUEUED`] batches wait for it, so memory
-/// stays bounded however long the trace.
+/// One table of one trace being written: `DIR/TABLE/host=H/trace=T/FILE.parquet`. Rows go
+/// into column builders, which are handed every [`BATCH_ROWS`] rows to the Parquet writer: on
+/// a thread of its own for the tables the ordered read writes (encoding and compression then
+/// run beside the read, on another core; at most [`QUEUED`] batches wait for it), in place for
+/// the files the stream workers write (each worker is already a thread). The writer closes a
+/// row group every `row_group_rows` rows, so memory stays bounded however long the trace.
 pub(crate) struct TableOut {
     def: &'static TableDef,
     schema: SchemaRef,
@@ -201,28 +238,60 @@ pub(crate) struct TableOut {
     rows: usize,
     /// Rows written in all.
     pub(crate) written: u64,
-    /// The writer thread's queue (None once it failed or closed) and the thread.
-    queue: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
-    thread: Option<std::thread::JoinHandle<Result<(), parquet::errors::ParquetError>>>,
+    writer: Writer,
     path: PathBuf,
+}
+
+/// Where a table's batches go.
+enum Writer {
+    /// To the writer thread's queue (None once it failed or closed), and the thread.
+    Thread {
+        queue: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+        thread: Option<std::thread::JoinHandle<Result<(), parquet::errors::ParquetError>>>,
+    },
+    /// Straight to the writer (None once closed).
+    Direct(Option<Box<ArrowWriter<File>>>),
 }
 
 /// Batches that may wait for a table's writer thread.
 const QUEUED: usize = 2;
 
+/// How a table's files are written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileProps {
+    /// Rows per row group.
+    pub(crate) row_group_rows: usize,
+    /// The zstd level of every column.
+    pub(crate) zstd_level: i32,
+}
+
 impl TableOut {
-    /// Creates the file of `def` for one trace under `dir` (the partition directory).
+    /// Creates the file of `def` for one trace under `dir` (the partition directory), written
+    /// by a thread of its own.
     pub(crate) fn create(
         def: &'static TableDef,
         dir: &Path,
-        row_group_rows: usize,
+        props: FileProps,
+    ) -> Result<Self, Error> {
+        Self::create_file(def, dir, "part-0.parquet", props, true)
+    }
+
+    /// Creates file `name` of `def` under `dir`, written by a thread of its own when `thread`,
+    /// else by the caller as it hands rows over.
+    pub(crate) fn create_file(
+        def: &'static TableDef,
+        dir: &Path,
+        name: &str,
+        file_props: FileProps,
+        thread: bool,
     ) -> Result<Self, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let path = dir.join("part-0.parquet");
+        let path = dir.join(name);
         let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let level = ZstdLevel::try_new(file_props.zstd_level).unwrap_or_default();
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_compression(Compression::ZSTD(level))
+            .set_max_row_group_row_count(Some(file_props.row_group_rows.max(1)))
             .set_created_by(format!("tracekit {}", env!("CARGO_PKG_VERSION")));
         // Times grow with the rows (nearly: derived rows are written when they end), so
         // their differences are small: delta encoding stores a few bits per row where
@@ -234,33 +303,56 @@ impl TableOut {
                     .set_column_dictionary_enabled(c.clone(), false)
                     .set_column_encoding(c, parquet::basic::Encoding::DELTA_BINARY_PACKED);
             }
-        }
-        // Payloads are all different: a dictionary would only cost its look-ups.
-        if def.name == "event" {
-            props = props.set_column_dictionary_enabled("payload".into(), false);
+            if let ColumnType::IntMap | ColumnType::StrMap = col.ty {
+                let leaf = |part: &str| {
+                    parquet::schema::types::ColumnPath::new(vec![
+                        col.name.to_string(),
+                        "key_value".to_string(),
+                        part.to_string(),
+                    ])
+                };
+                // Minimum and maximum of a map's keys or values, which mix every field, would
+                // let a reader skip no page: not worth their comparisons of every value.
+                for part in ["key", "value"] {
+                    props =
+                        props.set_column_statistics_enabled(leaf(part), EnabledStatistics::None);
+                }
+                // A map's integers mix every field (tids, sizes, addresses): too many distinct
+                // values for a dictionary, which only costs its look-ups before it gives up.
+                if col.ty == ColumnType::IntMap {
+                    props = props.set_column_dictionary_enabled(leaf("value"), false);
+                }
+            }
         }
         let props = props.build();
         let schema = def.schema();
         let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(|e| parquet_error(&path, e))?;
-        let (queue, batches) = std::sync::mpsc::sync_channel::<RecordBatch>(QUEUED);
-        let thread = std::thread::Builder::new()
-            .name(format!("parquet {}", def.name))
-            .spawn(move || {
-                for b in batches {
-                    writer.write(&b)?;
-                }
-                writer.close().map(|_| ())
-            })
-            .map_err(|e| Error::io(&path, e))?;
+        let writer = if thread {
+            let (queue, batches) = std::sync::mpsc::sync_channel::<RecordBatch>(QUEUED);
+            let thread = std::thread::Builder::new()
+                .name(format!("parquet {}", def.name))
+                .spawn(move || {
+                    for b in batches {
+                        writer.write(&b)?;
+                    }
+                    writer.close().map(|_| ())
+                })
+                .map_err(|e| Error::io(&path, e))?;
+            Writer::Thread {
+                queue: Some(queue),
+                thread: Some(thread),
+            }
+        } else {
+            Writer::Direct(Some(Box::new(writer)))
+        };
         Ok(TableOut {
             def,
             builders: def.columns.iter().map(|c| Builder::new(c.ty)).collect(),
             schema,
             rows: 0,
             written: 0,
-            queue: Some(queue),
-            thread: Some(thread),
+            writer,
             path,
         })
     }
@@ -281,6 +373,12 @@ impl TableOut {
         &mut self.builders[i]
     }
 
+    /// Every column's builder, for a row whose cells are appended together.
+    #[inline]
+    pub(crate) fn cols(&mut self) -> &mut [Builder] {
+        &mut self.builders
+    }
+
     /// Ends the row being appended (each column was given one cell).
     #[inline]
     pub(crate) fn end_row(&mut self) -> Result<(), Error> {
@@ -295,19 +393,39 @@ impl TableOut {
         if self.rows == 0 {
             return Ok(());
         }
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        // Each batch gets new builders of the full capacity: a finished builder starts again
+        // from empty buffers, which would grow (and copy) their way back up every batch.
+        let columns: Vec<ArrayRef> = self
+            .builders
+            .iter_mut()
+            .zip(self.def.columns)
+            .map(|(b, c)| std::mem::replace(b, Builder::new(c.ty)).finish())
+            .collect();
         let batch =
             RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::Parquet {
                 path: self.path.clone(),
                 message: format!("table {}: {e}", self.def.name),
             })?;
-        let sent = self.queue.as_ref().is_some_and(|q| q.send(batch).is_ok());
-        if !sent {
-            // The thread stopped at an error: it says which.
-            return Err(self.join().err().unwrap_or_else(|| Error::Parquet {
-                path: self.path.clone(),
-                message: "the writer stopped".to_string(),
-            }));
+        match &mut self.writer {
+            Writer::Thread { queue, .. } => {
+                let sent = queue.as_ref().is_some_and(|q| q.send(batch).is_ok());
+                if !sent {
+                    // The thread stopped at an error: it says which.
+                    return Err(self.join().err().unwrap_or_else(|| Error::Parquet {
+                        path: self.path.clone(),
+                        message: "the writer stopped".to_string(),
+                    }));
+                }
+            }
+            Writer::Direct(w) => {
+                let Some(w) = w else {
+                    return Err(Error::Parquet {
+                        path: self.path.clone(),
+                        message: "the writer stopped".to_string(),
+                    });
+                };
+                w.write(&batch).map_err(|e| parquet_error(&self.path, e))?;
+            }
         }
         self.written += self.rows as u64;
         self.rows = 0;
@@ -323,19 +441,28 @@ impl TableOut {
             .len();
         Ok((self.path, size))
     }
-}
 
-impl TableOut {
-    /// Ends the queue and waits for the writer thread: its error, if it met one.
+    /// Ends the writer (the queue, then waits for the thread): its error, if it met one.
     fn join(&mut self) -> Result<(), Error> {
-        self.queue = None;
-        match self.thread.take().map(|t| t.join()) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(parquet_error(&self.path, e)),
-            Some(Err(_)) => Err(Error::Parquet {
-                path: self.path.clone(),
-                message: "the writer thread panicked".to_string(),
-            }),
+        match &mut self.writer {
+            Writer::Thread { queue, thread } => {
+                *queue = None;
+                match thread.take().map(|t| t.join()) {
+                    None | Some(Ok(Ok(()))) => Ok(()),
+                    Some(Ok(Err(e))) => Err(parquet_error(&self.path, e)),
+                    Some(Err(_)) => Err(Error::Parquet {
+                        path: self.path.clone(),
+                        message: "the writer thread panicked".to_string(),
+                    }),
+                }
+            }
+            Writer::Direct(w) => match w.take() {
+                Some(w) => w
+                    .close()
+                    .map(|_| ())
+                    .map_err(|e| parquet_error(&self.path, e)),
+                None => Ok(()),
+            },
         }
     }
 }
@@ -370,7 +497,7 @@ const fn c(name: &'static str, ty: ColumnType, nullable: bool, doc: &'static str
     }
 }
 
-use ColumnType::{Bool, Str, F64, I32, I64};
+use ColumnType::{Bool, IntMap, Str, StrMap, F64, I32, I64};
 
 /// `trace`: one row per exported trace.
 pub const TRACE: TableDef = TableDef {
@@ -400,13 +527,15 @@ pub const TRACE: TableDef = TableDef {
 /// `event`: every event.
 pub const EVENT: TableDef = TableDef {
     name: "event",
-    doc: "Every event in the range (those kept by `--names`).",
+    doc: "Every event in the range (those kept by `--names`), one file per stream (`part-N.parquet`, N the stream's index; in time order within a file). Fields are typed map columns, read as `payload_int['next_tid']` (Spark, DuckDB): integers, enumerations (their value), booleans (0 or 1) in the `_int` maps, strings in the `_str` maps; a field that is neither (an array, a structure, a float, a BLOB) is in the `_str` map as JSON text (BLOBs as hex). A variant or optional field takes its selected value's type; an absent optional is left out.",
     columns: &[
         c("ts", I64, false, "Event time (ns since the epoch)."),
         c("cpu", I32, true, "The CPU that recorded it (the stream's `cpu_id`)."),
         c("name", Str, false, "The event class name (`sched_switch`)."),
-        c("context", Str, true, "The stream and event contexts' fields as a JSON object (null when the trace has none)."),
-        c("payload", Str, false, "The payload's fields as a JSON object: integers as numbers, strings as strings, arrays as arrays, a variant as its selected option."),
+        c("payload_int", IntMap, false, "The payload's integer fields by name (unsigned values above 2^63 wrap to negative, as Spark's BIGINT would)."),
+        c("payload_str", StrMap, false, "The payload's text fields by name (up to the first NUL; invalid UTF-8 replaced), and the others as JSON text."),
+        c("context_int", IntMap, true, "The stream and event contexts' integer fields by name (null when the trace has no context)."),
+        c("context_str", StrMap, true, "The contexts' other fields, as in `payload_str` (null when the trace has no context)."),
     ],
 };
 
@@ -638,7 +767,18 @@ pub fn schema_markdown() -> String {
          Written by `tracekit export --format parquet`. Each table is a dataset directory, \
          Hive-partitioned by `host=…/trace=…` (these two are columns for Spark and DuckDB), \
          zstd-compressed. Times and durations are signed 64-bit nanoseconds since the epoch \
-         (on the synchronized clock with `--sync`).\n"
+         (on the synchronized clock with `--sync`).\n\n\
+         Version 2 changed the `event` table: its payload and contexts, JSON text in version 1, \
+         are typed maps of field name to value (`payload_int['next_tid']`), and it has a file per \
+         stream. Maps rather than JSON: a field is read with its type and without a JSON parse \
+         per row, and Parquet stores a map as key and value columns, where a class's keys repeat \
+         row after row and dictionary-encode to a few bits each and the integers of all fields \
+         are packed as integers (the table is about a fifth smaller than its JSON text, and a little quicker to write). Maps \
+         rather than columns per event class: one schema holds every class of every tracer \
+         version (a kernel trace declares about 1,200 classes, whose fields change between \
+         lttng-modules versions), so the traces of a fleet share one `event` dataset that every \
+         engine reads without schema merging. A file per stream: each is written by a thread of \
+         its own, beside the ordered read of the derived tables.\n"
     );
     for t in TABLES {
         s.push_str(&format!(

@@ -5,63 +5,15 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ::ctf::merge::TimeMap;
-use ::ctf::{Message, SkipRule, StreamReader, Trace};
+use ::ctf::{Message, SkipRule, Trace};
 use pipeline::{Diagnostic, FileSource, Source, Summary};
 
 use super::{
     machines_of, preamble, wanted_classes, Cpu, Encoder, PerfettoOptions, PerfettoReport,
     PerfettoSink, Written,
 };
+use crate::streams::Range;
 use crate::Error;
-
-/// What the read covers: its time line and range.
-struct Range {
-    lo: i64,
-    hi: i64,
-    map: Option<Arc<dyn TimeMap>>,
-}
-
-impl Range {
-    /// Time `ns` of trace `t` on the read's time line.
-    #[inline(always)]
-    fn of(&self, t: usize, ns: i64) -> i64 {
-        match &self.map {
-            Some(m) => m.map(t, ns),
-            None => ns,
-        }
-    }
-
-    /// A reader of stream `s` of `trace`, past the packets that end before the range where
-    /// its indexes say so.
-    fn reader(&self, trace: &Arc<Trace>, s: usize) -> StreamReader {
-        let mut r = StreamReader::new(trace.clone(), s);
-        if self.map.is_none() && self.lo > i64::MIN {
-            r.seek_ns(self.lo);
-        }
-        r
-    }
-}
-
-/// The time and CPU of the first event of stream `s` of `trace` in the range, if any.
-fn first_event(range: &Range, trace: &Arc<Trace>, s: usize) -> Option<(i64, u32)> {
-    let mut r = range.reader(trace, s);
-    while let Some(m) = r.next() {
-        let Ok(Message::Event) = m else { continue };
-        let ev = r.event();
-        let Some(t) = ev.time_ns().map(|ns| range.of(trace.index, ns)) else {
-            continue;
-        };
-        if t < range.lo {
-            continue;
-        }
-        if t > range.hi {
-            return None;
-        }
-        return Some((t, kernel::recorded_cpu(&ev).unwrap_or(s as u32)));
-    }
-    None
-}
 
 /// What a stream's worker did.
 #[derive(Default)]
@@ -106,11 +58,7 @@ impl Output<'_> {
 /// Reads stream `s` of `trace` (machine `machine`) and writes its events' packets to `out`.
 fn work(range: &Range, trace: &Arc<Trace>, s: usize, machine: u32, out: &Output) -> Outcome {
     let mut r = range.reader(trace, s);
-    // The skipping window is on the stream's clock: the whole stream with a time map.
-    let (lo, hi) = match range.map {
-        Some(_) => (i64::MIN, i64::MAX),
-        None => (range.lo, range.hi),
-    };
+    let (lo, hi) = range.window();
     r.set_skip(Some(&SkipRule {
         wanted: Arc::new(wanted_classes(trace)),
         lo,
@@ -200,18 +148,7 @@ pub fn export_files(
 ) -> Result<(PerfettoReport, Summary), Error> {
     let traces = source.traces();
     let read = source.options();
-    let (mut lo, mut hi) = (read.begin.unwrap_or(i64::MIN), read.end.unwrap_or(i64::MAX));
-    if !read.no_intersection {
-        if let Some((b, e)) = pipeline::intersection_on(traces, read.time_map.as_ref()) {
-            lo = lo.max(b);
-            hi = hi.min(e);
-        }
-    }
-    let range = Range {
-        lo,
-        hi,
-        map: read.time_map.clone(),
-    };
+    let range = Range::of_read(traces, read);
     let (machines, trace_machine) = machines_of(traces);
     let streams: Vec<(usize, usize)> = traces
         .iter()
@@ -224,7 +161,7 @@ pub fn export_files(
     let mut cpus: Vec<(u32, u32)> = Vec::new();
     for &(t, s) in &streams {
         let trace = &traces[t];
-        let Some((ts, cpu)) = first_event(&range, trace, s) else {
+        let Some((ts, cpu)) = range.first_event(trace, s) else {
             continue;
         };
         first = Some(first.map_or(ts, |f| f.min(ts)));

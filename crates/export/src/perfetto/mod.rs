@@ -68,7 +68,7 @@ use prost::encoding;
 
 use crate::{Error, Export};
 pub use files::export_files;
-use proto::{bundle, packet};
+use proto::{bundle, ftrace, packet};
 
 /// Bytes of a CPU's bundle (its events and compact columns) after which it is written out.
 const BUNDLE_BYTES: usize = 32 * 1024;
@@ -613,15 +613,21 @@ impl Encoder {
                     }
                     _ => None,
                 };
-                let at = begin_event(e, ts, prev.map_or(pid, |p| p as u32), 4);
-                wire::string(e, 1, prev_comm);
-                wire::int32(e, 2, prev);
-                wire::int32(e, 3, prev_prio);
-                wire::int64(e, 4, state);
-                wire::string(e, 5, next_comm);
-                wire::int32(e, 6, next);
-                wire::int32(e, 7, next_prio);
-                end_event(e, at);
+                ftrace_event(
+                    e,
+                    ts,
+                    prev.map_or(pid, |p| p as u32),
+                    ftrace::SCHED_SWITCH,
+                    |e| {
+                        wire::string(e, 1, prev_comm);
+                        wire::int32(e, 2, prev);
+                        wire::int32(e, 3, prev_prio);
+                        wire::int64(e, 4, state);
+                        wire::string(e, 5, next_comm);
+                        wire::int32(e, 6, next);
+                        wire::int32(e, 7, next_prio);
+                    },
+                );
             }
             Kind::SchedWakeup | Kind::SchedWaking | Kind::SchedWakeupNew => {
                 let [c0, _] = class_info(&mut self.infos, ev).comms;
@@ -663,114 +669,120 @@ impl Encoder {
                     }
                 }
                 let tag = match kind {
-                    Kind::SchedWakeup => 17,
-                    Kind::SchedWaking => 20,
-                    _ => 114,
+                    Kind::SchedWakeup => ftrace::SCHED_WAKEUP,
+                    Kind::SchedWaking => ftrace::SCHED_WAKING,
+                    _ => ftrace::SCHED_WAKEUP_NEW,
                 };
-                let at = begin_event(e, ts, pid, tag);
-                wire::string(e, 1, comm);
-                wire::int32(e, 2, tid);
-                wire::int32(e, 3, prio);
-                wire::int32(e, 4, Some(1));
-                wire::int32(e, 5, target);
-                end_event(e, at);
+                ftrace_event(e, ts, pid, tag, |e| {
+                    wire::string(e, 1, comm);
+                    wire::int32(e, 2, tid);
+                    wire::int32(e, 3, prio);
+                    wire::int32(e, 4, Some(1));
+                    wire::int32(e, 5, target);
+                });
             }
             Kind::SchedProcessFork => {
                 let parent = p.int(F::ParentTid);
                 let child = p.int(F::ChildTid);
                 let child_comm = p.bytes(F::ChildComm);
-                let at = begin_event(e, ts, pid, 239);
-                wire::string(e, 1, p.bytes(F::ParentComm));
-                wire::int32(e, 2, parent);
-                wire::string(e, 3, child_comm);
-                wire::int32(e, 4, child);
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::SCHED_PROCESS_FORK, |e| {
+                    wire::string(e, 1, p.bytes(F::ParentComm));
+                    wire::int32(e, 2, parent);
+                    wire::string(e, 3, child_comm);
+                    wire::int32(e, 4, child);
+                });
                 // task_newtask, in the creating thread (the event's pid to Perfetto).
-                let at = begin_event(e, ts, parent.map_or(pid, |p| p as u32), 235);
-                wire::int32(e, 1, child);
-                wire::string(e, 2, child_comm);
-                let same_process = matches!(
-                    (p.int(F::ParentPid), p.int(F::ChildPid)),
-                    (Some(a), Some(b)) if a == b
+                ftrace_event(
+                    e,
+                    ts,
+                    parent.map_or(pid, |p| p as u32),
+                    ftrace::TASK_NEWTASK,
+                    |e| {
+                        wire::int32(e, 1, child);
+                        wire::string(e, 2, child_comm);
+                        let same_process = matches!(
+                            (p.int(F::ParentPid), p.int(F::ChildPid)),
+                            (Some(a), Some(b)) if a == b
+                        );
+                        wire::uint(e, 3, if same_process { CLONE_THREAD } else { 0 });
+                    },
                 );
-                wire::uint(e, 3, if same_process { CLONE_THREAD } else { 0 });
-                end_event(e, at);
                 self.counts[Written::TaskNewtask as usize] += 1;
             }
             Kind::SchedProcessExec => {
-                let at = begin_event(e, ts, pid, 237);
-                wire::string(e, 1, p.bytes(F::Filename));
-                wire::int32(e, 2, p.int(F::Tid));
-                wire::int32(e, 3, p.int(F::OldTid));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::SCHED_PROCESS_EXEC, |e| {
+                    wire::string(e, 1, p.bytes(F::Filename));
+                    wire::int32(e, 2, p.int(F::Tid));
+                    wire::int32(e, 3, p.int(F::OldTid));
+                });
             }
             Kind::SchedProcessExit => {
-                let at = begin_event(e, ts, pid, 238);
-                wire::string(e, 1, p.bytes(F::Comm));
-                wire::int32(e, 2, p.int(F::Tid));
-                wire::int32(e, 3, p.int(F::Pid));
-                wire::int32(e, 4, p.int(F::Prio));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::SCHED_PROCESS_EXIT, |e| {
+                    wire::string(e, 1, p.bytes(F::Comm));
+                    wire::int32(e, 2, p.int(F::Tid));
+                    wire::int32(e, 3, p.int(F::Pid));
+                    wire::int32(e, 4, p.int(F::Prio));
+                });
             }
             Kind::SchedProcessFree => {
-                let at = begin_event(e, ts, pid, 240);
-                wire::string(e, 1, p.bytes(F::Comm));
-                wire::int32(e, 2, p.int(F::Tid));
-                wire::int32(e, 3, p.int(F::Prio));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::SCHED_PROCESS_FREE, |e| {
+                    wire::string(e, 1, p.bytes(F::Comm));
+                    wire::int32(e, 2, p.int(F::Tid));
+                    wire::int32(e, 3, p.int(F::Prio));
+                });
             }
             Kind::IrqHandlerEntry => {
-                let at = begin_event(e, ts, pid, 36);
-                wire::int32(e, 1, p.int(F::Irq));
-                wire::string(e, 2, p.bytes(F::Name));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::IRQ_HANDLER_ENTRY, |e| {
+                    wire::int32(e, 1, p.int(F::Irq));
+                    wire::string(e, 2, p.bytes(F::Name));
+                });
             }
             Kind::IrqHandlerExit => {
-                let at = begin_event(e, ts, pid, 37);
-                wire::int32(e, 1, p.int(F::Irq));
-                wire::int32(e, 2, p.int(F::Ret));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::IRQ_HANDLER_EXIT, |e| {
+                    wire::int32(e, 1, p.int(F::Irq));
+                    wire::int32(e, 2, p.int(F::Ret));
+                });
             }
             Kind::SoftirqRaise | Kind::SoftirqEntry | Kind::SoftirqExit => {
                 let tag = match kind {
-                    Kind::SoftirqEntry => 24,
-                    Kind::SoftirqExit => 25,
-                    _ => 26,
+                    Kind::SoftirqEntry => ftrace::SOFTIRQ_ENTRY,
+                    Kind::SoftirqExit => ftrace::SOFTIRQ_EXIT,
+                    _ => ftrace::SOFTIRQ_RAISE,
                 };
-                let at = begin_event(e, ts, pid, tag);
-                wire::uint32(e, 1, p.int(F::Vec));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, tag, |e| {
+                    wire::uint32(e, 1, p.int(F::Vec));
+                });
             }
             Kind::SyscallEntry(name) => {
                 let id = self.syscall_numbers[name as usize];
                 c.syscall = id;
                 let args = usize::from(class_info(&mut self.infos, ev).args);
-                let at = begin_event(e, ts, pid, 329);
-                wire::int64(e, 1, Some(id));
-                // A string (a pointer to the kernel) is 0.
-                if let Some(payload) = ev.payload() {
-                    match payload.fixed_struct() {
-                        Some((data, base, plan)) => {
-                            for r in plan.reads.iter().take(args) {
-                                wire::uint(e, 2, r.int(data, base).map_or(0, |v| v as u64));
+                ftrace_event(e, ts, pid, ftrace::SYS_ENTER, |e| {
+                    wire::int64(e, 1, Some(id));
+                    // A string (a pointer to the kernel) is 0.
+                    if let Some(payload) = ev.payload() {
+                        match payload.fixed_struct() {
+                            Some((data, base, plan)) => {
+                                for r in plan.reads.iter().take(args) {
+                                    wire::uint(e, 2, r.int(data, base).map_or(0, |v| v as u64));
+                                }
                             }
-                        }
-                        None => {
-                            for i in 0..args {
-                                let v = payload.int_member(i).map_or(0, |v| v as u64);
-                                wire::uint(e, 2, v);
+                            None => {
+                                for i in 0..args {
+                                    let v = payload.int_member(i).map_or(0, |v| v as u64);
+                                    wire::uint(e, 2, v);
+                                }
                             }
                         }
                     }
-                }
-                end_event(e, at);
+                });
             }
             Kind::SyscallExit(name) => {
                 let id = name.map_or(c.syscall, |n| self.syscall_numbers[n as usize]);
-                let at = begin_event(e, ts, pid, 330);
-                wire::int64(e, 1, Some(id));
-                wire::int64(e, 2, p.int(F::Ret));
-                end_event(e, at);
+                ftrace_event(e, ts, pid, ftrace::SYS_EXIT, |e| {
+                    wire::int64(e, 1, Some(id));
+                    wire::int64(e, 2, p.int(F::Ret));
+                });
             }
             Kind::StatedumpProcessState => self.statedump_thread(ev, ts, c.machine),
             _ => {}
@@ -910,6 +922,15 @@ fn number_names(numbers: &mut Vec<i64>, names: &kernel::SyscallNames, i: u32) {
         let n = kernel::lttng::syscall_numbers::x86_64_number(name).map_or(-1, i64::from);
         numbers.push(n);
     }
+}
+
+/// Appends an `FtraceEvent` (bundle field 2) at `ts` in thread `pid` holding a message as its
+/// field `tag`, whose fields `fields` appends.
+#[inline(always)]
+fn ftrace_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32, fields: impl FnOnce(&mut Vec<u8>)) {
+    let at = begin_event(buf, ts, pid, tag);
+    fields(buf);
+    end_event(buf, at);
 }
 
 /// Starts an `FtraceEvent` (bundle field 2) at `ts` in thread `pid` holding a message as its

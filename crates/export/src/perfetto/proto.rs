@@ -104,6 +104,42 @@ pub mod packet {
     pub const MACHINE_ID: u32 = 98;
 }
 
+/// Field numbers of [`Event`]'s kinds in `FtraceEvent`, for the exporter's own encoding.
+pub mod ftrace {
+    /// `sched_switch`.
+    pub const SCHED_SWITCH: u32 = 4;
+    /// `sched_wakeup`.
+    pub const SCHED_WAKEUP: u32 = 17;
+    /// `sched_waking`.
+    pub const SCHED_WAKING: u32 = 20;
+    /// `softirq_entry`.
+    pub const SOFTIRQ_ENTRY: u32 = 24;
+    /// `softirq_exit`.
+    pub const SOFTIRQ_EXIT: u32 = 25;
+    /// `softirq_raise`.
+    pub const SOFTIRQ_RAISE: u32 = 26;
+    /// `irq_handler_entry`.
+    pub const IRQ_HANDLER_ENTRY: u32 = 36;
+    /// `irq_handler_exit`.
+    pub const IRQ_HANDLER_EXIT: u32 = 37;
+    /// `sched_wakeup_new`.
+    pub const SCHED_WAKEUP_NEW: u32 = 114;
+    /// `task_newtask`.
+    pub const TASK_NEWTASK: u32 = 235;
+    /// `sched_process_exec`.
+    pub const SCHED_PROCESS_EXEC: u32 = 237;
+    /// `sched_process_exit`.
+    pub const SCHED_PROCESS_EXIT: u32 = 238;
+    /// `sched_process_fork`.
+    pub const SCHED_PROCESS_FORK: u32 = 239;
+    /// `sched_process_free`.
+    pub const SCHED_PROCESS_FREE: u32 = 240;
+    /// `sys_enter`.
+    pub const SYS_ENTER: u32 = 329;
+    /// `sys_exit`.
+    pub const SYS_EXIT: u32 = 330;
+}
+
 /// `FtraceEvent`.
 #[derive(Clone, PartialEq, Message)]
 pub struct FtraceEvent {

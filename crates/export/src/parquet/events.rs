@@ -1,0 +1,145 @@
+//! The `event` table of one trace, written by a thread per stream: each reads its stream on
+//! its own (no merge, which only the derived tables' kernel state needs) and writes its own
+//! file, `event/host=…/trace=…/part-N.parquet` for stream N, in the stream's time order.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ::ctf::{Message, SkipRule, Trace};
+use pipeline::classes_where;
+
+use super::fields::EventRows;
+use super::tables::{self, FileProps, TableOut};
+use crate::streams::Range;
+use crate::{Error, NameFilter};
+
+/// What the stream workers of one trace wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Events {
+    /// Events in the range (kept by the name filter or not).
+    pub(crate) events: u64,
+    /// The first and last of their times.
+    pub(crate) first: Option<i64>,
+    pub(crate) last: Option<i64>,
+    /// Rows written, and bytes of the files.
+    pub(crate) rows: u64,
+    pub(crate) bytes: u64,
+}
+
+/// The time of the first event of `trace` in `range`: the range's begin for the derived
+/// tables (a CPU's thread before its first switch ran since then).
+pub(crate) fn first_time(range: &Range, trace: &Arc<Trace>) -> Option<i64> {
+    (0..trace.streams.len())
+        .filter_map(|s| range.first_event(trace, s).map(|(t, _)| t))
+        .min()
+}
+
+/// Writes the `event` table of `trace` (the events of `range` whose names `names` keeps)
+/// under `dir`, the partition's directory, a thread per stream. The read's errors are not
+/// reported here: the ordered read of the derived tables meets the same ones and reports them.
+pub(crate) fn write(
+    range: &Range,
+    trace: &Arc<Trace>,
+    dir: &Path,
+    names: &NameFilter,
+    props: FileProps,
+) -> Result<Events, Error> {
+    let kept = Arc::new(classes_where(trace, |n| names.keeps(n)));
+    let results: Vec<Result<Events, Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..trace.streams.len())
+            .map(|s| {
+                let kept = &kept;
+                std::thread::Builder::new()
+                    .name(format!("parquet event {s}"))
+                    .spawn_scoped(scope, move || stream(range, trace, s, kept, dir, props))
+                    .map_err(|e| Error::io(dir, e))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h?.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut all = Events::default();
+    for r in results {
+        let e = r?;
+        all.events += e.events;
+        all.rows += e.rows;
+        all.bytes += e.bytes;
+        all.first = match (all.first, e.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        all.last = all.last.max(e.last);
+    }
+    Ok(all)
+}
+
+/// Stream `s` of `trace` into its own file of the `event` table (none when it has no event
+/// to write).
+fn stream(
+    range: &Range,
+    trace: &Arc<Trace>,
+    s: usize,
+    kept: &Arc<Vec<Vec<bool>>>,
+    dir: &Path,
+    props: FileProps,
+) -> Result<Events, Error> {
+    let mut r = range.reader(trace, s);
+    let (lo, hi) = range.window();
+    // Every class is decoded (the range's events are all counted); only the time window
+    // skips.
+    r.set_skip(Some(&SkipRule {
+        wanted: Arc::new(classes_where(trace, |_| true)),
+        lo,
+        hi,
+    }));
+    let mut out: Option<TableOut> = None;
+    let mut rows = EventRows::new();
+    let mut cpu = None;
+    let mut done = Events::default();
+    let file = format!("part-{s}.parquet");
+    while let Some(m) = r.next() {
+        let Ok(Message::Event) = m else { continue };
+        let ev = r.event();
+        let Some(t) = ev.time_ns().map(|ns| range.of(trace.index, ns)) else {
+            continue;
+        };
+        if t < range.lo {
+            continue;
+        }
+        if t > range.hi {
+            break;
+        }
+        done.events += 1;
+        done.first.get_or_insert(t);
+        done.last = Some(t);
+        let (sc, ec) = ev.class_index();
+        if !kept
+            .get(sc)
+            .and_then(|v| v.get(ec))
+            .copied()
+            .unwrap_or(true)
+        {
+            continue;
+        }
+        let cpu = *cpu.get_or_insert_with(|| kernel::recorded_cpu(&ev).unwrap_or(s as u32));
+        let o = match &mut out {
+            Some(o) => o,
+            None => out.insert(TableOut::create_file(
+                &tables::EVENT,
+                dir,
+                &file,
+                props,
+                false,
+            )?),
+        };
+        rows.row(o, &ev, t, cpu as i32)?;
+    }
+    if let Some(o) = out {
+        done.rows = o.written_rows();
+        let (_, bytes) = o.close()?;
+        done.bytes = bytes;
+    }
+    Ok(done)
+}
