@@ -27,13 +27,25 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// Events of the trace the page opens while it is being indexed (a few seconds' work).
 const INDEXING_EVENTS: u64 = 300_000;
 
-/// A progress listener that holds the indexing read a little at each progress point (about a
-/// hundred of them), so that the page opened meanwhile sees the indexing whatever the
-/// machine's speed.
-struct Paced;
+/// A progress listener that holds the indexing read at its first progress point until the
+/// page has shown the indexing (the browser script creates the `gate` file; two minutes at
+/// most), then a little at each point (about a hundred of them): the page sees the indexing
+/// and its progress however long the browser takes to start on a loaded machine.
+struct Paced {
+    gate: PathBuf,
+    opened: std::sync::atomic::AtomicBool,
+}
 
 impl pipeline::Progress for Paced {
     fn at(&self, _: pipeline::ProgressPoint) {
+        use std::sync::atomic::Ordering;
+        if !self.opened.load(Ordering::Relaxed) {
+            let until = Instant::now() + std::time::Duration::from_secs(120);
+            while !self.gate.exists() && Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            self.opened.store(true, Ordering::Relaxed);
+        }
         std::thread::sleep(std::time::Duration::from_millis(40));
     }
     fn done(&self, _: u64) {}
@@ -136,14 +148,18 @@ fn views_in_chromium() {
     let big = tmp.path().join("kernel-mix");
     testkit::kernel_mix(&big, INDEXING_EVENTS, 4, 3);
     let indexing_started = Instant::now();
+    let gate = tmp.path().join("indexing-page-open");
     let indexing = Server::start(ServeOptions {
         paths: vec![big],
         listen: "127.0.0.1:0".parse().unwrap(),
-        progress: Some(Arc::new(Paced)),
+        progress: Some(Arc::new(Paced {
+            gate: gate.clone(),
+            opened: Default::default(),
+        })),
         ..Default::default()
     })
     .expect("the server starts");
-    let indexing_expect = json!({ "url": indexing.url() });
+    let indexing_expect = json!({ "url": indexing.url(), "gate": gate });
     // The other servers are prepared meanwhile; the page is opened on this one first.
 
     // Aligned clocks: trace time is true time, the ground truth's times apply as they are.
