@@ -133,6 +133,35 @@ struct ScopeSteps {
     slots: bool,
     /// The structure's layout node, which the event's slot of the scope must be of.
     node: NodeId,
+    /// The scope is the stream's event context and every value is read from the structure's
+    /// own bytes: its text is a function of those bytes, and is taken from [`ScopeMemo`] when
+    /// they repeat (the same thread's context over a run of events).
+    memo: bool,
+}
+
+/// What [`ClassPlan::write_direct`] keeps from one event to the next (one argument, not two:
+/// the call's arguments then stay in registers).
+#[derive(Default)]
+pub struct DirectBufs {
+    /// A structure read from a zero-padded copy.
+    padded: Vec<u8>,
+    /// The last stream event context written.
+    memo: ScopeMemo,
+}
+
+/// The text of the last stream event context written by [`ClassPlan::write_direct`], and the
+/// bytes it was written from. Contexts (process name, ids, priority) repeat from one event of
+/// a stream to the next until the CPU switches tasks, and copying them costs less than
+/// formatting their values again.
+#[derive(Default)]
+struct ScopeMemo {
+    /// Trace index and structure node of the text; None while nothing is held.
+    key: Option<(usize, NodeId)>,
+    /// The structure's bytes.
+    bytes: Vec<u8>,
+    /// Its values and the literals between them (not the literal after the last value, which
+    /// depends on the event class).
+    text: Vec<u8>,
 }
 
 /// Longest string a [`Op::Str`] value writes in place (longer ones are written the general
@@ -366,11 +395,12 @@ impl ClassPlan {
         at: usize,
         ev: &Event<'_>,
         scratch: &mut Vec<u8>,
-        padded: &mut Vec<u8>,
+        bufs: &mut DirectBufs,
     ) -> Option<usize> {
         let Form::Direct(d) = &self.form else {
             return None;
         };
+        let DirectBufs { padded, memo } = bufs;
         let (_, _, lead) = self.lead.as_ref()?;
         // The scopes the class has are looked at below; those it lacks need no look: the
         // reader decodes an event's scopes from its class's nodes, so it has none of them.
@@ -405,6 +435,10 @@ impl ClassPlan {
                 }
                 let members = slots.get(1..1 + sc.values)?;
                 at = w.slots(at, sc.which, members, data, steps)?;
+                continue;
+            }
+            if sc.memo {
+                at = w.memo_scope(at, sc, steps, data, head, memo)?;
                 continue;
             }
             at = w.fixed_scope(at, sc, steps, data, head)?;
@@ -510,6 +544,7 @@ impl Direct {
                     size_bits: 0,
                     slots: true,
                     node: *node,
+                    memo: false,
                 });
                 cur.extend_from_slice(b" }");
                 continue;
@@ -518,12 +553,14 @@ impl Direct {
                 return None;
             }
             let mut need = 0;
+            let mut memo = which == 0;
             for (k, (m, read)) in members.iter().zip(plan.reads.iter()).enumerate() {
                 let kind = &layout.nodes[m.node as usize].kind;
                 if !is_scalar(kind) {
                     return None;
                 }
                 let op = Op::of(kind, read);
+                memo &= !matches!(op, Op::Str | Op::General);
                 let bits = &read.bits;
                 // The field's lowest bit in the loaded (little-endian) word.
                 let low = (bits.off % 8) as u32;
@@ -542,6 +579,7 @@ impl Direct {
                 size_bits: plan.size_bits,
                 slots: false,
                 node: *node,
+                memo: memo && !members.is_empty(),
             });
             cur.extend_from_slice(b" }");
         }
@@ -649,6 +687,47 @@ impl Writer<'_, '_> {
             at += st.lit_len as usize;
         }
         Some(at)
+    }
+
+    /// [`Self::fixed_scope`] for a scope whose text [`ScopeMemo`] may hold: copied from `memo`
+    /// when the structure's bytes are those it was written from, else written and kept there.
+    #[inline(always)]
+    fn memo_scope(
+        &mut self,
+        at: usize,
+        sc: &ScopeSteps,
+        steps: &[Step],
+        data: &[u8],
+        head: Slot,
+        memo: &mut ScopeMemo,
+    ) -> Option<usize> {
+        let key = Some((self.ev.trace().index, sc.node));
+        let last = steps.last()?;
+        let bytes = if head.node == sc.node && head.val.is_multiple_of(8) {
+            let start = usize::try_from(head.val / 8).ok()?;
+            let size = usize::try_from(sc.size_bits.div_ceil(8)).ok()?;
+            data.get(start..start.checked_add(size)?)
+        } else {
+            None
+        };
+        let Some(bytes) = bytes else {
+            return self.fixed_scope(at, sc, steps, data, head);
+        };
+        if memo.key == key && memo.bytes[..] == *bytes {
+            let n = memo.text.len();
+            self.b[at..at + n].copy_from_slice(&memo.text);
+            let at = at + n;
+            self.b[at..at + STEP_LIT].copy_from_slice(&last.lit);
+            return Some(at + last.lit_len as usize);
+        }
+        let end = self.fixed_scope(at, sc, steps, data, head)?;
+        memo.key = key;
+        memo.bytes.clear();
+        memo.bytes.extend_from_slice(bytes);
+        memo.text.clear();
+        memo.text
+            .extend_from_slice(&self.b[at..end - last.lit_len as usize]);
+        Some(end)
     }
 
     /// Writes the values of scope `which`, a structure decoded member by member, from its
@@ -1728,6 +1807,7 @@ mod tests {
             size_bits: 40,
             slots: false,
             node: 0,
+            memo: false,
         };
         let data = [9u8, 1, 2, 3, 4, 5, 6];
         let mut padded = Vec::new();

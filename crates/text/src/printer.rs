@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use ctf::ir::EnvValue;
 use ctf::stream::Event;
 
-use crate::plan::ClassPlan;
+use crate::plan::{ClassPlan, DirectBufs};
 use crate::style::{self, FieldWriter, Styled};
 use crate::timefmt::{TimeFormatter, STAMP_LEN};
 
@@ -124,8 +124,8 @@ pub struct TextPrinter {
     line: Vec<u8>,
     /// A value a direct plan writes through [`ctf::field::FieldValue`].
     scratch: Vec<u8>,
-    /// A structure a direct plan reads from a padded copy.
-    padded: Vec<u8>,
+    /// What direct plans keep between events.
+    direct: DirectBufs,
     /// Per trace: the `hostname:procname:(vpid) ` prefix.
     labels: Vec<Option<Vec<u8>>>,
     /// Per trace and stream: the current packet and its rendered context (None: nothing shown).
@@ -335,7 +335,7 @@ impl TextPrinter {
             buf: Vec::with_capacity(512),
             line: Vec::with_capacity(512),
             scratch: Vec::new(),
-            padded: Vec::new(),
+            direct: DirectBufs::default(),
             labels: Vec::new(),
             packet_text: Vec::new(),
             text_versions: 0,
@@ -421,7 +421,7 @@ impl TextPrinter {
                 if stamp > 0 {
                     b[..STAMP_LEN].copy_from_slice(self.times.stamp(time));
                 }
-                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded)
+                if let Some(end) = p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.direct)
                 {
                     out.commit(end);
                     return;
@@ -490,7 +490,7 @@ impl TextPrinter {
                 let written = if p.is_direct() {
                     let b = out.room(stamp + lead);
                     b[..stamp].copy_from_slice(&line);
-                    match p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.padded) {
+                    match p.write_direct(b, stamp, ev, &mut self.scratch, &mut self.direct) {
                         Some(end) => {
                             out.commit(end);
                             true
