@@ -9,6 +9,16 @@ use ::ctf::merge::TimeMap;
 use ::ctf::{Message, StreamReader, Trace};
 use pipeline::ReadOptions;
 
+/// Where an event stands in a read's range ([`Range::place`]).
+pub(crate) enum Place {
+    /// Before the range, or without a time: skipped.
+    Before,
+    /// In the range, at this time on the read's time line.
+    In(i64),
+    /// After the range: the stream's read ends.
+    After,
+}
+
 /// What a read covers: its time line and range.
 pub(crate) struct Range {
     /// First time in the range (on the read's time line).
@@ -46,6 +56,17 @@ impl Range {
         }
     }
 
+    /// Where an event of trace `t` stamped `ns` (its own clock) stands: before the range (no
+    /// time counts as before), in it at its time on the read's line, or after it.
+    #[inline(always)]
+    pub(crate) fn place(&self, t: usize, ns: Option<i64>) -> Place {
+        match ns.map(|ns| self.of(t, ns)) {
+            Some(t) if t > self.hi => Place::After,
+            Some(t) if t >= self.lo => Place::In(t),
+            _ => Place::Before,
+        }
+    }
+
     /// The skipping window on the stream's own clock: the whole stream under a time map.
     pub(crate) fn window(&self) -> (i64, i64) {
         match self.map {
@@ -70,15 +91,11 @@ impl Range {
         while let Some(m) = r.next() {
             let Ok(Message::Event) = m else { continue };
             let ev = r.event();
-            let Some(t) = ev.time_ns().map(|ns| self.of(trace.index, ns)) else {
-                continue;
+            let t = match self.place(trace.index, ev.time_ns()) {
+                Place::In(t) => t,
+                Place::Before => continue,
+                Place::After => return None,
             };
-            if t < self.lo {
-                continue;
-            }
-            if t > self.hi {
-                return None;
-            }
             return Some((t, kernel::recorded_cpu(&ev).unwrap_or(s as u32)));
         }
         None

@@ -767,10 +767,7 @@ impl Source for LiveSource {
                 .streams
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| {
-                    s.cur
-                        .map(|(t, _)| (on_line(s.trace, t), s.rank, i))
-                })
+                .filter_map(|(i, s)| s.cur.map(|(t, _)| (on_line(s.trace, t), s.rank, i)))
                 .min();
             let warming = st.clock.as_ref().is_some_and(|c| c.warming);
             // A stream known through the candidate's time may still hold an event of that

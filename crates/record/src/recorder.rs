@@ -1002,12 +1002,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let mut strings_off = None;
     let strings_matched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     if !s.syscalls.is_empty() {
-        let started = if opts.syscall_strings {
-            ArgProbe::start(&string_masks(s), std::process::id() as i32)
-        } else {
-            Err("disabled".into())
-        };
-        match started {
+        match string_probe(s, opts) {
             Ok(mut probe) => {
                 let mut store = crate::sysargs::ArgStore::new();
                 let matched = strings_matched.clone();
@@ -1234,18 +1229,21 @@ struct FlightHelpers {
     symbols_off: Option<String>,
 }
 
+/// The system calls' string helper, when the options ask for it (else why not).
+fn string_probe(s: &Setup, opts: &RecordOptions) -> Result<ArgProbe, String> {
+    if !opts.syscall_strings {
+        return Err("disabled".into());
+    }
+    ArgProbe::start(&string_masks(s), std::process::id() as i32)
+}
+
 impl FlightHelpers {
     /// Starts the helpers the options ask for; an unavailable string helper is reported and
     /// left out, an unavailable stacks helper is an error (as in streaming mode).
     fn start(s: &Setup, opts: &RecordOptions) -> Result<Self, Error> {
         let mut h = FlightHelpers::default();
         if !s.syscalls.is_empty() {
-            let started = if opts.syscall_strings {
-                ArgProbe::start(&string_masks(s), std::process::id() as i32)
-            } else {
-                Err("disabled".into())
-            };
-            match started {
+            match string_probe(s, opts) {
                 Ok(p) => h.args = Some((p, Default::default())),
                 Err(e) => {
                     if opts.syscall_strings && opts.verbose {

@@ -215,19 +215,7 @@ fn userspace_probes_fire_once_per_call() {
     }
     let tmp = tempfile::tempdir().unwrap();
     // A function and a USDT probe site (its ELF note written by hand in the source).
-    let bin = tmp.path().join("probe_target");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probe_target.c");
-    let cc = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let bin = compile_probe_target(tmp.path());
     let out = tmp.path().join("kernel");
     let elf = format!("elf:{}:tk_probe_target", bin.display());
     let sdt = format!("sdt:{}:tkprov:tick", bin.display());
@@ -429,19 +417,7 @@ fn userspace_function_durations_in_latency() {
     }
     let t0 = std::time::Instant::now();
     let tmp = tempfile::tempdir().unwrap();
-    let bin = tmp.path().join("probe_target");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probe_target.c");
-    let cc = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let bin = compile_probe_target(tmp.path());
     let out = tmp.path().join("kernel");
     let fast = format!("elf:{}:tk_probe_target", bin.display());
     let slow = format!("elf:{}:tk_slow", bin.display());
@@ -506,4 +482,22 @@ fn userspace_function_durations_in_latency() {
         s[0]
     );
     eprintln!("uretprobe test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// The probe test binary (`tests/data/probe_target.c`) compiled into `dir`.
+fn compile_probe_target(dir: &Path) -> std::path::PathBuf {
+    let bin = dir.join("probe_target");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probe_target.c");
+    let cc = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    bin
 }

@@ -10,7 +10,7 @@ use pipeline::classes_where;
 
 use super::fields::EventRows;
 use super::tables::{self, FileProps, TableOut};
-use crate::streams::Range;
+use crate::streams::{Place, Range};
 use crate::{Error, NameFilter};
 
 /// What the stream workers of one trace wrote.
@@ -102,15 +102,11 @@ fn stream(
     while let Some(m) = r.next() {
         let Ok(Message::Event) = m else { continue };
         let ev = r.event();
-        let Some(t) = ev.time_ns().map(|ns| range.of(trace.index, ns)) else {
-            continue;
+        let t = match range.place(trace.index, ev.time_ns()) {
+            Place::In(t) => t,
+            Place::Before => continue,
+            Place::After => break,
         };
-        if t < range.lo {
-            continue;
-        }
-        if t > range.hi {
-            break;
-        }
         done.events += 1;
         done.first.get_or_insert(t);
         done.last = Some(t);

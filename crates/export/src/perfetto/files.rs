@@ -12,7 +12,7 @@ use super::{
     machines_of, preamble, wanted_classes, Cpu, Encoder, PerfettoOptions, PerfettoReport,
     PerfettoSink, Written,
 };
-use crate::streams::Range;
+use crate::streams::{Place, Range};
 use crate::Error;
 
 /// What a stream's worker did.
@@ -73,15 +73,11 @@ fn work(range: &Range, trace: &Arc<Trace>, s: usize, machine: u32, out: &Output)
         match m {
             Ok(Message::Event) => {
                 let ev = r.event();
-                let Some(t) = ev.time_ns().map(|ns| range.of(trace.index, ns)) else {
-                    continue;
+                let t = match range.place(trace.index, ev.time_ns()) {
+                    Place::In(t) => t,
+                    Place::Before => continue,
+                    Place::After => break,
                 };
-                if t < range.lo {
-                    continue;
-                }
-                if t > range.hi {
-                    break;
-                }
                 o.events += 1;
                 let c = cpu.get_or_insert_with(|| {
                     let mut c = Cpu::new(machine, kernel::recorded_cpu(&ev).unwrap_or(s as u32));
