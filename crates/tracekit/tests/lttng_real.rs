@@ -340,7 +340,8 @@ fn small_ring_buffers_discard_events() {
     let bt = same_as_babeltrace2(&w, &["trace"]);
     let warnings = lines_with(&bt.stderr, "WARNING: Tracer discarded ");
     assert!(
-        warnings > 0 && lines_with(&bt.stderr, " events between [") == warnings,
+        // (babeltrace2 says "1 event between", "N events between")
+        warnings > 0 && lines_with(&bt.stderr, " between [") == warnings,
         "a producer this fast must overrun 2 pages of buffer: {}",
         String::from_utf8_lossy(&bt.stderr)
     );
