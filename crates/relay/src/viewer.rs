@@ -363,6 +363,13 @@ impl Viewer {
                 }
                 None => index.status = v::INDEX_RETRY,
             }
+        } else if st.seg_gone(st.index_segs[c.index_sent]) {
+            // Its file was deleted by trace-file rotation before this viewer got there: on
+            // to the oldest packet still kept.
+            while c.index_sent < received && st.seg_gone(st.index_segs[c.index_sent]) {
+                c.index_sent += 1;
+            }
+            index.status = v::INDEX_RETRY;
         } else {
             let e = st.indexes[c.index_sent];
             c.seg = st.index_segs[c.index_sent];
