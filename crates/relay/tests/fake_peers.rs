@@ -648,11 +648,19 @@ async fn tracefile_rotation_wraps_deletes_the_oldest_and_viewers_follow() {
     let idx = |n: &str| stream_dir.join("index").join(format!("chan_0_{n}.idx"));
     assert_eq!(index_entries(&idx("0")), [(0, 0), (4096, 1)]);
     assert_eq!(index_entries(&idx("1")), [(0, 2)]);
-    // Packet 4 wraps to file 0: the first file is deleted, with packet 1 the viewer has not
-    // read; the viewer goes on from the oldest packet kept.
+    // The viewer takes packet 1's index; packet 4 then wraps to file 0, deleting the first
+    // file: the packet indexed stays readable, as lttng-relayd keeps the file opened at the
+    // index.
+    let i = v.next(d).await;
+    assert_eq!(i.status, viewer::INDEX_OK);
     a.packet(3, 4096).await;
     a.packet(4, 4096).await;
-    for seq in [2u8, 3, 4] {
+    assert!(v.packet(d, &i).await[..4080].iter().all(|&x| x == 1));
+    // Packet 6 deletes the second file, with packets 2 and 3 the viewer has not read: the
+    // viewer goes on from the oldest packet kept.
+    a.packet(5, 4096).await;
+    a.packet(6, 4096).await;
+    for seq in [4u8, 5, 6] {
         let i = v.next(d).await;
         assert_eq!(i.status, viewer::INDEX_OK);
         let bytes = v.packet(d, &i).await;
@@ -676,11 +684,11 @@ async fn tracefile_rotation_wraps_deletes_the_oldest_and_viewers_follow() {
             "metadata"
         ]
     );
-    assert_eq!(index_entries(&idx("0")), [(0, 4)]);
-    assert_eq!(index_entries(&idx("1")), [(0, 2), (4096, 3)]);
-    let data = std::fs::read(stream_dir.join("chan_0_0")).unwrap();
+    assert_eq!(index_entries(&idx("0")), [(0, 4), (4096, 5)]);
+    assert_eq!(index_entries(&idx("1")), [(0, 6)]);
+    let data = std::fs::read(stream_dir.join("chan_0_1")).unwrap();
     assert_eq!(data.len(), 4096);
-    assert!(data[..4080].iter().all(|&x| x == 4));
+    assert!(data[..4080].iter().all(|&x| x == 6));
 }
 
 /// A consumer daemon of lttng-tools before 2.11 (other session and stream formats) is told
