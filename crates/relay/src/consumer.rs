@@ -415,7 +415,11 @@ async fn data_loop(sock: &mut TcpStream, reg: &Registry, id: u64) -> Result<(), 
                 .get(&h.stream_id)
                 .is_some_and(|s| !s.metadata && !s.writing && s.writer.is_none_or(|w| w == id))
             {
-                inner.packet_starts(h.stream_id, h.net_seq_num)?;
+                inner.packet_starts(
+                    h.stream_id,
+                    h.net_seq_num,
+                    u64::from(h.data_size) + u64::from(h.padding_size),
+                )?;
             }
             let s = inner
                 .streams

@@ -6,7 +6,9 @@
 //! stream's path (`ust/uid/0/64-bit/`), the stream files, `metadata` and CTF packet indexes
 //! in `index/`; files are 0600 and directories 0700. Session rotations and clears move and
 //! delete trace chunks as `lttng-relayd` does (see the `chunk` module): archives in
-//! `SESSION-DATE/archives/BEGIN-END-ID/`.
+//! `SESSION-DATE/archives/BEGIN-END-ID/`. Trace-file rotation (a channel's
+//! `--tracefile-size`/`--tracefile-count`) splits a data stream into `CHANNEL_0`,
+//! `CHANNEL_1`, … with an index each, deleting the oldest beyond the count, as it does.
 //!
 //! Unlike `lttng-relayd`, any number of viewers may attach to one session: each viewer
 //! connection keeps its own positions in the streams. Each connection is served by a task of

@@ -126,6 +126,18 @@ pub(crate) struct Stream {
     index_file: Option<File>,
     /// Entries in `index_file`.
     index_entries: usize,
+    /// The index files of the last few files before the current one, with their file
+    /// number and entries: a packet's index may come after the next packet started a new
+    /// file.
+    old_index_files: Vec<(u32, File, usize)>,
+    /// Trace-file rotation (`--tracefile-size`, `--tracefile-count`): the most bytes of a
+    /// file (0: one file) and the most files kept (0: all).
+    tracefile_size: u64,
+    tracefile_count: u64,
+    /// The trace file written now (`CHANNEL_K`), and which stream file number (`seg`) holds
+    /// each trace file of the current chunk.
+    tracefile: u64,
+    tracefile_segs: HashMap<u64, u32>,
     /// Bytes of complete packets (or metadata) in the file.
     pub(crate) size: u64,
     /// A data connection is writing a packet.
@@ -158,6 +170,12 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
+    /// Whether the file of number `seg` is gone (deleted by trace-file rotation, or not kept
+    /// for viewers): its packets cannot be served.
+    pub(crate) fn seg_gone(&self, seg: u32) -> bool {
+        seg != self.seg && self.old_segs.get(seg as usize).is_none_or(|s| s.is_none())
+    }
+
     /// Closed by its producer and every packet up to its last one written (or its control
     /// connection gone).
     pub(crate) fn finished(&self, session_closed: bool) -> bool {
@@ -297,12 +315,6 @@ impl Registry {
     pub(crate) fn add_stream(&self, session: u64, a: &AddStream) -> Result<u64, String> {
         file_name(&a.channel_name, "channel name")?;
         let rel = relative(&a.pathname, "stream path")?;
-        if a.tracefile_size != 0 || a.tracefile_count != 0 {
-            crate::log(format_args!(
-                "stream {}/{}: trace file rotation (size {}, count {}) is not supported: one file per stream",
-                a.pathname, a.channel_name, a.tracefile_size, a.tracefile_count
-            ));
-        }
         let mut inner = self.lock();
         let Inner {
             sessions,
@@ -315,6 +327,8 @@ impl Registry {
             .get_mut(&session)
             .ok_or_else(|| format!("no session {session}"))?;
         let metadata = a.channel_name == "metadata";
+        // Metadata is never split: lttng-relayd splits data streams only.
+        let tracefile_size = if metadata { 0 } else { a.tracefile_size };
         if streams
             .values()
             .any(|st| st.session == session && st.rel == rel && st.channel_name == a.channel_name)
@@ -331,8 +345,13 @@ impl Registry {
             .chunks
             .entry(a.trace_chunk_id)
             .or_insert_with(|| Chunk::new(a.trace_chunk_id, 0, String::new()));
-        let (file_path, file, index_file) =
-            stream_files(&s.dir, chunk, &rel, &a.channel_name, metadata)?;
+        let (file_path, file, index_file) = stream_files(
+            &s.dir,
+            chunk,
+            &rel,
+            &data_file_name(&a.channel_name, tracefile_size, 0),
+            metadata,
+        )?;
         let trace_id = *s.traces.entry(a.pathname.clone()).or_insert_with(|| {
             *next_trace += 1;
             *next_trace - 1
@@ -358,6 +377,11 @@ impl Registry {
                 file_path,
                 index_file,
                 index_entries: 0,
+                old_index_files: Vec::new(),
+                tracefile_size,
+                tracefile_count: a.tracefile_count,
+                tracefile: 0,
+                tracefile_segs: HashMap::from([(0, 0)]),
                 size: 0,
                 writing: false,
                 writer: None,
@@ -435,9 +459,10 @@ impl Inner {
         self.try_rotate(i.relay_stream_id)
     }
 
-    /// Where packet `seq` of stream `handle`, about to be written, goes: a pending rotation
-    /// whose first packet it is happens now.
-    pub(crate) fn packet_starts(&mut self, handle: u64, seq: u64) -> Result<(), String> {
+    /// Where packet `seq` of stream `handle`, about to be written (`size` bytes with
+    /// padding), goes: a pending rotation whose first packet it is happens now, and a packet
+    /// that would take the trace file past its size limit starts the next one.
+    pub(crate) fn packet_starts(&mut self, handle: u64, seq: u64, size: u64) -> Result<(), String> {
         let Some(s) = self.streams.get(&handle) else {
             return Ok(());
         };
@@ -450,6 +475,21 @@ impl Inner {
         };
         if new {
             self.rotate_now(handle)?;
+        }
+        let Some(s) = self.streams.get_mut(&handle) else {
+            return Ok(());
+        };
+        // As lttng-relayd, a file holds at least one packet, even one larger than the limit.
+        if s.tracefile_size > 0
+            && s.chunk.is_some()
+            && s.size > 0
+            && s.size.saturating_add(size) > s.tracefile_size
+        {
+            let live = self
+                .sessions
+                .get(&s.session)
+                .is_some_and(|se| se.live_timer != 0);
+            next_tracefile(s, live)?;
         }
         Ok(())
     }
@@ -728,16 +768,18 @@ impl Inner {
         let Some(chunk) = session.chunks.get_mut(&to) else {
             return Err(format!("rotation to trace chunk {to}, which is gone"));
         };
-        let (file_path, file, index_file) =
-            stream_files(&session.dir, chunk, &st.rel, &st.channel_name, st.metadata)?;
-        let old = (st.file.clone(), st.size);
-        st.old_segs.push((session.live_timer != 0).then_some(old));
-        st.file = Arc::new(file);
-        st.seg += 1;
-        st.file_path = file_path;
-        st.index_file = index_file;
-        st.index_entries = 0;
-        st.size = 0;
+        let (file_path, file, index_file) = stream_files(
+            &session.dir,
+            chunk,
+            &st.rel,
+            &data_file_name(&st.channel_name, st.tracefile_size, 0),
+            st.metadata,
+        )?;
+        // The new chunk's trace files start again at 0; the old chunk's are not deleted.
+        st.tracefile = 0;
+        st.tracefile_segs.clear();
+        st.tracefile_segs.insert(0, st.seg + 1);
+        switch_file(st, session.live_timer != 0, file_path, file, index_file);
         st.chunk = Some(to);
         let sid = st.session;
         self.settle(sid);
@@ -819,13 +861,88 @@ fn boundary_from(pseq: u64, net: u64, at: u64) -> Boundary {
     Boundary::After(net.wrapping_sub(ahead))
 }
 
-/// Makes a stream's directory in `chunk` and creates its file and, for a data stream, its
-/// index file: their paths and handles.
+/// The name of trace file `n` of a stream of channel (stream name) `channel`: `channel`
+/// alone without trace-file rotation, `channel_N` with it, as lttng-relayd names them.
+fn data_file_name(channel: &str, tracefile_size: u64, n: u64) -> String {
+    if tracefile_size > 0 {
+        format!("{channel}_{n}")
+    } else {
+        channel.to_owned()
+    }
+}
+
+/// Makes stream file `file` the one written from now on, as file number `seg + 1`; the
+/// current one is kept for live viewers (`live`), and its index file for late indexes.
+fn switch_file(
+    st: &mut Stream,
+    live: bool,
+    file_path: PathBuf,
+    file: File,
+    index_file: Option<File>,
+) {
+    let old = (st.file.clone(), st.size);
+    st.old_segs.push(live.then_some(old));
+    if let Some(f) = st.index_file.take() {
+        // A few are enough: indexes come a packet or two behind their data at most.
+        if st.old_index_files.len() >= 4 {
+            st.old_index_files.remove(0);
+        }
+        st.old_index_files.push((st.seg, f, st.index_entries));
+    }
+    st.file = Arc::new(file);
+    st.seg += 1;
+    st.file_path = file_path;
+    st.index_file = index_file;
+    st.index_entries = 0;
+    st.size = 0;
+}
+
+/// Trace-file rotation: stream `st` goes on in its next trace file, in the same directory;
+/// with a file count, the file of that number written before (and its index) is deleted
+/// first. Deleting rather than truncating leaves its data to a live viewer reading it.
+fn next_tracefile(st: &mut Stream, live: bool) -> Result<(), String> {
+    let n = match st.tracefile_count {
+        0 => st.tracefile + 1,
+        c => (st.tracefile + 1) % c,
+    };
+    let dir = st
+        .file_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let name = data_file_name(&st.channel_name, st.tracefile_size, n);
+    if let Some(gone) = st.tracefile_segs.remove(&n) {
+        for p in [
+            dir.join(&name),
+            dir.join("index").join(format!("{name}.idx")),
+        ] {
+            match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(format!("{}: {e}", p.display()))
+                }
+                _ => {}
+            }
+        }
+        // Its packets cannot be served any more, nor its late indexes written.
+        if let Some(s) = st.old_segs.get_mut(gone as usize) {
+            *s = None;
+        }
+        st.old_index_files.retain(|(seg, _, _)| *seg != gone);
+    }
+    let (file_path, file, index_file) = new_files(&dir, &name, st.metadata)?;
+    st.tracefile = n;
+    st.tracefile_segs.insert(n, st.seg + 1);
+    switch_file(st, live, file_path, file, index_file);
+    Ok(())
+}
+
+/// Makes a stream's directory in `chunk` and creates its file `name` and, for a data
+/// stream, its index file: their paths and handles.
 fn stream_files(
     session_dir: &Path,
     chunk: &mut Chunk,
     rel: &Path,
-    channel: &str,
+    name: &str,
     metadata: bool,
 ) -> Result<(PathBuf, File, Option<File>), String> {
     if let Some(Normal(top)) = rel.components().next() {
@@ -833,14 +950,24 @@ fn stream_files(
     }
     let dir = session_dir.join(&chunk.path).join(rel);
     make_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let file_path = dir.join(channel);
+    new_files(&dir, name, metadata)
+}
+
+/// Creates stream file `name` in `dir` and, for a data stream, its index file in
+/// `dir/index`: their paths and handles.
+fn new_files(
+    dir: &Path,
+    name: &str,
+    metadata: bool,
+) -> Result<(PathBuf, File, Option<File>), String> {
+    let file_path = dir.join(name);
     let file = create_file(&file_path).map_err(|e| format!("{}: {e}", file_path.display()))?;
     let index_file = if metadata {
         None
     } else {
         let idir = dir.join("index");
         make_dir(&idir).map_err(|e| format!("{}: {e}", idir.display()))?;
-        let p = idir.join(format!("{channel}.idx"));
+        let p = idir.join(format!("{name}.idx"));
         let f = create_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         f.write_all_at(&index::header(), 0)
             .map_err(|e| format!("{}: {e}", p.display()))?;
@@ -863,15 +990,21 @@ fn write_index(s: &mut Stream, i: &RelayIndex, seg: u32, offset: u64) -> Result<
         stream_instance_id: i.stream_instance_id,
         packet_seq_num: i.packet_seq_num,
     };
-    if seg == s.seg {
-        if let Some(f) = &s.index_file {
-            let mut b = Vec::with_capacity(index::ENTRY_SIZE);
-            entry.encode(&mut b);
-            let at = (index::HEADER_SIZE + s.index_entries * index::ENTRY_SIZE) as u64;
-            f.write_all_at(&b, at)
-                .map_err(|e| format!("{}: index: {e}", s.file_path.display()))?;
-            s.index_entries += 1;
-        }
+    let target = if seg == s.seg {
+        s.index_file.as_ref().map(|f| (f, &mut s.index_entries))
+    } else {
+        s.old_index_files
+            .iter_mut()
+            .find(|(n, _, _)| *n == seg)
+            .map(|(_, f, entries)| (&*f, entries))
+    };
+    if let Some((f, entries)) = target {
+        let mut b = Vec::with_capacity(index::ENTRY_SIZE);
+        entry.encode(&mut b);
+        let at = (index::HEADER_SIZE + *entries * index::ENTRY_SIZE) as u64;
+        f.write_all_at(&b, at)
+            .map_err(|e| format!("{}: index: {e}", s.file_path.display()))?;
+        *entries += 1;
     }
     s.indexes.push(entry);
     s.index_segs.push(seg);

@@ -25,9 +25,13 @@ const LIVE_MINOR: u32 = 13;
 struct Cursor {
     /// Indexes sent (of data streams).
     index_sent: usize,
-    /// The number of the file (one per trace chunk) the last index sent points into: packets
-    /// are asked for by offset in it.
+    /// The number of the file (one per trace chunk or trace file) the last index sent points
+    /// into: packets are asked for by offset in it.
     seg: u32,
+    /// That file when it is an earlier one, taken with the index: as lttng-relayd opens the
+    /// file at the index, the packet stays readable even if trace-file rotation deletes the
+    /// file in between.
+    held: Option<Arc<std::fs::File>>,
     /// Metadata bytes sent (of metadata streams).
     metadata_sent: u64,
     /// "No new metadata" was answered once metadata had been sent.
@@ -214,6 +218,7 @@ impl Viewer {
                 Cursor {
                     index_sent: if seek_last { st.indexes.len() } else { 0 },
                     seg: st.seg,
+                    held: None,
                     metadata_sent: 0,
                     no_new_told: false,
                 },
@@ -363,9 +368,20 @@ impl Viewer {
                 }
                 None => index.status = v::INDEX_RETRY,
             }
+        } else if st.seg_gone(st.index_segs[c.index_sent]) {
+            // Its file was deleted by trace-file rotation before this viewer got there: on
+            // to the oldest packet still kept.
+            while c.index_sent < received && st.seg_gone(st.index_segs[c.index_sent]) {
+                c.index_sent += 1;
+            }
+            index.status = v::INDEX_RETRY;
         } else {
             let e = st.indexes[c.index_sent];
             c.seg = st.index_segs[c.index_sent];
+            c.held = (c.seg != st.seg)
+                .then(|| st.old_segs.get(c.seg as usize).and_then(|s| s.as_ref()))
+                .flatten()
+                .map(|(f, _)| f.clone());
             c.index_sent += 1;
             index = ViewerIndex {
                 offset: e.offset,
@@ -427,7 +443,11 @@ impl Viewer {
             flags: 0,
             data: Vec::new(),
         };
-        let Some(seg) = self.cursors.get(&stream_id).map(|c| c.seg) else {
+        let Some((seg, held)) = self
+            .cursors
+            .get(&stream_id)
+            .map(|c| (c.seg, c.held.clone()))
+        else {
             return err;
         };
         if u64::from(len) > MAX_PAYLOAD {
@@ -438,9 +458,11 @@ impl Viewer {
             match inner.streams.get(&stream_id) {
                 Some(st) if !st.metadata && seg == st.seg => (st.file.clone(), st.size),
                 Some(st) if !st.metadata => {
-                    match st.old_segs.get(seg as usize).and_then(|s| s.as_ref()) {
-                        Some((f, size)) => (f.clone(), *size),
-                        None => return err,
+                    match (st.old_segs.get(seg as usize).and_then(|s| s.as_ref()), held) {
+                        (Some((f, size)), _) => (f.clone(), *size),
+                        // Deleted since: the file held has every packet indexed in it whole.
+                        (None, Some(f)) => (f, u64::MAX),
+                        (None, None) => return err,
                     }
                 }
                 _ => return err,

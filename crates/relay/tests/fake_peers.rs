@@ -1,6 +1,7 @@
 //! The relay against peers made of the codec (a consumer daemon, live viewers, garbage): a
 //! packet torn by its producer's disconnection is lost alone, several viewers read one
-//! session, and bytes that are not the protocol close their connection only.
+//! session, bytes that are not the protocol close their connection only, and trace-file
+//! rotation wraps as lttng-relayd's does.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -85,6 +86,16 @@ impl Consumer {
 
     /// A live session `name` with one data stream and its metadata.
     async fn new(addrs: &[SocketAddr; 3], name: &str) -> Consumer {
+        Consumer::with_tracefiles(addrs, name, 0, 0).await
+    }
+
+    /// [`Consumer::new`] with trace-file rotation: files of `size` bytes, `count` kept.
+    async fn with_tracefiles(
+        addrs: &[SocketAddr; 3],
+        name: &str,
+        size: u64,
+        count: u64,
+    ) -> Consumer {
         let mut c = Consumer {
             control: TcpStream::connect(addrs[0]).await.unwrap(),
             data: TcpStream::connect(addrs[1]).await.unwrap(),
@@ -137,8 +148,8 @@ impl Consumer {
                 .call(ControlCommand::AddStream(AddStream {
                     channel_name: name.into(),
                     pathname: "ust/uid/0/64-bit".into(),
-                    tracefile_size: 0,
-                    tracefile_count: 0,
+                    tracefile_size: size,
+                    tracefile_count: count,
                     trace_chunk_id: 0,
                 }))
                 .await;
@@ -174,6 +185,12 @@ impl Consumer {
 
     /// Packet `seq` (`size` bytes of `seq`) and its index.
     async fn packet(&mut self, seq: u64, size: u32) {
+        self.data_only(seq, size).await;
+        self.index_only(seq, size).await;
+    }
+
+    /// Packet `seq` without its index.
+    async fn data_only(&mut self, seq: u64, size: u32) {
         let mut out = Vec::new();
         DataHeader {
             circuit_id: 0,
@@ -185,6 +202,10 @@ impl Consumer {
         .encode(&mut out);
         out.extend(std::iter::repeat_n(seq as u8, size as usize - 16));
         self.data.write_all(&out).await.unwrap();
+    }
+
+    /// The index of packet `seq`.
+    async fn index_only(&mut self, seq: u64, size: u32) {
         let i = RelayIndex {
             relay_stream_id: self.stream,
             net_seq_num: seq,
@@ -590,6 +611,84 @@ async fn a_rotation_archives_the_old_chunk_and_viewers_read_across_it() {
         assert_eq!(bytes.len(), size);
         assert!(bytes[..size - 16].iter().all(|&x| x == seq), "packet {seq}");
     }
+}
+
+/// Index entries of `idx`: (offset, packet sequence number).
+fn index_entries(idx: &Path) -> Vec<(u64, u64)> {
+    let b = std::fs::read(idx).unwrap_or_else(|e| panic!("{}: {e}", idx.display()));
+    b[16..]
+        .chunks(72)
+        .map(|e| {
+            let (i, _) = relay_proto::index::PacketIndex::decode(e, 72).unwrap();
+            (i.offset, i.packet_seq_num)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tracefile_rotation_wraps_deletes_the_oldest_and_viewers_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addrs, reg) = start_with_registry(dir.path()).await;
+    // Files of 8 KiB, 2 kept; packets of 4 KiB: two per file.
+    let mut a = Consumer::with_tracefiles(&addrs, "t", 8192, 2).await;
+    let (mut v, d, _) = Viewer::attach(&addrs, a.session).await;
+    a.packet(0, 4096).await;
+    let i = v.next(d).await;
+    assert_eq!(i.status, viewer::INDEX_OK);
+    assert!(v.packet(d, &i).await[..4080].iter().all(|&x| x == 0));
+    // Packet 2 starts the second file before packet 1's index comes: that index is still
+    // packet 1's file's.
+    a.data_only(1, 4096).await;
+    a.data_only(2, 4096).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    a.index_only(1, 4096).await;
+    a.index_only(2, 4096).await;
+    let session = dir.path().join(&reg.sessions()[0].3);
+    let stream_dir = session.join("ust/uid/0/64-bit");
+    let idx = |n: &str| stream_dir.join("index").join(format!("chan_0_{n}.idx"));
+    assert_eq!(index_entries(&idx("0")), [(0, 0), (4096, 1)]);
+    assert_eq!(index_entries(&idx("1")), [(0, 2)]);
+    // The viewer takes packet 1's index; packet 4 then wraps to file 0, deleting the first
+    // file: the packet indexed stays readable, as lttng-relayd keeps the file opened at the
+    // index.
+    let i = v.next(d).await;
+    assert_eq!(i.status, viewer::INDEX_OK);
+    a.packet(3, 4096).await;
+    a.packet(4, 4096).await;
+    assert!(v.packet(d, &i).await[..4080].iter().all(|&x| x == 1));
+    // Packet 6 deletes the second file, with packets 2 and 3 the viewer has not read: the
+    // viewer goes on from the oldest packet kept.
+    a.packet(5, 4096).await;
+    a.packet(6, 4096).await;
+    for seq in [4u8, 5, 6] {
+        let i = v.next(d).await;
+        assert_eq!(i.status, viewer::INDEX_OK);
+        let bytes = v.packet(d, &i).await;
+        assert!(bytes[..4080].iter().all(|&x| x == seq), "packet {seq}");
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&stream_dir)
+        .unwrap()
+        .chain(std::fs::read_dir(stream_dir.join("index")).unwrap())
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "chan_0_0",
+            "chan_0_0.idx",
+            "chan_0_1",
+            "chan_0_1.idx",
+            "metadata"
+        ]
+    );
+    assert_eq!(index_entries(&idx("0")), [(0, 4), (4096, 5)]);
+    assert_eq!(index_entries(&idx("1")), [(0, 6)]);
+    let data = std::fs::read(stream_dir.join("chan_0_1")).unwrap();
+    assert_eq!(data.len(), 4096);
+    assert!(data[..4080].iter().all(|&x| x == 6));
 }
 
 /// A consumer daemon of lttng-tools before 2.11 (other session and stream formats) is told

@@ -11,7 +11,12 @@
 //!   cleared once: the relay archives each chunk as lttng-relayd does, each archive reads the
 //!   same with both tools, and together they hold every event emitted but the cleared ones;
 //! - `clear`: a live session cleared while babeltrace2 and `tracekit print` read it live:
-//!   both print every event, across the clear.
+//!   both print every event, across the clear;
+//! - `tracefile`: a live session whose channel splits its streams into files of 16 KiB, 3
+//!   kept (`--tracefile-size`, `--tracefile-count`), wrapping several times while
+//!   babeltrace2 and `tracekit print` read it live: both print every event, across the file
+//!   rotations; the kept files are laid out and indexed as lttng-relayd writes them, and
+//!   read the same with both tools.
 //!
 //! Needs what `testkit::lttng` needs; skips with a message without it, except with
 //! `TRACEKIT_SHARED` set (CI), where it fails.
@@ -142,6 +147,26 @@ sleep 0.3
 lttng clear s >/dev/null
 for r in $(seq 20); do "$APP" 0 50; done
 sleep 0.3
+lttng stop >/dev/null
+lttng destroy >/dev/null
+wait $V1 $V2
+"#,
+    ),
+    (
+        "tracefile",
+        r#"lttng create s --live=200000 --set-url net://127.0.0.1 >/dev/null
+lttng enable-channel -u --subbuf-size 8K --num-subbuf 4 --tracefile-size 16K --tracefile-count 3 c >/dev/null
+lttng enable-event -u 'tk:*' -c c >/dev/null
+lttng start >/dev/null
+H=$(hostname)
+( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live-bt.txt" 2> "$W/live-bt.err"; echo $? > "$W/live-bt.rc" ) &
+V1=$!
+( timeout 60 "$TK" print net://127.0.0.1/host/$H/s > "$W/live-tk.txt" 2> "$W/live-tk.err"; echo $? > "$W/live-tk.rc" ) &
+V2=$!
+attached s 2
+# Paced so that the viewers keep up: a file is deleted once the stream wraps past it.
+for r in $(seq 20); do "$APP" 0 500; sleep 0.1; done
+sleep 0.5
 lttng stop >/dev/null
 lttng destroy >/dev/null
 wait $V1 $V2
@@ -492,5 +517,113 @@ fn live_viewers_read_across_a_clear() {
         ticks(&String::from_utf8_lossy(&written.stdout)),
         runs(20),
         "{log}"
+    );
+}
+
+/// Index entries of `idx` (CTF index 1.1): (offset, packet size in bytes).
+fn index_entries(idx: &Path) -> Vec<(u64, u64)> {
+    let b = std::fs::read(idx).unwrap_or_else(|e| panic!("{}: {e}", idx.display()));
+    assert!(b.len() >= 16, "{}: no header", idx.display());
+    let be = |o: usize| u64::from_be_bytes(b[o..o + 8].try_into().unwrap());
+    let entry = u32::from_be_bytes(b[12..16].try_into().unwrap()) as usize;
+    assert!(entry >= 24, "{}: entry size {entry}", idx.display());
+    assert_eq!(
+        (b.len() - 16) % entry,
+        0,
+        "{}: partial entry",
+        idx.display()
+    );
+    (16..b.len())
+        .step_by(entry)
+        .map(|o| (be(o), be(o + 8) / 8))
+        .collect()
+}
+
+#[test]
+fn tracefile_rotation_as_lttng_relayd_and_live_across_it() {
+    let Some(w) = scenario("tracefile") else {
+        return;
+    };
+    let log = text(&w.join("relay.log"));
+    for v in ["bt", "tk"] {
+        assert_eq!(
+            text(&w.join(format!("live-{v}.rc"))).trim(),
+            "0",
+            "{v}: {}\n{log}",
+            text(&w.join(format!("live-{v}.err")))
+        );
+    }
+    let emitted: BTreeMap<u64, usize> = (0..500).map(|n| (n, 20)).collect();
+    let bt = lossy(&w.join("live-bt.txt"));
+    let tk = lossy(&w.join("live-tk.txt"));
+    // Every event, though the files holding the first ones were deleted since.
+    assert_eq!(ticks(&bt), emitted, "{log}");
+    assert!(tk == bt, "tracekit's live print differs from babeltrace2's");
+
+    // lttng-relayd's layout: per stream `c_CPU_K`, K < 3, each with `index/c_CPU_K.idx`;
+    // the metadata in one file.
+    let dir = session_dir(&w, "s");
+    // Files only: `walk` lists directories too.
+    let files = walk(&dir);
+    let names: Vec<String> = files
+        .iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
+        .collect();
+    let data: Vec<&String> = names
+        .iter()
+        .filter(|n| !n.contains("/index/") && !n.ends_with("/metadata"))
+        .collect();
+    assert!(
+        names.iter().filter(|n| n.ends_with("/metadata")).count() == 1,
+        "{names:?}"
+    );
+    let mut per_stream: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for n in &data {
+        let (stream, k) = n.rsplit_once('_').unwrap_or_else(|| panic!("{n}"));
+        let k: u64 = k.parse().unwrap_or_else(|_| panic!("{n}: no file number"));
+        assert!(k < 3, "{n}: more files than the count");
+        per_stream.entry(stream.to_owned()).or_default().push(k);
+        let (parent, file) = n.rsplit_once('/').unwrap();
+        let idx = dir.join(parent).join("index").join(format!("{file}.idx"));
+        let entries = index_entries(&idx);
+        let size = std::fs::metadata(dir.join(n)).unwrap().len();
+        assert!(!entries.is_empty(), "{n}: empty");
+        assert!(
+            size <= 16 << 10 || entries.len() == 1,
+            "{n}: {size} bytes over the trace-file size"
+        );
+        // The file's own packets, one after the other from its start.
+        let mut at = 0;
+        for (offset, len) in entries {
+            assert_eq!(offset, at, "{n}: index offsets");
+            at += len;
+        }
+        assert_eq!(at, size, "{n}: indexed bytes");
+    }
+    assert_eq!(
+        names.iter().filter(|n| n.contains("/index/")).count(),
+        data.len(),
+        "an index per data file and no other: {names:?}"
+    );
+    assert!(!per_stream.is_empty(), "{names:?}");
+
+    // The kept files read the same with both tools: the last events, not the first ones.
+    let written = same_as_babeltrace2(&dir);
+    assert!(written.status.success());
+    let out = String::from_utf8_lossy(&written.stdout);
+    let kept: usize = ticks(&out).values().sum();
+    assert!(
+        kept > 0 && kept < 10_000,
+        "{kept} events kept: the files did not wrap"
+    );
+    assert!(
+        per_stream.values().any(|k| k.len() == 3),
+        "no stream wrapped: {names:?}"
+    );
+    let last = out.lines().rev().find(|l| l.contains(" tk:tick: "));
+    assert!(
+        last.is_some_and(|l| l.ends_with("{ n = 499 }")),
+        "the last event emitted is not the last kept: {last:?}"
     );
 }
