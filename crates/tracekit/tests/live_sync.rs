@@ -228,30 +228,8 @@ fn live_sync_tracks_the_sync_of_the_written_traces() {
         .all(|h| h.packets.iter().map(Vec::len).sum::<usize>() > 20));
 
     // The relay.
-    let (ctrl, data, live_port) = (free_port(), free_port(), free_port());
     let out = tmp.path().join("relay");
-    let mut relay = Command::new(TK)
-        .args(["relay", "-o", out.to_str().unwrap()])
-        .args(["--control-port", &ctrl.to_string()])
-        .args(["--data-port", &data.to_string()])
-        .args(["--live-port", &live_port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let up = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", live_port)).is_err() {
-        assert!(
-            up.elapsed() < Duration::from_secs(10),
-            "the relay did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let target = RelayTarget {
-        host: "127.0.0.1".into(),
-        control_port: ctrl,
-        data_port: data,
-    };
+    let (mut relay, target, live_port) = start_relay(&out);
     let taps: Vec<RelayTap> = hosts
         .iter()
         .map(|h| {
@@ -444,26 +422,7 @@ fn live_read_throughput() {
         &n.to_string(),
     ]);
     let host = load(&trace, "mix");
-    let (ctrl, data, live_port) = (free_port(), free_port(), free_port());
-    let mut relay = Command::new(TK)
-        .args(["relay", "-o", tmp.path().join("relay").to_str().unwrap()])
-        .args(["--control-port", &ctrl.to_string()])
-        .args(["--data-port", &data.to_string()])
-        .args(["--live-port", &live_port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let up = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", live_port)).is_err() {
-        assert!(up.elapsed() < Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let target = RelayTarget {
-        host: "127.0.0.1".into(),
-        control_port: ctrl,
-        data_port: data,
-    };
+    let (mut relay, target, live_port) = start_relay(&tmp.path().join("relay"));
     let mut tap =
         RelayTap::connect(&target, "s", "mix", 100_000, "kernel", &host.channels).unwrap();
     tap.metadata(&host.metadata).unwrap();
@@ -515,4 +474,33 @@ fn live_read_throughput() {
     }
     let _ = relay.kill();
     let _ = relay.wait();
+}
+
+/// `tracekit relay` writing into `out` on free ports, once its live port answers: the
+/// process, the consumer side's address and the live port.
+fn start_relay(out: &std::path::Path) -> (std::process::Child, RelayTarget, u16) {
+    let (ctrl, data, live_port) = (free_port(), free_port(), free_port());
+    let relay = Command::new(TK)
+        .args(["relay", "-o", out.to_str().unwrap()])
+        .args(["--control-port", &ctrl.to_string()])
+        .args(["--data-port", &data.to_string()])
+        .args(["--live-port", &live_port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", live_port)).is_err() {
+        assert!(
+            up.elapsed() < Duration::from_secs(10),
+            "the relay did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let target = RelayTarget {
+        host: "127.0.0.1".into(),
+        control_port: ctrl,
+        data_port: data,
+    };
+    (relay, target, live_port)
 }

@@ -44,6 +44,17 @@ attached() {
   echo "viewers of $1 did not attach" >&2; return 1
 }
 export -f attached
+# babeltrace2 and `tracekit print` reading session s live (live-bt.*, live-tk.*: output,
+# errors, exit status), attached before it returns; `wait_viewers` waits for their ends.
+two_viewers() {
+  H=$(hostname)
+  ( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live-bt.txt" 2> "$W/live-bt.err"; echo $? > "$W/live-bt.rc" ) &
+  V1=$!
+  ( timeout 60 "$TK" print net://127.0.0.1/host/$H/s > "$W/live-tk.txt" 2> "$W/live-tk.err"; echo $? > "$W/live-tk.rc" ) &
+  V2=$!
+  attached s 2
+}
+wait_viewers() { wait $V1 $V2; }
 "#;
 
 const SCENARIOS: &[(&str, &str)] = &[
@@ -136,12 +147,7 @@ lttng destroy > "$W/destroy.txt"
         r#"lttng create s --live=200000 --set-url net://127.0.0.1 >/dev/null
 lttng enable-event -u 'tk:*' >/dev/null
 lttng start >/dev/null
-H=$(hostname)
-( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live-bt.txt" 2> "$W/live-bt.err"; echo $? > "$W/live-bt.rc" ) &
-V1=$!
-( timeout 60 "$TK" print net://127.0.0.1/host/$H/s > "$W/live-tk.txt" 2> "$W/live-tk.err"; echo $? > "$W/live-tk.rc" ) &
-V2=$!
-attached s 2
+two_viewers
 for r in $(seq 20); do "$APP" 0 50; done
 sleep 0.3
 lttng clear s >/dev/null
@@ -149,7 +155,7 @@ for r in $(seq 20); do "$APP" 0 50; done
 sleep 0.3
 lttng stop >/dev/null
 lttng destroy >/dev/null
-wait $V1 $V2
+wait_viewers
 "#,
     ),
     (
@@ -158,18 +164,13 @@ wait $V1 $V2
 lttng enable-channel -u --subbuf-size 8K --num-subbuf 4 --tracefile-size 16K --tracefile-count 3 c >/dev/null
 lttng enable-event -u 'tk:*' -c c >/dev/null
 lttng start >/dev/null
-H=$(hostname)
-( timeout 60 babeltrace2 --input-format=lttng-live net://127.0.0.1/host/$H/s > "$W/live-bt.txt" 2> "$W/live-bt.err"; echo $? > "$W/live-bt.rc" ) &
-V1=$!
-( timeout 60 "$TK" print net://127.0.0.1/host/$H/s > "$W/live-tk.txt" 2> "$W/live-tk.err"; echo $? > "$W/live-tk.rc" ) &
-V2=$!
-attached s 2
+two_viewers
 # Paced so that the viewers keep up: a file is deleted once the stream wraps past it.
 for r in $(seq 20); do "$APP" 0 500; sleep 0.1; done
 sleep 0.5
 lttng stop >/dev/null
 lttng destroy >/dev/null
-wait $V1 $V2
+wait_viewers
 "#,
     ),
 ];
