@@ -60,6 +60,29 @@ pub fn tool_or_skip(program: &str, install: &str, what: &str) -> bool {
     runs
 }
 
+/// babeltrace2's text of the trace(s) at `path`, which it must read without an error; `None`
+/// where babeltrace2 is missing and the test may skip that read ([`tool_or_skip`]).
+pub fn babeltrace2_text(path: &std::path::Path) -> Option<String> {
+    if !tool_or_skip(
+        "babeltrace2",
+        "apt-get install babeltrace2",
+        "the babeltrace2 read",
+    ) {
+        return None;
+    }
+    let bt = std::process::Command::new("babeltrace2")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        bt.status.success(),
+        "babeltrace2 {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&bt.stderr)
+    );
+    Some(String::from_utf8_lossy(&bt.stdout).into_owned())
+}
+
 /// What reading a whole trace with its own metadata found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceCheck {

@@ -268,18 +268,7 @@ fn stacks_where_a_sleeping_child_waits() {
         String::from_utf8_lossy(&cp.stdout)
     );
     // ...and babeltrace2 reads the trace with its stack events.
-    if testkit::tool_or_skip(
-        "babeltrace2",
-        "apt-get install babeltrace2",
-        "the babeltrace2 read",
-    ) {
-        let bt = Command::new("babeltrace2").arg(&out).output().unwrap();
-        assert!(
-            bt.status.success(),
-            "{}",
-            String::from_utf8_lossy(&bt.stderr)
-        );
-        let t = String::from_utf8_lossy(&bt.stdout);
+    if let Some(t) = testkit::babeltrace2_text(&out) {
         assert!(t.contains("latency_tracker_syscall_stack:"));
         assert!(t.contains("tracekit_ksym:"));
     }
