@@ -78,32 +78,14 @@ fn parquet(
     }
     let started = std::time::Instant::now();
     let report = export_traces(traces, read, &options)?;
-    let mut damaged = false;
-    for t in &report.traces {
-        for e in &t.errors {
-            eprintln!("tracekit: error: {e}");
-            damaged = true;
-        }
-        if t.discarded_events > 0 || t.lost_packets > 0 {
-            eprintln!(
-                "tracekit: warning: {}: {} discarded events, {} lost packets (in the `trace` table)",
-                t.path.display(),
-                t.discarded_events,
-                t.lost_packets
-            );
-        }
+    for d in report.diagnostics() {
+        eprintln!("tracekit: {d}");
     }
-    let secs = started.elapsed().as_secs_f64();
-    let events = report.events();
     eprintln!(
-        "Exported {} trace(s), {events} events, to Parquet in `{}`: {} bytes ({:.1} bytes/event) in {secs:.2} s ({:.2} M events/s).",
-        report.traces.len(),
-        args.output.display(),
-        report.bytes(),
-        report.bytes() as f64 / events.max(1) as f64,
-        events as f64 / secs.max(1e-9) / 1e6,
+        "{}",
+        report.summary(&args.output, started.elapsed().as_secs_f64())
     );
-    Ok(if damaged {
+    Ok(if report.damaged() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -134,18 +116,6 @@ fn perfetto(
         },
     )?;
     let code = crate::read_args::report(&summary);
-    let machines = if report.machines.len() > 1 {
-        format!(", {} machines", report.machines.len())
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "Created Perfetto trace `{}` ({} of {} events read, {} packets, {} bytes{machines}).",
-        report.file.display(),
-        report.exported,
-        report.events,
-        report.packets,
-        report.bytes,
-    );
+    eprintln!("{}", report.summary());
     Ok(code)
 }

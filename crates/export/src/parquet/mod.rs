@@ -196,6 +196,43 @@ impl ParquetReport {
     pub fn events(&self) -> u64 {
         self.traces.iter().map(|t| t.events).sum()
     }
+
+    /// Whether a trace could not be read whole (its readable part was exported).
+    pub fn damaged(&self) -> bool {
+        self.traces.iter().any(|t| !t.errors.is_empty())
+    }
+
+    /// What to tell the user, trace by trace: each read error (`error: …`), then the trace's
+    /// losses (`warning: …`).
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in &self.traces {
+            out.extend(t.errors.iter().map(|e| format!("error: {e}")));
+            if t.discarded_events > 0 || t.lost_packets > 0 {
+                out.push(format!(
+                    "warning: {}: {} discarded events, {} lost packets (in the `trace` table)",
+                    t.path.display(),
+                    t.discarded_events,
+                    t.lost_packets
+                ));
+            }
+        }
+        out
+    }
+
+    /// One line on what was written to `output` in `secs` seconds: traces, events, bytes,
+    /// bytes per event, events per second.
+    pub fn summary(&self, output: &std::path::Path, secs: f64) -> String {
+        let events = self.events();
+        format!(
+            "Exported {} trace(s), {events} events, to Parquet in `{}`: {} bytes ({:.1} bytes/event) in {secs:.2} s ({:.2} M events/s).",
+            self.traces.len(),
+            output.display(),
+            self.bytes(),
+            self.bytes() as f64 / events.max(1) as f64,
+            events as f64 / secs.max(1e-9) / 1e6,
+        )
+    }
 }
 
 /// A [`pipeline::Sink`] writing the tables of the traces it is given events of.
@@ -624,5 +661,50 @@ impl TraceOut {
             s.push_str(&format!("{name}: {ev} discarded events, {pk} lost packets"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_tells_errors_then_losses_per_trace() {
+        let report = ParquetReport {
+            traces: vec![
+                TraceReport {
+                    path: "a".into(),
+                    events: 10,
+                    discarded_events: 3,
+                    tables: vec![("event", 10, 400)],
+                    ..Default::default()
+                },
+                TraceReport {
+                    path: "b".into(),
+                    events: 5,
+                    errors: vec!["b/chan_0 at byte 8: truncated".into()],
+                    tables: vec![("event", 5, 100)],
+                    ..Default::default()
+                },
+            ],
+        };
+        assert!(report.damaged());
+        assert_eq!(
+            report.diagnostics(),
+            [
+                "warning: a: 3 discarded events, 0 lost packets (in the `trace` table)",
+                "error: b/chan_0 at byte 8: truncated",
+            ]
+        );
+        assert_eq!(
+            report.summary(Path::new("out"), 0.5),
+            "Exported 2 trace(s), 15 events, to Parquet in `out`: 500 bytes (33.3 bytes/event) \
+             in 0.50 s (0.00 M events/s)."
+        );
+        // Losses alone are told, not damage.
+        let lossy = ParquetReport {
+            traces: report.traces[..1].to_vec(),
+        };
+        assert!(!lossy.damaged());
     }
 }

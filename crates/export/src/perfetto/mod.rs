@@ -218,6 +218,26 @@ pub struct PerfettoReport {
     pub diagnostics: Vec<String>,
 }
 
+impl PerfettoReport {
+    /// One line on what was written: the file, events read and written, packets, bytes, and
+    /// the machines when there are several.
+    pub fn summary(&self) -> String {
+        let machines = if self.machines.len() > 1 {
+            format!(", {} machines", self.machines.len())
+        } else {
+            String::new()
+        };
+        format!(
+            "Created Perfetto trace `{}` ({} of {} events read, {} packets, {} bytes{machines}).",
+            self.file.display(),
+            self.exported,
+            self.events,
+            self.packets,
+            self.bytes,
+        )
+    }
+}
+
 /// The comms of a bundle's intern table, by their bytes packed in a key ([`comm_key`]).
 type InternIndex = foldhash::HashMap<u128, u32>;
 
