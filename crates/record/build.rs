@@ -12,6 +12,7 @@ fn main() {
     for o in OBJECTS {
         println!("cargo:rerun-if-changed=bpf/{o}.bpf.c");
     }
+    println!("cargo:rerun-if-changed=bpf/common.h");
     println!("cargo:rerun-if-env-changed=CLANG");
     if std::env::var_os("CARGO_FEATURE_BPF").is_none() {
         return;

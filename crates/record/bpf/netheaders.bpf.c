@@ -6,20 +6,7 @@
 // Only the few sk_buff fields needed are declared, with preserve_access_index: their offsets
 // are relocated against the running kernel's BTF at load time (CO-RE), so no vmlinux.h.
 
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed int __s32;
-typedef signed long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-// From linux/bpf.h (UAPI, stable numbers).
-#define BPF_MAP_TYPE_RINGBUF 27
-
-#include <bpf/bpf_helpers.h>
+#include "common.h"
 
 struct sk_buff {
 	unsigned int len;

@@ -15,28 +15,7 @@
 // a stack-id hash map, so no stack is lost to a hash collision. Only the task_struct and
 // request fields needed are declared, with preserve_access_index (CO-RE), so no vmlinux.h.
 
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed int __s32;
-typedef signed long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-// From linux/bpf.h (UAPI, stable numbers).
-#define BPF_MAP_TYPE_HASH 1
-#define BPF_MAP_TYPE_PERCPU_ARRAY 6
-#define BPF_MAP_TYPE_LRU_HASH 9
-#define BPF_MAP_TYPE_RINGBUF 27
-#define BPF_MAP_TYPE_TASK_STORAGE 29
-#define BPF_F_NO_PREALLOC 1
-#define BPF_LOCAL_STORAGE_GET_F_CREATE 1
-#define BPF_ANY 0
-#define BPF_F_USER_STACK (1ULL << 8)
-
-#include <bpf/bpf_helpers.h>
+#include "common.h"
 
 struct task_struct {
 	int pid;

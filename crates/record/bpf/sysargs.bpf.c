@@ -8,22 +8,7 @@
 // one array lookup. Strings go out with their own length (bpf_ringbuf_output from a per-CPU
 // scratch record), not in fixed-size records.
 
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed int __s32;
-typedef signed long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-// From linux/bpf.h (UAPI, stable numbers).
-#define BPF_MAP_TYPE_ARRAY 2
-#define BPF_MAP_TYPE_PERCPU_ARRAY 6
-#define BPF_MAP_TYPE_RINGBUF 27
-
-#include <bpf/bpf_helpers.h>
+#include "common.h"
 
 // The x86-64 system call argument registers, in order.
 struct pt_regs {
