@@ -101,6 +101,13 @@ pub fn summary_text(s: &RecordSummary, stacks: bool) -> String {
             s.unknown_syscalls, s.malformed
         );
     }
+    if s.rebuilt_switches > 0 {
+        let _ = writeln!(
+            o,
+            "context switches rebuilt: {} (the kernel did not trace them)",
+            s.rebuilt_switches
+        );
+    }
     if let Some(n) = &s.net_headers {
         let _ = writeln!(
             o,

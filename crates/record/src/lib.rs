@@ -16,6 +16,7 @@ pub mod cli;
 pub mod convert;
 pub mod filter;
 pub mod format;
+mod missing_switch;
 pub mod netheader;
 pub mod page;
 pub mod probes;

@@ -150,6 +150,9 @@ pub struct RecordSummary {
     pub unknown_syscalls: u64,
     /// Records too short for their format (left out).
     pub malformed: u64,
+    /// Context switches rebuilt: the kernel did not trace them (see README's recorder
+    /// section).
+    pub rebuilt_switches: u64,
     /// Bytes of trace written.
     pub bytes: u64,
     /// Recording time (from tracing on to the end of the trace).
@@ -232,6 +235,8 @@ struct Sink {
     statedump_events: u64,
     net: Option<NetMerge>,
     stacks: Option<StackMerge>,
+    /// Rebuilds the context switches the kernel did not trace.
+    switches: Option<crate::missing_switch::MissingSwitches>,
     statedump_fds: bool,
     /// The trace clock's offset (ns): a written time plus it is on the read's time line.
     clock_ns: i128,
@@ -428,6 +433,36 @@ impl Sink {
     }
 
     /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
+    /// Context switches rebuilt so far.
+    fn rebuilt_switches(&self) -> u64 {
+        self.switches.as_ref().map_or(0, |i| i.rebuilt())
+    }
+
+    /// Converts and writes one ftrace record of CPU `cpu`, stamped `ts` (ftrace time).
+    #[inline]
+    fn record(&mut self, cpu: u32, ts: u64, rec: &[u8]) -> Result<(), Error> {
+        self.conv.set_time(ts);
+        let Some(id) = self.conv.convert(rec, &mut self.vals) else {
+            return Ok(());
+        };
+        if let Some(net) = &mut self.net {
+            if id == kernel::lttng::ev::NET_OUT || id == kernel::lttng::ev::NET_IN {
+                net.fill(id, ts, &mut self.vals);
+            }
+        }
+        let c = cpu as usize;
+        // Per-CPU ftrace time never goes back; clamp to be safe with the writer's rule.
+        let t = self.ts(ts).max(self.last_ts[c]);
+        self.last_ts[c] = t;
+        self.writer.write_event(cpu, id, t, &self.vals)?;
+        let i = id as usize;
+        if self.per_class.len() <= i {
+            self.per_class.resize(i + 1, 0);
+        }
+        self.per_class[i] += 1;
+        Ok(())
+    }
+
     fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, Error> {
         let mut err = None;
         let info = decode_page(layout, page, |ts, rec| {
@@ -440,28 +475,20 @@ impl Sink {
                     return;
                 }
             }
-            self.conv.set_time(ts);
-            let Some(id) = self.conv.convert(rec, &mut self.vals) else {
-                return;
+            let rebuilt = self
+                .switches
+                .as_mut()
+                .and_then(|i| i.before(cpu, rec))
+                .map(<[u8]>::to_vec);
+            let r = match rebuilt {
+                Some(switch) => self
+                    .record(cpu, ts, &switch)
+                    .and_then(|()| self.record(cpu, ts, rec)),
+                None => self.record(cpu, ts, rec),
             };
-            if let Some(net) = &mut self.net {
-                if id == kernel::lttng::ev::NET_OUT || id == kernel::lttng::ev::NET_IN {
-                    net.fill(id, ts, &mut self.vals);
-                }
+            if let Err(e) = r {
+                err = Some(e);
             }
-            let c = cpu as usize;
-            // Per-CPU ftrace time never goes back; clamp to be safe with the writer's rule.
-            let t = self.ts(ts).max(self.last_ts[c]);
-            self.last_ts[c] = t;
-            if let Err(e) = self.writer.write_event(cpu, id, t, &self.vals) {
-                err = Some(e.into());
-                return;
-            }
-            let i = id as usize;
-            if self.per_class.len() <= i {
-                self.per_class.resize(i + 1, 0);
-            }
-            self.per_class[i] += 1;
         })
         .map_err(|e| Error::Invalid(format!("CPU {cpu}: {e}")))?;
         if let Some(e) = err {
@@ -795,6 +822,20 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
             conv.set_ns_inum(n);
         }
     }
+    // A filter or a PID list leaves switches out on purpose: nothing to rebuild then.
+    let switches = s
+        .known
+        .iter()
+        .zip(&s.filters)
+        .find(|((k, _), filter)| {
+            k.system == "sched" && k.event == "sched_switch" && matches!(filter, Ok(None))
+        })
+        .filter(|_| opts.pids.is_empty())
+        .map(|((_, f), _)| {
+            crate::missing_switch::MissingSwitches::new(f, Box::new(tracefs::proc_comm))
+        })
+        .transpose()
+        .map_err(|e| Error::Format(e.to_string()))?;
     let writer = TraceWriter::create(dir, &tc, cpus, &WriterOptions::default())?;
     Ok(Sink {
         writer,
@@ -808,6 +849,7 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         statedump_events: 0,
         net: None,
         stacks: None,
+        switches,
         statedump_fds: opts.statedump_fds,
         clock_ns,
     })
@@ -1168,6 +1210,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
     let names = event_names(s, opts);
     let per_class = class_names(&names, &sink.per_class);
     let conv_stats = sink.conv.stats.clone();
+    let rebuilt_switches = sink.rebuilt_switches();
     let (missed_pages, missed_stored, sd) =
         (sink.missed_pages, sink.missed_stored, sink.statedump_events);
     let lost_total = sink.writer.discarded();
@@ -1187,6 +1230,7 @@ fn run_stream(s: &Setup, opts: &RecordOptions) -> Result<RecordSummary, Error> {
         statedump_events: sd,
         unknown_syscalls: conv_stats.unknown_syscalls,
         malformed: conv_stats.malformed,
+        rebuilt_switches,
         bytes: stats.bytes,
         elapsed: start.elapsed(),
         net_headers: net_stats,
@@ -1415,6 +1459,7 @@ impl Flight<'_> {
         summary.statedump_events += sink.statedump_events;
         summary.unknown_syscalls += sink.conv.stats.unknown_syscalls;
         summary.malformed += sink.conv.stats.malformed;
+        summary.rebuilt_switches += sink.rebuilt_switches();
         for (i, c) in sink.per_class.iter().enumerate() {
             if self.all_counts.len() <= i {
                 self.all_counts.resize(i + 1, 0);
@@ -1743,6 +1788,7 @@ pub fn recover(dir: &Path, output: &Path, verbose: bool) -> Result<RecordSummary
             (sink.missed_pages, sink.missed_stored, sink.statedump_events);
         let discarded = sink.writer.discarded();
         let conv = sink.conv.stats.clone();
+        let rebuilt_switches = sink.rebuilt_switches();
         let st = sink
             .writer
             .finish()
@@ -1758,6 +1804,7 @@ pub fn recover(dir: &Path, output: &Path, verbose: bool) -> Result<RecordSummary
             statedump_events: sd,
             unknown_syscalls: conv.unknown_syscalls,
             malformed: conv.malformed,
+            rebuilt_switches,
             bytes: st.bytes,
             elapsed: start.elapsed(),
             ..Default::default()

@@ -724,6 +724,15 @@ pub fn proc_tgid(tid: i32) -> Option<i32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// A task's name (`/proc/TID/comm`), while it lives.
+pub fn proc_comm(tid: i32) -> Option<Vec<u8>> {
+    let mut s = std::fs::read(format!("/proc/{tid}/comm")).ok()?;
+    if s.last() == Some(&b'\n') {
+        s.pop();
+    }
+    Some(s)
+}
+
 /// Random bytes for UUIDs.
 pub fn random16() -> [u8; 16] {
     let mut b = [0u8; 16];

@@ -349,7 +349,6 @@ fn kill_9_leaves_a_marked_partial_trace() {
 /// children followed), and the new recording, of every process, still holds every system
 /// call of a workload and the switches into it.
 #[test]
-#[ignore = "the recorder can miss an idle CPU's first events, the switch into the workload among them (issue #30)"]
 fn stale_instance_of_a_reused_pid_is_removed() {
     if !enabled("stale_instance_of_a_reused_pid_is_removed") {
         return;
@@ -477,6 +476,79 @@ fn flight_recorder_snapshot_on_sigusr1() {
         "{counts:?}"
     );
     assert!(counts.contains_key("lttng_statedump_end"));
+}
+
+/// Each CPU's switches chain (the task a switch puts on a CPU is the one its next switch takes
+/// off), switches out of the idle task included: some kernels do not trace those, and the
+/// recorder rebuilds them from the next record of the CPU (issue #30).
+#[test]
+fn every_cpus_switches_chain() {
+    if !enabled("every_cpus_switches_chain") {
+        return;
+    }
+    require_tool(
+        "every_cpus_switches_chain",
+        "taskset",
+        "apt-get install util-linux",
+    );
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("kernel");
+    let rec = tracekit()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args([
+            "-q",
+            "--events",
+            "sched_switch,syscalls",
+            "--duration",
+            "1.5",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // A task that sleeps on the last CPU: that CPU idles between its runs.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let st = Command::new("taskset")
+        .args(["-c", &(cpus - 1).to_string(), "sh", "-c"])
+        .arg("for i in 1 2 3 4 5 6 7 8; do sleep 0.02; done")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = rec.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let traces = ctf::open_all(&[&out]).unwrap();
+    let (mut switches, mut from_idle, mut breaks) = (0, 0, Vec::new());
+    for mut r in traces[0].readers() {
+        let mut on_cpu: Option<i64> = None;
+        while let Some(m) = r.next() {
+            let Ok(ctf::Message::Event) = m else { continue };
+            let ev = r.event();
+            if ev.name() != "sched_switch" {
+                continue;
+            }
+            let tid = |f: &str| ev.field(f).and_then(|v| v.as_i64()).unwrap();
+            let (prev, next) = (tid("prev_tid"), tid("next_tid"));
+            switches += 1;
+            from_idle += u64::from(prev == 0);
+            if on_cpu.is_some_and(|t| t != prev) {
+                breaks.push((on_cpu, prev, next, r.event_time_ns()));
+            }
+            on_cpu = Some(next);
+        }
+    }
+    assert!(switches > 20, "{switches} switches");
+    assert!(
+        from_idle > 0,
+        "no switch out of the idle task in {switches}"
+    );
+    assert!(
+        breaks.is_empty(),
+        "{} of {switches} switches take off a CPU a task no switch put there: {:?}",
+        breaks.len(),
+        &breaks[..breaks.len().min(5)]
+    );
 }
 
 #[test]

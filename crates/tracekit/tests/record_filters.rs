@@ -91,11 +91,7 @@ fn read(dir: &Path, keep: &dyn Fn(&str, Option<i64>, &ctf::Event<'_>) -> bool) -
     seen
 }
 
-// Flaky (issue #30): the first events of a CPU that was idle when a recording started can be
-// missing from its stream (no loss counted), so either recording may miss the workload's first
-// system calls there.
 #[test]
-#[ignore = "the recorder can miss an idle CPU's first events (issue #30)"]
 fn filtered_recording_holds_exactly_what_the_filter_admits() {
     if !enabled("filtered_recording_holds_exactly_what_the_filter_admits") {
         return;
