@@ -299,6 +299,9 @@ enum Writer {
     Direct(Option<Box<ArrowWriter<File>>>),
 }
 
+/// The dictionary page limit of the string maps' values (per row group and file).
+const STR_MAP_DICT_BYTES: usize = 8 << 20;
+
 /// Batches that may wait for a table's writer thread.
 const QUEUED: usize = 2;
 
@@ -362,6 +365,14 @@ impl TableOut {
                 Encoding::Plain => {
                     props = props.set_column_dictionary_enabled(values, false);
                 }
+            }
+            if col.ty == ColumnType::StrMap {
+                // A map's strings are mostly a few names (comms, interfaces) beside a few
+                // long distinct texts (JSON of arrays, file names), which would fill the
+                // default 1 MiB dictionary page early in a row group: the rest of the group
+                // would then be plain, the names too. A larger page keeps the dictionary.
+                props =
+                    props.set_column_dictionary_page_size_limit(leaf("value"), STR_MAP_DICT_BYTES);
             }
             if let ColumnType::IntMap | ColumnType::StrMap = col.ty {
                 // Minimum and maximum of a map's keys or values, which mix every field, would
