@@ -392,7 +392,14 @@ impl TableOut {
             let thread = std::thread::Builder::new()
                 .name(format!("parquet {}", def.name))
                 .spawn(move || {
+                    // Sorted here, off the ordered read's thread, which every derived table
+                    // waits on.
                     for b in batches {
+                        let b = if def.sort_batches {
+                            sorted_by_ts(b)?
+                        } else {
+                            b
+                        };
                         writer.write(&b)?;
                     }
                     writer.close().map(|_| ())
@@ -454,15 +461,12 @@ impl TableOut {
         }
         // Each batch gets new builders of the full capacity: a finished builder starts again
         // from empty buffers, which would grow (and copy) their way back up every batch.
-        let mut columns: Vec<ArrayRef> = self
+        let columns: Vec<ArrayRef> = self
             .builders
             .iter_mut()
             .zip(self.def.columns)
             .map(|(b, c)| std::mem::replace(b, Builder::new(c.ty)).finish())
             .collect();
-        if self.def.sort_batches {
-            columns = self.sorted(columns)?;
-        }
         let batch =
             RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::Parquet {
                 path: self.path.clone(),
@@ -486,58 +490,17 @@ impl TableOut {
                         message: "the writer stopped".to_string(),
                     });
                 };
+                let batch = if self.def.sort_batches {
+                    sorted_by_ts(batch).map_err(|e| parquet_error(&self.path, e.into()))?
+                } else {
+                    batch
+                };
                 w.write(&batch).map_err(|e| parquet_error(&self.path, e))?;
             }
         }
         self.written += self.rows as u64;
         self.rows = 0;
         Ok(())
-    }
-
-    /// `columns` with their rows in the order of the first (`ts`): stably, so that rows of
-    /// one time keep the order they were made in.
-    fn sorted(&self, columns: Vec<ArrayRef>) -> Result<Vec<ArrayRef>, Error> {
-        let Some(ts) = columns
-            .first()
-            .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
-        else {
-            return Ok(columns);
-        };
-        let ts = ts.values();
-        if ts.is_sorted() {
-            return Ok(columns);
-        }
-        // Each time with its row, packed in one integer when the batch's times span less
-        // than 2^(64 - ROW_BITS) ns (always, short of a clock jump): ordering the keys is a
-        // stable order of the rows by time, at the cost of sorting plain integers.
-        const ROW_BITS: u32 = u32::BITS - (BATCH_ROWS as u32).leading_zeros();
-        let (min, max) = ts
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-        let span = max.abs_diff(min);
-        let order: Vec<u32> = if ts.len() <= 1 << ROW_BITS && span < 1 << (64 - ROW_BITS) {
-            let mut keys: Vec<u64> = ts
-                .iter()
-                .zip(0u64..)
-                .map(|(&t, i)| (t.abs_diff(min) << ROW_BITS) | i)
-                .collect();
-            keys.sort_unstable();
-            let mask = (1u64 << ROW_BITS) - 1;
-            keys.into_iter().map(|k| (k & mask) as u32).collect()
-        } else {
-            let mut keyed: Vec<(i64, u32)> = ts.iter().zip(0..).map(|(&t, i)| (t, i)).collect();
-            keyed.sort_unstable();
-            keyed.into_iter().map(|(_, i)| i).collect()
-        };
-        let order = UInt32Array::from(order);
-        columns
-            .iter()
-            .map(|c| arrow_select::take::take(c.as_ref(), &order, None))
-            .collect::<Result<_, _>>()
-            .map_err(|e| Error::Parquet {
-                path: self.path.clone(),
-                message: format!("table {}: {e}", self.def.name),
-            })
     }
 
     /// Writes what is pending and closes the file: its path and size in bytes.
@@ -573,6 +536,51 @@ impl TableOut {
             },
         }
     }
+}
+
+/// `batch` with its rows in the order of its first column (`ts`): stably, so that rows of one
+/// time keep the order they were made in.
+fn sorted_by_ts(batch: RecordBatch) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    let Some(ts) = batch
+        .columns()
+        .first()
+        .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+    else {
+        return Ok(batch);
+    };
+    let ts = ts.values();
+    if ts.is_sorted() {
+        return Ok(batch);
+    }
+    // Each time with its row, packed in one integer when the batch's times span less than
+    // 2^(64 - ROW_BITS) ns (always, short of a clock jump): ordering the keys is a stable
+    // order of the rows by time, at the cost of sorting plain integers.
+    const ROW_BITS: u32 = u32::BITS - (BATCH_ROWS as u32).leading_zeros();
+    let (min, max) = ts
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    let span = max.abs_diff(min);
+    let order: Vec<u32> = if ts.len() <= 1 << ROW_BITS && span < 1 << (64 - ROW_BITS) {
+        let mut keys: Vec<u64> = ts
+            .iter()
+            .zip(0u64..)
+            .map(|(&t, i)| (t.abs_diff(min) << ROW_BITS) | i)
+            .collect();
+        keys.sort_unstable();
+        let mask = (1u64 << ROW_BITS) - 1;
+        keys.into_iter().map(|k| (k & mask) as u32).collect()
+    } else {
+        let mut keyed: Vec<(i64, u32)> = ts.iter().zip(0..).map(|(&t, i)| (t, i)).collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, i)| i).collect()
+    };
+    let order = UInt32Array::from(order);
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), &order, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(batch.schema(), columns)
 }
 
 fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
