@@ -91,7 +91,9 @@ pub fn bytes(buf: &mut Vec<u8>, field: u32, b: &[u8]) {
 #[inline(always)]
 pub fn string(buf: &mut Vec<u8>, field: u32, b: Option<&[u8]>) {
     let Some(b) = b else { return };
-    if std::str::from_utf8(b).is_ok() {
+    // ASCII first: the comms almost always are, and the check is inlined where the UTF-8
+    // validation is a call.
+    if b.is_ascii() || std::str::from_utf8(b).is_ok() {
         bytes(buf, field, b);
     } else {
         bytes(buf, field, String::from_utf8_lossy(b).as_bytes());
