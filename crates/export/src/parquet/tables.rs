@@ -959,3 +959,57 @@ pub fn schema_markdown() -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of `ts` and a row number, sorted: the rows in time order, rows of one time in
+    /// the order they came.
+    fn sort(ts: &[i64]) -> Vec<(i64, i32)> {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("ts", DataType::Int64, false),
+            Field::new("row", DataType::Int32, false),
+        ]));
+        let rows: Vec<i32> = (0..ts.len() as i32).collect();
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(ts.to_vec())),
+                Arc::new(arrow_array::Int32Array::from(rows)),
+            ],
+        )
+        .unwrap();
+        let sorted = sorted_by_ts(batch).unwrap();
+        let t = sorted
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        let r = sorted
+            .column(1)
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .unwrap();
+        t.values()
+            .iter()
+            .copied()
+            .zip(r.values().iter().copied())
+            .collect()
+    }
+
+    #[test]
+    fn batches_sort_by_time_stably() {
+        // Times close together (packed keys) and far apart (pairs): the same order.
+        for base in [1_700_000_000_000_000_000i64, i64::MIN + 5] {
+            let far = if base < 0 { i64::MAX - 1 } else { base + 30 };
+            let ts = [base + 20, base + 10, far, base + 10, base - 3, base + 20];
+            let got = sort(&ts);
+            let mut want: Vec<(i64, i32)> = ts.iter().copied().zip(0..).collect();
+            want.sort_by_key(|&(t, _)| t);
+            assert_eq!(got, want, "from {base}");
+        }
+        // Already in order: unchanged.
+        assert_eq!(sort(&[1, 2, 2, 3]), [(1, 0), (2, 1), (2, 2), (3, 3)]);
+    }
+}
