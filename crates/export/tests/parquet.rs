@@ -558,3 +558,84 @@ fn fields_of_a_real_trace() {
     assert_eq!(seen, plain.values().map(Vec::len).sum::<usize>());
     assert!(arrays > 0, "the trace's build_id sequences are in the maps");
 }
+
+/// Each column is written with the encoding its definition names, and the tables that sort
+/// their batches have their rows in `ts` order within each block of `BATCH_ROWS`.
+#[test]
+fn encodings_and_order_as_defined() {
+    use parquet::basic::Encoding as Pq;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    testkit::kernel_mix(&input, 30_000, 2, 11);
+    let out = tmp.path().join("out");
+    export(&input, &out, &ReadOptions::default());
+    let mut blocks_out_of_order = 0;
+    for def in tables::TABLES {
+        for file in files_of(&out, def.name) {
+            let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
+            for rg in reader.metadata().row_groups() {
+                for c in rg.columns() {
+                    let path = c.column_path().parts();
+                    let Some(col) = def.columns.iter().find(|d| d.name == path[0]) else {
+                        panic!("{}: column {path:?} not in the definition", def.name);
+                    };
+                    // A map's keys keep their dictionary; its values follow the column's.
+                    if path.last().is_some_and(|p| p == "key") {
+                        continue;
+                    }
+                    let encs: Vec<Pq> = c.encodings().collect();
+                    let dict = encs.contains(&Pq::RLE_DICTIONARY);
+                    match col.encoding {
+                        tables::Encoding::Delta => {
+                            assert!(
+                                encs.contains(&Pq::DELTA_BINARY_PACKED) && !dict,
+                                "{}.{path:?}: {encs:?}",
+                                def.name
+                            )
+                        }
+                        tables::Encoding::Plain => {
+                            assert!(
+                                !dict && !encs.contains(&Pq::DELTA_BINARY_PACKED),
+                                "{}.{path:?}: {encs:?}",
+                                def.name
+                            )
+                        }
+                        tables::Encoding::Dictionary => {
+                            assert!(
+                                dict || c.num_values() == 0,
+                                "{}.{path:?}: {encs:?}",
+                                def.name
+                            )
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if !def.sort_batches || def.columns[0].name != "ts" {
+            continue;
+        }
+        let ts: Vec<i64> = table(&out, def.name)
+            .iter()
+            .flat_map(|b| col::<Int64Array>(b, "ts").values().to_vec())
+            .collect();
+        for block in ts.chunks(tables::BATCH_ROWS) {
+            assert!(
+                block.is_sorted(),
+                "{}: a block of {} rows out of time order",
+                def.name,
+                tables::BATCH_ROWS
+            );
+        }
+        // The rows are made when their intervals end: without the sort, the blocks of
+        // `thread_state` (long blocked intervals end late) would not be in order.
+        if def.name == "thread_state" {
+            blocks_out_of_order += usize::from(!ts.is_sorted());
+        }
+    }
+    assert_eq!(
+        blocks_out_of_order, 1,
+        "thread_state is sorted per block, not whole"
+    );
+}

@@ -962,7 +962,8 @@ fn begin_event(buf: &mut Vec<u8>, ts: u64, pid: u32, tag: u32) -> (usize, usize)
     wire::key(buf, bundle::EVENT, wire::LEN);
     let event = buf.len();
     buf.push(0);
-    wire::uint(buf, 1, ts);
+    wire::key(buf, 1, wire::VARINT);
+    wire::varint_time(buf, ts);
     wire::uint(buf, 2, u64::from(pid));
     wire::key(buf, tag, wire::LEN);
     let body = buf.len();
