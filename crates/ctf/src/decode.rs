@@ -222,28 +222,6 @@ const MAX_ELEMENTS: u64 = 1 << 28;
 const MAX_EMPTY_SLOTS: u64 = 1 << 20;
 
 /// Decoding state of one data stream: registers, the default clock and role values.
-/// The pieces of structure `node` when it is one whose elements an array decodes in a loop of
-/// its own ([`Decoder::flat_struct`]): no fixed plan, pieces that are runs or members that
-/// are structures with a fixed plan, and some bits to read (an array of elements taking none
-/// is refused by the general loop).
-fn flat_pieces(layout: &Layout, node: NodeId) -> Option<&[Piece]> {
-    let n = &layout.nodes[node as usize];
-    if !matches!(n.kind, NodeKind::Struct { .. }) || n.plan.is_some() {
-        return None;
-    }
-    let (first, count) = n.pieces;
-    let pieces = layout.pieces.get(first as usize..)?.get(..count as usize)?;
-    let mut bits = 0;
-    for p in pieces {
-        bits += match p {
-            Piece::Run(r) => r.size_bits,
-            Piece::Member(child) => layout.nodes[*child as usize].plan.as_ref()?.size_bits,
-            Piece::Scalars { .. } => return None,
-        };
-    }
-    (bits > 0).then_some(pieces)
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct Decoder {
     regs: Vec<i128>,
@@ -412,16 +390,6 @@ impl Decoder {
                     aux: 0,
                     val: count,
                 });
-                if let Some(pieces) = flat_pieces(layout, *elem) {
-                    // Structures of runs and fixed-layout structures (LTTng's poll and epoll
-                    // entries): each decoded here rather than by two recursive calls.
-                    let e = &layout.nodes[*elem as usize];
-                    for _ in 0..count {
-                        self.flat_struct(layout, *elem, e, pieces, data, pos, out)?;
-                    }
-                    out[at].aux = (out.len() - at - 1) as u32;
-                    return Ok(());
-                }
                 let mut prev = *pos;
                 for i in 0..count {
                     let before = out.len();
@@ -459,58 +427,6 @@ impl Decoder {
                 out[at].aux = (out.len() - at - 1) as u32;
             }
         }
-        Ok(())
-    }
-
-    /// Decodes structure `node` (`n`), whose [`flat_pieces`] are `pieces`, at bit `*pos` of
-    /// `data` as [`Self::decode`] does.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn flat_struct(
-        &mut self,
-        layout: &Layout,
-        node: NodeId,
-        n: &Node,
-        pieces: &[Piece],
-        data: &[u8],
-        pos: &mut u64,
-        out: &mut Vec<Slot>,
-    ) -> Result<(), DecodeError> {
-        let NodeKind::Struct { count, .. } = n.kind else {
-            return self.decode(layout, node, data, pos, out);
-        };
-        *pos = align_up(*pos, n.align);
-        let at = out.len();
-        out.push(Slot {
-            node,
-            aux: 0,
-            val: count as u64,
-        });
-        for p in pieces {
-            match p {
-                Piece::Run(r) => self.run(layout, r, data, pos, out)?,
-                Piece::Member(child) => {
-                    let c = &layout.nodes[*child as usize];
-                    let start = align_up(*pos, c.align);
-                    match &c.plan {
-                        Some(plan)
-                            if start.saturating_add(plan.size_bits) <= data.len() as u64 * 8 =>
-                        {
-                            out.push(Slot {
-                                node: *child,
-                                aux: 0,
-                                val: start,
-                            });
-                            *pos = start + plan.size_bits;
-                        }
-                        _ => self.decode(layout, *child, data, pos, out)?,
-                    }
-                }
-                // Not among flat pieces; decoded the general way all the same.
-                Piece::Scalars { node, .. } => self.decode(layout, *node, data, pos, out)?,
-            }
-        }
-        out[at].aux = (out.len() - at - 1) as u32;
         Ok(())
     }
 
@@ -1148,71 +1064,6 @@ mod tests {
                     out.iter().map(|s| (s.node, s.aux, s.val)).collect();
                 (r, pos, slots, dec.regs)
             };
-            prop_assert_eq!(run(&layout), run(&reference));
-        }
-    }
-
-    /// A sequence of structures of a run and a nested fixed-layout structure of bit fields
-    /// (LTTng's poll entries), between other members.
-    const ENTRIES: &str = "integer { size = 8; align = 8; } n; \
-         struct { \
-           integer { size = 32; align = 8; signed = true; } fd; \
-           integer { size = 16; align = 8; base = 16; } raw; \
-           struct { \
-             integer { size = 1; align = 1; } a; \
-             integer { size = 1; align = 1; } b; \
-             integer { size = 6; align = 1; } pad; \
-           } ev; \
-         } fds[n]; \
-         integer { size = 3; align = 1; } tail;";
-
-    proptest! {
-        /// An array of such structures, decoded in the array's own loop, gives what decoding
-        /// each structure member by member gives: slots, position, registers and errors.
-        #[test]
-        fn flat_elements_decode_as_members_do(
-            seed in any::<u64>(),
-            big in any::<bool>(),
-            start in 0u64..20,
-            len in 0usize..64,
-            n in 0u8..8,
-        ) {
-            let layout =
-                crate::layout::one_event_layout(if big { "be" } else { "le" }, ENTRIES);
-            let node = layout.streams.at(0).events.at(0).payload.expect("a payload");
-            let reference = one_by_one(&layout);
-            let mut x = seed | 1;
-            let mut data: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            // The length, wherever the start puts it.
-            for b in data.iter_mut().take(4) {
-                *b = n;
-            }
-            let run = |l: &Layout| {
-                let mut dec = Decoder::new(l);
-                let (mut pos, mut out) = (start, Vec::new());
-                let r = dec.decode(l, node, &data, &mut pos, &mut out);
-                let slots: Vec<(u32, u32, u64)> =
-                    out.iter().map(|s| (s.node, s.aux, s.val)).collect();
-                (r, pos, slots, dec.regs)
-            };
-            let fds = layout
-                .members_of(node)
-                .iter()
-                .find(|m| &*m.name == "fds")
-                .expect("fds")
-                .node;
-            let NodeKind::Array { elem, .. } = layout.nodes[fds as usize].kind else {
-                panic!("fds is an array");
-            };
-            prop_assert!(flat_pieces(&layout, elem).is_some());
-            prop_assert!(flat_pieces(&reference, elem).is_none());
             prop_assert_eq!(run(&layout), run(&reference));
         }
     }

@@ -507,14 +507,7 @@ mod tests {
                 Flow::Continue
             };
             let options = ReadOptions::default();
-            let merged = merge(
-                &mut cursors,
-                i64::MIN,
-                i64::MAX,
-                &options,
-                0,
-                &mut consumer,
-            );
+            let merged = merge(&mut cursors, i64::MIN, i64::MAX, &options, 0, &mut consumer);
             assert_eq!(merged.items, want.len() as u64);
             assert_eq!(got, want);
         }
