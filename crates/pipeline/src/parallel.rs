@@ -324,29 +324,22 @@ fn merge<B: Batch, C: Consumer<B>>(
         u64::MAX
     };
     'merge: while let Some(&(mut time, _)) = heads.first() {
-        // The lowest head and the runner-up, by (time, index): the lowest stream's items go
-        // out one after the other, without a scan each, as long as they come before the
-        // runner-up (a stream's items often follow each other closely in time). The heads
-        // are in index order: among equal times, the first seen is the lower index.
+        // The lowest head, and the last time at which the lowest stream's next items still
+        // come before the runner-up's: they go out one after the other, without a scan each
+        // (a stream's items often follow each other closely in time). The heads are in index
+        // order, so among equal times the first seen is the lower index: a head after the
+        // lowest lets its own time through, one before it the time before (never below
+        // `i64::MIN`: that head's time is above the lowest).
         let mut at = 0;
-        let (mut run_t, mut run_k) = (i64::MAX, usize::MAX);
+        let mut limit = i64::MAX;
         for (k, &(t, _)) in heads.iter().enumerate().skip(1) {
             if t < time {
-                (run_t, run_k) = (time, at);
+                limit = time - 1;
                 (time, at) = (t, k);
-            } else if t < run_t {
-                (run_t, run_k) = (t, k);
+            } else if t < limit {
+                limit = t;
             }
         }
-        // The last time an item of the lowest stream may have to go before the runner-up:
-        // the runner-up's own when the lowest stream has the lower index, else the one before
-        // (none when that is before any time).
-        let limit = if at < run_k {
-            run_t
-        } else {
-            run_t.wrapping_sub(1)
-        };
-        let runs = at < run_k || run_t != i64::MIN;
         let stream = heads[at].1;
         let c = &mut cursors[stream];
         loop {
@@ -377,7 +370,7 @@ fn merge<B: Batch, C: Consumer<B>>(
                 break;
             }
             time = c.batch.time(c.next);
-            if !runs || time > limit {
+            if time > limit {
                 heads[at].0 = time;
                 break;
             }
