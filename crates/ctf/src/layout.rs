@@ -998,15 +998,22 @@ impl<T> IdMap<T> {
         }
     }
 
-    /// Position of the item with this id.
-    #[inline]
+    /// Position of the item with this id. The dense table's look-up is inlined into the
+    /// readers' per-event loops; the hash map's is out of line (it would make the function
+    /// too large to inline).
+    #[inline(always)]
     pub fn index_of(&self, id: u64) -> Option<usize> {
         let idx = if id < DENSE_IDS {
             *self.dense.get(id as usize)?
         } else {
-            *self.sparse.get(&id)?
+            self.sparse_index(id)?
         };
         (idx != u32::MAX).then_some(idx as usize)
+    }
+
+    #[inline(never)]
+    fn sparse_index(&self, id: u64) -> Option<u32> {
+        self.sparse.get(&id).copied()
     }
 
     /// The item with this id.

@@ -6,7 +6,8 @@
 //! batches go through a bounded channel to the merging thread, which hands the items to the
 //! consumer in the order [`ctf::Merger`] gives events: by time, ties by stream position (the
 //! traces' order, then the streams' within each trace). Batches the merge is done with go back
-//! to their worker to be refilled, their memory already mapped and sized.
+//! to their worker to be refilled, their memory already mapped and sized; a worker has at
+//! most four of them, and waits for one back rather than allocate more.
 //!
 //! The read honours [`ReadOptions`]: the time map puts each trace's times on one time line
 //! (the worker maps its items' times with [`StreamTime`]), `begin`/`end` bound what the
@@ -83,18 +84,51 @@ impl StreamTime {
 pub struct Producer<B> {
     tx: SyncSender<B>,
     free: Receiver<B>,
+    /// Batches this worker allocated so far (at most [`MAX_BATCHES`]).
+    made: usize,
 }
 
+/// Batches a stream has at most: the one the merge reads, the [`QUEUED`] ones waiting for it
+/// and the one the worker fills. A worker that has all of them waits for the merge to return
+/// one rather than allocate another: each new batch is memory faulted in and zeroed, which
+/// costs more than the wait (the worker is then that far ahead of the merge anyway).
+const MAX_BATCHES: usize = QUEUED + 2;
+
+/// Full batches a stream's channel holds before its worker waits.
+const QUEUED: usize = 2;
+
 impl<B: Batch> Producer<B> {
-    /// An empty batch to fill: one the merge is done with, or a new one.
-    pub fn empty(&mut self) -> B {
+    /// A batch to fill without waiting: one the merge is done with, or a new one while the
+    /// worker has made fewer than [`MAX_BATCHES`].
+    fn ready(&mut self) -> Option<B> {
         match self.free.try_recv() {
             Ok(mut b) => {
                 b.clear();
-                b
+                Some(b)
             }
-            Err(_) => B::new(),
+            Err(_) if self.made < MAX_BATCHES => {
+                self.made += 1;
+                Some(B::new())
+            }
+            Err(_) => None,
         }
+    }
+
+    /// An empty batch to fill: one the merge is done with, or a new one (waiting for one
+    /// when the worker has [`MAX_BATCHES`] already; a placeholder when the merge has stopped,
+    /// to which [`Self::flush_if_full`] then says so).
+    pub fn empty(&mut self) -> B {
+        match self.ready() {
+            Some(b) => b,
+            None => self.wait().unwrap_or_else(B::placeholder),
+        }
+    }
+
+    /// A batch back from the merge, waited for; None when the merge has stopped.
+    fn wait(&mut self) -> Option<B> {
+        let mut b = self.free.recv().ok()?;
+        b.clear();
+        Some(b)
     }
 
     /// Sends `batch` to the merge when it is full, leaving an empty one in its place; false
@@ -108,8 +142,21 @@ impl<B: Batch> Producer<B> {
     #[cold]
     #[inline(never)]
     fn send(&mut self, batch: &mut B) -> bool {
-        let next = self.empty();
-        self.tx.send(std::mem::replace(batch, next)).is_ok()
+        if let Some(next) = self.ready() {
+            return self.tx.send(std::mem::replace(batch, next)).is_ok();
+        }
+        // Every batch is out: this one goes first, so that the merge, taking it, returns one.
+        let full = std::mem::replace(batch, B::placeholder());
+        if self.tx.send(full).is_err() {
+            return false;
+        }
+        match self.wait() {
+            Some(b) => {
+                *batch = b;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Sends the last batch of the stream.
@@ -171,9 +218,6 @@ impl<B: Batch> Cursor<B> {
     }
 }
 
-/// A place of the merge's heads with no stream.
-const CLOSED: (i64, usize) = (i64::MAX, usize::MAX);
-
 /// Items between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
@@ -220,14 +264,18 @@ where
         let mut cursors = Vec::with_capacity(readers.len());
         let mut handles = Vec::with_capacity(readers.len());
         for r in readers {
-            let (tx, rx) = sync_channel(2);
+            let (tx, rx) = sync_channel(QUEUED);
             let (free_tx, free_rx) = channel();
             let time = StreamTime {
                 trace: r.trace().index,
                 map: options.time_map.clone(),
             };
             handles.push(scope.spawn(move || {
-                let mut out = Producer { tx, free: free_rx };
+                let mut out = Producer {
+                    tx,
+                    free: free_rx,
+                    made: 0,
+                };
                 work(r, &time, &mut out)
             }));
             cursors.push(Cursor {
@@ -263,17 +311,11 @@ fn merge<B: Batch, C: Consumer<B>>(
     // The streams still open, in index order, each as the time of its next item and its
     // index: a linear scan for the minimum (few streams) with ties to the lowest index, as a
     // merge by (time, index). Times and indexes side by side: the scan reads one array.
-    let mut heads: Vec<(i64, usize)> = Vec::with_capacity(cursors.len() + 3);
+    let mut heads: Vec<(i64, usize)> = Vec::with_capacity(cursors.len());
     for (i, c) in cursors.iter_mut().enumerate() {
         if c.fill() {
             heads.push((c.batch.time(c.next), i));
         }
-    }
-    // Padded to whole groups of four by closed places after the open streams: the scan
-    // compares a group without a loop or a count, and a closed place never wins (it comes
-    // after every open one, and only a lower time displaces the lowest so far).
-    while !heads.len().is_multiple_of(4) {
-        heads.push(CLOSED);
     }
     let mut merged = Merged::default();
     let mut first: Option<i64> = None;
@@ -282,46 +324,60 @@ fn merge<B: Batch, C: Consumer<B>>(
     } else {
         u64::MAX
     };
-    while let Some(&(mut time, head)) = heads.first() {
-        if head == CLOSED.1 {
-            break;
-        }
+    'merge: while let Some(&(mut time, _)) = heads.first() {
+        // The lowest head, and the last time at which the lowest stream's next items still
+        // come before the runner-up's: they go out one after the other, without a scan each
+        // (a stream's items often follow each other closely in time). The heads are in index
+        // order, so among equal times the first seen is the lower index: a head after the
+        // lowest lets its own time through, one before it the time before (never below
+        // `i64::MIN`: that head's time is above the lowest).
         let mut at = 0;
-        for (q, g) in heads.chunks_exact(4).enumerate() {
-            for (r, &(t, _)) in g.iter().enumerate() {
-                if t < time {
-                    (time, at) = (t, 4 * q + r);
+        let mut limit = i64::MAX;
+        // A count alongside a plain slice loop (an enumerated, skipped iterator costs more).
+        let mut k = 0;
+        for &(t, _) in &heads[1..] {
+            k += 1;
+            if t < time {
+                limit = time - 1;
+                (time, at) = (t, k);
+            } else if t < limit {
+                limit = t;
+            }
+        }
+        let stream = heads[at].1;
+        let c = &mut cursors[stream];
+        loop {
+            let n = c.next;
+            let batch = &mut c.batch;
+            // Within the range (an item without a time too when there is no begin): given
+            // out; the other cases, rare, are sorted out of line.
+            let keep = (time >= lo && time <= hi) || {
+                match outside(time, hi, batch.ranged(n)) {
+                    Some(keep) => keep,
+                    None => break 'merge,
+                }
+            };
+            if keep {
+                merged.items += 1;
+                if consumer.item(batch, n, time) == Flow::Stop {
+                    merged.stopped = true;
+                    break 'merge;
+                }
+                if merged.items == next_report {
+                    report(options, &mut first, time, streams_end, merged.items);
+                    next_report += PROGRESS_EVERY;
                 }
             }
-        }
-        let c = &mut cursors[heads[at].1];
-        let n = c.next;
-        let batch = &mut c.batch;
-        // Within the range (an item without a time too when there is no begin): given out;
-        // the other cases, rare, are sorted out of line.
-        let keep = (time >= lo && time <= hi) || {
-            match outside(time, hi, batch.ranged(n)) {
-                Some(keep) => keep,
-                None => break,
-            }
-        };
-        if keep {
-            merged.items += 1;
-            if consumer.item(batch, n, time) == Flow::Stop {
-                merged.stopped = true;
+            c.next += 1;
+            if !c.fill() {
+                heads.remove(at);
                 break;
             }
-            if merged.items == next_report {
-                report(options, &mut first, time, streams_end, merged.items);
-                next_report += PROGRESS_EVERY;
+            time = c.batch.time(c.next);
+            if time > limit {
+                heads[at].0 = time;
+                break;
             }
-        }
-        c.next += 1;
-        if c.fill() {
-            heads[at].0 = c.batch.time(c.next);
-        } else {
-            heads.remove(at);
-            heads.push(CLOSED);
         }
     }
     if let Some(p) = &options.progress {
@@ -356,5 +412,101 @@ fn report(options: &ReadOptions, first: &mut Option<i64>, ts: i64, end: i64, ite
             end: end.max(begin),
             events: items,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    /// Times of one stream's items, and the stream.
+    struct Times(Vec<i64>, usize);
+
+    impl Batch for Times {
+        fn new() -> Times {
+            Times(Vec::new(), usize::MAX)
+        }
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn time(&self, i: usize) -> i64 {
+            self.0[i]
+        }
+        fn is_full(&self) -> bool {
+            false
+        }
+        fn clear(&mut self) {
+            self.0.clear();
+        }
+    }
+
+    /// Streams with runs, ties between streams and items without a time, in batches of any
+    /// size: the merge gives every item by (time, stream), each stream's in its order.
+    #[test]
+    fn merges_by_time_then_stream() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..300 {
+            let streams: Vec<Vec<i64>> = (0..1 + rnd(7))
+                .map(|_| {
+                    let mut t = if rnd(4) == 0 { i64::MIN } else { rnd(5) as i64 };
+                    (0..rnd(40))
+                        .map(|_| {
+                            let now = t;
+                            t = match t {
+                                i64::MIN if rnd(3) == 0 => rnd(3) as i64,
+                                i64::MIN => t,
+                                _ => t + rnd(3) as i64,
+                            };
+                            now
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut want: Vec<(i64, usize)> = streams
+                .iter()
+                .enumerate()
+                .flat_map(|(s, v)| v.iter().map(move |&t| (t, s)))
+                .collect();
+            // Stable: a stream's items keep their order.
+            want.sort_by_key(|&(t, s)| (t, s));
+            let mut cursors: Vec<Cursor<Times>> = streams
+                .iter()
+                .enumerate()
+                .map(|(s, v)| {
+                    let (tx, rx) = channel();
+                    let mut rest = &v[..];
+                    while !rest.is_empty() {
+                        let n = (1 + rnd(5) as usize).min(rest.len());
+                        tx.send(Times(rest[..n].to_vec(), s)).unwrap();
+                        rest = &rest[n..];
+                    }
+                    let (free, _) = channel();
+                    Cursor {
+                        rx,
+                        free,
+                        batch: Times::placeholder(),
+                        next: 0,
+                        placeholder: true,
+                    }
+                })
+                .collect();
+            let mut got = Vec::new();
+            let mut consumer = |b: &mut Times, i: usize, t: i64| {
+                assert_eq!(b.0[i], t);
+                got.push((t, b.1));
+                Flow::Continue
+            };
+            let options = ReadOptions::default();
+            let merged = merge(&mut cursors, i64::MIN, i64::MAX, &options, 0, &mut consumer);
+            assert_eq!(merged.items, want.len() as u64);
+            assert_eq!(got, want);
+        }
     }
 }

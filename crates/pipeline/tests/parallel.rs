@@ -104,11 +104,12 @@ fn items_come_in_merge_order_through_recycled_batches() {
     assert_eq!(merged.items, want.len() as u64);
     assert_eq!(got, want);
     assert_eq!(PLACEHOLDERS_REUSED.load(Ordering::Relaxed), 0);
-    // Thousands of batches went through; only a few per stream were ever allocated.
+    // Thousands of batches went through; at most four per stream were ever allocated (the
+    // one merged, two queued, the one filled).
     let made = MADE.load(Ordering::Relaxed);
     let streams = traces.iter().map(|t| t.readers().len()).sum::<usize>();
     assert!(
-        made <= 6 * streams,
+        made <= 4 * streams,
         "{made} batches made for {streams} streams"
     );
 }

@@ -860,6 +860,10 @@ struct Tree {
     /// For each of [`Self::nodes`] that is a fixed-layout structure of integers: its word
     /// reads.
     fixed: Vec<Option<TFixed>>,
+    /// For each of [`Self::nodes`]: whether it is a structure whose members are scalars or
+    /// structures with [`Self::fixed`] reads, written by [`TreeWriter::flat_struct`] as an
+    /// array's element.
+    flat: Vec<bool>,
     /// Structure members, each structure's in a row.
     members: Vec<TMember>,
     /// Variant options, each variant's in a row: name and node.
@@ -980,6 +984,7 @@ impl Tree {
             nodes: Vec::new(),
             ids: Vec::new(),
             fixed: Vec::new(),
+            flat: Vec::new(),
             members: Vec::new(),
             options: Vec::new(),
             lits: Vec::new(),
@@ -1018,6 +1023,18 @@ impl Tree {
             };
             t.fixed.push(fixed);
         }
+        t.flat = (0..t.nodes.len())
+            .map(|k| match t.nodes[k] {
+                TNode::Struct { first, count } => t.members[first as usize..][..count as usize]
+                    .iter()
+                    .all(|m| match m.node {
+                        TNode::Scalar(_) => true,
+                        TNode::Struct { .. } => t.fixed[m.idx as usize].is_some(),
+                        _ => false,
+                    }),
+                _ => false,
+            })
+            .collect();
         t.lits.extend_from_slice(&[0; TREE_LIT]);
         Some(t)
     }
@@ -1548,11 +1565,13 @@ impl TreeWriter<'_> {
                     let count = u32::try_from(s.val).ok()?;
                     let mut j = i + 1;
                     let (node, id) = (tree.nodes[elem as usize], tree.ids[elem as usize]);
+                    let flat = tree.flat[elem as usize];
                     for k in 0..count {
                         self.reserve(tree.room);
                         self.at = index_at(self.b, self.at, k);
                         j = match node {
                             TNode::Scalar(fmt) => self.slot_scalar(sc, fmt, id, j)?,
+                            _ if flat => self.flat_struct(sc, elem, j)?,
                             _ => self.slot_node(sc, elem, j)?,
                         };
                     }
@@ -1578,6 +1597,57 @@ impl TreeWriter<'_> {
                 Some(next)
             }
         }
+    }
+
+    /// [`Self::slot_node`] for a [`Tree::flat`] structure `t` (an array's element: poll and
+    /// epoll entries), inlined in the array's loop: its scalars and fixed-layout structures
+    /// written here rather than by a recursive call each.
+    #[inline(always)]
+    fn flat_struct(&mut self, sc: &ScopeSlots<'_>, t: u32, i: usize) -> Option<usize> {
+        let tree = self.tree;
+        let s = *sc.slots.get(i)?;
+        let TNode::Struct { first, count } = tree.nodes[t as usize] else {
+            return None;
+        };
+        if s.node != tree.ids[t as usize] {
+            return None;
+        }
+        self.reserve(tree.room);
+        self.b[self.at] = b'{';
+        self.at += 1;
+        let mut j = i + 1;
+        for m in tree.members.get(first as usize..(first + count) as usize)? {
+            self.reserve(tree.room);
+            self.at = tree.put_lit(self.b, self.at, m.lit);
+            j = match m.node {
+                TNode::Scalar(fmt) => self.slot_scalar(sc, fmt, m.id, j)?,
+                TNode::Struct { first, count } => {
+                    let inner = *sc.slots.get(j)?;
+                    let fx = tree.fixed[m.idx as usize].as_ref()?;
+                    let members = tree.members.get(first as usize..(first + count) as usize)?;
+                    if inner.node != m.id {
+                        return None;
+                    }
+                    self.b[self.at] = b'{';
+                    self.at += 1;
+                    if self.fixed_words(fx, members, sc.data, inner.val).is_some() {
+                        self.reserve(2);
+                        self.b[self.at..self.at + 2].copy_from_slice(b" }");
+                        self.at += 2;
+                        j + 1
+                    } else {
+                        // Off a byte or near the data's end: written the usual way.
+                        self.at -= 1;
+                        self.slot_node(sc, m.idx, j)?
+                    }
+                }
+                _ => self.slot_node(sc, m.idx, j)?,
+            };
+        }
+        self.reserve(2);
+        self.b[self.at..self.at + 2].copy_from_slice(b" }");
+        self.at += 2;
+        Some(j)
     }
 
     /// Writes the scalar of format `fmt` and layout node `id` from slot `i` of `sc` (room for
