@@ -128,6 +128,13 @@ impl PrintRequest {
         if self.format == Format::CtfMetadata {
             return self.ctf_metadata();
         }
+        if !self.gmt {
+            // The local time zone's first look-up reads the whole zoneinfo directory
+            // (jiff's name index): done on a thread of its own while the traces open, it is
+            // no longer a serial step before the printing threads start. jiff keeps it once
+            // made (a `OnceLock`): the printer's own look-up waits for it or finds it.
+            std::thread::spawn(crate::timefmt::local_time_zone_warm_up);
+        }
         let colors_supported = crate::colors_supported();
         let style = self.style(colors_supported)?;
         let mut traces = ctf::open_all(&self.paths)?;

@@ -40,6 +40,11 @@ pub fn time_zone(gmt: bool) -> TimeZone {
     }
 }
 
+/// Looks the local time zone up once, so that later look-ups ([`time_zone`]) find it made.
+pub(crate) fn local_time_zone_warm_up() {
+    let _ = TimeZone::system();
+}
+
 impl TimeFormatter {
     /// Times in UTC with `gmt`, in the local time zone otherwise.
     pub fn new(gmt: bool) -> Self {
