@@ -133,7 +133,8 @@ impl PrintRequest {
             // (jiff's name index): done on a thread of its own while the traces open, it is
             // no longer a serial step before the printing threads start. jiff keeps it once
             // made (a `OnceLock`): the printer's own look-up waits for it or finds it.
-            std::thread::spawn(crate::timefmt::local_time_zone_warm_up);
+            // Without a thread (none to be had), the printer looks it up itself.
+            let _ = std::thread::Builder::new().spawn(crate::timefmt::local_time_zone_warm_up);
         }
         let colors_supported = crate::colors_supported();
         let style = self.style(colors_supported)?;
