@@ -94,8 +94,11 @@ pub struct Producer<B> {
 /// costs more than the wait (the worker is then that far ahead of the merge anyway).
 const MAX_BATCHES: usize = QUEUED + 2;
 
-/// Full batches a stream's channel holds before its worker waits.
-const QUEUED: usize = 2;
+/// Full batches a stream's channel holds before its worker waits. Enough that a stream whose
+/// events come in a burst (the merge takes many of its items in a row) does not leave the
+/// other workers idle at their cap while the merge waits on it; each one more costs a batch of
+/// memory per stream (bench/README.md).
+const QUEUED: usize = 4;
 
 impl<B: Batch> Producer<B> {
     /// A batch to fill without waiting: one the merge is done with, or a new one while the
