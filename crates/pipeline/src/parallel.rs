@@ -7,7 +7,7 @@
 //! consumer in the order [`ctf::Merger`] gives events: by time, ties by stream position (the
 //! traces' order, then the streams' within each trace). Batches the merge is done with go back
 //! to their worker to be refilled, their memory already mapped and sized; a worker has at
-//! most four of them, and waits for one back rather than allocate more.
+//! most six of them, and waits for one back rather than allocate more.
 //!
 //! The read honours [`ReadOptions`]: the time map puts each trace's times on one time line
 //! (the worker maps its items' times with [`StreamTime`]), `begin`/`end` bound what the

@@ -432,7 +432,6 @@ impl Sink {
         Ok(subset.len() as u64)
     }
 
-    /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
     /// Context switches rebuilt so far.
     fn rebuilt_switches(&self) -> u64 {
         self.switches.as_ref().map_or(0, |i| i.rebuilt())
@@ -463,6 +462,7 @@ impl Sink {
         Ok(())
     }
 
+    /// Decodes one page of `cpu` and writes its events. Returns whether the page was full.
     fn page(&mut self, layout: &PageLayout, cpu: u32, page: &[u8]) -> Result<bool, Error> {
         let mut err = None;
         let info = decode_page(layout, page, |ts, rec| {
