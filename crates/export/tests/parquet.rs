@@ -151,8 +151,8 @@ fn every_event_and_a_slice_per_switch() {
     assert_eq!(report.events(), events.len() as u64);
     assert_eq!((discarded, lost), (0, 0));
 
-    // `event`: every event (each stream's file in time order), its payload's fields in the
-    // typed maps.
+    // `event`: every event (in the order `event_rows_clustered_by_class` checks), its
+    // payload's fields in the typed maps.
     let ev = table(&out, "event");
     assert_eq!(rows(&ev), events.len());
     let mut got: Vec<Plain> = Vec::new();
@@ -164,12 +164,6 @@ fn every_event_and_a_slice_per_switch() {
         );
         let ctx = col::<MapArray>(b, "context_int");
         for r in 0..b.num_rows() {
-            if r > 0 {
-                assert!(
-                    ts.value(r) >= ts.value(r - 1),
-                    "a stream's rows in time order"
-                );
-            }
             assert!(ctx.is_null(r), "kernel-mix has no context");
             let next = map_value::<Int64Array>(ints, r, "next_tid").map(|(v, i)| v.value(i));
             let comm =
@@ -557,6 +551,117 @@ fn fields_of_a_real_trace() {
     }
     assert_eq!(seen, plain.values().map(Vec::len).sum::<usize>());
     assert!(arrays > 0, "the trace's build_id sequences are in the maps");
+}
+
+/// The `event` table's row order (schema version 3): each file's row groups follow each other
+/// in time (a group holds the next rows of the stream), and inside a group the rows of one
+/// class are together, the classes by name, each class's rows in time order; every event is
+/// there once.
+#[test]
+fn event_rows_clustered_by_class() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::statistics::Statistics;
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    testkit::kernel_mix(&input, 40_000, 2, 7);
+    let out = tmp.path().join("out");
+    let read = ReadOptions {
+        no_intersection: true,
+        ..Default::default()
+    };
+    // Small groups: several per file.
+    let group = 4096;
+    let traces = ctf::open_all(&[&input]).unwrap();
+    let options = ParquetOptions {
+        row_group_rows: group,
+        ..ParquetOptions::new(&out)
+    };
+    export_traces(&traces, &read, &options).unwrap();
+
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    let files = files_of(&out, "event");
+    assert_eq!(files.len(), 2, "a file per stream");
+    for file in &files {
+        let meta = SerializedFileReader::new(std::fs::File::open(file).unwrap())
+            .unwrap()
+            .metadata()
+            .clone();
+        let groups = meta.num_row_groups();
+        assert!(groups > 2, "{}: {groups} row groups", file.display());
+        let mut last_of_group: Option<i64> = None;
+        for g in 0..groups {
+            let rg = meta.row_group(g);
+            if g + 1 < groups {
+                assert_eq!(rg.num_rows() as usize, group, "group {g} is full");
+            }
+            let batches: Vec<RecordBatch> =
+                ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).unwrap())
+                    .unwrap()
+                    .with_row_groups(vec![g])
+                    .build()
+                    .unwrap()
+                    .map(|b| b.unwrap())
+                    .collect();
+            let mut rows: Vec<(String, i64)> = Vec::new();
+            for b in &batches {
+                let (ts, name) = (col::<Int64Array>(b, "ts"), col::<StringArray>(b, "name"));
+                rows.extend((0..b.num_rows()).map(|r| (name.value(r).to_string(), ts.value(r))));
+            }
+            assert_eq!(rows.len(), rg.num_rows() as usize);
+            // Runs of one name, in name order, each in time order: the rows sorted by (name,
+            // time) are the rows as written.
+            let mut sorted = rows.clone();
+            sorted.sort();
+            assert!(
+                sorted == rows,
+                "{} group {g}: rows not grouped by class in name then time order",
+                file.display()
+            );
+            let runs = rows.windows(2).filter(|w| w[0].0 != w[1].0).count() + 1;
+            let names: std::collections::BTreeSet<&str> =
+                rows.iter().map(|r| r.0.as_str()).collect();
+            assert_eq!(runs, names.len(), "group {g}: one run per class");
+            assert!(names.len() > 5, "group {g}: {} classes", names.len());
+            // The groups follow each other in time: a group's rows are the stream's next ones.
+            let (lo, hi) = (
+                rows.iter().map(|r| r.1).min().unwrap(),
+                rows.iter().map(|r| r.1).max().unwrap(),
+            );
+            if let Some(prev) = last_of_group {
+                assert!(prev <= lo, "group {g} starts before the last one ended");
+            }
+            last_of_group = Some(hi);
+            // The `name` column's statistics bound its runs (what lets an engine skip).
+            let name_col = rg
+                .columns()
+                .iter()
+                .find(|c| c.column_path().string() == "name")
+                .unwrap();
+            match name_col.statistics() {
+                Some(Statistics::ByteArray(st)) => {
+                    assert_eq!(
+                        st.min_opt().map(|v| v.as_utf8().unwrap()),
+                        Some(rows[0].0.as_str())
+                    );
+                    assert_eq!(
+                        st.max_opt().map(|v| v.as_utf8().unwrap()),
+                        Some(rows[rows.len() - 1].0.as_str())
+                    );
+                }
+                other => panic!("name statistics: {other:?}"),
+            }
+            for (n, _) in rows {
+                *counts.entry(n).or_default() += 1;
+            }
+        }
+    }
+    // Every event once: the counts per class are the read's.
+    let (events, _, _) = plain_read(&input, read);
+    let mut want: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in &events {
+        *want.entry(e.1.clone()).or_default() += 1;
+    }
+    assert_eq!(counts, want);
 }
 
 /// Each column is written with the encoding its definition names, and the tables that sort

@@ -10,7 +10,7 @@ use kernel::{
     Facet, IntMap, Interest, Model, NoteKind, Notification, StateOptions, StreamCpus, ThreadStatus,
 };
 
-use super::fields::EventRows;
+use super::fields::EventFile;
 use super::tables::{self, row, FileProps, TableDef, TableOut};
 use super::{Tables, TraceReport};
 use crate::{Error, NameFilter};
@@ -110,7 +110,7 @@ struct PendingCall {
 
 /// The open output tables of one trace.
 struct Outs {
-    event: Option<TableOut>,
+    event: Option<EventFile>,
     sched_slice: Option<TableOut>,
     thread_state: Option<TableOut>,
     syscall: Option<TableOut>,
@@ -135,7 +135,6 @@ pub(crate) struct TraceOut {
     model: Model,
     notes: Vec<Notification>,
     cpus_of: StreamCpus,
-    event_rows: EventRows,
     running: IntMap<u32, Running>,
     states: IntMap<i32, StateIv>,
     thread_names: IntMap<i32, NameIv>,
@@ -179,7 +178,15 @@ impl TraceOut {
     ) -> Result<Self, Error> {
         let o = |on, def| open(on, def, root, &partition, props);
         let outs = Outs {
-            event: o(tables.event, &tables::EVENT)?,
+            event: match tables.event {
+                true => Some(super::events::event_file(
+                    &root.join(tables::EVENT.name).join(&partition),
+                    "part-0.parquet",
+                    props,
+                    true,
+                )?),
+                false => None,
+            },
             sched_slice: o(tables.sched_slice, &tables::SCHED_SLICE)?,
             thread_state: o(tables.thread_state, &tables::THREAD_STATE)?,
             syscall: o(tables.syscall, &tables::SYSCALL)?,
@@ -201,7 +208,6 @@ impl TraceOut {
             model,
             notes: Vec::with_capacity(8),
             cpus_of: StreamCpus::default(),
-            event_rows: EventRows::new(),
             running: IntMap::default(),
             states: IntMap::default(),
             thread_names: IntMap::default(),
@@ -278,7 +284,7 @@ impl TraceOut {
         let cpu = self.cpus_of.of(ev) as i32;
         if self.outs.event.is_some() && self.kept(ev) {
             let out = self.outs.event.as_mut().expect("checked above");
-            self.event_rows.row(out, ev, ts, cpu)?;
+            out.row(ev, ts, cpu)?;
         }
         let r = self.model.process(ev, ts, &mut self.notes);
         if let Some(dir) = r.kind.packet_direction() {
@@ -739,8 +745,12 @@ impl TraceOut {
         if let Some((rows, bytes)) = self.event_files {
             report.tables.push(("event", rows, bytes));
         }
+        if let Some(out) = self.outs.event {
+            let rows = out.written_rows();
+            let (_, bytes) = out.close()?;
+            report.tables.push((tables::EVENT.name, rows, bytes));
+        }
         let outs = [
-            self.outs.event,
             self.outs.sched_slice,
             self.outs.thread_state,
             self.outs.syscall,

@@ -1,6 +1,7 @@
 //! The `event` table of one trace, written by a thread per stream: each reads its stream on
 //! its own (no merge, which only the derived tables' kernel state needs) and writes its own
-//! file, `event/host=…/trace=…/part-N.parquet` for stream N, in the stream's time order.
+//! file, `event/host=…/trace=…/part-N.parquet` for stream N: in each row group, the rows
+//! of one class after another ([`EventFile`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use ::ctf::{Message, SkipRule, Trace};
 use pipeline::classes_where;
 
-use super::fields::EventRows;
+use super::fields::{self, EventFile};
 use super::tables::{self, FileProps, TableOut};
 use crate::streams::{Place, Range};
 use crate::{Error, NameFilter};
@@ -94,8 +95,7 @@ fn stream(
         lo,
         hi,
     }));
-    let mut out: Option<TableOut> = None;
-    let mut rows = EventRows::new();
+    let mut out: Option<EventFile> = None;
     let mut cpu = None;
     let mut done = Events::default();
     let file = format!("part-{s}.parquet");
@@ -122,15 +122,9 @@ fn stream(
         let cpu = *cpu.get_or_insert_with(|| kernel::recorded_cpu(&ev).unwrap_or(s as u32));
         let o = match &mut out {
             Some(o) => o,
-            None => out.insert(TableOut::create_file(
-                &tables::EVENT,
-                dir,
-                &file,
-                props,
-                false,
-            )?),
+            None => out.insert(event_file(dir, &file, props, false)?),
         };
-        rows.row(o, &ev, t, cpu as i32)?;
+        o.row(&ev, t, cpu as i32)?;
     }
     if let Some(o) = out {
         done.rows = o.written_rows();
@@ -138,4 +132,21 @@ fn stream(
         done.bytes = bytes;
     }
     Ok(done)
+}
+
+/// Creates file `name` of the `event` table under `dir`, written by a thread of its own when
+/// `thread`.
+pub(crate) fn event_file(
+    dir: &Path,
+    name: &str,
+    props: FileProps,
+    thread: bool,
+) -> Result<EventFile, Error> {
+    let group = props.row_group_rows.clamp(1, fields::EVENT_GROUP_ROWS);
+    let props = FileProps {
+        row_group_rows: group,
+        ..props
+    };
+    let out = TableOut::create_file(&tables::EVENT, dir, name, props, thread)?;
+    Ok(EventFile::new(out, group))
 }

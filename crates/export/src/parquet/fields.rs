@@ -17,8 +17,138 @@ use ctf::ir::Role;
 use ctf::{Event, FieldValue};
 
 use super::json::JsonWriter;
-use super::tables::{Builder, TableOut};
+use super::tables::{self, Builder, Rows, TableOut};
 use crate::Error;
+
+/// Rows of a row group of the `event` table (at most: a smaller row-group size of the
+/// options wins). Each group's rows are held until written, so this bounds the writer's
+/// memory; smaller groups cluster less (bench/README.md has the sizes of 16 to 256 Ki).
+pub(crate) const EVENT_GROUP_ROWS: usize = 64 * 1024;
+
+/// A class's buffer not made yet, in [`EventFile`]'s slots.
+const NO_SLOT: u32 = u32::MAX;
+
+/// One file of the `event` table being written. Its rows are held a buffer per class name
+/// until a row group's worth, then written class after class in name order, each class's rows
+/// in the order they came (time order): a class's map keys then repeat row after row and
+/// collapse to runs, its fields' values sit together, and the `name` column is a few runs
+/// whose page statistics let an engine skip the pages of other classes (`WHERE name =
+/// 'sched_switch'`).
+pub(crate) struct EventFile {
+    out: TableOut,
+    fields: EventRows,
+    /// Per stream class, per event class: its buffer in `classes` ([`NO_SLOT`]: not seen yet).
+    slots: Vec<Vec<u32>>,
+    classes: Vec<ClassRows>,
+    /// Rows held in `classes`, and the most a group holds.
+    held: usize,
+    group: usize,
+}
+
+/// The rows of one class name held for the row group being made.
+struct ClassRows {
+    name: String,
+    rows: Rows,
+    /// Rows it had in the last group written (0: its buffers have no room to free).
+    last: usize,
+}
+
+impl EventFile {
+    /// Writes to `out` (a file of the `event` table), a row group every `group_rows` rows.
+    pub(crate) fn new(out: TableOut, group_rows: usize) -> Self {
+        EventFile {
+            out,
+            fields: EventRows::new(),
+            slots: Vec::new(),
+            classes: Vec::new(),
+            held: 0,
+            group: group_rows.max(1),
+        }
+    }
+
+    /// Appends `ev`, at `ts` on CPU `cpu`.
+    #[inline]
+    pub(crate) fn row(&mut self, ev: &Event<'_>, ts: i64, cpu: i32) -> Result<(), Error> {
+        let (sc, ec) = ev.class_index();
+        let slot = match self.slots.get(sc).and_then(|v| v.get(ec)) {
+            Some(&i) if i != NO_SLOT => i as usize,
+            _ => self.new_slot(sc, ec, ev.name()),
+        };
+        let class = &mut self.classes[slot];
+        self.fields.row(class.rows.cols(), ev, ts, cpu)?;
+        class.rows.end_row();
+        self.held += 1;
+        if self.held >= self.group {
+            self.write_group()?;
+        }
+        Ok(())
+    }
+
+    /// The buffer of event class `ec` of stream class `sc`, first seen: the one of its name
+    /// (classes of one name share it), else a new one.
+    #[cold]
+    fn new_slot(&mut self, sc: usize, ec: usize, name: &str) -> usize {
+        let slot = match self.classes.iter().position(|c| c.name == name) {
+            Some(i) => i,
+            None => {
+                self.classes.push(ClassRows {
+                    name: name.to_string(),
+                    rows: Rows::new(&tables::EVENT, 0),
+                    last: 0,
+                });
+                self.classes.len() - 1
+            }
+        };
+        if self.slots.len() <= sc {
+            self.slots.resize_with(sc + 1, Vec::new);
+        }
+        let v = &mut self.slots[sc];
+        if v.len() <= ec {
+            v.resize(ec + 1, NO_SLOT);
+        }
+        v[ec] = slot as u32;
+        slot
+    }
+
+    /// Writes the rows held as one row group, class after class by name.
+    fn write_group(&mut self) -> Result<(), Error> {
+        if self.held == 0 {
+            return Ok(());
+        }
+        let mut order: Vec<usize> = (0..self.classes.len()).collect();
+        order.sort_unstable_by(|&a, &b| self.classes[a].name.cmp(&self.classes[b].name));
+        let mut batches = Vec::with_capacity(order.len());
+        for i in order {
+            let c = &mut self.classes[i];
+            let n = c.rows.len();
+            if n == 0 && c.last == 0 {
+                continue;
+            }
+            // The buffers start the next group with room for as many rows as this one had: a
+            // class's share of the events changes slowly, and the buffers of all the classes
+            // together keep about a group's room.
+            let batch = c
+                .rows
+                .take(&tables::EVENT, self.out.schema())
+                .map_err(|e| self.out.arrow_error(e))?;
+            c.last = n;
+            batches.push(batch);
+        }
+        self.held = 0;
+        self.out.write_group(batches)
+    }
+
+    /// Rows appended so far.
+    pub(crate) fn written_rows(&self) -> u64 {
+        self.out.written_rows() + self.held as u64
+    }
+
+    /// Writes the rows held and closes the file: its path and size in bytes.
+    pub(crate) fn close(mut self) -> Result<(std::path::PathBuf, u64), Error> {
+        self.write_group()?;
+        self.out.close()
+    }
+}
 
 /// A map column's builder of integers.
 type IntMap = MapBuilder<StringBuilder, Int64Builder>;
@@ -40,17 +170,18 @@ impl EventRows {
         }
     }
 
-    /// Appends `ev`, at `ts` on CPU `cpu`, to `out` (the `event` table).
+    /// Appends the cells of `ev`, at `ts` on CPU `cpu`, to `cols` (the `event` table's
+    /// builders; the caller ends the row).
     #[inline]
-    pub(crate) fn row(
+    fn row(
         &mut self,
-        out: &mut TableOut,
+        cols: &mut [Builder],
         ev: &Event<'_>,
         ts: i64,
         cpu: i32,
     ) -> Result<(), Error> {
         let [Builder::I64(t), Builder::I32(c), Builder::Str(n), Builder::IntMap(pi), Builder::StrMap(ps), Builder::IntMap(ci), Builder::StrMap(cs)] =
-            out.cols()
+            cols
         else {
             unreachable!("the event table's columns")
         };
@@ -72,7 +203,7 @@ impl EventRows {
             }
             append(ci, cs)?;
         }
-        out.end_row()
+        Ok(())
     }
 
     fn maps<'a>(&'a mut self, ints: &'a mut IntMap, strs: &'a mut StrMap) -> Maps<'a> {

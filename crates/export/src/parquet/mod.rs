@@ -127,12 +127,11 @@ pub struct ParquetOptions {
     pub names: NameFilter,
     /// Rows per row group (the writer's memory bound per table).
     pub row_group_rows: usize,
-    /// The zstd level of every column (1–22): higher levels write smaller files, slower.
-    pub zstd_level: i32,
+    /// The zstd level of every column (1–22): higher levels write smaller files, slower. None:
+    /// each table's own ([`tables::TableDef::zstd_level`]: 3 for `event`, 1 for the others;
+    /// bench/README.md has the size and time of others).
+    pub zstd_level: Option<i32>,
 }
-
-/// The default zstd level: see bench/README.md for the size and time of others.
-pub const DEFAULT_ZSTD_LEVEL: i32 = 1;
 
 impl ParquetOptions {
     fn file_props(&self) -> tables::FileProps {
@@ -149,7 +148,7 @@ impl ParquetOptions {
             tables: Tables::ALL,
             names: NameFilter::default(),
             row_group_rows: 256 * 1024,
-            zstd_level: DEFAULT_ZSTD_LEVEL,
+            zstd_level: None,
         }
     }
 }
