@@ -556,11 +556,9 @@ fn fields_of_a_real_trace() {
 /// The `event` table's row order (schema version 3): each file's row groups follow each other
 /// in time (a group holds the next rows of the stream), and inside a group the rows of one
 /// class are together, the classes by name, each class's rows in time order; every event is
-/// there once.
+/// there once. The same for the one file of a [`export::parquet::ParquetSink`] used alone.
 #[test]
 fn event_rows_clustered_by_class() {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    use parquet::file::statistics::Statistics;
     let tmp = tempfile::tempdir().unwrap();
     let input = tmp.path().join("in");
     testkit::kernel_mix(&input, 40_000, 2, 7);
@@ -577,11 +575,47 @@ fn event_rows_clustered_by_class() {
         ..ParquetOptions::new(&out)
     };
     export_traces(&traces, &read, &options).unwrap();
+    let (events, _, _) = plain_read(&input, read.clone());
+    let mut want: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in &events {
+        *want.entry(e.1.clone()).or_default() += 1;
+    }
+    // Every event once: the counts per class are the read's.
+    assert_eq!(clustered_counts(&out, group, 2), want);
 
+    // The sink's own `event` file (one, of the merged read, written by a thread) too.
+    let sink_out = tmp.path().join("sink");
+    let mut sink = export::parquet::ParquetSink::new(
+        &traces,
+        &export::parquet::partitions(&traces),
+        &read,
+        ParquetOptions {
+            row_group_rows: group,
+            tables: export::parquet::Tables::parse(&["event".to_string()]).unwrap(),
+            ..ParquetOptions::new(&sink_out)
+        },
+        true,
+    )
+    .unwrap();
+    FileSource::new(traces, read).run(&mut sink);
+    export::Export::close(sink).unwrap();
+    assert_eq!(clustered_counts(&sink_out, group, 1), want);
+}
+
+/// The rows per class name of the `event` files under `out` (`files` of them), checking
+/// their order: full groups of `group` rows following each other in time, each grouped by
+/// class in name order, each class in time order.
+fn clustered_counts(
+    out: &Path,
+    group: usize,
+    files: usize,
+) -> std::collections::BTreeMap<String, usize> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::statistics::Statistics;
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    let files = files_of(&out, "event");
-    assert_eq!(files.len(), 2, "a file per stream");
-    for file in &files {
+    let found = files_of(out, "event");
+    assert_eq!(found.len(), files, "{found:?}");
+    for file in &found {
         let meta = SerializedFileReader::new(std::fs::File::open(file).unwrap())
             .unwrap()
             .metadata()
@@ -650,18 +684,16 @@ fn event_rows_clustered_by_class() {
                 }
                 other => panic!("name statistics: {other:?}"),
             }
+            assert!(
+                name_col.column_index_offset().is_some(),
+                "name has page statistics"
+            );
             for (n, _) in rows {
                 *counts.entry(n).or_default() += 1;
             }
         }
     }
-    // Every event once: the counts per class are the read's.
-    let (events, _, _) = plain_read(&input, read);
-    let mut want: std::collections::BTreeMap<String, usize> = Default::default();
-    for e in &events {
-        *want.entry(e.1.clone()).or_default() += 1;
-    }
-    assert_eq!(counts, want);
+    counts
 }
 
 /// Each column is written with the encoding its definition names, and the tables that sort

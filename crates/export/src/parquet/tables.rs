@@ -144,7 +144,7 @@ pub struct TableDef {
     pub sort_batches: bool,
     /// The zstd level of its files unless the export sets one for all tables: 3 for `event`,
     /// whose clustered rows compress a few per cent better at 3 for a few per cent more time;
-    /// 1 for the derived tables, which their small sorted blocks make larger at 3
+    /// 1 for the derived tables, which come out larger at 3
     /// (bench/README.md).
     pub zstd_level: i32,
 }
@@ -1085,9 +1085,10 @@ pub fn schema_markdown() -> String {
          stream's next 64 Ki events grouped by class, the classes in name order, each class in \
          time order. A class's map keys then repeat row after row and its fields' values sit \
          together, so the table takes a third less (a generated 5 M-event kernel trace: 48.9 → \
-         30.6 MB, 0.33× → 0.20× its CTF size, with zstd level 3 on this table), and `name` is a \
-         few runs per group whose statistics let an engine skip the row groups and pages of \
-         other classes. Readers that need time order sort by `ts` (the `sql/` queries read the \
+         30.6 MB, 0.33× → 0.20× its CTF size, with zstd level 3 on this table, which the \
+         clustered rows make worth its time), and `name` is a \
+         few runs per group whose page statistics (the column index) let an engine skip the \
+         pages of other classes. Readers that need time order sort by `ts` (the `sql/` queries read the \
          derived tables).\n\n\
          Encodings (the `encoding` column below; none changes a value): times are \
          `delta` (`DELTA_BINARY_PACKED`: they grow with the rows, so a few bits of difference \
