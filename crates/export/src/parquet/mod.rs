@@ -3,15 +3,16 @@
 //!
 //! Each table ([`tables::TABLES`]) is a dataset directory under the output directory,
 //! partitioned Hive-style by host and trace: `DIR/sched_slice/host=web1/trace=kernel/
-//! part-0.parquet`, zstd-compressed. `event` holds every event (payload as JSON, see
-//! [`json`]); the others derive from the kernel model's notifications, the state machine
+//! part-0.parquet`, zstd-compressed. `event` holds every event (payload and context fields
+//! as typed maps; each row group's rows grouped by class, see `fields::EventFile`); the others derive from the kernel model's notifications, the state machine
 //! `tracekit analyze` runs: `sched_slice`, `thread_state`, `syscall`, `irq`, `block_io`,
 //! `net_packet`, `thread`, `process`; `trace` says where each trace came from, its clock
 //! transform under `--sync`, and what it lost. The schema is [`tables::schema_markdown`]
 //! (`docs/parquet-schema.md`), versioned by [`tables::SCHEMA_VERSION`].
 //!
 //! Memory stays constant while streaming: rows go to the Parquet writer in batches, which
-//! closes a row group every [`ParquetOptions::row_group_rows`] rows; the state kept is the
+//! closes a row group every [`ParquetOptions::row_group_rows`] rows (the `event` table's
+//! writers hold up to 64 Ki rows, a row group, to order them by class); the state kept is the
 //! kernel model's and one open interval per thread and CPU. [`export_traces`] reads the
 //! traces one after another, so the number of traces does not matter either.
 
@@ -125,7 +126,8 @@ pub struct ParquetOptions {
     pub tables: Tables,
     /// The events the `event` table keeps (the derived tables see every event).
     pub names: NameFilter,
-    /// Rows per row group (the writer's memory bound per table).
+    /// Rows per row group (the writer's memory bound per table; the `event` table's groups are
+    /// at most 64 Ki rows, which its writers hold to order them by class).
     pub row_group_rows: usize,
     /// The zstd level of every column (1–22): higher levels write smaller files, slower. None:
     /// each table's own ([`tables::TableDef::zstd_level`]: 3 for `event`, 1 for the others;
