@@ -278,14 +278,47 @@ pub(crate) fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
     str_other_at(b, at, raw)
 }
 
-/// [`str_at`] for texts other than plain 16-byte ones.
+/// [`str_at`] for texts other than plain 16-byte ones: 16 bytes at a time while they need
+/// no escape and hold no NUL (file names, device names), byte by byte from the first block
+/// that needs an escape. Whole blocks are written: after `k` whole blocks of text, the last
+/// one ends at `at + 17 + 16k`, within the room of `2 + max(16, 4 × length)` as the text
+/// has at least `16k` bytes.
 #[inline(never)]
 fn str_other_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
     b[at] = b'"';
-    let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
-    let end = escape_at(b, at + 1, s);
-    b[end] = b'"';
-    end + 1
+    let mut o = at + 1;
+    let mut rest = raw;
+    loop {
+        let (blk, n) = match rest.first_chunk::<16>() {
+            Some(blk) => (*blk, 16),
+            None => {
+                // The tail, zero-padded: its own NUL or the padding ends it.
+                let mut blk = [0u8; 16];
+                blk[..rest.len()].copy_from_slice(rest);
+                (blk, rest.len())
+            }
+        };
+        match plain_len16(&blk) {
+            Some(len) if len < n || n < 16 => {
+                // The whole block, as one fixed-size copy (the room allows it: see below).
+                b[o..o + 16].copy_from_slice(&blk);
+                o += len.min(n);
+                break;
+            }
+            Some(_) => {
+                b[o..o + 16].copy_from_slice(&blk);
+                o += 16;
+                rest = &rest[16..];
+            }
+            None => {
+                let s = rest.split(|&c| c == 0).next().unwrap_or(rest);
+                o = escape_at(b, o, s);
+                break;
+            }
+        }
+    }
+    b[o] = b'"';
+    o + 1
 }
 
 /// Writes `s` at `at` as [`write_escaped`] does (room for 4 bytes per byte of `s`).
@@ -415,6 +448,40 @@ mod tests {
             String::from_utf8(b).unwrap(),
             "\"swapper/0\"\"0123456789abcdef\"\"a\\\"b\"\"short\"\"ok\"\"tab\\there\x7fé\\?\""
         );
+    }
+
+    /// Strings of every length up to 70, of plain bytes, with an escaped byte or a NUL (or
+    /// both) somewhere: the same text as escaping up to the first NUL byte by byte.
+    #[test]
+    fn strings_of_every_length_and_content() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize % n
+        };
+        for len in 0..70 {
+            for _ in 0..40 {
+                let mut raw: Vec<u8> = (0..len).map(|_| b' ' + rnd(95) as u8).collect();
+                for special in [0u8, b'\n', b'"', 0x7f, 0xc3, b'?'] {
+                    if len > 0 && rnd(3) == 0 {
+                        raw[rnd(len)] = special;
+                    }
+                }
+                let upto = raw.split(|&c| c == 0).next().unwrap();
+                let mut want = b"\"".to_vec();
+                write_escaped(&mut want, upto);
+                want.push(b'"');
+                let mut got = Vec::new();
+                put_str(&mut got, &raw);
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{raw:?}"
+                );
+            }
+        }
     }
 
     #[test]
