@@ -307,11 +307,25 @@ struct Writer<'o, W, E> {
     pre_epoch_seen: bool,
 }
 
-/// Bytes of output to write: a part of a chunk's text or of [`Writer::own`].
+/// Bytes of output to write: a part of a chunk's text or of [`Writer::own`]. Laid out as
+/// a `struct iovec`, as `IoSlice` is on Unix, so that the pieces are written as they are.
 #[derive(Clone, Copy)]
+#[repr(C)]
 struct Piece {
     ptr: *const u8,
     len: usize,
+}
+
+/// `pieces` as the `IoSlice`s they are laid out as.
+///
+/// # Safety
+/// Each piece must point to `len` bytes that stay valid and unchanged while the result is
+/// used.
+#[cfg(unix)]
+unsafe fn io_slices(pieces: &mut [Piece]) -> &mut [IoSlice<'_>] {
+    // SAFETY: `IoSlice` is ABI compatible with `struct iovec` on Unix (its documentation
+    // says so), which `Piece` is laid out as; the bytes are valid as the caller says.
+    unsafe { &mut *(pieces as *mut [Piece] as *mut [IoSlice<'_>]) }
 }
 
 /// Pieces gathered before they are written: Linux's `IOV_MAX`, the most one `writev` takes.
@@ -404,17 +418,20 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
     #[inline(never)]
     fn write_out(&mut self) -> bool {
         if self.failed.is_none() && !self.pieces.is_empty() {
-            let mut slices: Vec<IoSlice<'_>> = self
+            // SAFETY (both forms): a piece points into a chunk's text that the merge still
+            // holds (chunks are written out before they are released) and has not changed
+            // since, or into `own`, which was neither cleared nor reallocated since.
+            #[cfg(unix)]
+            let slices = unsafe { io_slices(&mut self.pieces) };
+            #[cfg(not(unix))]
+            let mut made: Vec<IoSlice<'_>> = self
                 .pieces
                 .iter()
-                .map(|p| {
-                    // SAFETY: a piece points into a chunk's text that the merge still holds
-                    // (chunks are written out before they are released) and has not changed
-                    // since, or into `own`, which was neither cleared nor reallocated since.
-                    IoSlice::new(unsafe { std::slice::from_raw_parts(p.ptr, p.len) })
-                })
+                .map(|p| IoSlice::new(unsafe { std::slice::from_raw_parts(p.ptr, p.len) }))
                 .collect();
-            if let Err(e) = write_all_vectored(self.out, &mut slices) {
+            #[cfg(not(unix))]
+            let slices = &mut made[..];
+            if let Err(e) = write_all_vectored(self.out, slices) {
                 self.failed = Some(e);
             }
         }
