@@ -1,6 +1,7 @@
 //! Printing traces in parallel: one worker per stream decodes and formats its events, time
 //! stamp included ([`pipeline::parallel`]); the merging thread fills in what depends on the
-//! merged order, the delta from the previous line, in place before it copies each line out.
+//! merged order, the delta from the previous line, in place, and writes the lines out from
+//! the chunks themselves (`Writer`).
 //!
 //! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
 //! byte-identical to a sequential printer's.
