@@ -175,6 +175,13 @@ impl<B: Batch> Producer<B> {
 pub trait Consumer<B> {
     /// Item `i` of `batch`, at `time` on the read's time line; [`Flow::Stop`] ends the read.
     fn item(&mut self, batch: &mut B, i: usize, time: i64) -> Flow;
+
+    /// The merge is done with `batch`: it goes back to its worker to be refilled (or is
+    /// dropped at the end of the read) right after this returns. A consumer that kept
+    /// pointers into batches it was given (to write their bytes out later without copying
+    /// them) must be done with them here.
+    #[inline(always)]
+    fn release(&mut self, _batch: &mut B) {}
 }
 
 impl<B, F: FnMut(&mut B, usize, i64) -> Flow> Consumer<B> for F {
@@ -196,17 +203,21 @@ struct Cursor<B> {
 }
 
 impl<B: Batch> Cursor<B> {
-    /// Makes sure an item is available; false at the end of the stream.
+    /// Makes sure an item is available; false at the end of the stream. `consumer` is told
+    /// of each batch before it goes back to the worker.
     #[inline(always)]
-    fn fill(&mut self) -> bool {
-        self.next < self.batch.len() || self.refill()
+    fn fill<C: Consumer<B>>(&mut self, consumer: &mut C) -> bool {
+        self.next < self.batch.len() || self.refill(consumer)
     }
 
     #[cold]
-    fn refill(&mut self) -> bool {
+    fn refill<C: Consumer<B>>(&mut self, consumer: &mut C) -> bool {
         while self.next >= self.batch.len() {
             match self.rx.recv() {
                 Ok(b) => {
+                    if !self.placeholder {
+                        consumer.release(&mut self.batch);
+                    }
                     let used = std::mem::replace(&mut self.batch, b);
                     // The worker may be gone already: then the batch is just dropped.
                     if !std::mem::take(&mut self.placeholder) {
@@ -316,7 +327,7 @@ fn merge<B: Batch, C: Consumer<B>>(
     // merge by (time, index). Times and indexes side by side: the scan reads one array.
     let mut heads: Vec<(i64, usize)> = Vec::with_capacity(cursors.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        if c.fill() {
+        if c.fill(consumer) {
             heads.push((c.batch.time(c.next), i));
         }
     }
@@ -372,7 +383,7 @@ fn merge<B: Batch, C: Consumer<B>>(
                 }
             }
             c.next += 1;
-            if !c.fill() {
+            if !c.fill(consumer) {
                 heads.remove(at);
                 break;
             }
@@ -382,6 +393,11 @@ fn merge<B: Batch, C: Consumer<B>>(
                 break;
             }
         }
+    }
+    // The batches still held are dropped (or returned) after the merge: the consumer is
+    // done with them first.
+    for c in cursors.iter_mut().filter(|c| !c.placeholder) {
+        consumer.release(&mut c.batch);
     }
     if let Some(p) = &options.progress {
         p.done(merged.items);

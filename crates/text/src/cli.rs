@@ -3,7 +3,8 @@
 //! and `-o ctf-metadata`, the count's table. The binary parses the arguments into a
 //! [`PrintRequest`].
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -173,7 +174,18 @@ impl PrintRequest {
             warning_colors: colors_supported,
         };
         let outcome = match &self.output {
-            None => write_text(&traces, &options, io::stdout().lock())?,
+            None => {
+                // Straight to the descriptor (a duplicate of it): the printer gathers its
+                // output itself, and `Stdout`'s line buffering would look for the last newline
+                // of each vectored write, then go through a second buffer. Whatever is in
+                // `Stdout`'s buffer goes first.
+                let stdout = io::stdout();
+                let _ = stdout.lock().flush();
+                match stdout.as_fd().try_clone_to_owned() {
+                    Ok(fd) => write_text(&traces, &options, std::fs::File::from(fd))?,
+                    Err(_) => write_text(&traces, &options, stdout.lock())?,
+                }
+            }
             Some(path) => write_text(&traces, &options, create(path)?)?,
         };
         progress.finish();
@@ -280,13 +292,13 @@ fn print_source<S: Source, W: Write>(
     Ok(sink.finish()?)
 }
 
-/// Prints `traces` to `out`; a closed output ends printing quietly.
+/// Prints `traces` to `out` (unbuffered: [`crate::print`] gathers its output and writes it
+/// in large vectored writes); a closed output ends printing quietly.
 fn write_text<W: Write>(
     traces: &[Arc<Trace>],
     options: &PrintOptions,
-    out: W,
+    mut out: W,
 ) -> Result<crate::Outcome, Error> {
-    let mut out = BufWriter::with_capacity(1 << 16, out);
     let outcome = crate::print(traces, options, &mut out, &mut io::stderr().lock())?;
     if let Err(e) = out.flush() {
         if e.kind() != io::ErrorKind::BrokenPipe {

@@ -1,11 +1,12 @@
 //! Printing traces in parallel: one worker per stream decodes and formats its events, time
 //! stamp included ([`pipeline::parallel`]); the merging thread fills in what depends on the
-//! merged order, the delta from the previous line, in place before it copies each line out.
+//! merged order, the delta from the previous line, in place, and writes the lines out from
+//! the chunks themselves (`Writer`).
 //!
 //! The order is the one [`ctf::Merger`] gives (time, then stream position), so the output is
 //! byte-identical to a sequential printer's.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::sync::Arc;
 
 use ctf::merge::TimeMap;
@@ -268,17 +269,33 @@ pub fn print<W: Write, E: Write>(
             p,
         )
     };
-    let writer = Writer::new(out, err, styled.clone());
+    let writer = Writer::new(out, err, styled.clone(), false);
     let (_, _, w) = parallel::run(traces, &read, work, writer);
     w.finish()
 }
 
-/// The merge's end: writes the merged entries out, event lines with their deltas.
+/// The merge's end: writes the merged entries out, event lines with their deltas. A line is
+/// not copied: its delta is patched in place in its chunk and the writer keeps where the
+/// line is ([`Piece`]), runs of a chunk's consecutive lines as one piece, then writes the
+/// pieces with vectored writes when they add up to [`OUT_BYTES`], and before the merge hands
+/// a chunk back to its worker ([`parallel::Consumer::release`]).
 struct Writer<'o, W, E> {
     out: &'o mut W,
     err: &'o mut E,
-    /// Event lines gathered before they are written.
-    buf: Vec<u8>,
+    /// Text the merge made rather than took from a chunk (styled lines, long deltas) and, when
+    /// [`Self::copies`], every line. Its capacity stays as made while pieces point into it:
+    /// text that would not fit is preceded by a write of the pieces ([`Self::own`]).
+    own: Vec<u8>,
+    /// The output not yet written, in order: parts of chunks the merge holds (unchanged until
+    /// they are released) and of [`Self::own`].
+    pieces: Vec<Piece>,
+    /// Bytes the pieces hold.
+    pending: usize,
+    /// Some piece points into a chunk (which must then be written before it is released).
+    in_chunks: bool,
+    /// Lines are copied into [`Self::own`] instead of pointed at: for [`TextSink`], which
+    /// writes its next line into the same chunk at once.
+    copies: bool,
     /// The time of the last event line.
     last_ns: Option<i64>,
     outcome: Outcome,
@@ -291,12 +308,40 @@ struct Writer<'o, W, E> {
     pre_epoch_seen: bool,
 }
 
+/// Bytes of output to write: a part of a chunk's text or of [`Writer::own`]. Laid out as
+/// a `struct iovec`, as `IoSlice` is on Unix, so that the pieces are written as they are.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Piece {
+    ptr: *const u8,
+    len: usize,
+}
+
+/// `pieces` as the `IoSlice`s they are laid out as.
+///
+/// # Safety
+/// Each piece must point to `len` bytes that stay valid and unchanged while the result is
+/// used.
+#[cfg(unix)]
+unsafe fn io_slices(pieces: &mut [Piece]) -> &mut [IoSlice<'_>] {
+    // SAFETY: `IoSlice` is ABI compatible with `struct iovec` on Unix (its documentation
+    // says so), which `Piece` is laid out as; the bytes are valid as the caller says.
+    unsafe { &mut *(pieces as *mut [Piece] as *mut [IoSlice<'_>]) }
+}
+
+/// Pieces gathered before they are written: Linux's `IOV_MAX`, the most one `writev` takes.
+const MAX_PIECES: usize = 1024;
+
 impl<'o, W: Write, E: Write> Writer<'o, W, E> {
-    fn new(out: &'o mut W, err: &'o mut E, styled: Option<Arc<Styled>>) -> Self {
+    fn new(out: &'o mut W, err: &'o mut E, styled: Option<Arc<Styled>>, copies: bool) -> Self {
         Writer {
             out,
             err,
-            buf: Vec::with_capacity(OUT_BYTES + (64 << 10)),
+            own: Vec::with_capacity(OUT_BYTES + (64 << 10)),
+            pieces: Vec::with_capacity(MAX_PIECES),
+            pending: 0,
+            in_chunks: false,
+            copies,
             last_ns: None,
             outcome: Outcome::default(),
             failed: None,
@@ -307,15 +352,120 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
 
     /// Writes what is left and tells what was printed.
     fn finish(mut self) -> Result<Outcome, Error> {
-        if self.failed.is_none() {
-            if let Err(e) = self.out.write_all(&self.buf) {
-                self.failed = Some(e);
-            }
-        }
+        self.write_out();
         match self.failed {
             Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
             _ => Ok(self.outcome),
         }
+    }
+
+    /// Adds `len` bytes at `ptr` to the output, to the last piece when they follow it.
+    #[inline(always)]
+    fn push(&mut self, ptr: *const u8, len: usize) {
+        self.pending += len;
+        if let Some(last) = self.pieces.last_mut() {
+            if last.ptr.wrapping_add(last.len) == ptr {
+                last.len += len;
+                return;
+            }
+        }
+        self.pieces.push(Piece { ptr, len });
+    }
+
+    /// Adds bytes `from..to` of `c`'s text to the output: pointed at, or copied when
+    /// [`Self::copies`]. False when a write failed.
+    #[inline(always)]
+    fn take(&mut self, c: &mut Chunk, from: usize, to: usize) -> bool {
+        if self.copies {
+            return self.own(&c.text.text()[from..to]);
+        }
+        self.in_chunks = true;
+        // The pointer is made without a reference to the text (see `TextBuf::as_mut_ptr`), so
+        // that the pieces taken before it stay valid; `to` is within the text.
+        let base = c.text.as_mut_ptr().cast_const();
+        self.push(base.wrapping_add(from), to - from);
+        true
+    }
+
+    /// Adds a copy of `bytes` to the output, after writing the pieces out when
+    /// [`Self::own`] has not the room (which it never grows while pieces point into it).
+    /// False when a write failed.
+    fn own(&mut self, bytes: &[u8]) -> bool {
+        let mut ok = true;
+        if self.own.len() + bytes.len() > self.own.capacity() {
+            ok = self.write_out();
+            self.own.reserve(bytes.len());
+        }
+        let at = self.own.len();
+        self.own.extend_from_slice(bytes);
+        let ptr = self.own.as_ptr().wrapping_add(at);
+        self.push(ptr, bytes.len());
+        ok
+    }
+
+    /// Writes the pieces out when they hold [`OUT_BYTES`] or [`MAX_PIECES`]; false when a
+    /// write failed.
+    #[inline(always)]
+    fn write_if_full(&mut self) -> bool {
+        if self.pending < OUT_BYTES && self.pieces.len() < MAX_PIECES {
+            return true;
+        }
+        self.write_out()
+    }
+
+    /// Writes the pieces out (unless a write failed before) and empties them and
+    /// [`Self::own`]; false when a write failed.
+    #[cold]
+    #[inline(never)]
+    fn write_out(&mut self) -> bool {
+        if self.failed.is_none() && !self.pieces.is_empty() {
+            // SAFETY (both forms): a piece points into a chunk's text that the merge still
+            // holds (chunks are written out before they are released) and has not changed
+            // since, or into `own`, which was neither cleared nor reallocated since.
+            #[cfg(unix)]
+            let slices = unsafe { io_slices(&mut self.pieces) };
+            #[cfg(not(unix))]
+            let mut made: Vec<IoSlice<'_>> = self
+                .pieces
+                .iter()
+                .map(|p| IoSlice::new(unsafe { std::slice::from_raw_parts(p.ptr, p.len) }))
+                .collect();
+            #[cfg(not(unix))]
+            let slices = &mut made[..];
+            if let Err(e) = write_all_vectored(self.out, slices) {
+                self.failed = Some(e);
+            }
+        }
+        self.pieces.clear();
+        self.own.clear();
+        self.pending = 0;
+        self.in_chunks = false;
+        self.failed.is_none()
+    }
+
+    /// Writes the pieces out and flushes the output, so that what goes to `err` next comes
+    /// after them; false when a write failed.
+    fn write_and_flush(&mut self) -> bool {
+        if !self.write_out() {
+            return false;
+        }
+        if let Err(e) = self.out.flush() {
+            self.failed = Some(e);
+            return false;
+        }
+        true
+    }
+
+    /// Event line `c`'s text `start..end` whose delta `d` does not fit the placeholder: the
+    /// line around it from the chunk, the delta made here.
+    #[cold]
+    #[inline(never)]
+    fn long_delta(&mut self, c: &mut Chunk, start: usize, end: usize, d: i64) -> bool {
+        let mut delta = Vec::new();
+        write_delta(&mut delta, d);
+        self.take(c, start, start + DELTA_AT)
+            && self.own(&delta)
+            && self.take(c, start + DELTA_AT + DELTA_LEN, end)
     }
 
     /// Adds event line `i` of `c` at `time`, styled ([`Kind::StyledEvent`]) or stamped
@@ -328,7 +478,7 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
         } else {
             c.entries[i - 1].end as usize
         };
-        let text = &c.text.text_mut()[start..c.entries[i].end as usize];
+        let text = &c.text.text()[start..c.entries[i].end as usize];
         let done = finish_line(
             self.styled.as_deref(),
             text,
@@ -337,31 +487,39 @@ impl<'o, W: Write, E: Write> Writer<'o, W, E> {
             self.pre_epoch_seen,
         );
         self.last_ns = done.last;
-        let mut written = Ok(());
+        let mut written = true;
         if done.fallback {
             self.pre_epoch_seen = true;
             // babeltrace2 warns while it formats the line, before it prints it.
-            written = self
-                .out
-                .write_all(&self.buf)
-                .and_then(|_| self.out.flush())
-                .and_then(|_| self.err.write_all(PRE_EPOCH_WARNING));
-            self.buf.clear();
-        }
-        self.buf.extend_from_slice(&done.line);
-        self.outcome.events += 1;
-        if written.is_ok() && self.buf.len() >= OUT_BYTES {
-            written = self.out.write_all(&self.buf);
-            self.buf.clear();
-        }
-        match written {
-            Ok(()) => Flow::Continue,
-            Err(e) => {
-                self.failed = Some(e);
-                Flow::Stop
+            written = self.write_and_flush();
+            if written {
+                if let Err(e) = self.err.write_all(PRE_EPOCH_WARNING) {
+                    self.failed = Some(e);
+                    written = false;
+                }
             }
         }
+        written = written && self.own(&done.line);
+        self.outcome.events += 1;
+        if written && self.write_if_full() {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
     }
+}
+
+/// Writes all of `bufs` to `out`, as many vectored writes as it takes.
+fn write_all_vectored<W: Write>(out: &mut W, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !bufs.is_empty() {
+        match out.write_vectored(bufs) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// What babeltrace2 2.0.4 writes before the first line stamped before the epoch.
@@ -456,40 +614,30 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
         };
         let e = &c.entries[i];
         let (kind, end) = (e.kind, e.end as usize);
-        let text = &mut c.text.text_mut()[start..end];
-        let buf = &mut self.buf;
         let written = match kind {
             Kind::Event => {
+                let mut taken = false;
                 if time < 0 {
                     if time != i64::MIN {
                         return self.other_event(c, i, time);
                     }
-                    buf.extend_from_slice(text);
                 } else {
                     // The stamp holds the first event's delta: the others' goes in.
-                    match self.last_ns.map(|l| time.wrapping_sub(l)) {
-                        None => buf.extend_from_slice(text),
-                        Some(d) => match short_delta(d) {
-                            Some(x) => {
-                                text[DELTA_AT..DELTA_AT + DELTA_LEN].copy_from_slice(&x);
-                                buf.extend_from_slice(text);
-                            }
+                    if let Some(d) = self.last_ns.map(|l| time.wrapping_sub(l)) {
+                        match short_delta(d) {
+                            Some(x) => c.text.patch(start + DELTA_AT, &x),
                             None => {
-                                buf.extend_from_slice(&text[..DELTA_AT]);
-                                write_delta(buf, d);
-                                buf.extend_from_slice(&text[DELTA_AT + DELTA_LEN..]);
+                                if !self.long_delta(c, start, end, d) {
+                                    return Flow::Stop;
+                                }
+                                taken = true;
                             }
-                        },
+                        }
                     }
                     self.last_ns = Some(time);
                 }
                 self.outcome.events += 1;
-                if buf.len() < OUT_BYTES {
-                    return Flow::Continue;
-                }
-                let w = self.out.write_all(buf);
-                buf.clear();
-                w
+                (taken || self.take(c, start, end)) && self.write_if_full()
             }
             // Not an arm of its own: the default style's lines stay one test away.
             Kind::Loss | Kind::Error | Kind::Warning | Kind::StyledEvent => {
@@ -500,17 +648,24 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
                     self.outcome.errors += 1;
                 }
                 // Keep stdout and stderr in the order babeltrace2 gives them.
-                let w = self.out.write_all(buf).and_then(|_| self.out.flush());
-                buf.clear();
-                w.and_then(|_| self.err.write_all(text))
+                self.write_and_flush() && {
+                    let w = self.err.write_all(&c.text.text()[start..end]);
+                    w.map_err(|e| self.failed = Some(e)).is_ok()
+                }
             }
         };
-        match written {
-            Ok(()) => Flow::Continue,
-            Err(e) => {
-                self.failed = Some(e);
-                Flow::Stop
-            }
+        if written {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    }
+
+    /// Writes out the lines of chunks before one goes back to its worker.
+    #[inline(always)]
+    fn release(&mut self, _c: &mut Chunk) {
+        if self.in_chunks {
+            self.write_out();
         }
     }
 }
@@ -604,7 +759,7 @@ impl<'o, W: Write, E: Write> TextSink<'o, W, E> {
                 text: TextBuf::with_capacity(4096),
             },
             kind,
-            writer: Writer::new(out, err, styled),
+            writer: Writer::new(out, err, styled, true),
         }
     }
 
@@ -614,21 +769,10 @@ impl<'o, W: Write, E: Write> TextSink<'o, W, E> {
     }
 
     fn flush(&mut self) -> Flow {
-        if self.writer.failed.is_some() {
-            return Flow::Stop;
-        }
-        let w = self
-            .writer
-            .out
-            .write_all(&self.writer.buf)
-            .and_then(|_| self.writer.out.flush());
-        self.writer.buf.clear();
-        match w {
-            Ok(()) => Flow::Continue,
-            Err(e) => {
-                self.writer.failed = Some(e);
-                Flow::Stop
-            }
+        if self.writer.write_and_flush() {
+            Flow::Continue
+        } else {
+            Flow::Stop
         }
     }
 }
@@ -661,5 +805,165 @@ impl<W: Write, E: Write> pipeline::Sink for TextSink<'_, W, E> {
 
     fn finish(&mut self, _summary: &pipeline::Summary) {
         self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spreads a trace's times out ×10^7 from its first: deltas of 1 µs and more
+    /// become 10 s and more, which the merge writes itself rather than in the placeholder.
+    struct Stretch(i64);
+
+    impl TimeMap for Stretch {
+        fn map(&self, _trace: usize, ns: i64) -> i64 {
+            self.0 + (ns - self.0) * 10_000_000
+        }
+    }
+
+    /// Takes at most a few bytes per write, vectored or not, then fails with `fail` once
+    /// `limit` bytes were taken.
+    struct Trickle {
+        got: Vec<u8>,
+        step: usize,
+        limit: usize,
+        fail: io::ErrorKind,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.got.len() >= self.limit {
+                return Err(self.fail.into());
+            }
+            self.step = self.step % 7 + 1;
+            let n = buf.len().min(self.step);
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            // Up to three buffers, as long as each is taken whole.
+            let mut n = 0;
+            for b in bufs.iter().filter(|b| !b.is_empty()).take(3) {
+                match self.write(b) {
+                    Ok(k) if k == b.len() => n += k,
+                    Ok(k) => return Ok(n + k),
+                    Err(e) if n == 0 => return Err(e),
+                    Err(_) => break,
+                }
+            }
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The time of day of a line's stamp `[HH:MM:SS.nnnnnnnnn]` and its delta
+    /// `(+S.nnnnnnnnn)`, in ns.
+    fn stamp_and_delta(line: &str) -> (i64, i64) {
+        let ns = |s: &str| {
+            let (secs, frac) = s.split_once('.').unwrap();
+            let secs: i64 = secs
+                .split(':')
+                .fold(0, |acc, p| acc * 60 + p.parse::<i64>().unwrap());
+            secs * 1_000_000_000 + frac.parse::<i64>().unwrap()
+        };
+        let stamp = &line[1..line.find(']').unwrap()];
+        let delta = &line[line.find("(").unwrap() + 1..line.find(')').unwrap()];
+        let d = ns(&delta[1..]);
+        (ns(stamp), if delta.starts_with('-') { -d } else { d })
+    }
+
+    /// Lines are written from their chunks in place, long deltas made by the merge between
+    /// two parts of the line: every delta is the distance between the stamps, and an output
+    /// that takes a few bytes per write gets the same bytes.
+    #[test]
+    fn deltas_long_and_short_through_partial_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("km");
+        testkit::kernel_mix(&dir, 3_000, 3, 7);
+        let traces = ctf::trace::open_all(&[&dir]).unwrap();
+        let first = first_message_time(&traces, None).unwrap();
+        let options = PrintOptions {
+            gmt: true,
+            time_map: Some(Arc::new(Stretch(first))),
+            ..Default::default()
+        };
+        let mut whole = Vec::new();
+        let outcome = print(&traces, &options, &mut whole, &mut io::sink()).unwrap();
+        // The events and the state dump's.
+        assert!(outcome.events >= 3_000, "{outcome:?}");
+        let text = String::from_utf8(whole.clone()).unwrap();
+        // The rest of each line is the one printed without the map.
+        let mut plain = Vec::new();
+        let unmapped = PrintOptions {
+            gmt: true,
+            ..Default::default()
+        };
+        print(&traces, &unmapped, &mut plain, &mut io::sink()).unwrap();
+        let plain = String::from_utf8(plain).unwrap();
+        assert_eq!(text.lines().count(), plain.lines().count());
+        for (a, b) in text.lines().zip(plain.lines()) {
+            assert_eq!(&a[a.find(") ").unwrap()..], &b[b.find(") ").unwrap()..]);
+        }
+        let (mut long, mut last) = (0, None::<i64>);
+        for line in text.lines() {
+            // The first line's delta is `+?.?????????`.
+            let line = if last.is_none() {
+                line.replacen("?.?????????", "0.000000000", 1)
+            } else {
+                line.to_string()
+            };
+            let (stamp, delta) = stamp_and_delta(&line);
+            if let Some(last) = last {
+                const DAY: i64 = 86_400 * 1_000_000_000;
+                assert_eq!(delta, (stamp - last).rem_euclid(DAY), "{line}");
+                long += (delta >= 10_000_000_000) as usize;
+            }
+            last = Some(stamp);
+        }
+        assert!(long > 20 && long < 2_900, "{long} long deltas");
+        let mut trickle = Trickle {
+            got: Vec::new(),
+            step: 0,
+            limit: usize::MAX,
+            fail: io::ErrorKind::Other,
+        };
+        print(&traces, &options, &mut trickle, &mut io::sink()).unwrap();
+        assert!(trickle.got == whole, "partial writes changed the output");
+    }
+
+    /// A reader that goes away (`EPIPE`) ends printing quietly with what it took; another
+    /// write error is an error.
+    #[test]
+    fn write_errors_stop_the_print() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("km");
+        testkit::kernel_mix(&dir, 20_000, 2, 1);
+        let traces = ctf::trace::open_all(&[&dir]).unwrap();
+        let options = PrintOptions {
+            gmt: true,
+            ..Default::default()
+        };
+        let mut whole = Vec::new();
+        print(&traces, &options, &mut whole, &mut io::sink()).unwrap();
+        for (fail, ok) in [
+            (io::ErrorKind::BrokenPipe, true),
+            (io::ErrorKind::Other, false),
+        ] {
+            let mut out = Trickle {
+                got: Vec::new(),
+                step: 0,
+                limit: 10_000,
+                fail,
+            };
+            let r = print(&traces, &options, &mut out, &mut io::sink());
+            assert_eq!(r.is_ok(), ok, "{fail:?}");
+            assert!(out.got.len() >= 10_000 && out.got.len() < whole.len());
+            assert!(whole.starts_with(&out.got));
+        }
     }
 }

@@ -88,9 +88,41 @@ impl TextBuf {
         self.used = 0;
     }
 
-    /// The text, writable (the merging thread fills in each line's delta in place).
+    /// The text.
+    pub fn text(&self) -> &[u8] {
+        &self.bytes[..self.used]
+    }
+
+    /// The text, writable.
     pub fn text_mut(&mut self) -> &mut [u8] {
         &mut self.bytes[..self.used]
+    }
+
+    /// The buffer's first byte, for pointers into the text that the merging thread writes out
+    /// later. Made without a reference to the bytes (`Vec::as_mut_ptr`), so that pointers
+    /// made before stay valid; they are, as long as the buffer is not changed but through
+    /// [`Self::patch`].
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.bytes.as_mut_ptr()
+    }
+
+    /// Overwrites the text at `at` with `bytes` (the merging thread fills in each line's
+    /// delta in place), through [`Self::as_mut_ptr`]: pointers into the rest of the text stay
+    /// valid. Nothing is written beyond the text.
+    #[inline(always)]
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) {
+        if at
+            .checked_add(bytes.len())
+            .is_some_and(|end| end <= self.used)
+        {
+            // SAFETY: `at..at + bytes.len()` is within the text, hence within the buffer;
+            // `bytes` is not part of it (it is borrowed while `self` is borrowed mutably).
+            unsafe {
+                self.as_mut_ptr()
+                    .add(at)
+                    .copy_from_nonoverlapping(bytes.as_ptr(), bytes.len())
+            }
+        }
     }
 
     /// Bytes allocated (zero for a placeholder).

@@ -135,14 +135,77 @@ const E8: u64 = 100_000_000;
 #[inline(never)]
 fn u64_long_at(b: &mut [u8], at: usize, v: u64) -> usize {
     if v < E8 * E8 {
-        let at = head_digits_at(b, at, (v / E8) as u32);
-        return eight_digits_at(b, at, (v % E8) as u32);
+        // Sixteen digits at once, the leading zero ones (low bytes; the first half is not
+        // zero) shifted out, stored as one block.
+        let d = sixteen_digits((v / E8) as u32, (v % E8) as u32);
+        let zeros = (d as u64).trailing_zeros() / 8;
+        let ascii = (d | ASCII_ZEROS16) >> (8 * zeros);
+        let w: &mut [u8; 16] = (&mut b[at..at + 16]).try_into().expect("16 bytes");
+        *w = ascii.to_le_bytes();
+        return at + 16 - zeros as usize;
     }
+    u64_huge_at(b, at, v)
+}
+
+/// [`u64_at`] for seventeen digits or more, kept apart so that the usual long values need
+/// no saved registers.
+#[cold]
+#[inline(never)]
+fn u64_huge_at(b: &mut [u8], at: usize, v: u64) -> usize {
     // Twenty digits at most: up to four, then sixteen.
     let rest = v % (E8 * E8);
     let at = head_digits_at(b, at, (v / (E8 * E8)) as u32);
     let at = eight_digits_at(b, at, (rest / E8) as u32);
     eight_digits_at(b, at, (rest % E8) as u32)
+}
+
+/// Sixteen ASCII zeros (digits are below 16: an or adds them).
+const ASCII_ZEROS16: u128 = ASCII_ZEROS as u128 * (1 + (1 << 64));
+
+/// The sixteen decimal digits of `hi` then `lo` (each below 10^8), each zero-padded to eight,
+/// as the bytes of a little-endian word (first digit in the lowest byte), each digit's value.
+/// With SSE2 (always there on x86-64), [`eight_digits`]' steps on both numbers at once: each
+/// split by 10^4 in a 64-bit lane (multiplied by ⌈2^40 / 10^4⌉, exact below 10^8), the four
+/// parts by 100 in 16-bit lanes (× 5,243 / 2^19, exact below 10^4), the pairs by 10
+/// (× 6,554 / 2^16, exact below 100).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sixteen_digits(hi: u32, lo: u32) -> u128 {
+    use std::arch::x86_64::{
+        __m128i, _mm_mul_epu32, _mm_mulhi_epu16, _mm_mullo_epi16, _mm_or_si128, _mm_set1_epi16,
+        _mm_set1_epi64x, _mm_set_epi64x, _mm_slli_epi16, _mm_slli_epi32, _mm_slli_epi64,
+        _mm_srli_epi16, _mm_srli_epi64, _mm_sub_epi16, _mm_sub_epi64,
+    };
+    // SAFETY: these intrinsics only need SSE2, part of the x86-64 baseline; they touch no
+    // memory, and a 128-bit vector and a u128 have the same size.
+    unsafe {
+        let v = _mm_set_epi64x(lo as i64, hi as i64);
+        let q = _mm_srli_epi64::<40>(_mm_mul_epu32(v, _mm_set1_epi64x(109_951_163)));
+        let r = _mm_sub_epi64(v, _mm_mul_epu32(q, _mm_set1_epi64x(10_000)));
+        // 32-bit lanes: the four groups of four digits, in order.
+        let x = _mm_or_si128(q, _mm_slli_epi64::<32>(r));
+        let q = _mm_srli_epi16::<3>(_mm_mulhi_epu16(x, _mm_set1_epi16(5_243)));
+        let r = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
+        // 16-bit lanes: the pairs, in order.
+        let y = _mm_or_si128(q, _mm_slli_epi32::<16>(r));
+        let q = _mm_mulhi_epu16(y, _mm_set1_epi16(6_554));
+        let r = _mm_sub_epi16(y, _mm_mullo_epi16(q, _mm_set1_epi16(10)));
+        std::mem::transmute::<__m128i, u128>(_mm_or_si128(q, _mm_slli_epi16::<8>(r)))
+    }
+}
+
+/// [`sixteen_digits`] elsewhere: two words of eight digits.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn sixteen_digits(hi: u32, lo: u32) -> u128 {
+    swar_sixteen_digits(hi, lo)
+}
+
+/// [`sixteen_digits`] with word operations (used where SSE2 is not; tested everywhere).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn swar_sixteen_digits(hi: u32, lo: u32) -> u128 {
+    eight_digits(hi) as u128 | (eight_digits(lo) as u128) << 64
 }
 
 /// The eight upper-case hexadecimal digits of `x` as ASCII, most significant first, as the
@@ -160,25 +223,55 @@ fn hex8(x: u32) -> u64 {
     x + ASCII_ZEROS + letters * 7
 }
 
-/// Writes `0x` and `v` in upper-case hexadecimal at `at` (room for 18 bytes).
+/// The sixteen upper-case hexadecimal digits of `v` as ASCII, most significant first, as the
+/// bytes of a little-endian word. With SSE2 (always there on x86-64): the bytes' high and low
+/// nibbles interleaved in one unpack, `7` more for the letters after one compare.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hex16(v: u64) -> u128 {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpgt_epi8, _mm_cvtsi64_si128, _mm_set1_epi8,
+        _mm_srli_epi16, _mm_unpacklo_epi8,
+    };
+    // SAFETY: these intrinsics only need SSE2, part of the x86-64 baseline; they touch no
+    // memory, and a 128-bit vector and a u128 have the same size.
+    unsafe {
+        // The most significant byte first.
+        let x = _mm_cvtsi64_si128(v.swap_bytes() as i64);
+        let low4 = _mm_set1_epi8(0x0f);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), low4);
+        let lo = _mm_and_si128(x, low4);
+        let nibbles = _mm_unpacklo_epi8(hi, lo);
+        let letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)), _mm_set1_epi8(7));
+        let ascii = _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8(b'0' as i8)), letters);
+        std::mem::transmute::<__m128i, u128>(ascii)
+    }
+}
+
+/// [`hex16`] elsewhere: two words of eight digits.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn hex16(v: u64) -> u128 {
+    swar_hex16(v)
+}
+
+/// [`hex16`] with word operations (used where SSE2 is not; tested everywhere).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn swar_hex16(v: u64) -> u128 {
+    hex8((v >> 32) as u32) as u128 | (hex8(v as u32) as u128) << 64
+}
+
+/// Writes `0x` and `v` in upper-case hexadecimal at `at` (room for 18 bytes): the sixteen
+/// digits made at once, the leading zero ones shifted out, stored as one block.
 #[inline]
 pub(crate) fn hex_at(b: &mut [u8], at: usize, v: u64) -> usize {
-    b[at] = b'0';
-    b[at + 1] = b'x';
-    let at = at + 2;
     let n = ((64 - v.leading_zeros() as usize).div_ceil(4)).max(1);
-    if n > 8 {
-        // Leading zero digits are the low bytes of the word.
-        let hi = hex8((v >> 32) as u32) >> (8 * (16 - n));
-        b[at..at + 8].copy_from_slice(&hi.to_le_bytes());
-        let at = at + n - 8;
-        b[at..at + 8].copy_from_slice(&hex8(v as u32).to_le_bytes());
-        at + 8
-    } else {
-        let lo = hex8(v as u32) >> (8 * (8 - n));
-        b[at..at + 8].copy_from_slice(&lo.to_le_bytes());
-        at + n
-    }
+    let digits = hex16(v) >> (8 * (16 - n));
+    let w: &mut [u8; 18] = (&mut b[at..at + 18]).try_into().expect("18 bytes");
+    w[..2].copy_from_slice(b"0x");
+    w[2..].copy_from_slice(&digits.to_le_bytes());
+    at + 2 + n
 }
 
 /// Per byte of `v`, the high bit set when the byte is zero (exact: no carries across bytes).
@@ -278,14 +371,47 @@ pub(crate) fn str_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
     str_other_at(b, at, raw)
 }
 
-/// [`str_at`] for texts other than plain 16-byte ones.
+/// [`str_at`] for texts other than plain 16-byte ones: 16 bytes at a time while they need
+/// no escape and hold no NUL (file names, device names), byte by byte from the first block
+/// that needs an escape. Whole blocks are written: after `k` whole blocks of text, the last
+/// one ends at `at + 17 + 16k`, within the room of `2 + max(16, 4 × length)` as the text
+/// has at least `16k` bytes.
 #[inline(never)]
 fn str_other_at(b: &mut [u8], at: usize, raw: &[u8]) -> usize {
     b[at] = b'"';
-    let s = raw.split(|&c| c == 0).next().unwrap_or(raw);
-    let end = escape_at(b, at + 1, s);
-    b[end] = b'"';
-    end + 1
+    let mut o = at + 1;
+    let mut rest = raw;
+    loop {
+        let (blk, n) = match rest.first_chunk::<16>() {
+            Some(blk) => (*blk, 16),
+            None => {
+                // The tail, zero-padded: its own NUL or the padding ends it.
+                let mut blk = [0u8; 16];
+                blk[..rest.len()].copy_from_slice(rest);
+                (blk, rest.len())
+            }
+        };
+        match plain_len16(&blk) {
+            Some(len) if len < n || n < 16 => {
+                // The whole block, as one fixed-size copy (the room allows it: see below).
+                b[o..o + 16].copy_from_slice(&blk);
+                o += len.min(n);
+                break;
+            }
+            Some(_) => {
+                b[o..o + 16].copy_from_slice(&blk);
+                o += 16;
+                rest = &rest[16..];
+            }
+            None => {
+                let s = rest.split(|&c| c == 0).next().unwrap_or(rest);
+                o = escape_at(b, o, s);
+                break;
+            }
+        }
+    }
+    b[o] = b'"';
+    o + 1
 }
 
 /// Writes `s` at `at` as [`write_escaped`] does (room for 4 bytes per byte of `s`).
@@ -401,6 +527,56 @@ mod tests {
         }
     }
 
+    /// Values of every bit length, against the standard formatting, through the build's
+    /// digits and the word version.
+    #[test]
+    fn hex_of_every_bit_length() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in 0..=64u32 {
+            for _ in 0..50 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = if bits == 64 {
+                    x
+                } else {
+                    x & ((1u64 << bits) - 1)
+                };
+                let mut b = Vec::new();
+                put_hex(&mut b, v);
+                assert_eq!(String::from_utf8(b).unwrap(), format!("0x{v:X}"));
+                assert_eq!(
+                    swar_hex16(v).to_le_bytes(),
+                    hex16(v).to_le_bytes(),
+                    "{v:#x}"
+                );
+            }
+        }
+    }
+
+    /// The SSE2 and word versions of sixteen digits agree, over every digit position.
+    #[test]
+    fn sixteen_digits_agree() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (hi, lo) = ((x % E8) as u32, ((x >> 32) % E8) as u32);
+            // Every length of each half too.
+            let (hi, lo) = (hi / 10u32.pow(i % 8), lo / 10u32.pow(i / 8 % 8));
+            assert_eq!(
+                sixteen_digits(hi, lo),
+                swar_sixteen_digits(hi, lo),
+                "{hi} {lo}"
+            );
+            let mut b = Vec::new();
+            let v = hi as u64 * E8 + lo as u64;
+            put_u64(&mut b, v);
+            assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+        }
+    }
+
     #[test]
     fn strings() {
         let mut b = Vec::new();
@@ -415,6 +591,40 @@ mod tests {
             String::from_utf8(b).unwrap(),
             "\"swapper/0\"\"0123456789abcdef\"\"a\\\"b\"\"short\"\"ok\"\"tab\\there\x7fé\\?\""
         );
+    }
+
+    /// Strings of every length up to 70, of plain bytes, with an escaped byte or a NUL (or
+    /// both) somewhere: the same text as escaping up to the first NUL byte by byte.
+    #[test]
+    fn strings_of_every_length_and_content() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize % n
+        };
+        for len in 0..70 {
+            for _ in 0..40 {
+                let mut raw: Vec<u8> = (0..len).map(|_| b' ' + rnd(95) as u8).collect();
+                for special in [0u8, b'\n', b'"', 0x7f, 0xc3, b'?'] {
+                    if len > 0 && rnd(3) == 0 {
+                        raw[rnd(len)] = special;
+                    }
+                }
+                let upto = raw.split(|&c| c == 0).next().unwrap();
+                let mut want = b"\"".to_vec();
+                write_escaped(&mut want, upto);
+                want.push(b'"');
+                let mut got = Vec::new();
+                put_str(&mut got, &raw);
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{raw:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -33,16 +33,24 @@ const BLOCK_LIMIT: i64 = i64::MAX / BLOCK_NS as i64 * BLOCK_NS as i64;
 /// The time zone babeltrace2 shows times in: UTC with `--clock-gmt`, else the system's
 /// (`TZ`). Finding the system's reads files: once per command.
 pub fn time_zone(gmt: bool) -> TimeZone {
-    if gmt {
+    if gmt || tz_is_utc(std::env::var_os("TZ").as_deref()) {
         TimeZone::UTC
     } else {
         TimeZone::system()
     }
 }
 
+/// Whether `TZ` names UTC outright (`TZ=UTC`, as the benchmarks and many scripts set it):
+/// then no look-up is needed, where jiff's look-up of a name first lists the whole
+/// time-zone database (a walk of `/usr/share/zoneinfo`). glibc reads `UTC` as the zone file
+/// of that name, which is UTC, or, without it, as UTC all the same.
+fn tz_is_utc(tz: Option<&std::ffi::OsStr>) -> bool {
+    tz.is_some_and(|t| t == "UTC" || t == "UTC0")
+}
+
 /// Looks the local time zone up once, so that later look-ups ([`time_zone`]) find it made.
 pub(crate) fn local_time_zone_warm_up() {
-    let _ = TimeZone::system();
+    let _ = time_zone(false);
 }
 
 impl TimeFormatter {
@@ -242,6 +250,35 @@ mod tests {
         assert_eq!(&a, b"123456789");
         nine_digits(&mut a, 7);
         assert_eq!(&a, b"000000007");
+    }
+
+    /// `TZ=UTC` is taken as UTC without a look-up: the same stamps as the database's `UTC`
+    /// zone (when the machine has the database), across a leap second's date and a year.
+    #[test]
+    fn tz_utc_is_the_database_utc() {
+        assert!(tz_is_utc(Some("UTC".as_ref())) && tz_is_utc(Some("UTC0".as_ref())));
+        for other in [
+            None,
+            Some(""),
+            Some("Europe/Paris"),
+            Some("UTC+1"),
+            Some("utc"),
+        ] {
+            assert!(!tz_is_utc(other.map(std::ffi::OsStr::new)), "{other:?}");
+        }
+        let Ok(db) = TimeZone::get("UTC") else {
+            eprintln!("skipped: no time-zone database");
+            return;
+        };
+        let (mut a, mut b) = (
+            TimeFormatter::with_tz(TimeZone::UTC),
+            TimeFormatter::with_tz(db),
+        );
+        let mut t = 1_483_228_799_000_000_000i64; // 2016-12-31 23:59:59 UTC
+        for _ in 0..400 {
+            assert_eq!(a.stamp(t), b.stamp(t), "{t}");
+            t += 86_399_999_999_937;
+        }
     }
 
     #[test]
