@@ -137,6 +137,10 @@ struct ScopeSteps {
     /// own bytes: its text is a function of those bytes, and is taken from [`ScopeMemo`] when
     /// they repeat (the same thread's context over a run of events).
     memo: bool,
+    /// Bytes the scope's text takes at most (each value's `max_len` and the literal block
+    /// after it) when every value is written by a bounded op; 0 when one may be written the
+    /// general way, whose length the plan does not bound.
+    room: usize,
 }
 
 /// What [`ClassPlan::write_direct`] keeps from one event to the next (one argument, not two:
@@ -545,6 +549,7 @@ impl Direct {
                     slots: true,
                     node: *node,
                     memo: false,
+                    room: 0,
                 });
                 cur.extend_from_slice(b" }");
                 continue;
@@ -553,6 +558,8 @@ impl Direct {
                 return None;
             }
             let mut need = 0;
+            let mut room = 0;
+            let mut bounded = true;
             let mut memo = which == 0;
             for (k, (m, read)) in members.iter().zip(plan.reads.iter()).enumerate() {
                 let kind = &layout.nodes[m.node as usize].kind;
@@ -561,6 +568,8 @@ impl Direct {
                 }
                 let op = Op::of(kind, read);
                 memo &= !matches!(op, Op::Str | Op::General);
+                bounded &= !matches!(op, Op::Str | Op::General);
+                room += op.max_len() + STEP_LIT;
                 let bits = &read.bits;
                 // The field's lowest bit in the loaded (little-endian) word.
                 let low = (bits.off % 8) as u32;
@@ -580,6 +589,7 @@ impl Direct {
                 slots: false,
                 node: *node,
                 memo: memo && !members.is_empty(),
+                room: if bounded { room } else { 0 },
             });
             cur.extend_from_slice(b" }");
         }
@@ -646,7 +656,7 @@ impl Writer<'_, '_> {
     #[inline(always)]
     fn fixed_scope(
         &mut self,
-        mut at: usize,
+        at: usize,
         sc: &ScopeSteps,
         steps: &[Step],
         data: &[u8],
@@ -662,31 +672,16 @@ impl Writer<'_, '_> {
             None => pad(self.padded, data, start, sc)?,
         };
         let b = &mut *self.b;
-        for st in steps {
-            let p = st.byte as usize;
-            let word = || u64::from_le_bytes(s[p..p + 8].try_into().expect("8 bytes"));
-            at = match st.op {
-                Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
-                Op::Signed => {
-                    let x = ((word() << st.left) as i64) >> st.right;
-                    i64_at(b, at, x)
-                }
-                Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
-                Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
-                Op::Str | Op::General => general_at(
-                    b,
-                    at,
-                    self.ev,
-                    sc.which,
-                    st.member as usize,
-                    self.scratch,
-                    self.limit,
-                )?,
-            };
-            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
-            at += st.lit_len as usize;
+        // The literals are copied unchecked when the room for the whole scope is there (one
+        // check per scope, not one per value): a loop of its own, so that the check is not
+        // made again per value either.
+        let fits = sc.room != 0 && b.len().checked_sub(at).is_some_and(|n| n >= sc.room);
+        let (ev, scratch, limit) = (self.ev, &mut *self.scratch, self.limit);
+        if fits {
+            fixed_steps::<true>(b, at, sc, steps, s, ev, scratch, limit)
+        } else {
+            fixed_steps::<false>(b, at, sc, steps, s, ev, scratch, limit)
         }
-        Some(at)
     }
 
     /// [`Self::fixed_scope`] for a scope whose text [`ScopeMemo`] may hold: copied from `memo`
@@ -775,6 +770,64 @@ impl Writer<'_, '_> {
         }
         Some(at)
     }
+}
+
+/// The steps of [`Writer::fixed_scope`]: the values of scope `sc` read from its bytes `s`
+/// (`sc.need` long) written at `at` in `b`, each followed by its literal; `FITS` when `b` holds
+/// the scope's `room` from `at`. None when a general value does not fit the plan.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn fixed_steps<const FITS: bool>(
+    b: &mut [u8],
+    mut at: usize,
+    sc: &ScopeSteps,
+    steps: &[Step],
+    s: &[u8],
+    ev: &Event<'_>,
+    scratch: &mut Vec<u8>,
+    limit: usize,
+) -> Option<usize> {
+    debug_assert!(s.len() == sc.need);
+    debug_assert!(steps
+        .iter()
+        .all(|st| st.byte as usize + st.op.span() <= s.len()));
+    for st in steps {
+        let p = st.byte as usize;
+        // SAFETY: `s` is `sc.need` bytes long (`data`'s or `pad`'s slice), and `Direct::build`
+        // made `need` at least `byte + span` of each of the scope's steps: 8 for the ops that
+        // load a word. Checked once, where the plan is made, not per value.
+        let word = || unsafe { s.as_ptr().add(p).cast::<[u8; 8]>().read_unaligned() };
+        let word = || u64::from_le_bytes(word());
+        at = match st.op {
+            Op::Unsigned => u64_at(b, at, (word() << st.left) >> st.right),
+            Op::Signed => {
+                let x = ((word() << st.left) as i64) >> st.right;
+                i64_at(b, at, x)
+            }
+            Op::Hex => hex_at(b, at, (word() << st.left) >> st.right),
+            Op::Text(n) => str_at(b, at, &s[p..p + n as usize]),
+            Op::Str | Op::General => {
+                general_at(b, at, ev, sc.which, st.member as usize, scratch, limit)?
+            }
+        };
+        if FITS {
+            debug_assert!(at + STEP_LIT <= b.len());
+            // SAFETY: `FITS`: `b` held the scope's `room` from its start, each value's
+            // `max_len` (which the formatters never write past) and the `STEP_LIT` bytes of
+            // the literal after it (`room` is 0, hence `FITS` false, when a value may be
+            // written the general way): what was written so far leaves `STEP_LIT` bytes here.
+            unsafe {
+                b.as_mut_ptr()
+                    .add(at)
+                    .cast::<[u8; STEP_LIT]>()
+                    .write_unaligned(st.lit);
+            }
+        } else {
+            b[at..at + STEP_LIT].copy_from_slice(&st.lit);
+        }
+        at += st.lit_len as usize;
+    }
+    Some(at)
 }
 
 /// The bytes of `ev`'s scope `which` and the slots from the scope's own on (its descendants
@@ -1878,6 +1931,7 @@ mod tests {
             slots: false,
             node: 0,
             memo: false,
+            room: 0,
         };
         let data = [9u8, 1, 2, 3, 4, 5, 6];
         let mut padded = Vec::new();
