@@ -252,7 +252,9 @@ pub struct StreamReader {
     /// straight-line path.
     lazy_header: std::cell::OnceCell<Vec<Slot>>,
     cycles: u64,
-    last_cycles: Option<u64>,
+    /// The last event's clock; 0 before the first (no clock is below it, so that a regression
+    /// is one compare).
+    last_cycles: u64,
     warned_regression: bool,
     /// Whether a packet's times were found past what i64 ns hold ([`Self::check_clock_range`]).
     warned_clamp: bool,
@@ -317,7 +319,7 @@ impl StreamReader {
             event_bit: 0,
             lazy_header: std::cell::OnceCell::new(),
             cycles: 0,
-            last_cycles: None,
+            last_cycles: 0,
             warned_regression: false,
             warned_clamp: false,
             groups: Default::default(),
@@ -856,7 +858,7 @@ impl StreamReader {
 
     /// The common LTTng case on its own: a compiled header, then a body of fixed-layout
     /// scopes, with nothing but the event's slots written. Otherwise, having changed nothing
-    /// else, the header values if it decoded them, for [`Self::decode_event_general`] (which
+    /// else (but the slots, which the general path starts again), the header values if it decoded them, for [`Self::decode_event_general`] (which
     /// also reports errors).
     #[inline(always)]
     fn decode_fixed_event(&mut self) -> Result<(), Option<HeaderValues>> {
@@ -883,14 +885,15 @@ impl StreamReader {
         let Some(body) = &sl.events.at(ev_idx).fixed_body else {
             return Err(Some(h));
         };
-        let mut at = [None; 4];
+        // Placed straight into the event's slots: the general path, if taken below, starts
+        // them again.
+        self.ev_at = [None; 4];
         self.ev_slots.clear();
-        let pos = body.place(h.end, &mut self.ev_slots, &mut at);
+        let pos = body.place(h.end, &mut self.ev_slots, &mut self.ev_at);
         if pos > self.content_bits {
             // The general path reports it.
             return Err(Some(h));
         }
-        self.ev_at = at;
         if self.lazy_header.get().is_some() {
             self.lazy_header.take();
         }
@@ -907,12 +910,10 @@ impl StreamReader {
     /// Records the current event's clock, warning once per stream when it goes backwards.
     #[inline(always)]
     fn note_clock(&mut self, clock: u64) {
-        if let Some(last) = self.last_cycles {
-            if clock < last && !self.warned_regression {
-                self.warn_regression(last - clock);
-            }
+        if clock < self.last_cycles && !self.warned_regression {
+            self.warn_regression(self.last_cycles - clock);
         }
-        self.last_cycles = Some(clock);
+        self.last_cycles = clock;
         self.cycles = clock;
     }
 
@@ -939,6 +940,7 @@ impl StreamReader {
     }
 
     #[cold]
+    #[inline(never)]
     fn warn_regression(&mut self, by: u64) {
         self.warned_regression = true;
         self.warnings.push(format!(

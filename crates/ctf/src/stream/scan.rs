@@ -104,7 +104,7 @@ impl StreamReader {
             check_regression: !self.warned_regression,
         };
         // Without a previous event, no clock value is below it: 0 stands for none.
-        let last = self.last_cycles.unwrap_or(0);
+        let last = self.last_cycles;
         let none_id = table.default_id;
         let dec = &mut self.dec;
         let at = (self.pos, dec.clock, last);
@@ -148,7 +148,7 @@ impl StreamReader {
         // The reader's state as `next` would have left it after the last of these events.
         self.pos = pos;
         self.dec.clock = last;
-        self.last_cycles = Some(last);
+        self.last_cycles = last;
         self.cycles = last;
         self.events_read += n;
         let id = header

@@ -295,7 +295,7 @@ impl StreamReader {
             .get(self.sc_idx)
             .and_then(|row| row.get(class.ev_idx))
             .is_some_and(|c| c & WANTED != 0);
-        let ordered = self.warned_regression || self.last_cycles.is_none_or(|l| ev_clock >= l);
+        let ordered = self.warned_regression || ev_clock >= self.last_cycles;
         if !wanted || !ordered {
             return false;
         }
@@ -320,7 +320,7 @@ impl StreamReader {
         self.ev_idx = class.ev_idx;
         self.dec.clock = ev_clock;
         self.pos = after;
-        self.last_cycles = Some(ev_clock);
+        self.last_cycles = ev_clock;
         self.cycles = ev_clock;
         self.events_read += 1;
         true
@@ -487,7 +487,7 @@ impl StreamReader {
         let content = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
         let content_bits = self.content_bits;
         let check_regression = !self.warned_regression;
-        let mut last = self.last_cycles.unwrap_or(0);
+        let mut last = self.last_cycles;
         let (mut pos, mut clock) = (self.pos, dec.clock);
         // The largest clock value of the run (its events' keys follow from it).
         let mut top = 0u64;
@@ -614,7 +614,7 @@ impl StreamReader {
         }
         dec.clock = clock;
         self.pos = pos;
-        self.last_cycles = Some(last);
+        self.last_cycles = last;
         self.cycles = last;
         self.events_read += n;
         stop
