@@ -108,6 +108,15 @@ impl MissingSwitches {
                 self.rebuilt += 1;
                 Some(self.switch_record(cpu, prev, pid))
             }
+            // A CPU's first record, of a task: the switch into it was not traced (out of the
+            // idle task, on the kernels above: a CPU idle since the recording began shows its
+            // next task first) or came before the recording. Written as from the idle task,
+            // at the record's time, so that the task's events are its own from there on
+            // rather than of no thread until it leaves the CPU.
+            None if ty != self.switch_id && pid != 0 => {
+                self.rebuilt += 1;
+                Some(self.switch_record(cpu, 0, pid))
+            }
             _ => None,
         }
     }
@@ -313,11 +322,35 @@ print fmt: \"\"\n";
     }
 
     #[test]
+    fn a_cpus_first_record_of_a_task_switches_it_in() {
+        let fmt = parse_format(SWITCH).unwrap();
+        let mut sw = MissingSwitches::new(&fmt, Box::new(|_| Some(b"probe".to_vec()))).unwrap();
+        // CPU 1 idle since the start: its first record is the next task's own.
+        let r = sw
+            .before(1, &other(77))
+            .expect("the switch into 77")
+            .to_vec();
+        assert_eq!(
+            decoded(&fmt, &r),
+            ("swapper/1".into(), 0, 0, "probe".into(), 77, 120, 0)
+        );
+        assert!(sw.before(1, &other(77)).is_none(), "77 runs now");
+        // The idle task's own record, or a traced switch, first on a CPU: nothing to add.
+        assert!(sw.before(2, &other(0)).is_none());
+        assert!(sw
+            .before(3, &switch(&fmt, ("x", 9, 120), ("swapper/3", 0, 120)))
+            .is_none());
+        assert_eq!(sw.rebuilt(), 1);
+    }
+
+    #[test]
     fn nothing_is_rebuilt_while_the_switches_chain() {
         let fmt = parse_format(SWITCH).unwrap();
         let mut sw = MissingSwitches::new(&fmt, Box::new(|_| None)).unwrap();
-        // CPU 0's first records: its task is learnt, not a switch.
-        assert!(sw.before(0, &other(5)).is_none());
+        // CPU 0's first record: a traced switch.
+        assert!(sw
+            .before(0, &switch(&fmt, ("z", 4, 120), ("a", 5, 120)))
+            .is_none());
         assert!(sw.before(0, &other(5)).is_none());
         // Traced switches (from the idle task too, on kernels that trace them) rebuild
         // nothing.
