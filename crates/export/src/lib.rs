@@ -11,6 +11,8 @@
 
 pub mod ctf;
 mod glob;
+#[cfg(any(feature = "parquet", feature = "perfetto"))]
+mod pair_index;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "perfetto")]

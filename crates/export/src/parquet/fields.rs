@@ -18,15 +18,13 @@ use ctf::{Event, FieldValue};
 
 use super::json::JsonWriter;
 use super::tables::{self, Builder, Rows, TableOut};
+use crate::pair_index::PairIndex;
 use crate::Error;
 
 /// Rows of a row group of the `event` table (at most: a smaller row-group size of the
 /// options wins). Each group's rows are held until written, so this bounds the writer's
 /// memory; smaller groups cluster less (bench/README.md has the sizes of 16 to 256 Ki).
 pub(crate) const EVENT_GROUP_ROWS: usize = 64 * 1024;
-
-/// A class's buffer not made yet, in [`EventFile`]'s slots.
-const NO_SLOT: u32 = u32::MAX;
 
 /// One file of the `event` table being written. Its rows are held a buffer per class name
 /// until a row group's worth, then written class after class in name order, each class's rows
@@ -37,8 +35,8 @@ const NO_SLOT: u32 = u32::MAX;
 pub(crate) struct EventFile {
     out: TableOut,
     fields: EventRows,
-    /// Per stream class, per event class: its buffer in `classes` ([`NO_SLOT`]: not seen yet).
-    slots: Vec<Vec<u32>>,
+    /// Per stream class, per event class: its buffer in `classes`, once seen.
+    slots: PairIndex,
     classes: Vec<ClassRows>,
     /// Rows held in `classes`, and the most a group holds.
     held: usize,
@@ -59,7 +57,7 @@ impl EventFile {
         EventFile {
             out,
             fields: EventRows::new(),
-            slots: Vec::new(),
+            slots: PairIndex::default(),
             classes: Vec::new(),
             held: 0,
             group: group_rows.max(1),
@@ -70,9 +68,9 @@ impl EventFile {
     #[inline]
     pub(crate) fn row(&mut self, ev: &Event<'_>, ts: i64, cpu: i32) -> Result<(), Error> {
         let (sc, ec) = ev.class_index();
-        let slot = match self.slots.get(sc).and_then(|v| v.get(ec)) {
-            Some(&i) if i != NO_SLOT => i as usize,
-            _ => self.new_slot(sc, ec, ev.name()),
+        let slot = match self.slots.get(sc, ec) {
+            Some(i) => i,
+            None => self.new_slot(sc, ec, ev.name()),
         };
         let class = &mut self.classes[slot];
         self.fields.row(class.rows.cols(), ev, ts, cpu)?;
@@ -99,14 +97,7 @@ impl EventFile {
                 self.classes.len() - 1
             }
         };
-        if self.slots.len() <= sc {
-            self.slots.resize_with(sc + 1, Vec::new);
-        }
-        let v = &mut self.slots[sc];
-        if v.len() <= ec {
-            v.resize(ec + 1, NO_SLOT);
-        }
-        v[ec] = slot as u32;
+        self.slots.set(sc, ec, slot);
         slot
     }
 

@@ -66,6 +66,7 @@ use kernel::{Kind, Resolver, F};
 use pipeline::{classes_where, Diagnostic, Flow, Notice, NoticeKind, Sink, Wanted};
 use prost::encoding;
 
+use crate::pair_index::PairIndex;
 use crate::{Error, Export};
 pub use files::export_files;
 use proto::{bundle, ftrace, packet};
@@ -861,8 +862,8 @@ pub struct PerfettoSink {
     file: PathBuf,
     out: File,
     enc: Encoder,
-    /// Per trace, per stream: its [`Cpu`] index (`u32::MAX`: not met yet).
-    streams: Vec<Vec<u32>>,
+    /// Per trace, per stream: its [`Cpu`] index, once met.
+    streams: PairIndex,
     cpus: Vec<Cpu>,
     /// Per trace: its machine.
     trace_machine: Vec<u32>,
@@ -873,8 +874,6 @@ pub struct PerfettoSink {
     error: Option<Error>,
     diagnostics: Vec<String>,
 }
-
-const UNSET: u32 = u32::MAX;
 
 /// The machine names of `traces` (their `hostname`, else their path), in first-met order, and
 /// each trace's machine.
@@ -1101,10 +1100,7 @@ impl PerfettoSink {
             out,
             file,
             enc,
-            streams: traces
-                .iter()
-                .map(|t| vec![UNSET; t.streams.len()])
-                .collect(),
+            streams: PairIndex::default(),
             cpus: Vec::new(),
             trace_machine,
             machines,
@@ -1126,9 +1122,9 @@ impl PerfettoSink {
     #[inline]
     fn cpu_of(&mut self, ev: &Event<'_>) -> usize {
         let (t, s) = (ev.trace().index, ev.stream_index());
-        match self.streams.get(t).and_then(|v| v.get(s)) {
-            Some(&i) if i != UNSET => i as usize,
-            _ => self.new_stream(ev, t, s),
+        match self.streams.get(t, s) {
+            Some(i) => i,
+            None => self.new_stream(ev, t, s),
         }
     }
 
@@ -1147,14 +1143,7 @@ impl PerfettoSink {
                 self.cpus.len() - 1
             }
         };
-        if self.streams.len() <= t {
-            self.streams.resize_with(t + 1, Vec::new);
-        }
-        let v = &mut self.streams[t];
-        if v.len() <= s {
-            v.resize(s + 1, UNSET);
-        }
-        v[s] = i as u32;
+        self.streams.set(t, s, i);
         i
     }
 
@@ -1200,14 +1189,8 @@ impl Sink for PerfettoSink {
 
     fn notice(&mut self, notice: &Notice) -> Flow {
         if notice.kind == NoticeKind::DiscardedEvents {
-            if let Some(&i) = self
-                .streams
-                .get(notice.trace)
-                .and_then(|v| v.get(notice.stream))
-            {
-                if i != UNSET {
-                    self.cpus[i as usize].lost = true;
-                }
+            if let Some(i) = self.streams.get(notice.trace, notice.stream) {
+                self.cpus[i].lost = true;
             }
         }
         Flow::Continue
