@@ -464,13 +464,8 @@ mod tests {
     /// size: the merge gives every item by (time, stream), each stream's in its order.
     #[test]
     fn merges_by_time_then_stream() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut x = testkit::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut rnd = move |n: u64| x.below(n);
         for _ in 0..300 {
             let streams: Vec<Vec<i64>> = (0..1 + rnd(7))
                 .map(|_| {

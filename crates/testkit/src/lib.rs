@@ -12,6 +12,9 @@
 
 pub mod lttng;
 pub mod root;
+mod xorshift;
+
+pub use xorshift::XorShift;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -531,12 +531,10 @@ mod tests {
     /// digits and the word version.
     #[test]
     fn hex_of_every_bit_length() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = testkit::XorShift::new(0x9e37_79b9_7f4a_7c15);
         for bits in 0..=64u32 {
             for _ in 0..50 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next_u64();
                 let v = if bits == 64 {
                     x
                 } else {
@@ -557,11 +555,9 @@ mod tests {
     /// The SSE2 and word versions of sixteen digits agree, over every digit position.
     #[test]
     fn sixteen_digits_agree() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = testkit::XorShift::new(0x2545_f491_4f6c_dd1d);
         for i in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let (hi, lo) = ((x % E8) as u32, ((x >> 32) % E8) as u32);
             // Every length of each half too.
             let (hi, lo) = (hi / 10u32.pow(i % 8), lo / 10u32.pow(i / 8 % 8));
@@ -597,13 +593,8 @@ mod tests {
     /// both) somewhere: the same text as escaping up to the first NUL byte by byte.
     #[test]
     fn strings_of_every_length_and_content() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as usize % n
-        };
+        let mut x = testkit::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move |n: usize| x.below(n as u64) as usize;
         for len in 0..70 {
             for _ in 0..40 {
                 let mut raw: Vec<u8> = (0..len).map(|_| b' ' + rnd(95) as u8).collect();

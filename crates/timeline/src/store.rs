@@ -897,13 +897,8 @@ mod tests {
     /// searches over plain vectors, with gaps beyond 4 bytes of nanoseconds and pops.
     #[test]
     fn packed_columns_match_plain_vectors() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = testkit::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut rand = move |n: u64| rng.below(n);
         for round in 0..40 {
             let mut plain: Vec<i64> = Vec::new();
             let mut labels: Vec<u32> = Vec::new();
