@@ -120,7 +120,7 @@ impl EventFile {
             // together keep about a group's room.
             let batch = c
                 .rows
-                .take(&tables::EVENT, self.out.schema())
+                .take(&tables::EVENT, self.out.schema(), Builder::sized_like)
                 .map_err(|e| self.out.arrow_error(e))?;
             c.last = n;
             batches.push(batch);

@@ -218,7 +218,7 @@ impl Builder {
 
     /// A builder of type `ty` with room for the values of `like` (an array of that type): for
     /// rows that come in about the same shape batch after batch.
-    fn sized_like(ty: ColumnType, like: &dyn Array) -> Self {
+    pub(crate) fn sized_like(ty: ColumnType, like: &dyn Array) -> Self {
         use arrow_array::{MapArray, StringArray};
         let rows = like.len();
         let strings = |a: &dyn Array| {
@@ -304,14 +304,14 @@ impl Rows {
         self.len
     }
 
-    /// The rows held as one batch of `def`'s `schema`; the builders start again with room for
-    /// as many rows and values (a finished builder would start from empty buffers and grow,
-    /// copying, back up; room guessed per row would be too much for most rows, and memory
-    /// reused for other buffers later is touched whole).
+    /// The rows held as one batch of `def`'s `schema`; each builder starts again as `refill`
+    /// makes it from its column's type and the array just finished (a finished builder would
+    /// start from empty buffers and grow, copying, back up).
     pub(crate) fn take(
         &mut self,
         def: &TableDef,
         schema: &SchemaRef,
+        refill: impl Fn(ColumnType, &dyn Array) -> Builder,
     ) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let columns: Vec<ArrayRef> = self
             .builders
@@ -319,7 +319,7 @@ impl Rows {
             .zip(def.columns)
             .map(|(b, c)| {
                 let a = b.finish();
-                *b = Builder::sized_like(c.ty, a.as_ref());
+                *b = refill(c.ty, a.as_ref());
                 a
             })
             .collect();
@@ -387,8 +387,7 @@ impl Cell for Option<&str> {
 pub(crate) struct TableOut {
     def: &'static TableDef,
     schema: SchemaRef,
-    builders: Vec<Builder>,
-    rows: usize,
+    rows: Rows,
     /// Rows written in all.
     pub(crate) written: u64,
     writer: Writer,
@@ -527,9 +526,8 @@ impl TableOut {
         };
         Ok(TableOut {
             def,
-            builders: def.columns.iter().map(|c| Builder::new(c.ty)).collect(),
+            rows: Rows::new(def, BATCH_ROWS),
             schema,
-            rows: 0,
             written: 0,
             writer,
             path,
@@ -543,42 +541,37 @@ impl TableOut {
 
     /// Rows appended so far.
     pub(crate) fn written_rows(&self) -> u64 {
-        self.written + self.rows as u64
+        self.written + self.rows.len() as u64
     }
 
     /// The builder of column `i`, for one cell of the row being appended.
     #[inline]
     pub(crate) fn col(&mut self, i: usize) -> &mut Builder {
-        &mut self.builders[i]
+        &mut self.rows.cols()[i]
     }
 
     /// Ends the row being appended (each column was given one cell).
     #[inline]
     pub(crate) fn end_row(&mut self) -> Result<(), Error> {
-        self.rows += 1;
-        if self.rows >= BATCH_ROWS {
+        self.rows.end_row();
+        if self.rows.len() >= BATCH_ROWS {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Error> {
-        if self.rows == 0 {
+        let n = self.rows.len();
+        if n == 0 {
             return Ok(());
         }
-        // Each batch gets new builders of the full capacity: a finished builder starts again
-        // from empty buffers, which would grow (and copy) their way back up every batch.
-        let columns: Vec<ArrayRef> = self
-            .builders
-            .iter_mut()
-            .zip(self.def.columns)
-            .map(|(b, c)| std::mem::replace(b, Builder::new(c.ty)).finish())
-            .collect();
-        let batch =
-            RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| self.arrow_error(e))?;
+        // Each batch gets new builders of the full capacity: every batch but the last is full.
+        let batch = self
+            .rows
+            .take(self.def, &self.schema, |ty, _| Builder::new(ty))
+            .map_err(|e| self.arrow_error(e))?;
         self.send(batch)?;
-        self.written += self.rows as u64;
-        self.rows = 0;
+        self.written += n as u64;
         Ok(())
     }
 
