@@ -163,7 +163,7 @@ impl RunField {
 /// goes at `at` (aligned to `elem_align`): its elements are read on access (see `FieldView`).
 /// With the position after it; None when it runs past `data`.
 #[inline(always)]
-fn strided_slot(
+pub(crate) fn strided_slot(
     node: NodeId,
     count: u64,
     stride: u64,
@@ -217,7 +217,7 @@ pub(crate) struct Specials {
 }
 
 /// Limit on the element count of one array, against corrupt lengths.
-const MAX_ELEMENTS: u64 = 1 << 28;
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 28;
 /// Limit on the slots an array of elements that take no bits may produce.
 const MAX_EMPTY_SLOTS: u64 = 1 << 20;
 

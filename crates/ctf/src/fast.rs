@@ -1911,7 +1911,7 @@ const MAX_ELEMENTS: u64 = 1 << 28;
 /// The index of the first zero byte of `s`, eight bytes at a time: kernel strings (file
 /// names, device names) are long enough for a byte loop to be most of their event's cost.
 #[inline(always)]
-fn nul_at(s: &[u8]) -> Option<usize> {
+pub(crate) fn nul_at(s: &[u8]) -> Option<usize> {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut chunks = s.chunks_exact(8);

@@ -240,6 +240,9 @@ pub struct EventLayout {
     /// Common context, specific context and payload placed without decoding, when they are
     /// all fixed-layout structures.
     pub(crate) fixed_body: Option<crate::fast::FixedBody>,
+    /// For the other classes: their scopes compiled into a flat program making the slots
+    /// the general decoder makes, when every field has a step.
+    pub(crate) program: Option<crate::program::SlotProgram>,
 }
 
 impl StreamLayout {
@@ -263,6 +266,12 @@ impl EventLayout {
         self.fixed_body.is_some()
     }
 
+    /// Whether the class's scopes, not all fixed-layout structures, are decoded by a program
+    /// compiled from them (strings, sequences, variants) rather than by the general decoder.
+    pub fn has_program(&self) -> bool {
+        self.program.is_some()
+    }
+
     /// Position of the payload member named `name`, to read it with
     /// [`crate::Event::payload_member`] without a name lookup per event.
     pub fn payload_index(&self, layout: &Layout, name: &str) -> Option<usize> {
@@ -282,6 +291,7 @@ impl Layout {
             sl.scan = None;
             for (_, el) in sl.events.iter_mut() {
                 el.fixed_body = None;
+                el.program = None;
             }
         }
         for n in &mut layout.nodes {
@@ -433,6 +443,7 @@ impl Layout {
                         context,
                         payload,
                         fixed_body: None,
+                        program: None,
                     },
                 );
             }
@@ -471,8 +482,11 @@ impl Layout {
             sl.compiled_header = crate::fast::FastHeader::compile(&layout, sl);
             let common = sl.event_common_context;
             for (_, el) in sl.events.iter_mut() {
-                el.fixed_body =
-                    crate::fast::FixedBody::compile(&layout, [common, el.context, el.payload]);
+                let scopes = [common, el.context, el.payload];
+                el.fixed_body = crate::fast::FixedBody::compile(&layout, scopes);
+                if el.fixed_body.is_none() {
+                    el.program = crate::program::SlotProgram::compile(&layout, scopes);
+                }
             }
             sl.scan = crate::fast::ScanTable::compile(&layout, sl);
         }

@@ -25,6 +25,7 @@ pub mod ir;
 mod layout;
 pub mod merge;
 pub mod metadata;
+mod program;
 pub mod stream;
 pub mod trace;
 pub mod tsdl;

@@ -847,7 +847,9 @@ impl StreamReader {
         }
     }
 
-    #[inline]
+    // Always inlined: the per-event loop is this function's, and its call costs more than
+    // the straight-line path it leads to.
+    #[inline(always)]
     fn decode_event(&mut self) -> Result<(), DecodeError> {
         let header = match self.decode_fixed_event() {
             Ok(()) => return Ok(()),
@@ -882,8 +884,9 @@ impl StreamReader {
         let Some(ev_idx) = sl.events.index_of(id) else {
             return Err(Some(h));
         };
-        let Some(body) = &sl.events.at(ev_idx).fixed_body else {
-            return Err(Some(h));
+        let el = sl.events.at(ev_idx);
+        let Some(body) = &el.fixed_body else {
+            return self.decode_program_event(h, id, ev_idx, start);
         };
         // Placed straight into the event's slots: the general path, if taken below, starts
         // them again.
@@ -894,6 +897,54 @@ impl StreamReader {
             // The general path reports it.
             return Err(Some(h));
         }
+        if self.lazy_header.get().is_some() {
+            self.lazy_header.take();
+        }
+        self.event_offset = (start / 8) as usize;
+        self.event_bit = start;
+        self.dec.clock = h.clock;
+        self.pos = pos;
+        self.event_id = id;
+        self.ev_idx = ev_idx;
+        self.note_clock(h.clock);
+        Ok(())
+    }
+
+    /// [`Self::decode_fixed_event`] for a class whose body has a [`crate::program::SlotProgram`]: the same
+    /// slots as the general path, without its tree walk. Otherwise the same as that
+    /// function: the header values, for the general path to decode the event again.
+    #[inline(never)]
+    fn decode_program_event(
+        &mut self,
+        h: HeaderValues,
+        id: u64,
+        ev_idx: usize,
+        start: u64,
+    ) -> Result<(), Option<HeaderValues>> {
+        let Some(map) = self.map.as_deref() else {
+            return Err(Some(h));
+        };
+        let layout = &*self.trace.layout;
+        let el = layout.streams.at(self.sc_idx).events.at(ev_idx);
+        let Some(program) = &el.program else {
+            return Err(Some(h));
+        };
+        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
+        let data = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
+        self.ev_at = [None; 4];
+        self.ev_slots.clear();
+        let regs = self.dec.regs_mut();
+        let pos = program
+            .run(
+                layout,
+                data,
+                h.end,
+                regs,
+                &mut self.ev_slots,
+                &mut self.ev_at,
+            )
+            .filter(|p| *p <= self.content_bits)
+            .ok_or(Some(h))?;
         if self.lazy_header.get().is_some() {
             self.lazy_header.take();
         }
@@ -1016,6 +1067,24 @@ impl StreamReader {
         if let Some(body) = &el.fixed_body {
             // Fixed-layout scopes: one slot each, members read on access.
             pos = body.place(pos, scope.slots, scope.at);
+        } else if let Some(p) = el.program.as_ref().and_then(|program| {
+            let first = scope.slots.len();
+            let p = program.run(
+                layout,
+                data,
+                pos,
+                scope.dec.regs_mut(),
+                scope.slots,
+                scope.at,
+            );
+            if p.is_none() {
+                // Decoded again below, the general way.
+                scope.slots.truncate(first);
+                scope.at[1..].fill(None);
+            }
+            p
+        }) {
+            pos = p;
         } else {
             scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
             scope.run(EV_SPECIFIC, el.context, &mut pos)?;
