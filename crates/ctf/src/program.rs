@@ -64,16 +64,12 @@ struct SlotField {
     val: u64,
 }
 
-/// Slots at constant offsets from a start aligned to `align`: the frame takes `size_bits`,
-/// its word loads and texts touch `span` bytes from its start (which must be on a byte).
+/// Slots at constant offsets from a start aligned to `align`: the frame takes `size_bits`.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     align: u32,
-    /// Whether every slot is made by [`SlotField`]'s formula (no [`How::Lazy`] one).
-    formula: bool,
-    /// Whether no field is big-endian or stores a register.
-    plain: bool,
-    span: u32,
+    /// How its slots are made: [`BY_BITS`], [`BY_WORDS`] or [`PLAIN_WORDS`].
+    kind: u8,
     size_bits: u64,
     /// Its fields: `SlotProgram::fields[first..first + count]`.
     first: u32,
@@ -154,6 +150,42 @@ pub(crate) struct SlotProgram {
     /// the body's first when no slot count before it varies; None otherwise (an
     /// [`Op::Scope`] then says) or when the scope is absent.
     static_at: [Option<u32>; 3],
+    /// The same program when it is a string between two optional frames (LTTng's
+    /// `irq_handler_entry`, `openat`, `net_dev_xmit`…), run without the step loop.
+    text: Option<TextShape>,
+}
+
+/// A body of one null-terminated string between two optional frames.
+#[derive(Debug, Clone, Copy)]
+struct TextShape {
+    head: Option<Frame>,
+    node: NodeId,
+    align: u32,
+    tail: Option<Frame>,
+}
+
+impl TextShape {
+    /// The shape of `ops`, when they are an optional frame, a string, an optional frame
+    /// and the end.
+    fn of(ops: &[Op]) -> Option<TextShape> {
+        let frame = |op: Option<&Op>| match op {
+            Some(Op::Frame(f)) => Some(*f),
+            _ => None,
+        };
+        let head = frame(ops.first());
+        let rest = &ops[head.is_some() as usize..];
+        let &Op::CString { node, align } = rest.first()? else {
+            return None;
+        };
+        let tail = frame(rest.get(1));
+        let rest = &rest[1 + tail.is_some() as usize..];
+        matches!(rest, [Op::End]).then_some(TextShape {
+            head,
+            node,
+            align,
+            tail,
+        })
+    }
 }
 
 /// A frame being built: its alignment, first field and the bit position after its last.
@@ -224,6 +256,7 @@ impl SlotProgram {
                 .collect();
         }
         Some(SlotProgram {
+            text: TextShape::of(&c.ops),
             ops: c.ops.into_boxed_slice(),
             fields: c.fields.into_boxed_slice(),
             variants: c.variants.into_boxed_slice(),
@@ -242,7 +275,7 @@ impl SlotProgram {
         &self,
         layout: &Layout,
         data: &[u8],
-        mut pos: u64,
+        pos: u64,
         regs: &mut [i128],
         out: &mut Vec<Slot>,
         at: &mut [Option<usize>; 4],
@@ -253,6 +286,48 @@ impl SlotProgram {
                 *a = Some(first + k as usize);
             }
         }
+        match &self.text {
+            Some(t) => self.run_text(t, layout, data, pos, regs, out),
+            None => self.run_ops(layout, data, pos, regs, out, at),
+        }
+    }
+
+    /// [`Self::run`] of a [`TextShape`] program.
+    #[inline(always)]
+    fn run_text(
+        &self,
+        t: &TextShape,
+        layout: &Layout,
+        data: &[u8],
+        mut pos: u64,
+        regs: &mut [i128],
+        out: &mut Vec<Slot>,
+    ) -> Option<u64> {
+        if let Some(f) = &t.head {
+            let base = align_up(pos, f.align);
+            self.fill(f, layout, data, base, regs, out)?;
+            pos = base + f.size_bits;
+        }
+        pos = cstring(t.node, align_up(pos, t.align), data, out)?;
+        if let Some(f) = &t.tail {
+            let base = align_up(pos, f.align);
+            self.fill(f, layout, data, base, regs, out)?;
+            pos = base + f.size_bits;
+        }
+        Some(pos)
+    }
+
+    /// [`Self::run`] by the step loop.
+    #[inline(never)]
+    fn run_ops(
+        &self,
+        layout: &Layout,
+        data: &[u8],
+        mut pos: u64,
+        regs: &mut [i128],
+        out: &mut Vec<Slot>,
+        at: &mut [Option<usize>; 4],
+    ) -> Option<u64> {
         // Slots of the structures and variants open, innermost last.
         let mut open = [0u32; MAX_OPEN];
         let mut depth = 0usize;
@@ -271,15 +346,7 @@ impl SlotProgram {
                     pos = base + f.size_bits;
                 }
                 &Op::CString { node, align } => {
-                    let base = align_up(pos, align);
-                    let start = byte_of(base)?;
-                    let len = crate::fast::nul_at(data.get(start..)?)?;
-                    out.push(Slot {
-                        node,
-                        aux: len.min(u32::MAX as usize) as u32,
-                        val: start as u64,
-                    });
-                    pos = base + (len as u64 + 1) * 8;
+                    pos = cstring(node, align_up(pos, align), data, out)?;
                 }
                 &Op::Sized { node, align, len } => {
                     let base = align_up(pos, align);
@@ -404,30 +471,23 @@ impl SlotProgram {
         regs: &mut [i128],
         out: &mut Vec<Slot>,
     ) -> Option<()> {
-        if base.saturating_add(f.size_bits) > data.len() as u64 * 8 {
-            return None;
+        // From a whole window after the start (which holds the frame): its loads need no
+        // bounds check. Near the data's end (the last events of a packet), bit by bit.
+        if f.kind != BY_BITS {
+            let start = byte_of(base);
+            let win = start.and_then(|s| data.get(s..)?.first_chunk::<WINDOW>());
+            if let (Some(start), Some(win)) = (start, win) {
+                let fields = self.fields.get(f.first as usize..)?;
+                let fields = fields.get(..f.count as usize)?;
+                if f.kind == PLAIN_WORDS {
+                    fill_fields::<true>(fields, win, start, base, regs, out);
+                } else {
+                    fill_fields::<false>(fields, win, start, base, regs, out);
+                }
+                return Some(());
+            }
         }
-        let fields = self
-            .fields
-            .get(f.first as usize..)?
-            .get(..f.count as usize)?;
-        let start = match byte_of(base) {
-            Some(start) if f.formula => start,
-            _ => return self.fill_by_bits(f, layout, data, base, regs, out),
-        };
-        // A whole window after the start: its loads need no bounds check (every byte of a
-        // frame whose span fits a window is below 256). Near the data's end (the last events
-        // of a packet), bit by bit.
-        let win = data.get(start..).and_then(|r| r.first_chunk::<WINDOW>());
-        let Some(win) = win.filter(|_| f.span as usize <= WINDOW) else {
-            return self.fill_by_bits(f, layout, data, base, regs, out);
-        };
-        if f.plain {
-            fill_fields::<true>(fields, win, start, base, regs, out);
-        } else {
-            fill_fields::<false>(fields, win, start, base, regs, out);
-        }
-        Some(())
+        self.fill_by_bits(f, layout, data, base, regs, out)
     }
 
     /// [`Self::fill`] by bit reads, for a frame that does not start on a byte or whose word
@@ -443,6 +503,9 @@ impl SlotProgram {
         regs: &mut [i128],
         out: &mut Vec<Slot>,
     ) -> Option<()> {
+        if base.saturating_add(f.size_bits) > data.len() as u64 * 8 {
+            return None;
+        }
         let fields = self
             .fields
             .get(f.first as usize..)?
@@ -482,6 +545,13 @@ impl SlotProgram {
         Some(())
     }
 }
+
+/// [`Frame::kind`]: bit reads ([`How::Lazy`] fields, or more than a window's bytes).
+const BY_BITS: u8 = 0;
+/// [`Frame::kind`]: word loads from a window.
+const BY_WORDS: u8 = 1;
+/// [`Frame::kind`]: word loads from a window, no field big-endian or storing a register.
+const PLAIN_WORDS: u8 = 2;
 
 /// Bytes a frame's loads read from a window without a bounds check: the largest byte
 /// offset a `u8` holds and the 8 bytes from there.
@@ -526,6 +596,20 @@ fn fill_fields<const PLAIN: bool>(
     }
 }
 
+/// Appends the slot of the null-terminated string `node` at bit `base` of `data`; the
+/// position after its terminator.
+#[inline(always)]
+fn cstring(node: NodeId, base: u64, data: &[u8], out: &mut Vec<Slot>) -> Option<u64> {
+    let start = byte_of(base)?;
+    let len = crate::fast::nul_at(data.get(start..)?)?;
+    out.push(Slot {
+        node,
+        aux: len.min(u32::MAX as usize) as u32,
+        val: start as u64,
+    });
+    Some(base + (len as u64 + 1) * 8)
+}
+
 /// Byte `pos / 8` when `pos` is on a byte.
 #[inline(always)]
 fn byte_of(pos: u64) -> Option<usize> {
@@ -558,11 +642,19 @@ impl Compiler<'_> {
             })
             .max()
             .unwrap_or(0);
+        // By word loads from a window of the data, which then holds the whole frame.
+        let words = fields.iter().all(|fd| fd.how != How::Lazy)
+            && span <= WINDOW as u64
+            && f.end <= WINDOW as u64 * 8;
         Some(Frame {
             align: f.align,
-            formula: fields.iter().all(|fd| fd.how != How::Lazy),
-            plain: fields.iter().all(|fd| !fd.big && fd.store == NO_REG),
-            span: u32::try_from(span).ok()?,
+            kind: if !words {
+                BY_BITS
+            } else if fields.iter().all(|fd| !fd.big && fd.store == NO_REG) {
+                PLAIN_WORDS
+            } else {
+                BY_WORDS
+            },
             size_bits: f.end,
             first: f.first,
             count: fields.len() as u32,

@@ -884,67 +884,24 @@ impl StreamReader {
         let Some(ev_idx) = sl.events.index_of(id) else {
             return Err(Some(h));
         };
-        let el = sl.events.at(ev_idx);
-        let Some(body) = &el.fixed_body else {
-            return self.decode_program_event(h, id, ev_idx, start);
-        };
         // Placed straight into the event's slots: the general path, if taken below, starts
         // them again.
         self.ev_at = [None; 4];
         self.ev_slots.clear();
-        let pos = body.place(h.end, &mut self.ev_slots, &mut self.ev_at);
+        let el = sl.events.at(ev_idx);
+        let pos = match &el.fixed_body {
+            Some(body) => body.place(h.end, &mut self.ev_slots, &mut self.ev_at),
+            None => {
+                let program = el.program.as_ref().ok_or(Some(h))?;
+                let (slots, at) = (&mut self.ev_slots, &mut self.ev_at);
+                run_program(program, layout, data, h.end, &mut self.dec, slots, at)
+                    .ok_or(Some(h))?
+            }
+        };
         if pos > self.content_bits {
             // The general path reports it.
             return Err(Some(h));
         }
-        if self.lazy_header.get().is_some() {
-            self.lazy_header.take();
-        }
-        self.event_offset = (start / 8) as usize;
-        self.event_bit = start;
-        self.dec.clock = h.clock;
-        self.pos = pos;
-        self.event_id = id;
-        self.ev_idx = ev_idx;
-        self.note_clock(h.clock);
-        Ok(())
-    }
-
-    /// [`Self::decode_fixed_event`] for a class whose body has a [`crate::program::SlotProgram`]: the same
-    /// slots as the general path, without its tree walk. Otherwise the same as that
-    /// function: the header values, for the general path to decode the event again.
-    #[inline(never)]
-    fn decode_program_event(
-        &mut self,
-        h: HeaderValues,
-        id: u64,
-        ev_idx: usize,
-        start: u64,
-    ) -> Result<(), Option<HeaderValues>> {
-        let Some(map) = self.map.as_deref() else {
-            return Err(Some(h));
-        };
-        let layout = &*self.trace.layout;
-        let el = layout.streams.at(self.sc_idx).events.at(ev_idx);
-        let Some(program) = &el.program else {
-            return Err(Some(h));
-        };
-        let end = (self.packet_off as u64 + self.content_bits.div_ceil(8)) as usize;
-        let data = map.get(self.packet_off..end.min(map.len())).unwrap_or(&[]);
-        self.ev_at = [None; 4];
-        self.ev_slots.clear();
-        let regs = self.dec.regs_mut();
-        let pos = program
-            .run(
-                layout,
-                data,
-                h.end,
-                regs,
-                &mut self.ev_slots,
-                &mut self.ev_at,
-            )
-            .filter(|p| *p <= self.content_bits)
-            .ok_or(Some(h))?;
         if self.lazy_header.get().is_some() {
             self.lazy_header.take();
         }
@@ -1158,6 +1115,21 @@ impl StreamReader {
     pub fn discarded_so_far(&self) -> u64 {
         self.prev_discarded
     }
+}
+
+/// [`crate::program::SlotProgram::run`] from bit `pos`, out of line: the per-event loop
+/// keeps only the fixed-layout path inline.
+#[inline(never)]
+fn run_program(
+    program: &crate::program::SlotProgram,
+    layout: &Layout,
+    data: &[u8],
+    pos: u64,
+    dec: &mut Decoder,
+    slots: &mut Vec<Slot>,
+    at: &mut [Option<usize>; 4],
+) -> Option<u64> {
+    program.run(layout, data, pos, dec.regs_mut(), slots, at)
 }
 
 /// The event scopes being decoded: where each starts in the slot list.
