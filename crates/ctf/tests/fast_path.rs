@@ -1,7 +1,7 @@
-//! The straight-line paths (compiled LTTng headers, fixed-layout event bodies, plan reads,
-//! arrays of scalars read on access), on generated traces and, with `TRACEKIT_SHARED`, on every
-//! real trace of the shared data,
-//! must decode exactly what the general decoder does: every event of generated kernel traces,
+//! The straight-line paths (compiled LTTng headers, fixed-layout event bodies, the programs of
+//! the other bodies, plan reads, arrays of scalars read on access), on generated traces and,
+//! with `TRACEKIT_SHARED`, on every real trace of the shared data, must decode exactly what
+//! the general decoder does: every event of generated kernel traces,
 //! compact and large headers, is read twice, once with the compiled plans removed from the
 //! layout, and compared scope by scope.
 
@@ -119,6 +119,23 @@ fn check(header: EventHeaderKind) {
         .filter(|(_, el)| el.has_fixed_body())
         .count();
     assert!(fast_classes > 10, "only {fast_classes} fixed-body classes");
+    // Strings, sequences of structures and variants (`irq_handler_entry`, `epoll_wait`,
+    // `net_if_receive_skb`): compiled into programs, which these events go through.
+    let programs = fast
+        .layout
+        .streams
+        .iter()
+        .flat_map(|(_, sl)| sl.events.iter())
+        .filter(|(_, el)| el.has_program())
+        .map(|(_, el)| el.name.to_string())
+        .collect::<Vec<_>>();
+    for name in [
+        "irq_handler_entry",
+        "syscall_exit_epoll_wait",
+        "net_if_receive_skb",
+    ] {
+        assert!(programs.iter().any(|p| p == name), "no program for {name}");
+    }
     assert!(fast
         .layout
         .streams
