@@ -241,8 +241,10 @@ pub struct EventLayout {
     /// all fixed-layout structures.
     pub(crate) fixed_body: Option<crate::fast::FixedBody>,
     /// For the other classes: their scopes compiled into a flat program making the slots
-    /// the general decoder makes, when every field has a step.
-    pub(crate) program: Option<crate::program::SlotProgram>,
+    /// the general decoder makes, when every field has a step. Compiled when first used
+    /// (see [`Self::program`]): most readers (`count`, the analyses' skipping reads) never
+    /// decode most classes, and a kernel trace's metadata has hundreds of them.
+    pub(crate) program: std::sync::OnceLock<Option<crate::program::SlotProgram>>,
 }
 
 impl StreamLayout {
@@ -267,9 +269,44 @@ impl EventLayout {
     }
 
     /// Whether the class's scopes, not all fixed-layout structures, are decoded by a program
-    /// compiled from them (strings, sequences, variants) rather than by the general decoder.
-    pub fn has_program(&self) -> bool {
-        self.program.is_some()
+    /// compiled from them (strings, sequences, variants) rather than by the general decoder;
+    /// `sl` is the class's stream class in `layout`.
+    pub fn has_program(&self, layout: &Layout, sl: &StreamLayout) -> bool {
+        self.program(layout, sl.event_common_context).is_some()
+    }
+
+    /// The class's program (compiled on first use), `common` being its stream class's
+    /// common context; None for a class with a fixed body or some field the general
+    /// decoder alone decodes.
+    #[inline]
+    pub(crate) fn program(
+        &self,
+        layout: &Layout,
+        common: Option<NodeId>,
+    ) -> Option<&crate::program::SlotProgram> {
+        match self.program.get() {
+            Some(p) => p.as_ref(),
+            None => self.compile_program(layout, common),
+        }
+    }
+
+    /// [`Self::program`] the first time.
+    #[cold]
+    #[inline(never)]
+    fn compile_program(
+        &self,
+        layout: &Layout,
+        common: Option<NodeId>,
+    ) -> Option<&crate::program::SlotProgram> {
+        self.program
+            .get_or_init(|| {
+                if self.fixed_body.is_some() {
+                    return None;
+                }
+                let scopes = [common, self.context, self.payload];
+                crate::program::SlotProgram::compile(layout, scopes)
+            })
+            .as_ref()
     }
 
     /// Position of the payload member named `name`, to read it with
@@ -291,7 +328,7 @@ impl Layout {
             sl.scan = None;
             for (_, el) in sl.events.iter_mut() {
                 el.fixed_body = None;
-                el.program = None;
+                el.program = std::sync::OnceLock::from(None);
             }
         }
         for n in &mut layout.nodes {
@@ -443,7 +480,7 @@ impl Layout {
                         context,
                         payload,
                         fixed_body: None,
-                        program: None,
+                        program: std::sync::OnceLock::new(),
                     },
                 );
             }
@@ -484,9 +521,6 @@ impl Layout {
             for (_, el) in sl.events.iter_mut() {
                 let scopes = [common, el.context, el.payload];
                 el.fixed_body = crate::fast::FixedBody::compile(&layout, scopes);
-                if el.fixed_body.is_none() {
-                    el.program = crate::program::SlotProgram::compile(&layout, scopes);
-                }
             }
             sl.scan = crate::fast::ScanTable::compile(&layout, sl);
         }

@@ -1094,8 +1094,9 @@ mod tests {
 
     /// The same body decoded by its program, after a slot of something else.
     fn by_program(layout: &Layout, data: &[u8], pos: u64) -> Option<Decoded> {
-        let el = layout.streams.at(0).events.at(0);
-        let program = el.program.as_ref().expect("a program");
+        let sl = layout.streams.at(0);
+        let program = sl.events.at(0).program(layout, sl.event_common_context);
+        let program = program.expect("a program");
         let mut dec = Decoder::new(layout);
         let mut slots = vec![Slot::default()];
         let mut at = [Some(0), None, None, None];
@@ -1176,7 +1177,7 @@ mod tests {
             if el.fixed_body.is_some() {
                 return Ok(());
             }
-            if el.program.is_none() {
+            if !el.has_program(&layout, layout.streams.at(0)) {
                 prop_assert!(!covered, "no program for {context} / {payload}");
                 return Ok(());
             }
@@ -1243,7 +1244,10 @@ mod tests {
             ] {
                 let layout = class(byte_order, common, "", body);
                 let el = layout.streams.at(0).events.at(0);
-                assert!(el.program.is_some(), "no program: {body}");
+                assert!(
+                    el.has_program(&layout, layout.streams.at(0)),
+                    "no program: {body}"
+                );
                 let (ok, same) = agree(&layout, 7, 2_000);
                 assert!(ok > 200, "{ok} bodies read: {body}");
                 assert_eq!(same, ok, "{body}");

@@ -892,9 +892,9 @@ impl StreamReader {
         let pos = match &el.fixed_body {
             Some(body) => body.place(h.end, &mut self.ev_slots, &mut self.ev_at),
             None => {
-                let program = el.program.as_ref().ok_or(Some(h))?;
                 let (slots, at) = (&mut self.ev_slots, &mut self.ev_at);
-                run_program(program, layout, data, h.end, &mut self.dec, slots, at)
+                let common = sl.event_common_context;
+                run_program(el, common, layout, data, h.end, &mut self.dec, slots, at)
                     .ok_or(Some(h))?
             }
         };
@@ -1024,23 +1024,26 @@ impl StreamReader {
         if let Some(body) = &el.fixed_body {
             // Fixed-layout scopes: one slot each, members read on access.
             pos = body.place(pos, scope.slots, scope.at);
-        } else if let Some(p) = el.program.as_ref().and_then(|program| {
-            let first = scope.slots.len();
-            let p = program.run(
-                layout,
-                data,
-                pos,
-                scope.dec.regs_mut(),
-                scope.slots,
-                scope.at,
-            );
-            if p.is_none() {
-                // Decoded again below, the general way.
-                scope.slots.truncate(first);
-                scope.at[1..].fill(None);
-            }
-            p
-        }) {
+        } else if let Some(p) = el
+            .program(layout, sl.event_common_context)
+            .and_then(|program| {
+                let first = scope.slots.len();
+                let p = program.run(
+                    layout,
+                    data,
+                    pos,
+                    scope.dec.regs_mut(),
+                    scope.slots,
+                    scope.at,
+                );
+                if p.is_none() {
+                    // Decoded again below, the general way.
+                    scope.slots.truncate(first);
+                    scope.at[1..].fill(None);
+                }
+                p
+            })
+        {
             pos = p;
         } else {
             scope.run(EV_COMMON, sl.event_common_context, &mut pos)?;
@@ -1117,11 +1120,14 @@ impl StreamReader {
     }
 }
 
-/// [`crate::program::SlotProgram::run`] from bit `pos`, out of line: the per-event loop
-/// keeps only the fixed-layout path inline.
+/// The program of class `el` (`common` its stream class's common context) run from bit
+/// `pos` ([`crate::program::SlotProgram::run`]), out of line: the per-event loop keeps only
+/// the fixed-layout path inline. None without a program.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn run_program(
-    program: &crate::program::SlotProgram,
+    el: &EventLayout,
+    common: Option<NodeId>,
     layout: &Layout,
     data: &[u8],
     pos: u64,
@@ -1129,6 +1135,7 @@ fn run_program(
     slots: &mut Vec<Slot>,
     at: &mut [Option<usize>; 4],
 ) -> Option<u64> {
+    let program = el.program(layout, common)?;
     program.run(layout, data, pos, dec.regs_mut(), slots, at)
 }
 

@@ -125,9 +125,9 @@ fn check(header: EventHeaderKind) {
         .layout
         .streams
         .iter()
-        .flat_map(|(_, sl)| sl.events.iter())
-        .filter(|(_, el)| el.has_program())
-        .map(|(_, el)| el.name.to_string())
+        .flat_map(|(_, sl)| sl.events.iter().map(move |e| (sl, e)))
+        .filter(|(sl, (_, el))| el.has_program(&fast.layout, sl))
+        .map(|(_, (_, el))| el.name.to_string())
         .collect::<Vec<_>>();
     for name in [
         "irq_handler_entry",
