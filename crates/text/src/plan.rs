@@ -1303,25 +1303,25 @@ impl Tree {
         })
     }
 
-    /// The text (`{ name = value, … }`) of a fixed-layout structure of integers within one
-    /// byte whose members' literals are `lits` and reads `steps`, for byte `v`.
-    fn small_text(&self, lits: &[LitRef], steps: &[TStep], v: u64) -> Vec<u8> {
-        let mut b = vec![0; (lits.len() + 1) * self.room + 2 * TREE_LIT];
+    /// Writes the text (`{ name = value, … }`) of a fixed-layout structure of integers within
+    /// one byte whose members' literals are `lits` and reads `steps`, for byte `v`, in `b`
+    /// (reused from one call to the next); returns its length.
+    fn small_text(&self, b: &mut Vec<u8>, lits: &[LitRef], steps: &[TStep], v: u64) -> usize {
+        b.resize((lits.len() + 1) * self.room + 2 * TREE_LIT, 0);
         b[0] = b'{';
         let mut at = 1;
         for (l, st) in lits.iter().zip(steps) {
-            at = self.put_lit(&mut b, at, *l);
+            at = self.put_lit(b, at, *l);
             let w = v << st.left;
             let raw = if st.signed {
                 ((w as i64) >> st.right) as u64
             } else {
                 w >> st.right
             };
-            at = self.int_at(&mut b, at, st.fmt, raw).unwrap_or(at);
+            at = self.int_at(b, at, st.fmt, raw).unwrap_or(at);
         }
-        b.truncate(at);
-        b.extend_from_slice(b" }");
-        b
+        b[at..at + 2].copy_from_slice(b" }");
+        at + 2
     }
 
     /// Writes literal `l` at `at` in `b` (room for [`TREE_LIT`] bytes or its length).
@@ -1612,9 +1612,10 @@ impl ProgBuilder {
                     if size.is_some_and(|s| s <= 8) && words.len() == steps.len() {
                         let table = self.small.len() as u32;
                         let lits: Vec<LitRef> = t.members[members].iter().map(|m| m.lit).collect();
+                        let mut text = Vec::new();
                         for v in 0..256u64 {
-                            let text = t.small_text(&lits, &words, v);
-                            let lit = t.lit(&text);
+                            let n = t.small_text(&mut text, &lits, &words, v);
+                            let lit = t.lit(&text[..n]);
                             self.small.push(lit);
                         }
                         return self.flush(t, PKind::Small { t: n, id, table });
