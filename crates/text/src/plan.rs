@@ -7,10 +7,12 @@
 //! straight from the structure's [`ctf::access::FixedPlan`] and writes the whole line into a
 //! slice known to have room for its longest form ([`ClassPlan::write_direct`]): no `Vec`
 //! capacity checks or length updates per piece, and the literals are copied as fixed-size
-//! blocks. Other classes (nested structures, arrays, variants, strings) follow a tree compiled
-//! from the layout, reading the decoder's slots along it ([`ClassPlan::write_tree`]); slots
-//! not laid out as the tree expects are walked instead, the walk's callbacks matched against
-//! the tree.
+//! blocks. Other classes (nested structures, arrays, variants, strings) run a flat program
+//! compiled from the layout over the decoder's slots ([`ClassPlan::write_tree`], `Prog`):
+//! the literals between two values merged, structures inline, an array's element ops run in
+//! a loop, small flag structures looked up by their byte. Slots the program does not expect
+//! are followed along the tree it was compiled from, or walked, the walk's callbacks matched
+//! against the tree.
 //!
 //! The plan is checked against each event (scope presence, each slot's node or the walk's
 //! shape, number of values); anything unexpected sends the event back to the general writer,
@@ -99,7 +101,7 @@ enum Form {
     Direct(Direct),
     /// Anything else without optionals: the scopes' slots are read along a tree compiled from
     /// the layout ([`ClassPlan::write_tree`]).
-    Tree(Tree),
+    Tree(Box<Tree>),
 }
 
 /// How to write an event whose scopes are fixed-layout structures: each value read straight
@@ -314,7 +316,10 @@ impl ClassPlan {
             Some((first, d)) => (first, Form::Direct(d)),
             None => {
                 let roots: Vec<NodeId> = nodes.iter().flatten().copied().collect();
-                (Lit::new(b""), Form::Tree(Tree::build(layout, &roots)?))
+                (
+                    Lit::new(b""),
+                    Form::Tree(Box::new(Tree::build(layout, &roots)?)),
+                )
             }
         };
         Some(ClassPlan {
