@@ -1107,15 +1107,6 @@ impl Tree {
         // The padding after the literals so far lets [`Tree::small_text`] copy them as blocks.
         t.lits.extend_from_slice(&[0; TREE_LIT]);
         t.prog = Prog::compile(&mut t, layout);
-        // A merged literal, then an enumeration's labels and a number (or an array index).
-        let prog_lit = t
-            .prog
-            .ops
-            .iter()
-            .map(|o| o.lit.len as usize)
-            .max()
-            .unwrap_or(0);
-        t.prog.room = t.room.max(prog_lit.max(TREE_LIT) + enum_lit + 32);
         t.lits.extend_from_slice(&[0; TREE_LIT]);
         Some(t)
     }
@@ -1371,8 +1362,6 @@ struct Prog {
     /// The ops of each scope, in order; each scope's last op writes the literal after it
     /// (`, ` or the newline).
     roots: Vec<(u32, u32)>,
-    /// Bytes made room for before an op: its literal, an enumeration's labels and a number.
-    room: usize,
 }
 
 /// One op of a [`Prog`]: the literal before what it writes, and what it writes.
@@ -1516,7 +1505,6 @@ impl Prog {
             opts: pb.opts,
             small: pb.small,
             roots,
-            room: 0,
         }
     }
 }
