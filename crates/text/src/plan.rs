@@ -7,10 +7,12 @@
 //! straight from the structure's [`ctf::access::FixedPlan`] and writes the whole line into a
 //! slice known to have room for its longest form ([`ClassPlan::write_direct`]): no `Vec`
 //! capacity checks or length updates per piece, and the literals are copied as fixed-size
-//! blocks. Other classes (nested structures, arrays, variants, strings) follow a tree compiled
-//! from the layout, reading the decoder's slots along it ([`ClassPlan::write_tree`]); slots
-//! not laid out as the tree expects are walked instead, the walk's callbacks matched against
-//! the tree.
+//! blocks. Other classes (nested structures, arrays, variants, strings) run a flat program
+//! compiled from the layout over the decoder's slots ([`ClassPlan::write_tree`], `Prog`):
+//! the literals between two values merged, structures inline, an array's element ops run in
+//! a loop, small flag structures looked up by their byte. Slots the program does not expect
+//! are followed along the tree it was compiled from, or walked, the walk's callbacks matched
+//! against the tree.
 //!
 //! The plan is checked against each event (scope presence, each slot's node or the walk's
 //! shape, number of values); anything unexpected sends the event back to the general writer,
@@ -99,7 +101,7 @@ enum Form {
     Direct(Direct),
     /// Anything else without optionals: the scopes' slots are read along a tree compiled from
     /// the layout ([`ClassPlan::write_tree`]).
-    Tree(Tree),
+    Tree(Box<Tree>),
 }
 
 /// How to write an event whose scopes are fixed-layout structures: each value read straight
@@ -314,7 +316,10 @@ impl ClassPlan {
             Some((first, d)) => (first, Form::Direct(d)),
             None => {
                 let roots: Vec<NodeId> = nodes.iter().flatten().copied().collect();
-                (Lit::new(b""), Form::Tree(Tree::build(layout, &roots)?))
+                (
+                    Lit::new(b""),
+                    Form::Tree(Box::new(Tree::build(layout, &roots)?)),
+                )
             }
         };
         Some(ClassPlan {
@@ -482,7 +487,14 @@ impl ClassPlan {
             bad: false,
             scratch,
         };
-        if let Some(end) = w.slot_scopes(&ev.trace().layout, &views) {
+        let layout = &ev.trace().layout;
+        if let Some(end) = w.prog_scopes(layout, &views) {
+            return Some(end);
+        }
+        // Slots the program does not expect: the tree's own walk of them (which checks less
+        // of their shape before it writes), from the start again.
+        w.at = start;
+        if let Some(end) = w.slot_scopes(layout, &views) {
             return Some(end);
         }
         // Slots not laid out as the tree expects (truncated structures decoded member by
@@ -927,6 +939,8 @@ struct Tree {
     enums: Vec<EnumLabels>,
     /// Root node of each present scope.
     roots: Vec<u32>,
+    /// The scopes compiled into one flat program ([`TreeWriter::run`]).
+    prog: Prog,
     /// Bytes made room for before each callback: a literal, an enumeration's labels and a
     /// number, at most (strings and general values make room for themselves).
     room: usize,
@@ -960,6 +974,7 @@ struct TFixed {
     room: usize,
 }
 
+#[derive(Clone, Copy)]
 struct TStep {
     fmt: TFmt,
     /// Offset of the loaded word from the structure's first byte.
@@ -1043,6 +1058,7 @@ impl Tree {
             lits: Vec::new(),
             enums: Vec::new(),
             roots: Vec::new(),
+            prog: Prog::default(),
             room: 0,
         };
         for &r in roots {
@@ -1088,6 +1104,9 @@ impl Tree {
                 _ => false,
             })
             .collect();
+        // The padding after the literals so far lets [`Tree::small_text`] copy them as blocks.
+        t.lits.extend_from_slice(&[0; TREE_LIT]);
+        t.prog = Prog::compile(&mut t, layout);
         t.lits.extend_from_slice(&[0; TREE_LIT]);
         Some(t)
     }
@@ -1280,6 +1299,27 @@ impl Tree {
         })
     }
 
+    /// Writes the text (`{ name = value, … }`) of a fixed-layout structure of integers within
+    /// one byte whose members' literals are `lits` and reads `steps`, for byte `v`, in `b`
+    /// (reused from one call to the next); returns its length.
+    fn small_text(&self, b: &mut Vec<u8>, lits: &[LitRef], steps: &[TStep], v: u64) -> usize {
+        b.resize((lits.len() + 1) * self.room + 2 * TREE_LIT, 0);
+        b[0] = b'{';
+        let mut at = 1;
+        for (l, st) in lits.iter().zip(steps) {
+            at = self.put_lit(b, at, *l);
+            let w = v << st.left;
+            let raw = if st.signed {
+                ((w as i64) >> st.right) as u64
+            } else {
+                w >> st.right
+            };
+            at = self.int_at(b, at, st.fmt, raw).unwrap_or(at);
+        }
+        b[at..at + 2].copy_from_slice(b" }");
+        at + 2
+    }
+
     /// Writes literal `l` at `at` in `b` (room for [`TREE_LIT`] bytes or its length).
     #[inline(always)]
     fn put_lit(&self, b: &mut [u8], at: usize, l: LitRef) -> usize {
@@ -1303,6 +1343,366 @@ impl Tree {
             .find(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()))
             .or_else(|| options.iter().find(|(n, _)| **n == *name))
             .map(|&(_, node)| node)
+    }
+}
+
+/// A [`Tree`]'s scopes compiled into one flat list of ops, run by [`TreeWriter::run`] along
+/// the scopes' slots: the literals between two values merged into one (`, fds = [`,
+/// ` } }, [1] = ` less its index, ` ] }, ` …), structures walked inline (no call, no look at
+/// the tree's nodes), an array's element program run in a loop over its elements' slots.
+/// Nodes it does not flatten (arrays of one slot, structures of fixed layout that hold
+/// other than integers) are written by [`TreeWriter::slot_node`] from their op.
+#[derive(Default)]
+struct Prog {
+    ops: Vec<POp>,
+    /// The ops of each variant option, the options of a variant in a row.
+    opts: Vec<(u32, u32)>,
+    /// The texts of [`PKind::Small`] structures, 256 per structure.
+    small: Vec<LitRef>,
+    /// The ops of each scope, in order; each scope's last op writes the literal after it
+    /// (`, ` or the newline).
+    roots: Vec<(u32, u32)>,
+}
+
+/// One op of a [`Prog`]: the literal before what it writes, and what it writes.
+#[derive(Clone, Copy)]
+struct POp {
+    lit: LitRef,
+    kind: PKind,
+    /// Bytes the ops from this one on write at most up to the next one that makes room
+    /// itself ([`PKind::is_plain`]), that one's literal and an array index included: made
+    /// room for once, where such a stretch begins.
+    room: u32,
+}
+
+impl PKind {
+    /// Whether the op writes a bounded text without calls that make room themselves.
+    fn is_plain(self) -> bool {
+        match self {
+            PKind::Scalar(fmt, _) => fmt.is_int(),
+            PKind::End
+            | PKind::Open(_)
+            | PKind::Words { .. }
+            | PKind::Word(_)
+            | PKind::WordText { .. }
+            | PKind::Small { .. } => true,
+            PKind::Seq { .. } | PKind::Var { .. } | PKind::Bytes { .. } | PKind::Node(_) => false,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum PKind {
+    /// The literal alone: the end of a scope, of an array's element or of a variant's option.
+    End,
+    /// A structure decoded member by member, its slot (of this node) skipped: its members'
+    /// slots follow. Writes nothing (its `{` is in the next op's literal).
+    Open(NodeId),
+    /// A scalar of this format from its slot (of this node).
+    Scalar(TFmt, NodeId),
+    /// A fixed-layout structure (tree node `t`, layout node `id`) of integers: its slot
+    /// gives where its bytes start, which the next `steps` ops ([`PKind::Word`]) read. Writes
+    /// nothing when they can be read; else (off a byte, too near the data's end) writes its
+    /// literal and the structure the tree's way, less its closing ` }`, and skips them.
+    Words {
+        t: u32,
+        id: NodeId,
+        steps: u32,
+        need: u32,
+    },
+    /// A fixed-layout structure of integers of at most 8 bits (tree node `t`, layout node
+    /// `id`: LTTng's poll and epoll event flags), its text looked up by its byte in
+    /// `Prog::small[table..][..256]`; the tree's way when it does not start on a byte.
+    Small { t: u32, id: NodeId, table: u32 },
+    /// A text of `len` bytes (at most [`STR_MAX`]) of the last [`PKind::Words`] structure,
+    /// at byte `byte` of its bytes.
+    WordText { byte: u32, len: u32 },
+    /// A member of the last [`PKind::Words`] structure, read from its bytes.
+    Word(TStep),
+    /// An array whose elements have slots (of this node): its slot gives their count; the
+    /// next `body` ops (ending with an [`PKind::End`]) write one element.
+    Seq { id: NodeId, body: u32 },
+    /// A variant (of this node): its slot gives the option, whose ops are
+    /// `opts[first + option]` (each ending with an [`PKind::End`]); the next `skip` ops are
+    /// the options'.
+    Var {
+        id: NodeId,
+        first: u32,
+        count: u32,
+        skip: u32,
+    },
+    /// An array of one slot (of node `id`) whose elements are 8-bit integers of format
+    /// `fmt` on whole bytes (addresses, small byte arrays): the data's own bytes.
+    Bytes { id: NodeId, fmt: TFmt, signed: bool },
+    /// Tree node `t`, written by [`TreeWriter::slot_node`].
+    Node(u32),
+}
+
+/// Builds a [`Prog`]: ops, and the literal not yet written (merged into the next op's).
+struct ProgBuilder {
+    ops: Vec<POp>,
+    opts: Vec<(u32, u32)>,
+    small: Vec<LitRef>,
+    pending: Vec<u8>,
+}
+
+impl Prog {
+    /// The program of `t`'s scopes (its literals added to `t.lits`).
+    fn compile(t: &mut Tree, layout: &Layout) -> Prog {
+        let mut pb = ProgBuilder {
+            ops: Vec::new(),
+            opts: Vec::new(),
+            small: Vec::new(),
+            pending: Vec::new(),
+        };
+        let mut roots = Vec::new();
+        let n = t.roots.len();
+        for k in 0..n {
+            let from = pb.ops.len() as u32;
+            pb.node(t, layout, t.roots[k]);
+            pb.pending
+                .extend_from_slice(if k + 1 < n { b", " } else { b"\n" });
+            pb.flush(t, PKind::End);
+            roots.push((from, pb.ops.len() as u32));
+        }
+        let mut ops = pb.ops;
+        let small = &pb.small;
+        // Each op's room: its own text and that of the plain ops after it, in the list's
+        // order (past an element's or option's end, more than needed, never less).
+        let longest_label = t
+            .enums
+            .iter()
+            .flat_map(|e| e.labels.iter().chain([&e.unknown]))
+            .map(|l| l.len as usize)
+            .max()
+            .unwrap_or(0);
+        let mut after = 2 * TREE_LIT;
+        for op in ops.iter_mut().rev() {
+            let lit = (op.lit.len as usize).max(TREE_LIT);
+            let own = match op.kind {
+                PKind::Scalar(TFmt::Enum(..), _)
+                | PKind::Word(TStep {
+                    fmt: TFmt::Enum(..),
+                    ..
+                }) => lit + longest_label + 24,
+                PKind::WordText { len, .. } => lit + 2 + (4 * len as usize).max(16) + 24,
+                PKind::Small { table, .. } => {
+                    let texts = &small[table as usize..][..256];
+                    lit + texts.iter().map(|l| l.len as usize).max().unwrap_or(0) + 24
+                }
+                _ => lit + 24,
+            };
+            let room = if op.kind.is_plain() {
+                own + after
+            } else {
+                own + 2 * TREE_LIT
+            };
+            op.room = u32::try_from(room).unwrap_or(u32::MAX);
+            after = room;
+        }
+        Prog {
+            ops,
+            opts: pb.opts,
+            small: pb.small,
+            roots,
+        }
+    }
+}
+
+/// The ops ([`PKind::Word`], [`PKind::WordText`]) reading the members of fixed-layout
+/// structure `n` of `t` from its bytes, and how many bytes from its first they load; None
+/// unless each member is an integer one 8-byte load reads or a text on whole bytes.
+fn fixed_ops(t: &Tree, layout: &Layout, n: u32) -> Option<(Vec<PKind>, u32)> {
+    let id = t.ids[n as usize];
+    let TNode::Struct { first, count } = t.nodes[n as usize] else {
+        return None;
+    };
+    let members = t.members.get(first as usize..(first + count) as usize)?;
+    let plan = layout.nodes[id as usize].plan.as_ref()?;
+    if plan.reads.len() != members.len() {
+        return None;
+    }
+    let mut ops = Vec::new();
+    let mut need = 0usize;
+    for (m, read) in members.iter().zip(plan.reads.iter()) {
+        let TNode::Scalar(fmt) = m.node else {
+            return None;
+        };
+        let bits = &read.bits;
+        let byte = u32::try_from(bits.off / 8).ok()?;
+        match layout.nodes[m.id as usize].kind {
+            NodeKind::Int { signed, .. } if fmt.is_int() => {
+                let low = (bits.off % 8) as u32;
+                if low + bits.size > 64 {
+                    return None;
+                }
+                need = need.max(byte as usize + 8);
+                // A little-endian field's lowest bit is bit `low` of the word; a big-endian
+                // one's highest bit is `low` bits below the word's top.
+                let left = if bits.little {
+                    64 - low - bits.size
+                } else {
+                    low
+                };
+                ops.push(PKind::Word(TStep {
+                    fmt,
+                    byte,
+                    left: left as u8,
+                    right: (64 - bits.size) as u8,
+                    signed,
+                    big: !bits.little,
+                }));
+            }
+            NodeKind::SizedString {
+                len: ctf::access::Len::Static(len),
+            } if bits.off.is_multiple_of(8) && len <= STR_MAX as u64 => {
+                need = need.max(byte as usize + len as usize);
+                ops.push(PKind::WordText {
+                    byte,
+                    len: len as u32,
+                });
+            }
+            _ => return None,
+        }
+    }
+    Some((ops, u32::try_from(need).ok()?))
+}
+
+impl ProgBuilder {
+    /// Adds op `kind` after the pending literal, which it writes.
+    fn flush(&mut self, t: &mut Tree, kind: PKind) {
+        let lit = t.lit(&self.pending);
+        self.pending.clear();
+        self.ops.push(POp { lit, kind, room: 0 });
+    }
+
+    /// Adds op `kind`, which writes no literal of its own (the pending one goes on).
+    fn quiet(&mut self, kind: PKind) {
+        let lit = LitRef { at: 0, len: 0 };
+        self.ops.push(POp { lit, kind, room: 0 });
+    }
+
+    /// Adds the ops of tree node `n` (its separator and label pending).
+    fn node(&mut self, t: &mut Tree, layout: &Layout, n: u32) {
+        let id = t.ids[n as usize];
+        match t.nodes[n as usize] {
+            TNode::Scalar(fmt) => self.flush(t, PKind::Scalar(fmt, id)),
+            TNode::Struct { first, count } => {
+                let members = first as usize..(first + count) as usize;
+                let fixed = layout.nodes[id as usize].plan.is_some();
+                if fixed {
+                    let Some((steps, need)) = fixed_ops(t, layout, n) else {
+                        return self.flush(t, PKind::Node(n));
+                    };
+                    let size = layout.nodes[id as usize].plan.as_ref().map(|p| p.size_bits);
+                    let words: Vec<TStep> = steps
+                        .iter()
+                        .filter_map(|k| match *k {
+                            PKind::Word(st) if st.byte == 0 && !st.big => Some(st),
+                            _ => None,
+                        })
+                        .collect();
+                    if size.is_some_and(|s| s <= 8) && words.len() == steps.len() {
+                        let table = self.small.len() as u32;
+                        let lits: Vec<LitRef> = t.members[members].iter().map(|m| m.lit).collect();
+                        let mut text = Vec::new();
+                        for v in 0..256u64 {
+                            let n = t.small_text(&mut text, &lits, &words, v);
+                            let lit = t.lit(&text[..n]);
+                            self.small.push(lit);
+                        }
+                        return self.flush(t, PKind::Small { t: n, id, table });
+                    }
+                    // Written by the fallback, which writes the structure from its `{`.
+                    let before = t.lit(&self.pending);
+                    self.ops.push(POp {
+                        room: 0,
+                        lit: before,
+                        kind: PKind::Words {
+                            t: n,
+                            id,
+                            steps: steps.len() as u32,
+                            need,
+                        },
+                    });
+                    self.pending.push(b'{');
+                    for (k, step) in steps.into_iter().enumerate() {
+                        let m = t.members[members.start + k].lit;
+                        let name = t.lits[m.at as usize..(m.at + m.len) as usize].to_vec();
+                        self.pending.extend_from_slice(&name);
+                        self.flush(t, step);
+                    }
+                    self.pending.extend_from_slice(b" }");
+                    return;
+                }
+                self.quiet(PKind::Open(id));
+                self.pending.push(b'{');
+                for k in members {
+                    let m = &t.members[k];
+                    let (lit, idx) = (m.lit, m.idx);
+                    let name = t.lits[lit.at as usize..(lit.at + lit.len) as usize].to_vec();
+                    self.pending.extend_from_slice(&name);
+                    self.node(t, layout, idx);
+                }
+                self.pending.extend_from_slice(b" }");
+            }
+            TNode::Array { elem } if layout.nodes[id as usize].stride == 0 => {
+                self.pending.push(b'[');
+                let at = self.ops.len();
+                self.flush(t, PKind::Seq { id, body: 0 });
+                self.node(t, layout, elem);
+                self.flush(t, PKind::End);
+                let body = (self.ops.len() - at - 1) as u32;
+                self.ops[at].kind = PKind::Seq { id, body };
+                self.pending.extend_from_slice(b" ]");
+            }
+            TNode::Variant { first, count } => {
+                self.pending.extend_from_slice(b"{ ");
+                let at = self.ops.len();
+                self.flush(t, PKind::End);
+                let options: Vec<u32> = t.options[first as usize..(first + count) as usize]
+                    .iter()
+                    .map(|&(_, o)| o)
+                    .collect();
+                let mut ranges = Vec::new();
+                for o in options {
+                    let from = self.ops.len() as u32;
+                    self.node(t, layout, o);
+                    self.flush(t, PKind::End);
+                    ranges.push((from, self.ops.len() as u32));
+                }
+                // Variants nested in the options took their places in `opts` first.
+                let first = self.opts.len() as u32;
+                self.opts.extend(ranges);
+                let skip = (self.ops.len() - at - 1) as u32;
+                self.ops[at].kind = PKind::Var {
+                    id,
+                    first,
+                    count,
+                    skip,
+                };
+                self.pending.extend_from_slice(b" }");
+            }
+            TNode::Array { elem } => {
+                let byte_elems = match (t.nodes[elem as usize], layout.nodes[id as usize].stride) {
+                    (TNode::Scalar(fmt), 8) if fmt.is_int() => {
+                        match int_read(&layout.nodes[t.ids[elem as usize] as usize].kind) {
+                            Some((8, signed, _)) => Some((fmt, signed)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                match byte_elems {
+                    Some((fmt, signed)) => {
+                        self.pending.push(b'[');
+                        self.flush(t, PKind::Bytes { id, fmt, signed });
+                        self.pending.extend_from_slice(b" ]");
+                    }
+                    None => self.flush(t, PKind::Node(n)),
+                }
+            }
+        }
     }
 }
 
@@ -1467,6 +1867,205 @@ impl TreeWriter<'_> {
             }
         };
         Some(())
+    }
+
+    /// Writes the scopes `views` (those the class has) from their decoded slots along the
+    /// tree's [`Prog`], and the newline; returns where the line ends, or None when the slots
+    /// do not have the program's shape.
+    fn prog_scopes(
+        &mut self,
+        layout: &Layout,
+        views: &[Option<FieldView<'_>>; 3],
+    ) -> Option<usize> {
+        let prog = &self.tree.prog;
+        for (v, &(from, to)) in views.iter().flatten().zip(&prog.roots) {
+            let (slots, idx, data) = v.slot_list()?;
+            let sc = ScopeSlots {
+                layout,
+                view: *v,
+                slots,
+                data,
+            };
+            self.run(&sc, from as usize, to as usize, idx)?;
+        }
+        Some(self.at)
+    }
+
+    /// Runs ops `from..to` of the tree's program from slot `j` of `sc`; returns the index of
+    /// the slot after those they wrote, or None when the slots do not have the program's
+    /// shape.
+    ///
+    /// The text is written through a local slice and position (which stores into the text
+    /// do not make the compiler reload), room made once per stretch of plain ops.
+    fn run(&mut self, sc: &ScopeSlots<'_>, from: usize, to: usize, mut j: usize) -> Option<usize> {
+        let tree = self.tree;
+        let prog = &tree.prog;
+        let ops = prog.ops.get(..to)?;
+        // An index label, an enumeration's labels and a number.
+        let room_per_byte = tree.room + 32;
+        // The bytes of the last fixed-layout structure, which its members' ops read.
+        let mut base: &[u8] = &[];
+        let mut k = from;
+        let mut at = self.at;
+        self.reserve(ops.get(k).map_or(0, |o| o.room as usize));
+        let mut b: &mut [u8] = &mut self.b[..];
+        while let Some(op) = ops.get(k) {
+            k += 1;
+            match op.kind {
+                PKind::Scalar(fmt, id) => {
+                    at = tree.put_lit(b, at, op.lit);
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id {
+                        return None;
+                    }
+                    j += 1;
+                    if let Some(end) = tree.int_at(b, at, fmt, s.val) {
+                        at = end;
+                        continue;
+                    }
+                    self.at = at;
+                    self.slot_value(fmt, sc, s, j - 1)?;
+                }
+                PKind::Word(st) => {
+                    at = tree.put_lit(b, at, op.lit);
+                    let p = st.byte as usize;
+                    let word: [u8; 8] = base.get(p..p + 8)?.try_into().ok()?;
+                    let w = if st.big {
+                        u64::from_be_bytes(word)
+                    } else {
+                        u64::from_le_bytes(word)
+                    } << st.left;
+                    let raw = if st.signed {
+                        ((w as i64) >> st.right) as u64
+                    } else {
+                        w >> st.right
+                    };
+                    at = tree.int_at(b, at, st.fmt, raw)?;
+                    continue;
+                }
+                PKind::WordText { byte, len } => {
+                    at = tree.put_lit(b, at, op.lit);
+                    let p = byte as usize;
+                    at = str_at(b, at, base.get(p..p + len as usize)?);
+                    continue;
+                }
+                PKind::Open(id) => {
+                    if sc.slots.get(j)?.node != id {
+                        return None;
+                    }
+                    j += 1;
+                    continue;
+                }
+                PKind::Small { t, id, table } => {
+                    at = tree.put_lit(b, at, op.lit);
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id {
+                        return None;
+                    }
+                    let byte = if s.val.is_multiple_of(8) {
+                        usize::try_from(s.val / 8)
+                            .ok()
+                            .and_then(|at| sc.data.get(at))
+                    } else {
+                        None
+                    };
+                    if let Some(&v) = byte {
+                        let text = *prog.small.get(table as usize + v as usize)?;
+                        at = tree.put_lit(b, at, text);
+                        j += 1;
+                        continue;
+                    }
+                    self.at = at;
+                    j = self.slot_node(sc, t, j)?;
+                }
+                PKind::Words { t, id, steps, need } => {
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id {
+                        return None;
+                    }
+                    let bytes = if s.val.is_multiple_of(8) {
+                        usize::try_from(s.val / 8)
+                            .ok()
+                            .and_then(|at| sc.data.get(at..at.checked_add(need as usize)?))
+                    } else {
+                        None
+                    };
+                    if let Some(bytes) = bytes {
+                        base = bytes;
+                        j += 1;
+                        continue;
+                    }
+                    // Off a byte or too near the data's end for word loads: the tree's way,
+                    // whose closing ` }` the next op's literal holds.
+                    self.at = tree.put_lit(b, at, op.lit);
+                    j = self.slot_node(sc, t, j)?;
+                    self.at -= 2;
+                    k += steps as usize;
+                }
+                PKind::Seq { id, body } => {
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id {
+                        return None;
+                    }
+                    j += 1;
+                    self.at = tree.put_lit(b, at, op.lit);
+                    let end = k + body as usize;
+                    for e in 0..u32::try_from(s.val).ok()? {
+                        self.reserve(2 * TREE_LIT);
+                        self.at = index_at(self.b, self.at, e);
+                        j = self.run(sc, k, end, j)?;
+                    }
+                    k = end;
+                }
+                PKind::Var {
+                    id,
+                    first,
+                    count,
+                    skip,
+                } => {
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id || s.val >= count as u64 {
+                        return None;
+                    }
+                    j += 1;
+                    self.at = tree.put_lit(b, at, op.lit);
+                    let (a, z) = *prog.opts.get(first as usize + s.val as usize)?;
+                    j = self.run(sc, a as usize, z as usize, j)?;
+                    k += skip as usize;
+                }
+                PKind::Bytes { id, fmt, signed } => {
+                    let s = *sc.slots.get(j)?;
+                    if s.node != id || !s.val.is_multiple_of(8) {
+                        return None;
+                    }
+                    let bytes = usize::try_from(s.val / 8)
+                        .ok()
+                        .and_then(|at| sc.data.get(at..)?.get(..s.aux as usize))?;
+                    j += 1;
+                    self.at = tree.put_lit(b, at, op.lit);
+                    for (e, &x) in bytes.iter().enumerate() {
+                        self.reserve(room_per_byte);
+                        self.at = index_at(self.b, self.at, e as u32);
+                        let x = if signed { x as i8 as u64 } else { x as u64 };
+                        self.at = tree.int_at(self.b, self.at, fmt, x)?;
+                    }
+                }
+                PKind::Node(t) => {
+                    self.at = tree.put_lit(b, at, op.lit);
+                    j = self.slot_node(sc, t, j)?;
+                }
+                PKind::End => {
+                    at = tree.put_lit(b, at, op.lit);
+                    continue;
+                }
+            }
+            // After an op that wrote through `self`: room for the next stretch.
+            at = self.at;
+            self.reserve(ops.get(k).map_or(0, |o| o.room as usize));
+            b = &mut self.b[..];
+        }
+        self.at = at;
+        Some(j)
     }
 
     /// Writes the scopes `views` (those the class has) from their decoded slots, following the
@@ -1958,5 +2557,315 @@ mod tests {
         let end2 = Lit::new(&long).put_at(&mut s, end);
         assert_eq!(&s[end..end2], &long[..]);
         assert_eq!(&s[..end], b"...0123456789abcdefXYZ!");
+    }
+
+    use ctf::value::Value;
+    use ctf::writer::{to_tsdl, EventHeaderKind, TraceWriter, WriterOptions};
+    use ctf::Message;
+    use testkit::XorShift;
+
+    /// A field type of the generated classes.
+    enum Ty {
+        /// Integer: size, signed, base, alignment.
+        Int(u32, bool, u32, u32),
+        /// Enumeration over an 8-bit container, signed or not.
+        Enum(bool),
+        Str,
+        /// Text of this many bytes (a UTF-8 byte array).
+        Text(u32),
+        Struct(Vec<Ty>),
+        /// A sequence, its length member generated before it.
+        Seq(Box<Ty>),
+        /// A static array.
+        Arr(Box<Ty>, u32),
+        /// A variant, its tag member generated before it.
+        Var(Vec<Ty>),
+    }
+
+    fn int_tsdl(size: u32, signed: bool, base: u32, align: u32) -> String {
+        format!(
+            "integer {{ size = {size}; align = {align}; signed = {}; encoding = none; base = {base}; }}",
+            signed as u8
+        )
+    }
+
+    const ENUM_MAP: &str = "_zero = 0, _one = 1, \"_two to four\" = 2 ... 4, _ten = 10";
+
+    fn gen_ty(r: &mut XorShift, depth: u32) -> Ty {
+        let leaf = depth >= 3 || r.below(3) > 0;
+        if leaf {
+            return match r.below(9) {
+                0 => Ty::Enum(r.below(2) == 1),
+                1 => Ty::Str,
+                2 => Ty::Text(1 + r.below(20) as u32),
+                3 => Ty::Int(1 + r.below(7) as u32, r.below(2) == 1, 10, 1),
+                4 => Ty::Int(64, false, 16, 8),
+                5 => Ty::Int(32, true, 10, 8),
+                6 => Ty::Int(16, false, [8, 10, 16][r.below(3) as usize], 8),
+                _ => Ty::Int(8 << r.below(4), r.below(2) == 1, 10, 8),
+            };
+        }
+        match r.below(5) {
+            0 => Ty::Seq(Box::new(gen_ty(r, depth + 1))),
+            1 => Ty::Arr(Box::new(gen_ty(r, depth + 1)), r.below(5) as u32),
+            2 => Ty::Var((0..1 + r.below(3)).map(|_| gen_ty(r, depth + 1)).collect()),
+            // Bit fields within one byte (poll's and epoll's flags).
+            3 => Ty::Struct(
+                (0..1 + r.below(4))
+                    .map(|_| Ty::Int(1 + r.below(2) as u32, false, 10, 1))
+                    .collect(),
+            ),
+            _ => Ty::Struct((0..r.below(5)).map(|_| gen_ty(r, depth + 1)).collect()),
+        }
+    }
+
+    /// The TSDL of member `name` of type `ty` (with the length or tag member it needs).
+    fn member_tsdl(ty: &Ty, name: &str) -> String {
+        match ty {
+            Ty::Seq(e) => format!(
+                "{} {name}_len; {}",
+                int_tsdl(8, false, 10, 8),
+                decl(e, &format!("{name}[{name}_len]"))
+            ),
+            Ty::Var(opts) => {
+                let tags: Vec<String> = (0..opts.len()).map(|k| format!("_o{k} = {k}")).collect();
+                let body: String = opts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, o)| decl(o, &format!("_o{k}")))
+                    .collect();
+                format!(
+                    "enum : {} {{ {} }} {name}_tag; variant <{name}_tag> {{ {body} }} {name};",
+                    int_tsdl(8, false, 10, 8),
+                    tags.join(", ")
+                )
+            }
+            _ => decl(ty, name),
+        }
+    }
+
+    fn decl(ty: &Ty, name: &str) -> String {
+        match ty {
+            Ty::Int(size, signed, base, align) => {
+                format!("{} {name};", int_tsdl(*size, *signed, *base, *align))
+            }
+            Ty::Enum(signed) => format!(
+                "enum : {} {{ {ENUM_MAP} }} {name};",
+                int_tsdl(8, *signed, 10, 8)
+            ),
+            Ty::Str => format!("string {name};"),
+            Ty::Text(n) => format!(
+                "integer {{ size = 8; align = 8; signed = 0; encoding = UTF8; base = 10; }} {name}[{n}];"
+            ),
+            Ty::Struct(ms) => {
+                let body: String = ms
+                    .iter()
+                    .enumerate()
+                    .map(|(k, m)| member_tsdl(m, &format!("_m{k}")))
+                    .collect();
+                format!("struct {{ {body} }} {name};")
+            }
+            Ty::Arr(e, n) => decl(e, &format!("{name}[{n}]")),
+            Ty::Seq(_) | Ty::Var(_) => {
+                // Elsewhere than as a member, in a structure with the length or tag.
+                format!("struct {{ {} }} {name};", member_tsdl(ty, "_in"))
+            }
+        }
+    }
+
+    /// A random value of `ty`, pushed to `out` with the length or tag value before it.
+    fn gen_val(r: &mut XorShift, ty: &Ty, out: &mut Vec<Value>) {
+        match ty {
+            Ty::Seq(e) => {
+                let n = r.below(4);
+                out.push(Value::U64(n));
+                out.push(Value::Array((0..n).map(|_| one(r, e)).collect()));
+            }
+            Ty::Var(opts) => {
+                let k = r.below(opts.len() as u64) as usize;
+                out.push(Value::U64(k as u64));
+                // An option needing a length or tag is wrapped in a structure by `decl`.
+                let v = one(r, &opts[k]);
+                out.push(Value::Variant(k, Box::new(v)));
+            }
+            _ => out.push(one(r, ty)),
+        }
+    }
+
+    fn one(r: &mut XorShift, ty: &Ty) -> Value {
+        match ty {
+            Ty::Int(size, signed, _, _) => {
+                let x = r.next_u64() >> (64 - size);
+                if *signed {
+                    Value::I64(((x << (64 - size)) as i64) >> (64 - size))
+                } else {
+                    Value::U64(x)
+                }
+            }
+            Ty::Enum(signed) => {
+                let x = r.below(13) as i64 - if *signed { 2 } else { 0 };
+                if *signed {
+                    Value::I64(x)
+                } else {
+                    Value::U64(x as u64)
+                }
+            }
+            Ty::Str | Ty::Text(_) => {
+                let n = match ty {
+                    Ty::Text(n) => r.below(*n as u64 + 1),
+                    _ => r.below(24),
+                };
+                let pool = b"ab \"\\\n\t\x01\x7f\xc3\xa9?z";
+                Value::Str(
+                    (0..n)
+                        .map(|_| pool[r.below(pool.len() as u64) as usize])
+                        .collect(),
+                )
+            }
+            Ty::Struct(ms) => {
+                let mut v = Vec::new();
+                for m in ms {
+                    gen_val(r, m, &mut v);
+                }
+                Value::Struct(v)
+            }
+            Ty::Arr(e, n) => Value::Array((0..*n).map(|_| one(r, e)).collect()),
+            Ty::Seq(_) | Ty::Var(_) => {
+                let mut v = Vec::new();
+                gen_val(r, ty, &mut v);
+                Value::Struct(v)
+            }
+        }
+    }
+
+    /// On many generated classes (sequences and arrays of structures, bit-field structures,
+    /// enumerations, variants, strings and texts, nested at random) and values, the program
+    /// of each class writes the general writer's text; and it writes most events itself
+    /// (rather than handing them to the tree's other paths).
+    #[test]
+    fn programs_write_generated_classes_as_the_general_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut r = XorShift::new(0x5eed_2611);
+        let host = kernel::lttng::HostInfo {
+            hostname: "gen".into(),
+            trace_uuid: [3; 16],
+            clock_uuid: [4; 16],
+            clock_offset_ns: 1_700_000_000_000_000_000,
+            creation: "20240305T101500+0000".into(),
+            trace_name: "gen".into(),
+            kernel_release: "6.1.0".into(),
+        };
+        let tc = kernel::lttng::trace_class(
+            &host,
+            kernel::lttng::NetLayout::NetworkHeader,
+            EventHeaderKind::Large,
+        );
+        let classes: Vec<Vec<Ty>> = (0..150)
+            .map(|_| (0..1 + r.below(5)).map(|_| gen_ty(&mut r, 0)).collect())
+            .collect();
+        let mut text = to_tsdl(&tc).expect("TSDL");
+        for (k, ms) in classes.iter().enumerate() {
+            let body: String = ms
+                .iter()
+                .enumerate()
+                .map(|(i, m)| member_tsdl(m, &format!("_f{i}")))
+                .collect();
+            text += &format!(
+                "event {{ name = \"g{k}\"; id = {}; stream_id = 0; fields := struct {{ {body} }}; }};\n",
+                1000 + k
+            );
+        }
+        let tc = ctf::tsdl::parse(&text).expect("the generated TSDL parses");
+        let dir = tmp.path().join("gen");
+        let mut w = TraceWriter::create(&dir, &tc, 2, &WriterOptions::default()).unwrap();
+        let mut n = 0u64;
+        for (k, ms) in classes.iter().enumerate() {
+            for _ in 0..12 {
+                let mut payload = Vec::new();
+                for m in ms {
+                    gen_val(&mut r, m, &mut payload);
+                }
+                w.write_event((n % 2) as u32, 1000 + k as u64, 1000 * n, &payload)
+                    .unwrap_or_else(|e| panic!("class g{k}: {e}"));
+                n += 1;
+            }
+        }
+        w.finish().unwrap();
+
+        let traces = ctf::open_all(&[dir]).expect("the trace opens");
+        let (mut by_prog, mut total) = (0, 0);
+        let mut plans: std::collections::HashMap<String, ClassPlan> = Default::default();
+        for t in &traces {
+            for mut rd in t.readers() {
+                while let Some(m) = rd.next() {
+                    if !matches!(m, Ok(Message::Event)) {
+                        continue;
+                    }
+                    let ev = rd.event();
+                    if !ev.name().starts_with('g') {
+                        continue;
+                    }
+                    let head = format!("{}: ", ev.name());
+                    let mut want = head.clone().into_bytes();
+                    let mut stack = Vec::new();
+                    let views = [ev.common_context(), ev.specific_context(), ev.payload()];
+                    for (i, v) in views.iter().flatten().enumerate() {
+                        if i > 0 {
+                            want.extend_from_slice(b", ");
+                        }
+                        v.walk(&mut crate::style::FieldWriter::plain(
+                            &mut want, &mut stack, false,
+                        ));
+                    }
+                    want.push(b'\n');
+                    let plan = plans
+                        .entry(ev.name().to_string())
+                        .or_insert_with(|| ClassPlan::build(&ev, head.as_bytes()).expect("a plan"));
+                    if plan.is_direct() {
+                        continue;
+                    }
+                    total += 1;
+                    let room = plan.lead_room((0, 0), || (0, None));
+                    let Form::Tree(tree) = &plan.form else {
+                        unreachable!("not direct")
+                    };
+                    let mut b = vec![0u8; room];
+                    let end = plan.write_tree(&mut b, 0, &ev, &mut Vec::new());
+                    let got = end.map(|e| b[..e].to_vec());
+                    assert_eq!(
+                        got.as_deref().map(String::from_utf8_lossy),
+                        Some(String::from_utf8_lossy(&want)),
+                        "{}",
+                        ev.name()
+                    );
+                    // The program alone.
+                    let (_, _, lead) = plan.lead.as_ref().unwrap();
+                    let mut b = vec![0u8; room];
+                    let start = lead.put_at(&mut b, 0);
+                    let mut scratch = Vec::new();
+                    let mut tw = TreeWriter {
+                        tree,
+                        b: &mut b,
+                        at: start,
+                        root: TNode::Scalar(TFmt::General),
+                        entered: false,
+                        frames: Vec::new(),
+                        bad: false,
+                        scratch: &mut scratch,
+                    };
+                    if let Some(end) = tw.prog_scopes(&ev.trace().layout, &views) {
+                        by_prog += 1;
+                        assert_eq!(
+                            String::from_utf8_lossy(&b[..end]),
+                            String::from_utf8_lossy(&want),
+                            "{}",
+                            ev.name()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(total > 300, "{total} events through the tree");
+        assert_eq!(by_prog, total, "events the program wrote itself");
     }
 }
