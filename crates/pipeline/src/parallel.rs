@@ -7,7 +7,7 @@
 //! consumer in the order [`ctf::Merger`] gives events: by time, ties by stream position (the
 //! traces' order, then the streams' within each trace). Batches the merge is done with go back
 //! to their worker to be refilled, their memory already mapped and sized; a worker has at
-//! most ten of them, and waits for one back rather than allocate more.
+//! most six of them, and waits for one back rather than allocate more.
 //!
 //! The read honours [`ReadOptions`]: the time map puts each trace's times on one time line
 //! (the worker maps its items' times with [`StreamTime`]), `begin`/`end` bound what the
@@ -96,11 +96,9 @@ const MAX_BATCHES: usize = QUEUED + 2;
 
 /// Full batches a stream's channel holds before its worker waits. Enough that a stream whose
 /// events come in a burst (the merge takes many of its items in a row) does not leave the
-/// other workers idle at their cap while the merge waits on it, and that a worker ahead of
-/// the merge, woken for each batch it gets back, sleeps and wakes less often (each sleep is a
-/// chance for the scheduler to leave a core idle); each one more costs a batch of memory per
-/// stream (bench/README.md).
-const QUEUED: usize = 8;
+/// other workers idle at their cap while the merge waits on it; each one more costs a batch of
+/// memory per stream (bench/README.md).
+const QUEUED: usize = 4;
 
 impl<B: Batch> Producer<B> {
     /// A batch to fill without waiting: one the merge is done with, or a new one while the
