@@ -93,7 +93,7 @@ struct Chunk {
     text: TextBuf,
 }
 
-/// A chunk's size: each stream has up to five chunks at a time (filled, queued, merged), and
+/// A chunk's size: each stream has up to six chunks at a time (filled, queued, merged), and
 /// each is memory faulted in and zeroed once: chunks of a few hundred kilobytes keep a
 /// stream's worker well ahead of the merge at a fraction of the memory of larger ones.
 const CHUNK_ENTRIES: usize = 2048;
