@@ -891,7 +891,7 @@ pub(crate) struct ScanTable {
     runs: Box<[RunReads]>,
     /// The bodies of [`ScanShape::Steps`] classes, each ending with [`Step::End`].
     steps: Box<[Step]>,
-    variants: Box<[VariantSteps]>,
+    variants: Box<[TagOptions]>,
     /// Element reads of [`Step::Scalars`].
     reads: Box<[PlanRead]>,
     /// Per id below the length of `by_id`: the size in bits of the body of a
@@ -1473,19 +1473,7 @@ impl ScanTable {
             })
             .collect();
         for v in self.variants.iter_mut() {
-            let top = v
-                .ranges
-                .iter()
-                .map(|(r, _)| r.upper.clamp(-1, DENSE_TAGS - 1))
-                .max()
-                .unwrap_or(-1);
-            v.dense = (0..=top)
-                .map(|tag| {
-                    let opt = v.ranges.iter().find(|(r, _)| r.contains(tag));
-                    opt.and_then(|(_, o)| v.starts.get(*o as usize))
-                        .map_or(u32::MAX, |pc| past(*pc))
-                })
-                .collect();
+            v.fill_dense(|starts, o| starts.get(o as usize).map_or(u32::MAX, |pc| past(*pc)));
         }
         self.steps = resolved.into_boxed_slice();
     }
@@ -1581,20 +1569,68 @@ enum Step {
     End,
 }
 
-/// The options of a [`Step::Variant`]: tag ranges as the general decoder searches them, and
-/// where each option's steps start.
+/// The options of a variant in compiled code (a [`Step::Variant`], or a body program's
+/// variant): tag ranges as the general decoder searches them, where each option's code
+/// starts, and a table for small tag values.
 #[derive(Debug, Clone)]
-struct VariantSteps {
+pub(crate) struct TagOptions {
     ranges: Arc<[(IntRange, u32)]>,
-    starts: Box<[u32]>,
-    /// Per tag value below [`DENSE_TAGS`], the step its option starts at (past jumps), or
+    /// Per option, where its code starts (set once the options are compiled).
+    pub(crate) starts: Box<[u32]>,
+    /// Per tag value below [`DENSE_TAGS`], what [`Self::fill_dense`] made of its option, or
     /// `u32::MAX` for none: one load instead of a search of the ranges.
     dense: Box<[u32]>,
 }
 
-/// Tag values a [`VariantSteps`] looks up in a table (enumerations of LTTng's events use a
+/// Tag values a [`TagOptions`] looks up in a table (enumerations of LTTng's events use a
 /// few small values).
 const DENSE_TAGS: i128 = 256;
+
+impl TagOptions {
+    /// The options of a variant whose tag selects them by `ranges`, before their code is
+    /// compiled.
+    pub(crate) fn new(ranges: &Arc<[(IntRange, u32)]>) -> TagOptions {
+        TagOptions {
+            ranges: ranges.clone(),
+            starts: Box::default(),
+            dense: Box::default(),
+        }
+    }
+
+    /// Fills the table of small tag values, each with `entry(starts, option)` of the option
+    /// it selects.
+    pub(crate) fn fill_dense(&mut self, entry: impl Fn(&[u32], u32) -> u32) {
+        let top = self
+            .ranges
+            .iter()
+            .map(|(r, _)| r.upper.clamp(-1, DENSE_TAGS - 1))
+            .max()
+            .unwrap_or(-1);
+        let dense = (0..=top)
+            .map(|tag| {
+                self.search(tag)
+                    .map_or(u32::MAX, |o| entry(&self.starts, o))
+            })
+            .collect();
+        self.dense = dense;
+    }
+
+    /// The table's entry for `tag`; None when the tag is not in the table or selects nothing
+    /// there.
+    #[inline(always)]
+    pub(crate) fn dense(&self, tag: i128) -> Option<u32> {
+        let e = usize::try_from(tag).ok().and_then(|t| self.dense.get(t))?;
+        (*e != u32::MAX).then_some(*e)
+    }
+
+    /// The option `tag` selects, searched in the ranges.
+    pub(crate) fn search(&self, tag: i128) -> Option<u32> {
+        self.ranges
+            .iter()
+            .find(|(r, _)| r.contains(tag))
+            .map(|(_, o)| *o)
+    }
+}
 
 /// A run of word reads being built: its alignment and the bit position after its last field.
 struct OpenRun {
@@ -1610,7 +1646,7 @@ struct StepCompiler<'a> {
     steps: Vec<Step>,
     words: Vec<WordRead>,
     runs: Vec<RunReads>,
-    variants: Vec<VariantSteps>,
+    variants: Vec<TagOptions>,
     reads: Vec<PlanRead>,
     run: Option<OpenRun>,
     /// Alignment the next step must apply (its enclosing structures' and variants').
@@ -1820,11 +1856,7 @@ impl StepCompiler<'_> {
                     tag_reg: *tag_reg,
                     at,
                 });
-                self.variants.push(VariantSteps {
-                    ranges: ranges.clone(),
-                    starts: Box::default(),
-                    dense: Box::default(),
-                });
+                self.variants.push(TagOptions::new(ranges));
                 let (mut starts, mut jumps) = (Vec::new(), Vec::new());
                 for m in layout.members_of(node) {
                     starts.push(self.steps.len() as u32);
@@ -2139,13 +2171,9 @@ impl ScanTable {
                     pos = align_up(pos, align);
                     let v = self.variants.get(at as usize)?;
                     let tag = *regs.get(tag_reg as usize)?;
-                    let dense = usize::try_from(tag).ok().and_then(|t| v.dense.get(t));
-                    pc = match dense {
-                        Some(&to) if to != u32::MAX => to as usize,
-                        _ => {
-                            let opt = v.ranges.iter().find(|(r, _)| r.contains(tag))?.1;
-                            *v.starts.get(opt as usize)? as usize
-                        }
+                    pc = match v.dense(tag) {
+                        Some(to) => to as usize,
+                        None => *v.starts.get(v.search(tag)? as usize)? as usize,
                     };
                     continue;
                 }

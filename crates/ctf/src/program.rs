@@ -13,11 +13,9 @@
 //! an implausible length), or a frame's word loads would pass the data's end, the program
 //! gives up and the caller decodes the event the general way.
 
-use std::sync::Arc;
-
 use crate::bits::align_up;
 use crate::decode::{lazy_slot_of, strided_slot, FieldHow, RunField, Slot, MAX_ELEMENTS};
-use crate::ir::IntRange;
+use crate::fast::TagOptions;
 use crate::layout::{Layout, Len, NodeId, NodeKind, NO_REG};
 
 /// How a [`SlotField`] makes its slot.
@@ -124,19 +122,6 @@ enum Op {
     End,
 }
 
-/// The options of an [`Op::Variant`]: the tag ranges as the general decoder searches them,
-/// and where each option's steps start.
-#[derive(Debug, Clone)]
-struct VariantTable {
-    ranges: Arc<[(IntRange, u32)]>,
-    starts: Box<[u32]>,
-    /// Per tag value below [`DENSE_TAGS`], the option it selects, or `u32::MAX` for none.
-    dense: Box<[u32]>,
-}
-
-/// Tag values an [`Op::Variant`] looks up in a table rather than searching the ranges.
-const DENSE_TAGS: i128 = 256;
-
 /// Structures and variants nested in a program: deeper ones are left to the general decoder.
 const MAX_OPEN: usize = 8;
 
@@ -145,7 +130,7 @@ const MAX_OPEN: usize = 8;
 pub(crate) struct SlotProgram {
     ops: Box<[Op]>,
     fields: Box<[SlotField]>,
-    variants: Box<[VariantTable]>,
+    variants: Box<[TagOptions]>,
     /// Per event scope (common context, specific context, payload), its first slot from
     /// the body's first when no slot count before it varies; None otherwise (an
     /// [`Op::Scope`] then says) or when the scope is absent.
@@ -199,7 +184,7 @@ struct Compiler<'a> {
     layout: &'a Layout,
     ops: Vec<Op>,
     fields: Vec<SlotField>,
-    variants: Vec<VariantTable>,
+    variants: Vec<TagOptions>,
     frame: Option<OpenFrame>,
     /// Alignment the next step must apply (its enclosing structures').
     pending: u32,
@@ -240,20 +225,7 @@ impl SlotProgram {
         c.flush();
         c.ops.push(Op::End);
         for v in &mut c.variants {
-            let top = v
-                .ranges
-                .iter()
-                .map(|(r, _)| r.upper.clamp(-1, DENSE_TAGS - 1))
-                .max()
-                .unwrap_or(-1);
-            v.dense = (0..=top)
-                .map(|tag| {
-                    v.ranges
-                        .iter()
-                        .find(|(r, _)| r.contains(tag))
-                        .map_or(u32::MAX, |(_, o)| *o)
-                })
-                .collect();
+            v.fill_dense(|_, o| o);
         }
         Some(SlotProgram {
             text: TextShape::of(&c.ops),
@@ -429,10 +401,9 @@ impl SlotProgram {
                     pos = align_up(pos, align);
                     let v = self.variants.get(table as usize)?;
                     let tag = *regs.get(tag_reg as usize)?;
-                    let dense = usize::try_from(tag).ok().and_then(|t| v.dense.get(t));
-                    let opt = match dense {
-                        Some(&o) => o,
-                        None => v.ranges.iter().find(|(r, _)| r.contains(tag))?.1,
+                    let opt = match v.dense(tag) {
+                        Some(o) => o,
+                        None => v.search(tag)?,
                     };
                     let to = *v.starts.get(opt as usize)?;
                     *open.get_mut(depth)? = out.len() as u32;
@@ -902,11 +873,7 @@ impl Compiler<'_> {
                     tag_reg: *tag_reg,
                     table,
                 });
-                self.variants.push(VariantTable {
-                    ranges: ranges.clone(),
-                    starts: Box::default(),
-                    dense: Box::default(),
-                });
+                self.variants.push(TagOptions::new(ranges));
                 self.depth += 1;
                 let (mut starts, mut jumps) = (Vec::new(), Vec::new());
                 for m in layout.members_of(node) {

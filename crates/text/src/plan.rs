@@ -986,6 +986,24 @@ struct TStep {
     big: bool,
 }
 
+impl TStep {
+    /// The field's raw bits (sign-extended when signed) from the word loaded at
+    /// [`Self::byte`].
+    #[inline(always)]
+    fn raw(&self, word: [u8; 8]) -> u64 {
+        let w = if self.big {
+            u64::from_be_bytes(word)
+        } else {
+            u64::from_le_bytes(word)
+        } << self.left;
+        if self.signed {
+            ((w as i64) >> self.right) as u64
+        } else {
+            w >> self.right
+        }
+    }
+}
+
 /// A literal of a [`Tree`]: its place in [`Tree::lits`] and its length.
 #[derive(Clone, Copy)]
 struct LitRef {
@@ -1929,17 +1947,7 @@ impl TreeWriter<'_> {
                 PKind::Word(st) => {
                     at = tree.put_lit(b, at, op.lit);
                     let p = st.byte as usize;
-                    let word: [u8; 8] = base.get(p..p + 8)?.try_into().ok()?;
-                    let w = if st.big {
-                        u64::from_be_bytes(word)
-                    } else {
-                        u64::from_le_bytes(word)
-                    } << st.left;
-                    let raw = if st.signed {
-                        ((w as i64) >> st.right) as u64
-                    } else {
-                        w >> st.right
-                    };
+                    let raw = st.raw(base.get(p..p + 8)?.try_into().ok()?);
                     at = tree.int_at(b, at, st.fmt, raw)?;
                     continue;
                 }
@@ -2362,17 +2370,7 @@ impl TreeWriter<'_> {
         for (m, st) in members.iter().zip(&fx.steps) {
             at = tree.put_lit(b, at, m.lit);
             let p = st.byte as usize;
-            let word: [u8; 8] = s[p..p + 8].try_into().expect("8 bytes");
-            let w = if st.big {
-                u64::from_be_bytes(word)
-            } else {
-                u64::from_le_bytes(word)
-            } << st.left;
-            let raw = if st.signed {
-                ((w as i64) >> st.right) as u64
-            } else {
-                w >> st.right
-            };
+            let raw = st.raw(s[p..p + 8].try_into().expect("8 bytes"));
             at = tree.int_at(b, at, st.fmt, raw)?;
         }
         self.at = at;
