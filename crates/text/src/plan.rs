@@ -986,7 +986,41 @@ struct TStep {
     big: bool,
 }
 
+/// The `n` bytes of `data` at slot `s`'s position (in bits), when it is on a byte.
+#[inline(always)]
+fn bytes_at(data: &[u8], s: Slot, n: usize) -> Option<&[u8]> {
+    if !s.val.is_multiple_of(8) {
+        return None;
+    }
+    let at = usize::try_from(s.val / 8).ok()?;
+    data.get(at..at.checked_add(n)?)
+}
+
 impl TStep {
+    /// The step that reads the integer at `bits` (from a structure's first byte) as `fmt`;
+    /// None when its bits do not fit in one word from their first byte.
+    fn of(fmt: TFmt, bits: &ctf::access::BitRead, signed: bool) -> Option<TStep> {
+        let low = (bits.off % 8) as u32;
+        if low + bits.size > 64 {
+            return None;
+        }
+        // A little-endian field's lowest bit is bit `low` of the word; a big-endian one's
+        // highest bit is `low` bits below the word's top.
+        let left = if bits.little {
+            64 - low - bits.size
+        } else {
+            low
+        };
+        Some(TStep {
+            fmt,
+            byte: u32::try_from(bits.off / 8).ok()?,
+            left: left as u8,
+            right: (64 - bits.size) as u8,
+            signed,
+            big: !bits.little,
+        })
+    }
+
     /// The field's raw bits (sign-extended when signed) from the word loaded at
     /// [`Self::byte`].
     #[inline(always)]
@@ -1283,32 +1317,15 @@ impl Tree {
             let NodeKind::Int { signed, .. } = layout.nodes[m.id as usize].kind else {
                 return None;
             };
-            let bits = &read.bits;
-            let low = (bits.off % 8) as u32;
             if !matches!(
                 fmt,
                 TFmt::Unsigned | TFmt::Signed | TFmt::Hex | TFmt::Enum(..)
-            ) || low + bits.size > 64
-            {
+            ) {
                 return None;
             }
-            let byte = u32::try_from(bits.off / 8).ok()?;
-            need = need.max(byte as usize + 8);
-            // A little-endian field's lowest bit is bit `low` of the word; a big-endian one's
-            // highest bit is `low` bits below the word's top.
-            let left = if bits.little {
-                64 - low - bits.size
-            } else {
-                low
-            };
-            steps.push(TStep {
-                fmt,
-                byte,
-                left: left as u8,
-                right: (64 - bits.size) as u8,
-                signed,
-                big: !bits.little,
-            });
+            let step = TStep::of(fmt, &read.bits, signed)?;
+            need = need.max(step.byte as usize + 8);
+            steps.push(step);
         }
         Some(TFixed {
             steps,
@@ -1550,26 +1567,9 @@ fn fixed_ops(t: &Tree, layout: &Layout, n: u32) -> Option<(Vec<PKind>, u32)> {
         let byte = u32::try_from(bits.off / 8).ok()?;
         match layout.nodes[m.id as usize].kind {
             NodeKind::Int { signed, .. } if fmt.is_int() => {
-                let low = (bits.off % 8) as u32;
-                if low + bits.size > 64 {
-                    return None;
-                }
-                need = need.max(byte as usize + 8);
-                // A little-endian field's lowest bit is bit `low` of the word; a big-endian
-                // one's highest bit is `low` bits below the word's top.
-                let left = if bits.little {
-                    64 - low - bits.size
-                } else {
-                    low
-                };
-                ops.push(PKind::Word(TStep {
-                    fmt,
-                    byte,
-                    left: left as u8,
-                    right: (64 - bits.size) as u8,
-                    signed,
-                    big: !bits.little,
-                }));
+                let step = TStep::of(fmt, bits, signed)?;
+                need = need.max(step.byte as usize + 8);
+                ops.push(PKind::Word(step));
             }
             NodeKind::SizedString {
                 len: ctf::access::Len::Static(len),
@@ -1731,6 +1731,21 @@ struct ScopeSlots<'s> {
     view: FieldView<'s>,
     slots: &'s [Slot],
     data: &'s [u8],
+}
+
+impl<'s> ScopeSlots<'s> {
+    /// Scope `v`'s slots, and the index of its first; None when it has none (a fixed
+    /// layout).
+    fn of(layout: &'s Layout, v: &FieldView<'s>) -> Option<(ScopeSlots<'s>, usize)> {
+        let (slots, idx, data) = v.slot_list()?;
+        let sc = ScopeSlots {
+            layout,
+            view: *v,
+            slots,
+            data,
+        };
+        Some((sc, idx))
+    }
 }
 
 /// The size, signedness and byte order of an integer node, read from `data` without a view.
@@ -1897,13 +1912,7 @@ impl TreeWriter<'_> {
     ) -> Option<usize> {
         let prog = &self.tree.prog;
         for (v, &(from, to)) in views.iter().flatten().zip(&prog.roots) {
-            let (slots, idx, data) = v.slot_list()?;
-            let sc = ScopeSlots {
-                layout,
-                view: *v,
-                slots,
-                data,
-            };
+            let (sc, idx) = ScopeSlots::of(layout, v)?;
             self.run(&sc, from as usize, to as usize, idx)?;
         }
         Some(self.at)
@@ -1970,14 +1979,7 @@ impl TreeWriter<'_> {
                     if s.node != id {
                         return None;
                     }
-                    let byte = if s.val.is_multiple_of(8) {
-                        usize::try_from(s.val / 8)
-                            .ok()
-                            .and_then(|at| sc.data.get(at))
-                    } else {
-                        None
-                    };
-                    if let Some(&v) = byte {
+                    if let Some(&[v]) = bytes_at(sc.data, s, 1) {
                         let text = *prog.small.get(table as usize + v as usize)?;
                         at = tree.put_lit(b, at, text);
                         j += 1;
@@ -1991,13 +1993,7 @@ impl TreeWriter<'_> {
                     if s.node != id {
                         return None;
                     }
-                    let bytes = if s.val.is_multiple_of(8) {
-                        usize::try_from(s.val / 8)
-                            .ok()
-                            .and_then(|at| sc.data.get(at..at.checked_add(need as usize)?))
-                    } else {
-                        None
-                    };
+                    let bytes = bytes_at(sc.data, s, need as usize);
                     if let Some(bytes) = bytes {
                         base = bytes;
                         j += 1;
@@ -2089,13 +2085,7 @@ impl TreeWriter<'_> {
             if k > 0 {
                 self.put(b", ");
             }
-            let (slots, idx, data) = v.slot_list()?;
-            let sc = ScopeSlots {
-                layout,
-                view: *v,
-                slots,
-                data,
-            };
+            let (sc, idx) = ScopeSlots::of(layout, v)?;
             self.slot_node(&sc, root, idx)?;
         }
         self.reserve(1);
