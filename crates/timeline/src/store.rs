@@ -761,8 +761,10 @@ impl Store {
             return vec![0.0; n];
         }
         let rows: &[u32] = if threads.is_empty() { cpus } else { threads };
-        let width = (end - start) as f64 / n as f64;
-        let at = |k: usize| start + ((end - start) as f64 * k as f64 / n as f64) as i64;
+        // In i128: a range of any two i64 times (a client may ask for one) does not overflow.
+        let span = (end as i128 - start as i128) as f64;
+        let width = span / n as f64;
+        let at = |k: usize| start.saturating_add((span * k as f64 / n as f64) as i64);
         let mut prev: Vec<i64> = rows
             .iter()
             .map(|&r| self.cols.get(r as usize).map_or(0, |c| c.busy_until(start)))
@@ -802,9 +804,10 @@ impl Store {
         if n == 0 || end < start {
             return (counts, lost);
         }
-        let span = (end - start) as i128 + 1;
+        let span = end as i128 - start as i128 + 1;
         // Bucket k holds [b(k), b(k + 1)); the last one ends after `end`.
-        let b = |k: usize| start + (span * k as i128 / n as i128) as i64;
+        let b =
+            |k: usize| (start as i128 + span * k as i128 / n as i128).min(i64::MAX as i128) as i64;
         for d in &self.density {
             let mut prev = d.count_lt(start);
             for (k, c) in counts.iter_mut().enumerate() {

@@ -619,6 +619,43 @@ mod fuzz {
             prop_assert!(r.status.is_client_error(), "{}", r.text);
         }
     }
+
+    /// Ranges spanning more than an i64 (times at both ends of the type, in either order) on
+    /// every output: answered, not failed (the CPU usage's bucket width once overflowed).
+    #[test]
+    fn ranges_wider_than_an_i64_never_fail() {
+        let f = mix();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (lo, hi) = (i64::MIN, i64::MAX);
+        let bodies = [
+            json!({"parameters": {"requested_times": [5_837_152_369_914_416_897_i64, -3_386_219_666_940_358_911_i64]}}),
+            json!({"parameters": {"requested_times": [hi, lo]}}),
+            json!({"parameters": {"requested_times": [lo, 0, hi]}}),
+            json!({"parameters": {"requested_timerange": {"start": lo, "end": hi, "nbTimes": 3}}}),
+        ];
+        for out in OUTPUTS {
+            for (kind, what) in ENDPOINTS {
+                for body in &bodies {
+                    let uri = format!("/tsp/api/experiments/{}/outputs/{kind}/{out}/{what}", f.exp);
+                    let r = rt.block_on(call_raw(
+                        &f.state,
+                        "POST",
+                        &uri,
+                        Some(body.to_string()),
+                        &[],
+                    ));
+                    assert!(
+                        r.status.is_success() || r.status.is_client_error(),
+                        "{uri} {body}: {}",
+                        r.text
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// A trace cut short opens with what can be read; the status names the file and offset.

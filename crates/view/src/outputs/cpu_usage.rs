@@ -62,7 +62,7 @@ impl Output for CpuUsage {
             Some(r) => (r.start, r.end),
             None => (tl.start, tl.end),
         };
-        let span = (end - start).max(1) as f64;
+        let span = (end as i128 - start as i128).max(1) as f64;
         let mut entries = Vec::new();
         for h in &tl.hosts {
             let hi = tl.rows.get(h.row as usize).map(|r| r.host).unwrap_or(0);
