@@ -859,9 +859,10 @@ impl StreamReader {
     }
 
     /// The common LTTng case on its own: a compiled header, then a body of fixed-layout
-    /// scopes, with nothing but the event's slots written. Otherwise, having changed nothing
-    /// else (but the slots, which the general path starts again), the header values if it decoded them, for [`Self::decode_event_general`] (which
-    /// also reports errors).
+    /// scopes or one its class's program decodes, with nothing but the event's slots
+    /// written. Otherwise, having changed nothing else (but the slots, which the general path
+    /// starts again), the header values if it decoded them, for
+    /// [`Self::decode_event_general`] (which also reports errors).
     #[inline(always)]
     fn decode_fixed_event(&mut self) -> Result<(), Option<HeaderValues>> {
         let Some(map) = self.map.as_deref() else {
