@@ -12,8 +12,9 @@
 use crate::bits::{align_up, sign_extend, BitRead};
 use std::sync::Arc;
 
+use crate::flat::{Flatten, OpenRun, Scalars, Walk};
 use crate::ir::{IntRange, Role};
-use crate::layout::{Layout, Len, NodeId, NodeKind, StreamLayout, NO_REG};
+use crate::layout::{Layout, Len, Node, NodeId, NodeKind, StreamLayout, NO_REG};
 
 /// A fixed-size integer at a constant bit offset from some base.
 #[derive(Debug, Clone, Copy)]
@@ -1376,14 +1377,13 @@ impl ScanTable {
             ..Default::default()
         };
         let mut c = StepCompiler {
-            layout,
             steps: Vec::new(),
             words: Vec::new(),
             runs: Vec::new(),
             variants: Vec::new(),
             reads: Vec::new(),
-            run: None,
-            pending: 1,
+            walk: Walk::new(layout),
+            stores: Vec::new(),
         };
         let max_id = sl
             .events
@@ -1632,25 +1632,16 @@ impl TagOptions {
     }
 }
 
-/// A run of word reads being built: its alignment and the bit position after its last field.
-struct OpenRun {
-    align: u32,
-    first: u32,
-    end: u64,
-    stores: Vec<Step>,
-}
-
-/// Compiles body scopes into [`Step`]s.
+/// Compiles body scopes into [`Step`]s, by [`crate::flat`]'s walk.
 struct StepCompiler<'a> {
-    layout: &'a Layout,
     steps: Vec<Step>,
     words: Vec<WordRead>,
     runs: Vec<RunReads>,
     variants: Vec<TagOptions>,
     reads: Vec<PlanRead>,
-    run: Option<OpenRun>,
-    /// Alignment the next step must apply (its enclosing structures' and variants').
-    pending: u32,
+    walk: Walk<'a>,
+    /// The open run's register stores, stepped after it.
+    stores: Vec<Step>,
 }
 
 impl StepCompiler<'_> {
@@ -1664,8 +1655,8 @@ impl StepCompiler<'_> {
             self.reads.len(),
             self.runs.len(),
         );
-        self.run = None;
-        self.pending = 1;
+        self.walk = Walk::new(self.walk.layout);
+        self.stores.clear();
         if scopes.iter().flatten().all(|n| self.node(*n).is_some()) {
             self.flush();
             self.steps.push(Step::End);
@@ -1673,32 +1664,14 @@ impl StepCompiler<'_> {
                 entry: mark.0 as u32,
             };
         }
-        self.run = None;
-        self.pending = 1;
+        self.walk = Walk::new(self.walk.layout);
+        self.stores.clear();
         self.steps.truncate(mark.0);
         self.words.truncate(mark.1);
         self.variants.truncate(mark.2);
         self.reads.truncate(mark.3);
         self.runs.truncate(mark.4);
         ScanShape::Fold
-    }
-
-    /// Applies an alignment at the current position: inside the open run when it divides
-    /// the run's, else before the next step.
-    fn align(&mut self, a: u32) {
-        match &mut self.run {
-            Some(r) if a <= r.align => r.end = align_up(r.end, a),
-            _ => {
-                self.close();
-                self.pending = self.pending.max(a);
-            }
-        }
-    }
-
-    /// The alignment of a step that starts here.
-    fn take_align(&mut self, a: u32) -> u32 {
-        self.close();
-        std::mem::replace(&mut self.pending, 1).max(a)
     }
 
     /// The reads of a run from word `first` on, as an index in [`ScanTable::runs`].
@@ -1723,217 +1696,193 @@ impl StepCompiler<'_> {
         self.runs.len() as u32 - 1
     }
 
-    fn close(&mut self) {
-        if let Some(r) = self.run.take() {
-            let span = self.words[r.first as usize..]
-                .iter()
-                .map(WordRead::span)
-                .max()
-                .unwrap_or(0);
-            let reads = self.split(r.first);
-            self.steps.push(Step::Run {
-                align: r.align,
-                span: u32::try_from(span).unwrap_or(u32::MAX),
-                size_bits: r.end,
-                reads,
-            });
-            self.steps.extend(r.stores);
-        }
-    }
-
-    /// Ends the open run and applies a pending alignment: before a variant option's or the
-    /// body's end, where the general decoder's position includes it.
-    fn flush(&mut self) {
-        self.close();
-        let align = std::mem::replace(&mut self.pending, 1);
-        if align > 1 {
-            self.steps.push(Step::Align { align });
-        }
-    }
-
-    /// A fixed-size scalar of alignment `a` at the current position, in the open run (or a
-    /// new one): its offset from the run's start.
-    fn place(&mut self, a: u32) -> u64 {
-        match &mut self.run {
-            Some(r) if a <= r.align => {
-                r.end = align_up(r.end, a);
-                r.end
-            }
-            _ => {
-                let align = self.take_align(a);
-                self.run = Some(OpenRun {
-                    align,
-                    first: self.words.len() as u32,
-                    end: 0,
-                    stores: Vec::new(),
-                });
-                0
-            }
-        }
+    /// The most bytes from its start any read of the run from word `first` on touches.
+    fn span(&self, first: u32) -> u64 {
+        self.words[first as usize..]
+            .iter()
+            .map(WordRead::span)
+            .max()
+            .unwrap_or(0)
     }
 
     /// A word read of `kind` at bit `off` of the open run; None for what word reads do not
     /// fold (floats, fields across more than 8 bytes).
-    fn word(&mut self, kind: &NodeKind, off: u64, size: u64) -> Option<u32> {
+    fn word(&mut self, kind: &NodeKind, off: u64) -> Option<u32> {
         let w = WordRead::of(&PlanRead::of(kind, off), 0);
         if w.how == WordHow::Plan {
             return None;
         }
-        let r = self.run.as_mut()?;
-        r.end = off + size;
+        self.walk.run.as_ref()?;
         self.words.push(w);
         Some(self.words.len() as u32 - 1)
     }
+}
 
-    /// Appends the steps of field `node`; None when the scan leaves such fields to the
-    /// general fold.
-    fn node(&mut self, node: NodeId) -> Option<()> {
-        let layout = self.layout;
+impl<'a> Flatten<'a> for StepCompiler<'a> {
+    fn walk(&mut self) -> &mut Walk<'a> {
+        &mut self.walk
+    }
+
+    fn next_field(&self) -> u32 {
+        self.words.len() as u32
+    }
+
+    fn emit_run(&mut self, r: OpenRun) {
+        let span = self.span(r.first);
+        let reads = self.split(r.first);
+        self.steps.push(Step::Run {
+            align: r.align,
+            span: u32::try_from(span).unwrap_or(u32::MAX),
+            size_bits: r.end,
+            reads,
+        });
+        self.steps.append(&mut self.stores);
+    }
+
+    fn emit_align(&mut self, align: u32) {
+        self.steps.push(Step::Align { align });
+    }
+
+    fn here(&self) -> u32 {
+        self.steps.len() as u32
+    }
+
+    fn scalar(&mut self, node: NodeId, off: u64) -> Option<()> {
+        let layout = self.walk.layout;
         let n = &layout.nodes[node as usize];
-        if n.clock || n.role.is_some() {
-            return None;
-        }
-        match &n.kind {
-            NodeKind::Int { size, signed, .. } => {
-                let off = self.place(n.align);
-                let w = self.word(&n.kind, off, *size as u64)?;
-                if n.store != NO_REG {
-                    let signed = *signed;
-                    let word = self.words[w as usize];
-                    let big = match word.how {
-                        WordHow::Little | WordHow::LittleSigned => false,
-                        WordHow::Big | WordHow::BigSigned => true,
-                        _ => return None,
-                    };
-                    let store = Step::Store {
-                        byte: word.byte,
-                        int: IntWord::of(&word),
-                        big,
-                        reg: n.store,
-                        signed,
-                    };
-                    self.run.as_mut()?.stores.push(store);
-                }
+        let NodeKind::Int { signed, .. } = n.kind else {
+            if n.store != NO_REG || n.effects {
+                return None;
             }
-            NodeKind::Bits { size, .. } | NodeKind::Float { size, .. } => {
-                if n.store != NO_REG || n.effects {
-                    return None;
-                }
-                let off = self.place(n.align);
-                self.word(&n.kind, off, *size as u64)?;
-            }
-            NodeKind::Struct { .. } => match &n.plan {
-                Some(plan) => {
-                    let base = self.place(n.align);
-                    for (m, off) in layout.members_of(node).iter().zip(plan.offsets.iter()) {
-                        let k = &layout.nodes[m.node as usize].kind;
-                        self.word(k, base + off, 0)?;
-                    }
-                    self.run.as_mut()?.end = base + plan.size_bits;
-                }
-                None => {
-                    self.align(n.align);
-                    for m in layout.members_of(node) {
-                        self.node(m.node)?;
-                    }
-                }
-            },
-            NodeKind::CString => {
-                let align = self.take_align(n.align);
-                self.steps.push(Step::CString { align });
-            }
-            NodeKind::SizedString { len } | NodeKind::Blob { len } => {
-                let align = self.take_align(n.align);
-                self.steps.push(Step::Sized { align, len: *len });
-            }
-            NodeKind::Variant {
-                tag_reg, ranges, ..
-            } => {
-                let align = self.take_align(n.align);
-                let at = self.variants.len() as u32;
-                self.steps.push(Step::Variant {
-                    align,
-                    tag_reg: *tag_reg,
-                    at,
-                });
-                self.variants.push(TagOptions::new(ranges));
-                let (mut starts, mut jumps) = (Vec::new(), Vec::new());
-                for m in layout.members_of(node) {
-                    starts.push(self.steps.len() as u32);
-                    self.node(m.node)?;
-                    self.flush();
-                    jumps.push(self.steps.len());
-                    self.steps.push(Step::End);
-                }
-                let to = self.steps.len() as u32;
-                for j in jumps {
-                    self.steps[j] = Step::Jump { to };
-                }
-                self.variants[at as usize].starts = starts.into_boxed_slice();
-            }
-            NodeKind::Array {
-                elem,
-                len: Len::Static(k @ 1..=64),
-            } if n.stride > 0
-                && matches!(
-                    layout.nodes[*elem as usize].kind,
-                    NodeKind::Int { .. } | NodeKind::Bits { .. }
-                ) =>
-            {
-                // A short array of scalars (an address, a flow label): its elements join
-                // the run, as the general fold reads them `stride` bits apart.
-                let e = &layout.nodes[*elem as usize];
-                self.align(n.align);
-                for _ in 0..*k {
-                    let off = self.place(e.align);
-                    self.word(&e.kind, off, n.stride)?;
-                }
-            }
-            NodeKind::Array { elem, len } => {
-                let e = &layout.nodes[*elem as usize];
-                let align = self.take_align(n.align);
-                if n.stride > 0 {
-                    self.reads.push(PlanRead::of(&e.kind, 0));
-                    self.steps.push(Step::Scalars {
-                        align,
-                        len: *len,
-                        elem_align: e.align,
-                        stride: n.stride,
-                        read: self.reads.len() as u32 - 1,
-                    });
-                    return Some(());
-                }
-                // Elements that compile to one run of word reads (fixed-size scalars and
-                // structures of them, storing nothing) and take some bits (elements of no
-                // bits are the general path's to refuse): the run, repeated.
-                let mark = self.steps.len();
-                self.node(*elem)?;
-                let r = self.run.take()?;
-                if self.steps.len() != mark || self.pending != 1 || r.end == 0 {
-                    return None;
-                }
-                if !r.stores.is_empty() {
-                    return None;
-                }
-                let span = self.words[r.first as usize..]
-                    .iter()
-                    .map(WordRead::span)
-                    .max()
-                    .unwrap_or(0);
-                let reads = self.split(r.first);
-                self.steps.push(Step::Structs {
-                    align,
-                    len: *len,
-                    // The run's alignment is the element's, or its first field's if larger.
-                    elem_align: r.align,
-                    span: u32::try_from(span).ok()?,
-                    size_bits: r.end,
-                    reads,
-                });
-            }
-            NodeKind::VarInt { .. } | NodeKind::Optional { .. } => return None,
+            self.word(&n.kind, off)?;
+            return Some(());
+        };
+        let w = self.word(&n.kind, off)?;
+        if n.store != NO_REG {
+            let word = self.words[w as usize];
+            let big = match word.how {
+                WordHow::Little | WordHow::LittleSigned => false,
+                WordHow::Big | WordHow::BigSigned => true,
+                _ => return None,
+            };
+            self.stores.push(Step::Store {
+                byte: word.byte,
+                int: IntWord::of(&word),
+                big,
+                reg: n.store,
+                signed,
+            });
         }
         Some(())
+    }
+
+    fn fixed_struct(&mut self, node: NodeId, base: u64) -> Option<()> {
+        let layout = self.walk.layout;
+        let plan = layout.nodes[node as usize].plan.as_ref()?;
+        for (m, off) in layout.members_of(node).iter().zip(plan.offsets.iter()) {
+            self.word(&layout.nodes[m.node as usize].kind, base + off)?;
+        }
+        Some(())
+    }
+
+    fn scalars(&self, n: &Node, len: Len) -> Option<Scalars> {
+        let NodeKind::Array { elem, .. } = n.kind else {
+            return None;
+        };
+        let e = &self.walk.layout.nodes[elem as usize];
+        Some(match len {
+            // A short array of scalars (an address, a flow label): its elements join the
+            // run, as the general fold reads them `stride` bits apart.
+            Len::Static(k @ 1..=64)
+                if matches!(e.kind, NodeKind::Int { .. } | NodeKind::Bits { .. }) =>
+            {
+                Scalars::Each(k)
+            }
+            _ => Scalars::Step,
+        })
+    }
+
+    fn cstring(&mut self, _node: NodeId, align: u32) {
+        self.steps.push(Step::CString { align });
+    }
+
+    fn sized(&mut self, _node: NodeId, align: u32, len: Len) -> Option<()> {
+        self.steps.push(Step::Sized { align, len });
+        Some(())
+    }
+
+    fn array_step(&mut self, node: NodeId, align: u32, len: Len) -> Option<()> {
+        let layout = self.walk.layout;
+        let n = &layout.nodes[node as usize];
+        let NodeKind::Array { elem, .. } = n.kind else {
+            return None;
+        };
+        let e = &layout.nodes[elem as usize];
+        self.reads.push(PlanRead::of(&e.kind, 0));
+        self.steps.push(Step::Scalars {
+            align,
+            len,
+            elem_align: e.align,
+            stride: n.stride,
+            read: self.reads.len() as u32 - 1,
+        });
+        Some(())
+    }
+
+    fn repeat(
+        &mut self,
+        _node: NodeId,
+        _elem: NodeId,
+        align: u32,
+        len: Len,
+        r: OpenRun,
+    ) -> Option<()> {
+        // Elements storing nothing.
+        if !self.stores.is_empty() {
+            return None;
+        }
+        let span = self.span(r.first);
+        let reads = self.split(r.first);
+        self.steps.push(Step::Structs {
+            align,
+            len,
+            // The run's alignment is the element's, or its first field's if larger.
+            elem_align: r.align,
+            span: u32::try_from(span).ok()?,
+            size_bits: r.end,
+            reads,
+        });
+        Some(())
+    }
+
+    fn variant(&mut self, node: NodeId, align: u32) -> Option<u32> {
+        let layout = self.walk.layout;
+        let NodeKind::Variant {
+            tag_reg, ranges, ..
+        } = &layout.nodes[node as usize].kind
+        else {
+            return None;
+        };
+        let at = self.variants.len() as u32;
+        self.steps.push(Step::Variant {
+            align,
+            tag_reg: *tag_reg,
+            at,
+        });
+        self.variants.push(TagOptions::new(ranges));
+        Some(at)
+    }
+
+    fn end_option(&mut self) {
+        self.steps.push(Step::End);
+    }
+
+    fn end_variant(&mut self, at: u32, starts: Vec<u32>, ends: Vec<u32>) {
+        let to = self.steps.len() as u32;
+        for j in ends {
+            self.steps[j as usize] = Step::Jump { to };
+        }
+        self.variants[at as usize].starts = starts.into_boxed_slice();
     }
 }
 

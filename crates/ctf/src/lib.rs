@@ -20,6 +20,7 @@ mod decode;
 pub mod error;
 mod fast;
 pub mod field;
+mod flat;
 pub mod index;
 pub mod ir;
 mod layout;

@@ -12,11 +12,15 @@
 //! wherever that decoder would report something (data too short, a tag selecting no option,
 //! an implausible length), or a frame's word loads would pass the data's end, the program
 //! gives up and the caller decodes the event the general way.
+//!
+//! The tree is flattened by [`crate::flat`]'s walk, which the scan's steps share; the
+//! [`Flatten`] implementation here makes frames of slots and steps of [`Op`]s.
 
 use crate::bits::align_up;
 use crate::decode::{lazy_slot_of, strided_slot, FieldHow, RunField, Slot, MAX_ELEMENTS};
 use crate::fast::TagOptions;
-use crate::layout::{Layout, Len, NodeId, NodeKind, NO_REG};
+use crate::flat::{Flatten, OpenRun, Scalars, Walk};
+use crate::layout::{Layout, Len, Node, NodeId, NodeKind, NO_REG};
 
 /// How a [`SlotField`] makes its slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,21 +177,12 @@ impl TextShape {
     }
 }
 
-/// A frame being built: its alignment, first field and the bit position after its last.
-struct OpenFrame {
-    align: u32,
-    first: u32,
-    end: u64,
-}
-
+/// Compiles body scopes into a [`SlotProgram`].
 struct Compiler<'a> {
-    layout: &'a Layout,
     ops: Vec<Op>,
     fields: Vec<SlotField>,
     variants: Vec<TagOptions>,
-    frame: Option<OpenFrame>,
-    /// Alignment the next step must apply (its enclosing structures').
-    pending: u32,
+    walk: Walk<'a>,
     /// Slots made so far, while that is a constant.
     slots: Option<u32>,
     /// Structures and variants open at this point.
@@ -201,12 +196,10 @@ impl SlotProgram {
     /// varying shape, fields storing a register that are not plain integers).
     pub(crate) fn compile(layout: &Layout, scopes: [Option<NodeId>; 3]) -> Option<SlotProgram> {
         let mut c = Compiler {
-            layout,
             ops: Vec::new(),
             fields: Vec::new(),
             variants: Vec::new(),
-            frame: None,
-            pending: 1,
+            walk: Walk::new(layout),
             slots: Some(0),
             depth: 0,
         };
@@ -592,17 +585,8 @@ fn byte_of(pos: u64) -> Option<usize> {
 }
 
 impl Compiler<'_> {
-    /// Ends the open frame, as an [`Op::Frame`].
-    fn close(&mut self) {
-        if let Some(f) = self.frame.take() {
-            if let Some(frame) = self.frame_of(f) {
-                self.ops.push(Op::Frame(frame));
-            }
-        }
-    }
-
-    /// The frame `f` once all its fields are in.
-    fn frame_of(&self, f: OpenFrame) -> Option<Frame> {
+    /// The frame of run `f` once all its fields are in.
+    fn frame_of(&self, f: OpenRun) -> Frame {
         let fields = &self.fields[f.first as usize..];
         let span = fields
             .iter()
@@ -617,7 +601,7 @@ impl Compiler<'_> {
         let words = fields.iter().all(|fd| fd.how != How::Lazy)
             && span <= WINDOW as u64
             && f.end <= WINDOW as u64 * 8;
-        Some(Frame {
+        Frame {
             align: f.align,
             kind: if !words {
                 BY_BITS
@@ -629,60 +613,12 @@ impl Compiler<'_> {
             size_bits: f.end,
             first: f.first,
             count: fields.len() as u32,
-        })
-    }
-
-    /// Ends the open frame and applies a pending alignment: before a variant option's or
-    /// the body's end, where the general decoder's position includes it.
-    fn flush(&mut self) {
-        self.close();
-        let align = std::mem::replace(&mut self.pending, 1);
-        if align > 1 {
-            self.ops.push(Op::Align { align });
         }
     }
 
-    /// The alignment of a step that starts here.
-    fn take_align(&mut self, a: u32) -> u32 {
-        self.close();
-        std::mem::replace(&mut self.pending, 1).max(a)
-    }
-
-    /// Applies an alignment at the current position: inside the open frame when it divides
-    /// the frame's, else before the next step.
-    fn align(&mut self, a: u32) {
-        match &mut self.frame {
-            Some(f) if a <= f.align => f.end = align_up(f.end, a),
-            _ => {
-                self.close();
-                self.pending = self.pending.max(a);
-            }
-        }
-    }
-
-    /// A field of alignment `a` at the current position, in the open frame (or a new one):
-    /// its bit offset from the frame's start.
-    fn place(&mut self, a: u32) -> u64 {
-        match &mut self.frame {
-            Some(f) if a <= f.align => {
-                f.end = align_up(f.end, a);
-                f.end
-            }
-            _ => {
-                let align = self.take_align(a);
-                self.frame = Some(OpenFrame {
-                    align,
-                    first: self.fields.len() as u32,
-                    end: 0,
-                });
-                0
-            }
-        }
-    }
-
-    /// Adds a slot to the open frame, which then ends at `end`.
-    fn push(&mut self, mut f: SlotField, end: u64) -> Option<()> {
-        self.frame.as_mut()?.end = end;
+    /// Adds a slot to the open frame.
+    fn push(&mut self, mut f: SlotField) -> Option<()> {
+        self.walk.run.as_ref()?;
         (f.add, f.rel) = match f.how {
             How::Little | How::Big => (0, 0),
             How::Text => (f.byte as u64, 2),
@@ -709,14 +645,14 @@ impl Compiler<'_> {
 
     /// The number of slots `node` always makes, if constant.
     fn const_slots(&self, node: NodeId, depth: usize) -> Option<u32> {
-        let n = &self.layout.nodes[node as usize];
+        let n = &self.walk.layout.nodes[node as usize];
         if depth > MAX_OPEN {
             return None;
         }
         match &n.kind {
             NodeKind::Struct { .. } if n.plan.is_none() => {
                 let mut k = 1u32;
-                for m in self.layout.members_of(node) {
+                for m in self.walk.layout.members_of(node) {
                     k = k.checked_add(self.const_slots(m.node, depth + 1)?)?;
                 }
                 Some(k)
@@ -726,34 +662,57 @@ impl Compiler<'_> {
             _ => Some(1),
         }
     }
+}
 
-    /// Appends the steps of field `node`; None when the general decoder must decode it.
-    fn node(&mut self, node: NodeId) -> Option<()> {
-        let layout = self.layout;
+/// A slot field of `node` with nothing set yet.
+fn field_of(node: NodeId) -> SlotField {
+    SlotField {
+        node,
+        aux: 0,
+        add: 0,
+        keep: 0,
+        byte: 0,
+        left: 0,
+        right: 0,
+        big: false,
+        rel: 0,
+        signed: false,
+        store: NO_REG,
+        how: How::Lazy,
+        val: 0,
+    }
+}
+
+impl<'a> Flatten<'a> for Compiler<'a> {
+    fn walk(&mut self) -> &mut Walk<'a> {
+        &mut self.walk
+    }
+
+    fn next_field(&self) -> u32 {
+        self.fields.len() as u32
+    }
+
+    fn emit_run(&mut self, r: OpenRun) {
+        let frame = self.frame_of(r);
+        self.ops.push(Op::Frame(frame));
+    }
+
+    fn emit_align(&mut self, align: u32) {
+        self.ops.push(Op::Align { align });
+    }
+
+    fn here(&self) -> u32 {
+        self.ops.len() as u32
+    }
+
+    fn scalar(&mut self, node: NodeId, off: u64) -> Option<()> {
+        let layout = self.walk.layout;
         let n = &layout.nodes[node as usize];
-        if n.clock || n.role.is_some() {
-            return None;
-        }
-        let field = SlotField {
-            node,
-            aux: 0,
-            add: 0,
-            keep: 0,
-            byte: 0,
-            left: 0,
-            right: 0,
-            big: false,
-            rel: 0,
-            signed: false,
-            store: NO_REG,
-            how: How::Lazy,
-            val: 0,
-        };
-        match &n.kind {
-            NodeKind::Int { size, .. } => {
-                let off = self.place(n.align);
+        let field = field_of(node);
+        let f = match n.kind {
+            NodeKind::Int { .. } => {
                 let r = RunField::new(n, node, off);
-                let f = match r.how {
+                match r.how {
                     FieldHow::Little | FieldHow::Big => SlotField {
                         how: if r.how == FieldHow::Little {
                             How::Little
@@ -772,178 +731,172 @@ impl Compiler<'_> {
                     // Its register store is the general decoder's.
                     _ if n.store != NO_REG => return None,
                     _ => SlotField { val: off, ..field },
-                };
-                self.push(f, off + *size as u64)?;
-            }
-            NodeKind::Bits { size, .. } | NodeKind::Float { size, .. } => {
-                if n.effects {
-                    return None;
                 }
-                let off = self.place(n.align);
-                self.push(SlotField { val: off, ..field }, off + *size as u64)?;
             }
-            NodeKind::SizedString {
-                len: Len::Static(len),
-            } if n.store == NO_REG && n.align >= 8 => {
-                let len32 = u32::try_from(*len).ok()?;
-                let off = self.place(n.align);
-                let byte = u32::try_from(off / 8).ok()?;
-                let f = SlotField {
-                    how: How::Text,
-                    byte,
-                    aux: len32,
-                    ..field
-                };
-                self.push(f, off.checked_add(len.checked_mul(8)?)?)?;
+            _ if n.effects => return None,
+            _ => SlotField { val: off, ..field },
+        };
+        self.push(f)
+    }
+
+    fn fixed_struct(&mut self, node: NodeId, off: u64) -> Option<()> {
+        self.push(SlotField {
+            how: How::Place,
+            val: off,
+            ..field_of(node)
+        })
+    }
+
+    fn text_in_run(&self, n: &Node) -> bool {
+        n.store == NO_REG && n.align >= 8
+    }
+
+    fn text(&mut self, node: NodeId, off: u64, len: u64) -> Option<()> {
+        self.push(SlotField {
+            how: How::Text,
+            byte: u32::try_from(off / 8).ok()?,
+            aux: u32::try_from(len).ok()?,
+            ..field_of(node)
+        })
+    }
+
+    fn scalars(&self, _n: &Node, len: Len) -> Option<Scalars> {
+        match len {
+            Len::Static(k) if k <= MAX_ELEMENTS => Some(Scalars::Whole(k)),
+            Len::Static(_) => None,
+            Len::Reg(_) => Some(Scalars::Step),
+        }
+    }
+
+    fn array_field(&mut self, node: NodeId, start: u64, k: u64) -> Option<()> {
+        self.push(SlotField {
+            how: How::Place,
+            aux: k as u32,
+            val: start,
+            ..field_of(node)
+        })
+    }
+
+    fn cstring(&mut self, node: NodeId, align: u32) {
+        self.op(Op::CString { node, align });
+    }
+
+    fn sized(&mut self, node: NodeId, align: u32, len: Len) -> Option<()> {
+        if self.walk.layout.nodes[node as usize].effects {
+            return None;
+        }
+        self.op(Op::Sized { node, align, len });
+        Some(())
+    }
+
+    fn array_step(&mut self, node: NodeId, align: u32, len: Len) -> Option<()> {
+        let elem_align = match self.walk.layout.nodes[node as usize].kind {
+            NodeKind::Array { elem, .. } => self.walk.layout.nodes[elem as usize].align,
+            _ => return None,
+        };
+        self.op(Op::Strided {
+            node,
+            align,
+            elem_align,
+            len,
+        });
+        Some(())
+    }
+
+    fn repeat(
+        &mut self,
+        node: NodeId,
+        elem: NodeId,
+        align: u32,
+        len: Len,
+        r: OpenRun,
+    ) -> Option<()> {
+        let elem_slots = self.const_slots(elem, self.depth + 1)?;
+        let frame = self.frame_of(r);
+        self.slots = None;
+        self.ops.push(Op::Frames {
+            node,
+            align,
+            len,
+            elem_slots,
+            frame,
+        });
+        Some(())
+    }
+
+    fn open_struct(&mut self, node: NodeId) -> Option<bool> {
+        let layout = self.walk.layout;
+        let n = &layout.nodes[node as usize];
+        let NodeKind::Struct { count, .. } = n.kind else {
+            return None;
+        };
+        match self.const_slots(node, self.depth) {
+            Some(k) => {
+                // Where the frame starts is the structure's place, as its first member
+                // will be (the slot itself is constant).
+                self.place(n.align);
+                self.push(SlotField {
+                    how: How::Const,
+                    aux: k - 1,
+                    val: count as u64,
+                    ..field_of(node)
+                })?;
+                Some(false)
             }
-            NodeKind::CString => {
-                let align = self.take_align(n.align);
-                self.op(Op::CString { node, align });
-            }
-            NodeKind::SizedString { len } | NodeKind::Blob { len } => {
-                if n.effects {
-                    return None;
-                }
-                let align = self.take_align(n.align);
-                self.op(Op::Sized {
-                    node,
-                    align,
-                    len: *len,
-                });
-            }
-            NodeKind::Struct { count, .. } => match &n.plan {
-                Some(plan) => {
-                    let off = self.place(n.align);
-                    let f = SlotField {
-                        how: How::Place,
-                        val: off,
-                        ..field
-                    };
-                    self.push(f, off.checked_add(plan.size_bits)?)?;
-                }
-                None => {
-                    self.align(n.align);
-                    let known = self.const_slots(node, self.depth);
-                    match known {
-                        Some(k) => {
-                            // Where the frame starts is the structure's place, as its first
-                            // member will be.
-                            let off = self.place(n.align);
-                            let f = SlotField {
-                                how: How::Const,
-                                aux: k - 1,
-                                val: *count as u64,
-                                ..field
-                            };
-                            self.push(f, off)?;
-                        }
-                        None => {
-                            self.close();
-                            if self.depth >= MAX_OPEN {
-                                return None;
-                            }
-                            self.op(Op::Open {
-                                node,
-                                count: *count,
-                            });
-                            self.depth += 1;
-                        }
-                    }
-                    for m in layout.members_of(node) {
-                        self.node(m.node)?;
-                    }
-                    if known.is_none() {
-                        self.close();
-                        self.ops.push(Op::Close);
-                        self.depth -= 1;
-                    }
-                }
-            },
-            NodeKind::Variant {
-                tag_reg, ranges, ..
-            } => {
+            None => {
+                self.close();
                 if self.depth >= MAX_OPEN {
                     return None;
                 }
-                let align = self.take_align(n.align);
-                let table = self.variants.len() as u32;
-                self.ops.push(Op::Variant {
-                    node,
-                    align,
-                    tag_reg: *tag_reg,
-                    table,
-                });
-                self.variants.push(TagOptions::new(ranges));
+                self.op(Op::Open { node, count });
                 self.depth += 1;
-                let (mut starts, mut jumps) = (Vec::new(), Vec::new());
-                for m in layout.members_of(node) {
-                    starts.push(self.ops.len() as u32);
-                    self.slots = None;
-                    self.node(m.node)?;
-                    self.flush();
-                    jumps.push(self.ops.len());
-                    self.ops.push(Op::End);
-                }
-                let to = self.ops.len() as u32;
-                for j in jumps {
-                    self.ops[j] = Op::Jump { to };
-                }
-                self.ops.push(Op::Close);
-                self.depth -= 1;
-                self.slots = None;
-                self.variants[table as usize].starts = starts.into_boxed_slice();
+                Some(true)
             }
-            NodeKind::Array { elem, len } => {
-                let e = &layout.nodes[*elem as usize];
-                if n.stride > 0 {
-                    match *len {
-                        Len::Static(k) if k <= MAX_ELEMENTS => {
-                            let off = self.place(n.align);
-                            let start = align_up(off, e.align);
-                            let f = SlotField {
-                                how: How::Place,
-                                aux: k as u32,
-                                val: start,
-                                ..field
-                            };
-                            self.push(f, start.checked_add(k.checked_mul(n.stride)?)?)?;
-                        }
-                        Len::Static(_) => return None,
-                        Len::Reg(_) => {
-                            let align = self.take_align(n.align);
-                            self.op(Op::Strided {
-                                node,
-                                align,
-                                elem_align: e.align,
-                                len: *len,
-                            });
-                        }
-                    }
-                    return Some(());
-                }
-                // Elements of one frame each, taking some bits (elements of none are the
-                // general decoder's to refuse).
-                let elem_slots = self.const_slots(*elem, self.depth + 1)?;
-                let align = self.take_align(n.align);
-                let ops = self.ops.len();
-                self.node(*elem)?;
-                let f = self.frame.take()?;
-                if self.ops.len() != ops || self.pending != 1 || f.end == 0 {
-                    return None;
-                }
-                let frame = self.frame_of(f)?;
-                self.slots = None;
-                self.ops.push(Op::Frames {
-                    node,
-                    align,
-                    len: *len,
-                    elem_slots,
-                    frame,
-                });
-            }
-            NodeKind::VarInt { .. } | NodeKind::Optional { .. } => return None,
         }
-        Some(())
+    }
+
+    fn close_struct(&mut self) {
+        self.ops.push(Op::Close);
+        self.depth -= 1;
+    }
+
+    fn variant(&mut self, node: NodeId, align: u32) -> Option<u32> {
+        let layout = self.walk.layout;
+        let NodeKind::Variant {
+            tag_reg, ranges, ..
+        } = &layout.nodes[node as usize].kind
+        else {
+            return None;
+        };
+        if self.depth >= MAX_OPEN {
+            return None;
+        }
+        let table = self.variants.len() as u32;
+        self.ops.push(Op::Variant {
+            node,
+            align,
+            tag_reg: *tag_reg,
+            table,
+        });
+        self.variants.push(TagOptions::new(ranges));
+        self.depth += 1;
+        // The options' slots vary.
+        self.slots = None;
+        Some(table)
+    }
+
+    fn end_option(&mut self) {
+        self.ops.push(Op::End);
+    }
+
+    fn end_variant(&mut self, at: u32, starts: Vec<u32>, ends: Vec<u32>) {
+        let to = self.ops.len() as u32;
+        for j in ends {
+            self.ops[j as usize] = Op::Jump { to };
+        }
+        self.ops.push(Op::Close);
+        self.depth -= 1;
+        self.variants[at as usize].starts = starts.into_boxed_slice();
     }
 }
 
