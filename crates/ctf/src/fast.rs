@@ -1380,7 +1380,6 @@ impl ScanTable {
             steps: Vec::new(),
             words: Vec::new(),
             runs: Vec::new(),
-            variants: Vec::new(),
             reads: Vec::new(),
             walk: Walk::new(layout),
             stores: Vec::new(),
@@ -1448,7 +1447,7 @@ impl ScanTable {
         t.by_id = by_id.into_boxed_slice();
         t.steps = c.steps.into_boxed_slice();
         t.runs = c.runs.into_boxed_slice();
-        t.variants = c.variants.into_boxed_slice();
+        t.variants = c.walk.variants.into_boxed_slice();
         t.resolve_jumps();
         t.reads = c.reads.into_boxed_slice();
         Some(t)
@@ -1637,7 +1636,6 @@ struct StepCompiler<'a> {
     steps: Vec<Step>,
     words: Vec<WordRead>,
     runs: Vec<RunReads>,
-    variants: Vec<TagOptions>,
     reads: Vec<PlanRead>,
     walk: Walk<'a>,
     /// The open run's register stores, stepped after it.
@@ -1651,11 +1649,11 @@ impl StepCompiler<'_> {
         let mark = (
             self.steps.len(),
             self.words.len(),
-            self.variants.len(),
+            self.walk.variants.len(),
             self.reads.len(),
             self.runs.len(),
         );
-        self.walk = Walk::new(self.walk.layout);
+        self.walk.restart();
         self.stores.clear();
         if scopes.iter().flatten().all(|n| self.node(*n).is_some()) {
             self.flush();
@@ -1664,11 +1662,11 @@ impl StepCompiler<'_> {
                 entry: mark.0 as u32,
             };
         }
-        self.walk = Walk::new(self.walk.layout);
+        self.walk.restart();
         self.stores.clear();
         self.steps.truncate(mark.0);
         self.words.truncate(mark.1);
-        self.variants.truncate(mark.2);
+        self.walk.variants.truncate(mark.2);
         self.reads.truncate(mark.3);
         self.runs.truncate(mark.4);
         ScanShape::Fold
@@ -1855,34 +1853,17 @@ impl<'a> Flatten<'a> for StepCompiler<'a> {
         Some(())
     }
 
-    fn variant(&mut self, node: NodeId, align: u32) -> Option<u32> {
-        let layout = self.walk.layout;
-        let NodeKind::Variant {
-            tag_reg, ranges, ..
-        } = &layout.nodes[node as usize].kind
-        else {
-            return None;
-        };
-        let at = self.variants.len() as u32;
-        self.steps.push(Step::Variant {
-            align,
-            tag_reg: *tag_reg,
-            at,
-        });
-        self.variants.push(TagOptions::new(ranges));
-        Some(at)
+    fn variant(&mut self, _node: NodeId, align: u32, tag_reg: u16, at: u32) -> Option<()> {
+        self.steps.push(Step::Variant { align, tag_reg, at });
+        Some(())
     }
 
     fn end_option(&mut self) {
         self.steps.push(Step::End);
     }
 
-    fn end_variant(&mut self, at: u32, starts: Vec<u32>, ends: Vec<u32>) {
-        let to = self.steps.len() as u32;
-        for j in ends {
-            self.steps[j as usize] = Step::Jump { to };
-        }
-        self.variants[at as usize].starts = starts.into_boxed_slice();
+    fn jump(&mut self, at: u32, to: u32) {
+        self.steps[at as usize] = Step::Jump { to };
     }
 }
 

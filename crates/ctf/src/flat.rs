@@ -7,6 +7,7 @@
 //! decided here once; what a run or step becomes is the [`Flatten`] implementor's.
 
 use crate::bits::align_up;
+use crate::fast::TagOptions;
 use crate::layout::{Layout, Len, Node, NodeId, NodeKind};
 
 /// A run being built: its alignment, the implementor's index of its first field and the
@@ -17,12 +18,13 @@ pub(crate) struct OpenRun {
     pub(crate) end: u64,
 }
 
-/// Where the walk is: the layout walked, the open run, and the alignment the next step
-/// must apply (its enclosing structures' and variants').
+/// Where the walk is: the layout walked, the open run, the alignment the next step must
+/// apply (its enclosing structures' and variants'), and the options of the variants met.
 pub(crate) struct Walk<'a> {
     pub(crate) layout: &'a Layout,
     pub(crate) run: Option<OpenRun>,
     pub(crate) pending: u32,
+    pub(crate) variants: Vec<TagOptions>,
 }
 
 impl<'a> Walk<'a> {
@@ -32,7 +34,14 @@ impl<'a> Walk<'a> {
             layout,
             run: None,
             pending: 1,
+            variants: Vec::new(),
         }
+    }
+
+    /// Back at the start of a body (the variants met are kept).
+    pub(crate) fn restart(&mut self) {
+        self.run = None;
+        self.pending = 1;
     }
 }
 
@@ -102,12 +111,15 @@ pub(crate) trait Flatten<'a> {
     }
     /// Ends a structure [`Flatten::open_struct`] said needs it.
     fn close_struct(&mut self) {}
-    /// Emits the step of variant `node`, before its options: its index among the variants.
-    fn variant(&mut self, node: NodeId, align: u32) -> Option<u32>;
-    /// Emits the step ending an option (a jump once [`Flatten::end_variant`] knows where).
+    /// Emits the step of variant `node` selecting an option by the tag in `tag_reg`, its
+    /// options being [`Walk::variants`]`[at]`.
+    fn variant(&mut self, node: NodeId, align: u32, tag_reg: u16, at: u32) -> Option<()>;
+    /// Emits the step ending an option, a jump [`Flatten::jump`] later points.
     fn end_option(&mut self);
-    /// Ends variant `at`, whose options start at `starts` and end at `ends`.
-    fn end_variant(&mut self, at: u32, starts: Vec<u32>, ends: Vec<u32>);
+    /// Points the jump at step `at` to step `to`.
+    fn jump(&mut self, at: u32, to: u32);
+    /// Ends a variant, after its options' steps.
+    fn end_variant(&mut self) {}
 
     /// Ends the open run.
     fn close(&mut self) {
@@ -220,9 +232,13 @@ pub(crate) trait Flatten<'a> {
                     }
                 }
             },
-            NodeKind::Variant { .. } => {
+            NodeKind::Variant {
+                tag_reg, ranges, ..
+            } => {
                 let align = self.take_align(n.align);
-                let at = self.variant(node, align)?;
+                let at = self.walk().variants.len() as u32;
+                self.variant(node, align, *tag_reg, at)?;
+                self.walk().variants.push(TagOptions::new(ranges));
                 let (mut starts, mut ends) = (Vec::new(), Vec::new());
                 for m in layout.members_of(node) {
                     starts.push(self.here());
@@ -231,7 +247,12 @@ pub(crate) trait Flatten<'a> {
                     ends.push(self.here());
                     self.end_option();
                 }
-                self.end_variant(at, starts, ends);
+                let to = self.here();
+                for j in ends {
+                    self.jump(j, to);
+                }
+                self.end_variant();
+                self.walk().variants[at as usize].starts = starts.into_boxed_slice();
             }
             NodeKind::Array { elem, len } if n.stride > 0 => match self.scalars(n, *len)? {
                 Scalars::Whole(k) => {

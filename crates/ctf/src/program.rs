@@ -181,7 +181,6 @@ impl TextShape {
 struct Compiler<'a> {
     ops: Vec<Op>,
     fields: Vec<SlotField>,
-    variants: Vec<TagOptions>,
     walk: Walk<'a>,
     /// Slots made so far, while that is a constant.
     slots: Option<u32>,
@@ -198,7 +197,6 @@ impl SlotProgram {
         let mut c = Compiler {
             ops: Vec::new(),
             fields: Vec::new(),
-            variants: Vec::new(),
             walk: Walk::new(layout),
             slots: Some(0),
             depth: 0,
@@ -217,14 +215,14 @@ impl SlotProgram {
         }
         c.flush();
         c.ops.push(Op::End);
-        for v in &mut c.variants {
+        for v in &mut c.walk.variants {
             v.fill_dense(|_, o| o);
         }
         Some(SlotProgram {
             text: TextShape::of(&c.ops),
             ops: c.ops.into_boxed_slice(),
             fields: c.fields.into_boxed_slice(),
-            variants: c.variants.into_boxed_slice(),
+            variants: c.walk.variants.into_boxed_slice(),
             static_at,
         })
     }
@@ -860,43 +858,33 @@ impl<'a> Flatten<'a> for Compiler<'a> {
         self.depth -= 1;
     }
 
-    fn variant(&mut self, node: NodeId, align: u32) -> Option<u32> {
-        let layout = self.walk.layout;
-        let NodeKind::Variant {
-            tag_reg, ranges, ..
-        } = &layout.nodes[node as usize].kind
-        else {
-            return None;
-        };
+    fn variant(&mut self, node: NodeId, align: u32, tag_reg: u16, table: u32) -> Option<()> {
         if self.depth >= MAX_OPEN {
             return None;
         }
-        let table = self.variants.len() as u32;
         self.ops.push(Op::Variant {
             node,
             align,
-            tag_reg: *tag_reg,
+            tag_reg,
             table,
         });
-        self.variants.push(TagOptions::new(ranges));
         self.depth += 1;
         // The options' slots vary.
         self.slots = None;
-        Some(table)
+        Some(())
     }
 
     fn end_option(&mut self) {
         self.ops.push(Op::End);
     }
 
-    fn end_variant(&mut self, at: u32, starts: Vec<u32>, ends: Vec<u32>) {
-        let to = self.ops.len() as u32;
-        for j in ends {
-            self.ops[j as usize] = Op::Jump { to };
-        }
+    fn jump(&mut self, at: u32, to: u32) {
+        self.ops[at as usize] = Op::Jump { to };
+    }
+
+    fn end_variant(&mut self) {
         self.ops.push(Op::Close);
         self.depth -= 1;
-        self.variants[at as usize].starts = starts.into_boxed_slice();
     }
 }
 
