@@ -1,21 +1,26 @@
-//! A thread per stream, then one merge by time: for consumers whose per-event work (decoding,
-//! formatting, extracting) does not depend on the other streams, so that it runs on every core
-//! while one thread puts the results in order.
+//! Streams read a batch at a time on every core, then one merge by time: for consumers whose
+//! per-event work (decoding, formatting, extracting) does not depend on the other streams, so
+//! that it runs on every core while the merge puts the results in order.
 //!
-//! Each stream's worker reads its stream and fills [`Batch`]es of time-stamped items; full
-//! batches go through a bounded channel to the merging thread, which hands the items to the
-//! consumer in the order [`ctf::Merger`] gives events: by time, ties by stream position (the
-//! traces' order, then the streams' within each trace). Batches the merge is done with go back
-//! to their worker to be refilled, their memory already mapped and sized; a worker has at
-//! most six of them, and waits for one back rather than allocate more.
+//! Each stream's work ([`StreamWork`]) reads its stream and fills [`Batch`]es of time-stamped
+//! items, one batch at a time, on whichever thread is free: the read's thread, which also
+//! merges, and one helper thread per other core. Work is picked by need: the stream the merge
+//! waits on first, else the one whose last batch ended earliest in time (the merge reaches it
+//! first). There are no more threads than cores, however many streams, so the kernel never
+//! has to choose which of them to run; a thread sleeps only when every stream is either being
+//! filled by another thread or has all its batches waiting for the merge. The merge hands the
+//! items to the consumer in the order [`ctf::Merger`] gives events: by time, ties by stream
+//! position (the traces' order, then the streams' within each trace). Batches the merge is
+//! done with go back to their stream to be refilled, their memory already mapped and sized; a
+//! stream has at most six of them.
 //!
 //! The read honours [`ReadOptions`]: the time map puts each trace's times on one time line
-//! (the worker maps its items' times with [`StreamTime`]), `begin`/`end` bound what the
+//! (the work maps its items' times with [`StreamTime`]), `begin`/`end` bound what the
 //! consumer gets (the streams seek to `begin` first where their indexes allow, without a time
 //! map), and the stream intersection unless `no_intersection`.
 
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use ctf::merge::TimeMap;
 use ctf::{StreamReader, Trace};
@@ -25,15 +30,15 @@ use crate::progress::ProgressPoint;
 use crate::sink::Flow;
 use crate::source::ReadOptions;
 
-/// Items a worker produced, in its stream's order, with their times.
+/// Items a stream's work produced, in its stream's order, with their times.
 pub trait Batch: Send {
     /// An empty batch, with room for a full one.
     fn new() -> Self
     where
         Self: Sized;
     /// An empty batch that is never filled: what the merge holds for a stream before its
-    /// first batch arrives (then dropped, not handed to the worker). A batch that allocates
-    /// its room up front should allocate nothing here.
+    /// first batch arrives (then dropped, not handed back to the stream). A batch that
+    /// allocates its room up front should allocate nothing here.
     fn placeholder() -> Self
     where
         Self: Sized,
@@ -61,7 +66,29 @@ pub trait Batch: Send {
     fn clear(&mut self);
 }
 
+/// One stream's work: its reader and whatever it keeps between batches, moved to the thread
+/// that fills its next batch.
+pub trait StreamWork<B>: Send + Sized {
+    /// What the work gives when its stream is done (or the read stopped).
+    type Output: Send;
+    /// Reads the stream on into `batch` (empty) until the batch [`Batch::is_full`] or the
+    /// stream ends: [`Filled::More`] with the work to go on with, or [`Filled::Done`] with its
+    /// output when the stream has ended (the batch then holds its last items, maybe none).
+    fn fill(self, batch: &mut B) -> Filled<Self, Self::Output>;
+    /// The output of a stream the read stopped before its end.
+    fn stop(self) -> Self::Output;
+}
+
+/// What [`StreamWork::fill`] left.
+pub enum Filled<T, O> {
+    /// The stream goes on: the work for its next batch.
+    More(T),
+    /// The stream has ended: the work's output.
+    Done(O),
+}
+
 /// Puts a stream's times on the read's time line: its trace's time map, if any.
+#[derive(Clone)]
 pub struct StreamTime {
     trace: usize,
     map: Option<Arc<dyn TimeMap>>,
@@ -79,104 +106,18 @@ impl StreamTime {
     }
 }
 
-/// A worker's end of its stream's channel. The worker fills a batch of its own (a local, so
-/// that its length and pointer stay in registers) and hands it over when full.
-pub struct Producer<B> {
-    tx: SyncSender<B>,
-    free: Receiver<B>,
-    /// Batches this worker allocated so far (at most [`MAX_BATCHES`]).
-    made: usize,
-}
-
-/// Batches a stream has at most: the one the merge reads, the [`QUEUED`] ones waiting for it
-/// and the one the worker fills. A worker that has all of them waits for the merge to return
-/// one rather than allocate another: each new batch is memory faulted in and zeroed, which
-/// costs more than the wait (the worker is then that far ahead of the merge anyway).
-const MAX_BATCHES: usize = QUEUED + 2;
-
-/// Full batches a stream's channel holds before its worker waits. Enough that a stream whose
-/// events come in a burst (the merge takes many of its items in a row) does not leave the
-/// other workers idle at their cap while the merge waits on it; each one more costs a batch of
-/// memory per stream (bench/README.md).
-const QUEUED: usize = 4;
-
-impl<B: Batch> Producer<B> {
-    /// A batch to fill without waiting: one the merge is done with, or a new one while the
-    /// worker has made fewer than [`MAX_BATCHES`].
-    fn ready(&mut self) -> Option<B> {
-        match self.free.try_recv() {
-            Ok(mut b) => {
-                b.clear();
-                Some(b)
-            }
-            Err(_) if self.made < MAX_BATCHES => {
-                self.made += 1;
-                Some(B::new())
-            }
-            Err(_) => None,
-        }
-    }
-
-    /// An empty batch to fill: one the merge is done with, or a new one (waiting for one
-    /// when the worker has [`MAX_BATCHES`] already; a placeholder when the merge has stopped,
-    /// to which [`Self::flush_if_full`] then says so).
-    pub fn empty(&mut self) -> B {
-        match self.ready() {
-            Some(b) => b,
-            None => self.wait().unwrap_or_else(B::placeholder),
-        }
-    }
-
-    /// A batch back from the merge, waited for; None when the merge has stopped.
-    fn wait(&mut self) -> Option<B> {
-        let mut b = self.free.recv().ok()?;
-        b.clear();
-        Some(b)
-    }
-
-    /// Sends `batch` to the merge when it is full, leaving an empty one in its place; false
-    /// once the merge has stopped (the read reached its end, or the consumer stopped it), when
-    /// the worker should return.
-    #[inline(always)]
-    pub fn flush_if_full(&mut self, batch: &mut B) -> bool {
-        !batch.is_full() || self.send(batch)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn send(&mut self, batch: &mut B) -> bool {
-        if let Some(next) = self.ready() {
-            return self.tx.send(std::mem::replace(batch, next)).is_ok();
-        }
-        // Every batch is out: this one goes first, so that the merge, taking it, returns one.
-        let full = std::mem::replace(batch, B::placeholder());
-        if self.tx.send(full).is_err() {
-            return false;
-        }
-        match self.wait() {
-            Some(b) => {
-                *batch = b;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Sends the last batch of the stream.
-    pub fn finish(&mut self, batch: B) {
-        if !batch.is_empty() {
-            // Nobody to tell when the merge has stopped.
-            let _ = self.tx.send(batch);
-        }
-    }
-}
+/// Batches a stream has at most: the one the merge reads, up to four full ones waiting for
+/// it and the one being filled. A stream that has all of them out is not worked on until the
+/// merge hands one back: each new batch is memory faulted in and zeroed, which costs more
+/// than the wait (the stream is then that far ahead of the merge anyway).
+const MAX_BATCHES: usize = 6;
 
 /// Takes the merged items.
 pub trait Consumer<B> {
     /// Item `i` of `batch`, at `time` on the read's time line; [`Flow::Stop`] ends the read.
     fn item(&mut self, batch: &mut B, i: usize, time: i64) -> Flow;
 
-    /// The merge is done with `batch`: it goes back to its worker to be refilled (or is
+    /// The merge is done with `batch`: it goes back to its stream to be refilled (or is
     /// dropped at the end of the read) right after this returns. A consumer that kept
     /// pointers into batches it was given (to write their bytes out later without copying
     /// them) must be done with them here.
@@ -191,44 +132,273 @@ impl<B, F: FnMut(&mut B, usize, i64) -> Flow> Consumer<B> for F {
     }
 }
 
+/// Where the merge gets each stream's next batch.
+trait Feed<B> {
+    /// Stream `stream`'s next full batch, taking back `used` (the one the merge is done
+    /// with, if it is not a placeholder); None at the end of the stream.
+    fn next(&mut self, stream: usize, used: Option<B>) -> Option<B>;
+}
+
 /// One stream's items as the merge walks them.
 struct Cursor<B> {
-    rx: Receiver<B>,
-    /// Returns used batches to the worker.
-    free: Sender<B>,
     batch: B,
     next: usize,
-    /// `batch` is the [`Batch::placeholder`] (dropped rather than returned to the worker).
+    /// `batch` is the [`Batch::placeholder`] (dropped rather than returned to the stream).
     placeholder: bool,
 }
 
 impl<B: Batch> Cursor<B> {
+    fn new() -> Cursor<B> {
+        Cursor {
+            // Swapped for the stream's first batch, then dropped.
+            batch: B::placeholder(),
+            next: 0,
+            placeholder: true,
+        }
+    }
+
     /// Makes sure an item is available; false at the end of the stream. `consumer` is told
-    /// of each batch before it goes back to the worker.
+    /// of each batch before it goes back to the stream.
     #[inline(always)]
-    fn fill<C: Consumer<B>>(&mut self, consumer: &mut C) -> bool {
-        self.next < self.batch.len() || self.refill(consumer)
+    fn fill<C: Consumer<B>, F: Feed<B>>(
+        &mut self,
+        stream: usize,
+        feed: &mut F,
+        consumer: &mut C,
+    ) -> bool {
+        self.next < self.batch.len() || self.refill(stream, feed, consumer)
     }
 
     #[cold]
-    fn refill<C: Consumer<B>>(&mut self, consumer: &mut C) -> bool {
+    fn refill<C: Consumer<B>, F: Feed<B>>(
+        &mut self,
+        stream: usize,
+        feed: &mut F,
+        consumer: &mut C,
+    ) -> bool {
         while self.next >= self.batch.len() {
-            match self.rx.recv() {
-                Ok(b) => {
-                    if !self.placeholder {
-                        consumer.release(&mut self.batch);
-                    }
-                    let used = std::mem::replace(&mut self.batch, b);
-                    // The worker may be gone already: then the batch is just dropped.
-                    if !std::mem::take(&mut self.placeholder) {
-                        let _ = self.free.send(used);
-                    }
+            let used = if std::mem::take(&mut self.placeholder) {
+                None
+            } else {
+                consumer.release(&mut self.batch);
+                Some(std::mem::replace(&mut self.batch, B::placeholder()))
+            };
+            match feed.next(stream, used) {
+                Some(b) => {
+                    self.batch = b;
                     self.next = 0;
                 }
-                Err(_) => return false,
+                None => {
+                    // Nothing left to give back: the placeholder just put in is dropped.
+                    self.placeholder = true;
+                    return false;
+                }
             }
         }
         true
+    }
+}
+
+/// A stream as the threads share it.
+struct Slot<B, T: StreamWork<B>> {
+    /// The stream's work while no thread fills a batch of it; None while one does, and once
+    /// the stream is done.
+    work: Option<T>,
+    /// The stream has ended (or its work panicked): no batch comes after `ready`.
+    done: bool,
+    output: Option<T::Output>,
+    /// Full batches, in the stream's order, for the merge.
+    ready: VecDeque<B>,
+    /// Batches the merge gave back.
+    free: Vec<B>,
+    /// Batches made for this stream so far (at most [`MAX_BATCHES`]).
+    made: usize,
+    /// Time of the last item of the stream's last full batch: the stream the merge reaches
+    /// first is the one whose batches end earliest.
+    last_time: i64,
+}
+
+impl<B: Batch, T: StreamWork<B>> Slot<B, T> {
+    /// Whether a thread can fill a batch of this stream now.
+    fn can_fill(&self) -> bool {
+        self.work.is_some() && (!self.free.is_empty() || self.made < MAX_BATCHES)
+    }
+}
+
+/// What the threads share, behind one lock (taken once per batch).
+struct Sched<B, T: StreamWork<B>> {
+    slots: Vec<Slot<B, T>>,
+    /// The merge has ended (the read's end, or the consumer stopped it), or a thread
+    /// panicked: nothing more is filled.
+    stopped: bool,
+    /// Threads waiting on [`Shared::wake`].
+    sleeping: usize,
+}
+
+struct Shared<B, T: StreamWork<B>> {
+    sched: Mutex<Sched<B, T>>,
+    /// Signalled when a batch is full or a stream can be filled again.
+    wake: Condvar,
+}
+
+/// A batch of stream `i` to fill: taken from its free ones, or None to make a new one (outside
+/// the lock: making one faults its memory in).
+struct Job<B, T> {
+    stream: usize,
+    work: T,
+    batch: Option<B>,
+}
+
+impl<B: Batch, T: StreamWork<B>> Shared<B, T> {
+    fn lock(&self) -> MutexGuard<'_, Sched<B, T>> {
+        self.sched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the work of stream `i` and a batch for it.
+    fn take(sched: &mut Sched<B, T>, i: usize) -> Option<Job<B, T>> {
+        let slot = &mut sched.slots[i];
+        if !slot.can_fill() {
+            return None;
+        }
+        let batch = slot.free.pop();
+        if batch.is_none() {
+            slot.made += 1;
+        }
+        Some(Job {
+            stream: i,
+            work: slot.work.take()?,
+            batch,
+        })
+    }
+
+    /// The stream the merge reaches first among those a thread can fill now.
+    fn pick(sched: &mut Sched<B, T>) -> Option<Job<B, T>> {
+        let i = (0..sched.slots.len())
+            .filter(|&i| sched.slots[i].can_fill())
+            .min_by_key(|&i| (sched.slots[i].last_time, sched.slots[i].ready.len()))?;
+        Self::take(sched, i)
+    }
+
+    /// Fills the job's batch outside the lock, then hands the batch and the work back (the
+    /// guard again held).
+    fn run<'s>(
+        &'s self,
+        mut guard: MutexGuard<'s, Sched<B, T>>,
+        job: Job<B, T>,
+    ) -> MutexGuard<'s, Sched<B, T>> {
+        drop(guard);
+        let Job {
+            stream,
+            work,
+            batch,
+        } = job;
+        let mut batch = match batch {
+            Some(mut b) => {
+                b.clear();
+                b
+            }
+            None => B::new(),
+        };
+        let panicked = PanicGuard(self, stream);
+        let filled = work.fill(&mut batch);
+        std::mem::forget(panicked);
+        guard = self.lock();
+        let slot = &mut guard.slots[stream];
+        if batch.is_empty() {
+            slot.free.push(batch);
+        } else {
+            slot.last_time = batch.time(batch.len() - 1);
+            slot.ready.push_back(batch);
+        }
+        match filled {
+            Filled::More(work) => slot.work = Some(work),
+            Filled::Done(output) => {
+                slot.done = true;
+                slot.output = Some(output);
+            }
+        }
+        if guard.sleeping > 0 {
+            self.wake.notify_all();
+        }
+        guard
+    }
+
+    /// A helper thread: fills batches of whichever stream is needed first until every
+    /// stream is done or the read stopped.
+    fn help(&self) {
+        let mut guard = self.lock();
+        loop {
+            if guard.stopped {
+                return;
+            }
+            if let Some(job) = Self::pick(&mut guard) {
+                guard = self.run(guard, job);
+                continue;
+            }
+            if guard.slots.iter().all(|s| s.done) {
+                return;
+            }
+            guard.sleeping += 1;
+            guard = self
+                .wake
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner);
+            guard.sleeping -= 1;
+        }
+    }
+}
+
+/// Marks the read stopped if the stream's work panics, so that no thread waits for its
+/// batches; the panic goes on to the read's caller when the threads are joined.
+struct PanicGuard<'s, B: Batch, T: StreamWork<B>>(&'s Shared<B, T>, usize);
+
+impl<B: Batch, T: StreamWork<B>> Drop for PanicGuard<'_, B, T> {
+    fn drop(&mut self) {
+        let mut guard = self.0.lock();
+        guard.stopped = true;
+        guard.slots[self.1].done = true;
+        self.0.wake.notify_all();
+    }
+}
+
+/// The merge's side: the read's thread takes full batches and, while the one it needs is not
+/// there yet, fills batches itself.
+impl<B: Batch, T: StreamWork<B>> Feed<B> for &Shared<B, T> {
+    fn next(&mut self, stream: usize, used: Option<B>) -> Option<B> {
+        let mut guard = self.lock();
+        if let Some(b) = used {
+            let slot = &mut guard.slots[stream];
+            slot.free.push(b);
+            // The stream may have waited for a batch back.
+            if slot.work.is_some() && slot.free.len() == 1 && guard.sleeping > 0 {
+                self.wake.notify_all();
+            }
+        }
+        loop {
+            if guard.stopped {
+                return None;
+            }
+            let slot = &mut guard.slots[stream];
+            if let Some(b) = slot.ready.pop_front() {
+                return Some(b);
+            }
+            if slot.done {
+                return None;
+            }
+            // The stream needed first is this one, if no other thread is filling it.
+            let job = Shared::take(&mut guard, stream).or_else(|| Shared::pick(&mut guard));
+            match job {
+                Some(job) => guard = self.run(guard, job),
+                None => {
+                    guard.sleeping += 1;
+                    guard = self
+                        .wake
+                        .wait(guard)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    guard.sleeping -= 1;
+                }
+            }
+        }
     }
 }
 
@@ -244,21 +414,28 @@ pub struct Merged {
     pub stopped: bool,
 }
 
-/// Reads every stream of `traces` on its own thread with `work` (given the stream, its time
-/// line and where to send its items) and gives the items to `consumer` merged by (time,
-/// stream position), within the range of `options`. Returns each stream's worker result, in
-/// stream order, what was merged, and the consumer (its state owned by the merge while it
-/// runs: kept in registers rather than behind a pointer).
-pub fn run<B, W, R, C>(
+/// Threads that fill batches besides the read's own: one per other core, at most one per
+/// other stream.
+fn helpers(streams: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores - 1).min(streams.saturating_sub(1))
+}
+
+/// Reads every stream of `traces` with the work `make` gives it (from its reader and time
+/// line) and gives the items to `consumer` merged by (time, stream position), within the
+/// range of `options`. Returns each stream's work output, in stream order, what was merged,
+/// and the consumer (its state owned by the merge while it runs: kept in registers rather
+/// than behind a pointer). The merge runs on the calling thread.
+pub fn run<B, T, M, C>(
     traces: &[Arc<Trace>],
     options: &ReadOptions,
-    work: W,
+    make: M,
     mut consumer: C,
-) -> (Vec<R>, Merged, C)
+) -> (Vec<T::Output>, Merged, C)
 where
     B: Batch,
-    W: Fn(StreamReader, &StreamTime, &mut Producer<B>) -> R + Sync,
-    R: Send,
+    T: StreamWork<B>,
+    M: Fn(StreamReader, StreamTime) -> T,
     C: Consumer<B>,
 {
     let ReadRange {
@@ -273,49 +450,83 @@ where
             r.seek_ns(lo);
         }
     }
-    let work = &work;
-    std::thread::scope(|scope| {
-        let mut cursors = Vec::with_capacity(readers.len());
-        let mut handles = Vec::with_capacity(readers.len());
-        for r in readers {
-            let (tx, rx) = sync_channel(QUEUED);
-            let (free_tx, free_rx) = channel();
+    let slots: Vec<Slot<B, T>> = readers
+        .into_iter()
+        .map(|r| {
             let time = StreamTime {
                 trace: r.trace().index,
                 map: options.time_map.clone(),
             };
-            handles.push(scope.spawn(move || {
-                let mut out = Producer {
-                    tx,
-                    free: free_rx,
-                    made: 0,
-                };
-                work(r, &time, &mut out)
-            }));
-            cursors.push(Cursor {
-                rx,
-                free: free_tx,
-                // Swapped for the worker's first batch, then dropped.
-                batch: B::placeholder(),
-                next: 0,
-                placeholder: true,
-            });
-        }
-        let merged = merge(&mut cursors, lo, hi, options, streams_end, &mut consumer);
-        // Dropping the receivers stops the workers that are still producing.
-        drop(cursors);
-        let results = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            Slot {
+                work: Some(make(r, time)),
+                done: false,
+                output: None,
+                ready: VecDeque::new(),
+                free: Vec::new(),
+                made: 0,
+                last_time: i64::MIN,
+            }
+        })
+        .collect();
+    let streams = slots.len();
+    let shared = Shared {
+        sched: Mutex::new(Sched {
+            slots,
+            stopped: false,
+            sleeping: 0,
+        }),
+        wake: Condvar::new(),
+    };
+    let merged = std::thread::scope(|scope| {
+        let shared = &shared;
+        let handles: Vec<_> = (0..helpers(streams))
+            .map(|_| scope.spawn(move || shared.help()))
             .collect();
-        (results, merged, consumer)
-    })
+        let mut cursors: Vec<Cursor<B>> = (0..streams).map(|_| Cursor::new()).collect();
+        let mut feed = shared;
+        let merged = merge(
+            &mut cursors,
+            &mut feed,
+            lo,
+            hi,
+            options,
+            streams_end,
+            &mut consumer,
+        );
+        // The helpers stop after the batch they are filling.
+        {
+            let mut guard = shared.lock();
+            guard.stopped = true;
+            shared.wake.notify_all();
+        }
+        drop(cursors);
+        for h in handles {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        merged
+    });
+    let sched = shared
+        .sched
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let outputs = sched
+        .slots
+        .into_iter()
+        .map(|s| match (s.output, s.work) {
+            (Some(o), _) => o,
+            (None, Some(w)) => w.stop(),
+            // Only a work that panicked has neither; its panic was resumed above.
+            (None, None) => unreachable!("a stream's work was lost"),
+        })
+        .collect();
+    (outputs, merged, consumer)
 }
 
 /// Gives the cursors' items to `consume` by (time, stream position) within `lo..=hi`.
 #[inline(always)]
-fn merge<B: Batch, C: Consumer<B>>(
+fn merge<B: Batch, F: Feed<B>, C: Consumer<B>>(
     cursors: &mut [Cursor<B>],
+    feed: &mut F,
     lo: i64,
     hi: i64,
     options: &ReadOptions,
@@ -327,7 +538,7 @@ fn merge<B: Batch, C: Consumer<B>>(
     // merge by (time, index). Times and indexes side by side: the scan reads one array.
     let mut heads: Vec<(i64, usize)> = Vec::with_capacity(cursors.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        if c.fill(consumer) {
+        if c.fill(i, feed, consumer) {
             heads.push((c.batch.time(c.next), i));
         }
     }
@@ -383,7 +594,7 @@ fn merge<B: Batch, C: Consumer<B>>(
                 }
             }
             c.next += 1;
-            if !c.fill(consumer) {
+            if !c.fill(stream, feed, consumer) {
                 heads.remove(at);
                 break;
             }
@@ -437,7 +648,15 @@ fn report(options: &ReadOptions, first: &mut Option<i64>, ts: i64, end: i64, ite
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc::channel;
+
+    /// Each stream's batches, queued up front.
+    struct Queued(Vec<VecDeque<Times>>);
+
+    impl Feed<Times> for Queued {
+        fn next(&mut self, stream: usize, _used: Option<Times>) -> Option<Times> {
+            self.0[stream].pop_front()
+        }
+    }
 
     /// Times of one stream's items, and the stream.
     struct Times(Vec<i64>, usize);
@@ -490,27 +709,23 @@ mod tests {
                 .collect();
             // Stable: a stream's items keep their order.
             want.sort_by_key(|&(t, s)| (t, s));
-            let mut cursors: Vec<Cursor<Times>> = streams
-                .iter()
-                .enumerate()
-                .map(|(s, v)| {
-                    let (tx, rx) = channel();
-                    let mut rest = &v[..];
-                    while !rest.is_empty() {
-                        let n = (1 + rnd(5) as usize).min(rest.len());
-                        tx.send(Times(rest[..n].to_vec(), s)).unwrap();
-                        rest = &rest[n..];
-                    }
-                    let (free, _) = channel();
-                    Cursor {
-                        rx,
-                        free,
-                        batch: Times::placeholder(),
-                        next: 0,
-                        placeholder: true,
-                    }
-                })
-                .collect();
+            let mut feed = Queued(
+                streams
+                    .iter()
+                    .enumerate()
+                    .map(|(s, v)| {
+                        let mut q = VecDeque::new();
+                        let mut rest = &v[..];
+                        while !rest.is_empty() {
+                            let n = (1 + rnd(5) as usize).min(rest.len());
+                            q.push_back(Times(rest[..n].to_vec(), s));
+                            rest = &rest[n..];
+                        }
+                        q
+                    })
+                    .collect(),
+            );
+            let mut cursors: Vec<Cursor<Times>> = streams.iter().map(|_| Cursor::new()).collect();
             let mut got = Vec::new();
             let mut consumer = |b: &mut Times, i: usize, t: i64| {
                 assert_eq!(b.0[i], t);
@@ -518,7 +733,15 @@ mod tests {
                 Flow::Continue
             };
             let options = ReadOptions::default();
-            let merged = merge(&mut cursors, i64::MIN, i64::MAX, &options, 0, &mut consumer);
+            let merged = merge(
+                &mut cursors,
+                &mut feed,
+                i64::MIN,
+                i64::MAX,
+                &options,
+                0,
+                &mut consumer,
+            );
             assert_eq!(merged.items, want.len() as u64);
             assert_eq!(got, want);
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ctf::{Merger, Message, StreamReader, Trace};
-use pipeline::parallel::{self, Batch, Producer, StreamTime};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
 use pipeline::{Flow, ReadOptions};
 
 /// Batches made full-size ([`Batch::new`]) and placeholders handed back to a worker.
@@ -58,18 +58,31 @@ impl Batch for Times {
     }
 }
 
-fn work(mut r: StreamReader, time: &StreamTime, out: &mut Producer<Times>) {
-    let mut batch = out.empty();
-    while let Some(m) = r.next() {
-        if let Ok(Message::Event) = m {
-            let ev = r.event();
-            batch.items.push((time.of(ev.time_ns()), ev.stream_index()));
+/// A stream's event times, a batch at a time.
+struct Work {
+    r: StreamReader,
+    time: StreamTime,
+}
+
+impl StreamWork<Times> for Work {
+    type Output = ();
+
+    fn fill(mut self, batch: &mut Times) -> Filled<Work, ()> {
+        while let Some(m) = self.r.next() {
+            if let Ok(Message::Event) = m {
+                let ev = self.r.event();
+                batch
+                    .items
+                    .push((self.time.of(ev.time_ns()), ev.stream_index()));
+            }
+            if batch.is_full() {
+                return Filled::More(self);
+            }
         }
-        if !out.flush_if_full(&mut batch) {
-            return;
-        }
+        Filled::Done(())
     }
-    out.finish(batch);
+
+    fn stop(self) {}
 }
 
 #[test]
@@ -100,12 +113,13 @@ fn items_come_in_merge_order_through_recycled_batches() {
         got.push(b.items[i]);
         Flow::Continue
     };
+    let work = |r: StreamReader, time: StreamTime| Work { r, time };
     let (_, merged, _) = parallel::run(&traces, &options, work, consumer);
     assert_eq!(merged.items, want.len() as u64);
     assert_eq!(got, want);
     assert_eq!(PLACEHOLDERS_REUSED.load(Ordering::Relaxed), 0);
     // Thousands of batches went through; at most six per stream were ever allocated (the
-    // one merged, four queued, the one filled).
+    // one merged, four waiting for it, the one filled).
     let made = MADE.load(Ordering::Relaxed);
     let streams = traces.iter().map(|t| t.readers().len()).sum::<usize>();
     assert!(

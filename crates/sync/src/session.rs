@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ctf::{Message, Trace};
-use pipeline::parallel::{self, Batch, Producer, StreamTime};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
 use pipeline::{Flow, ReadOptions};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
@@ -133,49 +133,49 @@ struct StreamFacts {
     errors: Vec<String>,
 }
 
-/// Decodes one stream, sending on its network events; returns the stream's first and last
-/// event times and its decoding errors.
-fn stream_net_events(
-    mut r: ctf::StreamReader,
-    mut ex: Extractor,
+/// One stream's decoding into batches of its network events; its output is the stream's
+/// first and last event times and its decoding errors.
+struct StreamNetEvents {
+    r: ctf::StreamReader,
+    ex: Extractor,
     can_match: bool,
     strip_flow: bool,
-    out: &mut Producer<NetBatch>,
-) -> StreamFacts {
-    let trace = r.trace().index;
-    let (mut first, mut last) = (None, None);
-    let mut errors = Vec::new();
-    let mut batch = out.empty();
-    while let Some(m) = r.next() {
-        match m {
-            Ok(Message::Event) => {
-                let ev = r.event();
-                let Some(ts) = ev.time_ns() else { continue };
-                first.get_or_insert(ts);
-                last = Some(ts);
-                if !can_match {
-                    continue;
-                }
-                if let Some(mut ne) = ex.event(&ev) {
-                    if strip_flow {
-                        ne.key.flow = 0;
+    facts: StreamFacts,
+}
+
+impl StreamWork<NetBatch> for StreamNetEvents {
+    type Output = StreamFacts;
+
+    fn fill(mut self, batch: &mut NetBatch) -> Filled<Self, StreamFacts> {
+        while let Some(m) = self.r.next() {
+            match m {
+                Ok(Message::Event) => {
+                    let ev = self.r.event();
+                    let Some(ts) = ev.time_ns() else { continue };
+                    self.facts.first.get_or_insert(ts);
+                    self.facts.last = Some(ts);
+                    if !self.can_match {
+                        continue;
                     }
-                    batch.0.push(ne);
-                    if !out.flush_if_full(&mut batch) {
-                        break;
+                    if let Some(mut ne) = self.ex.event(&ev) {
+                        if self.strip_flow {
+                            ne.key.flow = 0;
+                        }
+                        batch.0.push(ne);
+                        if batch.is_full() {
+                            return Filled::More(self);
+                        }
                     }
                 }
+                Ok(_) => {}
+                Err(e) => self.facts.errors.push(e.to_string()),
             }
-            Ok(_) => {}
-            Err(e) => errors.push(e.to_string()),
         }
+        Filled::Done(self.facts)
     }
-    out.finish(batch);
-    StreamFacts {
-        trace,
-        first,
-        last,
-        errors,
+
+    fn stop(self) -> StreamFacts {
+        self.facts
     }
 }
 
@@ -233,10 +233,20 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
     // are merged here by (time, stream position), the order a full time merge would give them.
     let strip_flow = !uses_flows;
     let can: Vec<bool> = infos.iter().map(|t| t.can_match).collect();
-    let work = |r: ctf::StreamReader, _: &StreamTime, out: &mut Producer<NetBatch>| {
+    let work = |r: ctf::StreamReader, _: StreamTime| {
         let ti = r.trace().index;
-        let ex = Extractor::new(host_of[ti], ti as u32);
-        stream_net_events(r, ex, can[ti], strip_flow, out)
+        StreamNetEvents {
+            ex: Extractor::new(host_of[ti], ti as u32),
+            can_match: can[ti],
+            strip_flow,
+            facts: StreamFacts {
+                trace: ti,
+                first: None,
+                last: None,
+                errors: Vec::new(),
+            },
+            r,
+        }
     };
     let every = ReadOptions {
         no_intersection: true,

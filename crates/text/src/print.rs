@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ctf::merge::TimeMap;
 use ctf::{Message, StreamReader, Trace};
 use jiff::tz::TimeZone;
-use pipeline::parallel::{self, Batch, Producer, StreamTime};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
 use pipeline::time::{has_date, parse_time, TimeError};
 use pipeline::{Flow, Progress, ReadOptions};
 
@@ -144,88 +144,125 @@ impl Batch for Chunk {
 /// Bytes of output gathered before they are written.
 const OUT_BYTES: usize = 1 << 19;
 
-/// Decodes and formats one stream into chunks, in the default style or `styled`. One read
-/// loop for every style (a second copy of it costs the default one the inlining of the
-/// reader's functions): the printer's style decides inside its general path, and its lines'
-/// kind is chosen once. The printer is made here, a local whose parts stay in registers.
-fn worker(
-    mut r: StreamReader,
-    times: TimeFormatter,
-    styled: Option<&Arc<Styled>>,
-    time: &StreamTime,
-    out: &mut Producer<Chunk>,
-) {
-    let mut printer = TextPrinter::new(times);
-    let event_kind = match styled {
-        Some(s) => {
-            printer.set_style(s.clone());
-            Kind::StyledEvent
-        }
-        None => Kind::Event,
-    };
-    let mut warnings_sent = 0;
-    let mut chunk = out.empty();
-    while let Some(m) = r.next() {
-        let (time, kind) = match m {
-            Ok(Message::Event) => {
-                let ev = r.event();
-                let t = time.of(ev.time_ns());
-                printer.event(&mut chunk.text, &ev, t);
-                (t, event_kind)
+/// One stream's decoding and formatting into chunks, in the default style or `styled`, a
+/// chunk at a time. One read loop for every style (a second copy of it costs the default one
+/// the inlining of the reader's functions): the printer's style decides inside its general
+/// path, and its lines' kind is chosen once.
+struct StreamPrinter {
+    r: StreamReader,
+    printer: TextPrinter,
+    event_kind: Kind,
+    warnings_sent: usize,
+    time: StreamTime,
+}
+
+impl StreamPrinter {
+    fn new(
+        r: StreamReader,
+        times: TimeFormatter,
+        styled: Option<&Arc<Styled>>,
+        time: StreamTime,
+    ) -> StreamPrinter {
+        let mut printer = TextPrinter::new(times);
+        let event_kind = match styled {
+            Some(s) => {
+                printer.set_style(s.clone());
+                Kind::StyledEvent
             }
-            Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
-                let (what, count, begin_ns, end_ns) = match msg {
-                    Message::DiscardedEvents {
-                        count,
-                        begin_ns,
-                        end_ns,
-                    } => ("event", count, begin_ns, end_ns),
-                    Message::DiscardedPackets {
-                        count,
-                        begin_ns,
-                        end_ns,
-                    } => ("packet", count, begin_ns, end_ns),
-                    Message::Event => unreachable!(),
-                };
-                let loss = Loss {
-                    what,
-                    count,
-                    begin_ns,
-                    end_ns,
-                    reader: &r,
-                };
-                let _ = printer.discarded(&mut chunk.text, &loss);
-                (time.of(begin_ns), Kind::Loss)
-            }
-            Err(e) => {
-                let _ = writeln!(chunk.text, "tracekit: error: {e}");
-                // Errors keep their place just after the previous entry of the stream.
-                let t = chunk.entries.last().map_or(i64::MIN, |e| e.time);
-                (t, Kind::Error)
-            }
+            None => Kind::Event,
         };
-        chunk.entries.push(Entry {
+        StreamPrinter {
+            r,
+            printer,
+            event_kind,
+            warnings_sent: 0,
             time,
-            kind,
-            end: chunk.text.len() as u32,
-        });
-        if r.warnings.len() > warnings_sent {
-            for w in &r.warnings[warnings_sent..] {
-                let _ = writeln!(chunk.text, "tracekit: warning: {w}");
-                chunk.entries.push(Entry {
-                    time,
-                    kind: Kind::Warning,
-                    end: chunk.text.len() as u32,
-                });
-            }
-            warnings_sent = r.warnings.len();
-        }
-        // Fails when the merge stopped early (--end, broken pipe).
-        if !out.flush_if_full(&mut chunk) {
-            return;
         }
     }
-    out.finish(chunk);
+}
+
+impl StreamWork<Chunk> for StreamPrinter {
+    type Output = ();
+
+    /// The reader and the printer are locals here (the work moved in whole), whose parts
+    /// stay in registers.
+    fn fill(self, chunk: &mut Chunk) -> Filled<StreamPrinter, ()> {
+        let StreamPrinter {
+            mut r,
+            mut printer,
+            event_kind,
+            mut warnings_sent,
+            time: stream_time,
+        } = self;
+        while let Some(m) = r.next() {
+            let (time, kind) = match m {
+                Ok(Message::Event) => {
+                    let ev = r.event();
+                    let t = stream_time.of(ev.time_ns());
+                    printer.event(&mut chunk.text, &ev, t);
+                    (t, event_kind)
+                }
+                Ok(msg @ (Message::DiscardedEvents { .. } | Message::DiscardedPackets { .. })) => {
+                    let (what, count, begin_ns, end_ns) = match msg {
+                        Message::DiscardedEvents {
+                            count,
+                            begin_ns,
+                            end_ns,
+                        } => ("event", count, begin_ns, end_ns),
+                        Message::DiscardedPackets {
+                            count,
+                            begin_ns,
+                            end_ns,
+                        } => ("packet", count, begin_ns, end_ns),
+                        Message::Event => unreachable!(),
+                    };
+                    let loss = Loss {
+                        what,
+                        count,
+                        begin_ns,
+                        end_ns,
+                        reader: &r,
+                    };
+                    let _ = printer.discarded(&mut chunk.text, &loss);
+                    (stream_time.of(begin_ns), Kind::Loss)
+                }
+                Err(e) => {
+                    let _ = writeln!(chunk.text, "tracekit: error: {e}");
+                    // Errors keep their place just after the previous entry of the stream.
+                    let t = chunk.entries.last().map_or(i64::MIN, |e| e.time);
+                    (t, Kind::Error)
+                }
+            };
+            chunk.entries.push(Entry {
+                time,
+                kind,
+                end: chunk.text.len() as u32,
+            });
+            if r.warnings.len() > warnings_sent {
+                for w in &r.warnings[warnings_sent..] {
+                    let _ = writeln!(chunk.text, "tracekit: warning: {w}");
+                    chunk.entries.push(Entry {
+                        time,
+                        kind: Kind::Warning,
+                        end: chunk.text.len() as u32,
+                    });
+                }
+                warnings_sent = r.warnings.len();
+            }
+            if chunk.is_full() {
+                return Filled::More(StreamPrinter {
+                    r,
+                    printer,
+                    event_kind,
+                    warnings_sent,
+                    time: stream_time,
+                });
+            }
+        }
+        Filled::Done(())
+    }
+
+    fn stop(self) {}
 }
 
 /// Prints every stream of `traces` merged by time as `babeltrace2` does: event lines to
@@ -260,14 +297,8 @@ pub fn print<W: Write, E: Write>(
         };
         Arc::new(Styled::new(options.style, names, options.warning_colors))
     });
-    let work = |r: StreamReader, time: &StreamTime, p: &mut Producer<Chunk>| {
-        worker(
-            r,
-            TimeFormatter::with_tz(tz.clone()),
-            styled.as_ref(),
-            time,
-            p,
-        )
+    let work = |r: StreamReader, time: StreamTime| {
+        StreamPrinter::new(r, TimeFormatter::with_tz(tz.clone()), styled.as_ref(), time)
     };
     let writer = Writer::new(out, err, styled.clone(), false);
     let (_, _, w) = parallel::run(traces, &read, work, writer);
