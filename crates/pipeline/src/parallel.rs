@@ -430,6 +430,25 @@ pub fn run<B, T, M, C>(
     traces: &[Arc<Trace>],
     options: &ReadOptions,
     make: M,
+    consumer: C,
+) -> (Vec<T::Output>, Merged, C)
+where
+    B: Batch,
+    T: StreamWork<B>,
+    M: Fn(StreamReader, StreamTime) -> T,
+    C: Consumer<B>,
+{
+    let streams = traces.iter().map(|t| t.streams.len()).sum();
+    run_on(helpers(streams), traces, options, make, consumer)
+}
+
+/// [`run`] with `helpers` threads filling batches besides the calling thread (none: the
+/// calling thread does everything, in turns).
+pub fn run_on<B, T, M, C>(
+    helpers: usize,
+    traces: &[Arc<Trace>],
+    options: &ReadOptions,
+    make: M,
     mut consumer: C,
 ) -> (Vec<T::Output>, Merged, C)
 where
@@ -479,7 +498,7 @@ where
     };
     let merged = std::thread::scope(|scope| {
         let shared = &shared;
-        let handles: Vec<_> = (0..helpers(streams))
+        let handles: Vec<_> = (0..helpers)
             .map(|_| scope.spawn(move || shared.help()))
             .collect();
         let mut cursors: Vec<Cursor<B>> = (0..streams).map(|_| Cursor::new()).collect();

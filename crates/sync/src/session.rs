@@ -100,7 +100,7 @@ impl Session {
     }
 }
 
-/// A stream's network events, as its worker sends them to the merge.
+/// A stream's network events, a batch of them for the merge.
 struct NetBatch(Vec<NetEvent>);
 
 impl Batch for NetBatch {
@@ -229,8 +229,9 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
         .with_window(opts.window_ns)
         .with_formula(opts.formula);
     let mut errors = Vec::new();
-    // Each stream is decoded on its own thread, which sends on only its network events; they
-    // are merged here by (time, stream position), the order a full time merge would give them.
+    // Each stream is decoded a batch at a time on every core, keeping only its network
+    // events; they are merged here by (time, stream position), the order a full time merge
+    // would give them.
     let strip_flow = !uses_flows;
     let can: Vec<bool> = infos.iter().map(|t| t.can_match).collect();
     let work = |r: ctf::StreamReader, _: StreamTime| {

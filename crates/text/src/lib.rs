@@ -1,7 +1,7 @@
 //! babeltrace2's default text output of CTF traces, byte for byte, and the per-stream
 //! parallel reads behind `tracekit print` and `tracekit count`.
 //!
-//! - [`print()`]: every stream decoded and formatted on its own thread, merged by time
+//! - [`print()`]: every stream decoded and formatted a chunk at a time on every core, merged by time
 //!   ([`pipeline::parallel`]), the output of `babeltrace2 PATH...`.
 //! - [`TextPrinter`]: one event or loss message as babeltrace2 writes it, through a print
 //!   plan per event class where the class allows (`plan`), the general field walk otherwise.

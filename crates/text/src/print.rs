@@ -1,5 +1,6 @@
-//! Printing traces in parallel: one worker per stream decodes and formats its events, time
-//! stamp included ([`pipeline::parallel`]); the merging thread fills in what depends on the
+//! Printing traces in parallel: each stream's events are decoded and formatted a chunk at a
+//! time, time stamp included, on whichever core is free ([`pipeline::parallel`]); the merge
+//! (on the calling thread, which also fills chunks while it waits) fills in what depends on the
 //! merged order, the delta from the previous line, in place, and writes the lines out from
 //! the chunks themselves (`Writer`).
 //!
@@ -93,9 +94,9 @@ struct Chunk {
     text: TextBuf,
 }
 
-/// A chunk's size: each stream has up to six chunks at a time (filled, queued, merged), and
+/// A chunk's size: each stream has up to six chunks at a time (filled, waiting, merged), and
 /// each is memory faulted in and zeroed once: chunks of a few hundred kilobytes keep a
-/// stream's worker well ahead of the merge at a fraction of the memory of larger ones.
+/// stream well ahead of the merge at a fraction of the memory of larger ones.
 const CHUNK_ENTRIES: usize = 2048;
 const CHUNK_BYTES: usize = 384 << 10;
 
@@ -309,7 +310,7 @@ pub fn print<W: Write, E: Write>(
 /// not copied: its delta is patched in place in its chunk and the writer keeps where the
 /// line is ([`Piece`]), runs of a chunk's consecutive lines as one piece, then writes the
 /// pieces with vectored writes when they add up to [`OUT_BYTES`], and before the merge hands
-/// a chunk back to its worker ([`parallel::Consumer::release`]).
+/// a chunk back to its stream ([`parallel::Consumer::release`]).
 struct Writer<'o, W, E> {
     out: &'o mut W,
     err: &'o mut E,
@@ -692,7 +693,7 @@ impl<W: Write, E: Write> parallel::Consumer<Chunk> for Writer<'_, W, E> {
         }
     }
 
-    /// Writes out the lines of chunks before one goes back to its worker.
+    /// Writes out the lines of chunks before one goes back to its stream.
     #[inline(always)]
     fn release(&mut self, _c: &mut Chunk) {
         if self.in_chunks {
