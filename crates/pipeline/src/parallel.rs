@@ -338,13 +338,19 @@ impl<B: Batch, T: StreamWork<B>> Shared<B, T> {
             if guard.slots.iter().all(|s| s.done) {
                 return;
             }
-            guard.sleeping += 1;
-            guard = self
-                .wake
-                .wait(guard)
-                .unwrap_or_else(PoisonError::into_inner);
-            guard.sleeping -= 1;
+            guard = self.sleep(guard);
         }
+    }
+
+    /// Waits until another thread hands a batch or a stream back.
+    fn sleep<'s>(&'s self, mut guard: MutexGuard<'s, Sched<B, T>>) -> MutexGuard<'s, Sched<B, T>> {
+        guard.sleeping += 1;
+        guard = self
+            .wake
+            .wait(guard)
+            .unwrap_or_else(PoisonError::into_inner);
+        guard.sleeping -= 1;
+        guard
     }
 }
 
@@ -389,14 +395,7 @@ impl<B: Batch, T: StreamWork<B>> Feed<B> for &Shared<B, T> {
             let job = Shared::take(&mut guard, stream).or_else(|| Shared::pick(&mut guard));
             match job {
                 Some(job) => guard = self.run(guard, job),
-                None => {
-                    guard.sleeping += 1;
-                    guard = self
-                        .wake
-                        .wait(guard)
-                        .unwrap_or_else(PoisonError::into_inner);
-                    guard.sleeping -= 1;
-                }
+                None => guard = self.sleep(guard),
             }
         }
     }
@@ -414,38 +413,37 @@ pub struct Merged {
     pub stopped: bool,
 }
 
-/// Threads that fill batches besides the read's own: one per other core, at most one per
-/// other stream.
-fn helpers(streams: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores - 1).min(streams.saturating_sub(1))
+/// The threads that fill batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threads {
+    /// One per core (the calling thread and a helper per other core), at most one per stream.
+    #[default]
+    Cores,
+    /// The calling thread and this many helpers (none: the calling thread does everything, in
+    /// turns).
+    Helpers(usize),
+}
+
+impl Threads {
+    /// Helper threads for `streams` streams.
+    fn helpers(self, streams: usize) -> usize {
+        match self {
+            Threads::Cores => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores - 1).min(streams.saturating_sub(1))
+            }
+            Threads::Helpers(n) => n,
+        }
+    }
 }
 
 /// Reads every stream of `traces` with the work `make` gives it (from its reader and time
-/// line) and gives the items to `consumer` merged by (time, stream position), within the
-/// range of `options`. Returns each stream's work output, in stream order, what was merged,
-/// and the consumer (its state owned by the merge while it runs: kept in registers rather
-/// than behind a pointer). The merge runs on the calling thread.
+/// line), on `threads`, and gives the items to `consumer` merged by (time, stream position),
+/// within the range of `options`. Returns each stream's work output, in stream order, what
+/// was merged, and the consumer (its state owned by the merge while it runs: kept in
+/// registers rather than behind a pointer). The merge runs on the calling thread.
 pub fn run<B, T, M, C>(
-    traces: &[Arc<Trace>],
-    options: &ReadOptions,
-    make: M,
-    consumer: C,
-) -> (Vec<T::Output>, Merged, C)
-where
-    B: Batch,
-    T: StreamWork<B>,
-    M: Fn(StreamReader, StreamTime) -> T,
-    C: Consumer<B>,
-{
-    let streams = traces.iter().map(|t| t.streams.len()).sum();
-    run_on(helpers(streams), traces, options, make, consumer)
-}
-
-/// [`run`] with `helpers` threads filling batches besides the calling thread (none: the
-/// calling thread does everything, in turns).
-pub fn run_on<B, T, M, C>(
-    helpers: usize,
+    threads: Threads,
     traces: &[Arc<Trace>],
     options: &ReadOptions,
     make: M,
@@ -498,7 +496,7 @@ where
     };
     let merged = std::thread::scope(|scope| {
         let shared = &shared;
-        let handles: Vec<_> = (0..helpers)
+        let handles: Vec<_> = (0..threads.helpers(streams))
             .map(|_| scope.spawn(move || shared.help()))
             .collect();
         let mut cursors: Vec<Cursor<B>> = (0..streams).map(|_| Cursor::new()).collect();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ctf::{Merger, Message, StreamReader, Trace};
-use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork, Threads};
 use pipeline::{Flow, ReadOptions};
 
 /// Batches made full-size ([`Batch::new`]) and placeholders handed back to a worker.
@@ -59,31 +59,53 @@ impl Batch for Times {
     }
 }
 
-/// A stream's event times, a batch at a time.
-struct Work {
+/// Counts a stream's items, a batch at a time; panics at its `panic_at`th batch if any.
+struct Counting {
     r: StreamReader,
     time: StreamTime,
+    items: usize,
+    batches: usize,
+    panic_at: Option<usize>,
 }
 
-impl StreamWork<Times> for Work {
-    type Output = ();
+impl StreamWork<Times> for Counting {
+    /// Items read, and whether the stream was read to its end.
+    type Output = (usize, bool);
 
-    fn fill(mut self, batch: &mut Times) -> Filled<Work, ()> {
+    fn fill(mut self, batch: &mut Times) -> Filled<Counting, (usize, bool)> {
+        self.batches += 1;
+        if self.panic_at == Some(self.batches) {
+            panic!("stream work failed on purpose");
+        }
         while let Some(m) = self.r.next() {
             if let Ok(Message::Event) = m {
                 let ev = self.r.event();
                 batch
                     .items
                     .push((self.time.of(ev.time_ns()), ev.stream_index()));
+                self.items += 1;
             }
             if batch.is_full() {
                 return Filled::More(self);
             }
         }
-        Filled::Done(())
+        Filled::Done((self.items, true))
     }
 
-    fn stop(self) {}
+    fn stop(self) -> (usize, bool) {
+        (self.items, false)
+    }
+}
+
+/// A stream's [`Counting`] work that panics at its `panic_at`th batch, if any.
+fn counting(r: StreamReader, time: StreamTime, panic_at: Option<usize>) -> Counting {
+    Counting {
+        r,
+        time,
+        items: 0,
+        batches: 0,
+        panic_at,
+    }
 }
 
 /// The tests count batches in statics: one at a time.
@@ -133,12 +155,12 @@ fn items_come_in_merge_order_through_recycled_batches() {
             got.push(b.items[i]);
             Flow::Continue
         };
-        let work = |r: StreamReader, time: StreamTime| Work { r, time };
-        let (outputs, merged, _) = if helpers == usize::MAX {
-            parallel::run(&traces, &every_stream(), work, consumer)
-        } else {
-            parallel::run_on(helpers, &traces, &every_stream(), work, consumer)
+        let work = |r: StreamReader, time: StreamTime| counting(r, time, None);
+        let threads = match helpers {
+            usize::MAX => Threads::Cores,
+            n => Threads::Helpers(n),
         };
+        let (outputs, merged, _) = parallel::run(threads, &traces, &every_stream(), work, consumer);
         assert_eq!(outputs.len(), streams);
         assert_eq!(merged.items, want.len() as u64, "{helpers} helpers");
         assert!(!merged.stopped);
@@ -151,44 +173,6 @@ fn items_come_in_merge_order_through_recycled_batches() {
             made <= 6 * streams,
             "{made} batches made for {streams} streams with {helpers} helpers"
         );
-    }
-}
-
-/// Counts a stream's items, a batch at a time; panics at its `panic_at`th batch if any.
-struct Counting {
-    r: StreamReader,
-    time: StreamTime,
-    items: usize,
-    batches: usize,
-    panic_at: Option<usize>,
-}
-
-impl StreamWork<Times> for Counting {
-    /// Items read, and whether the stream was read to its end.
-    type Output = (usize, bool);
-
-    fn fill(mut self, batch: &mut Times) -> Filled<Counting, (usize, bool)> {
-        self.batches += 1;
-        if self.panic_at == Some(self.batches) {
-            panic!("stream work failed on purpose");
-        }
-        while let Some(m) = self.r.next() {
-            if let Ok(Message::Event) = m {
-                let ev = self.r.event();
-                batch
-                    .items
-                    .push((self.time.of(ev.time_ns()), ev.stream_index()));
-                self.items += 1;
-            }
-            if batch.is_full() {
-                return Filled::More(self);
-            }
-        }
-        Filled::Done((self.items, true))
-    }
-
-    fn stop(self) -> (usize, bool) {
-        (self.items, false)
     }
 }
 
@@ -209,15 +193,14 @@ fn a_stopped_read_ends_every_thread() {
                 Flow::Continue
             }
         };
-        let work = |r: StreamReader, time: StreamTime| Counting {
-            r,
-            time,
-            items: 0,
-            batches: 0,
-            panic_at: None,
-        };
-        let (outputs, merged, _) =
-            parallel::run_on(helpers, &traces, &every_stream(), work, consumer);
+        let work = |r: StreamReader, time: StreamTime| counting(r, time, None);
+        let (outputs, merged, _) = parallel::run(
+            Threads::Helpers(helpers),
+            &traces,
+            &every_stream(),
+            work,
+            consumer,
+        );
         assert!(merged.stopped);
         assert_eq!(merged.items, 1_000);
         assert!(outputs.iter().any(|&(_, ended)| !ended), "{outputs:?}");
@@ -241,18 +224,18 @@ fn a_panicking_stream_work_reaches_the_caller() {
     for helpers in [0, 1, 3] {
         for panic_at in [1, 5] {
             let work = |r: StreamReader, time: StreamTime| {
-                let stream = r.stream_index();
-                Counting {
-                    r,
-                    time,
-                    items: 0,
-                    batches: 0,
-                    panic_at: (stream == 2).then_some(panic_at),
-                }
+                let at = (r.stream_index() == 2).then_some(panic_at);
+                counting(r, time, at)
             };
             let consumer = |_: &mut Times, _: usize, _: i64| Flow::Continue;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                parallel::run_on(helpers, &traces, &every_stream(), work, consumer)
+                parallel::run(
+                    Threads::Helpers(helpers),
+                    &traces,
+                    &every_stream(),
+                    work,
+                    consumer,
+                )
             }));
             let payload = run.err().expect("the read should have panicked");
             assert_eq!(

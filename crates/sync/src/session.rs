@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ctf::{Message, Trace};
-use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork, Threads};
 use pipeline::{Flow, ReadOptions};
 
 use crate::extract::{can_match, has_flow_fields, host_id, Extractor};
@@ -254,6 +254,7 @@ pub fn synchronize(traces: &[Arc<Trace>], opts: &SyncOptions) -> Session {
         ..ReadOptions::default()
     };
     let (outcomes, _, _) = parallel::run(
+        Threads::Cores,
         traces,
         &every,
         work,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use ctf::merge::TimeMap;
 use ctf::{Message, StreamReader, Trace};
 use jiff::tz::TimeZone;
-use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork};
+use pipeline::parallel::{self, Batch, Filled, StreamTime, StreamWork, Threads};
 use pipeline::time::{has_date, parse_time, TimeError};
 use pipeline::{Flow, Progress, ReadOptions};
 
@@ -302,7 +302,7 @@ pub fn print<W: Write, E: Write>(
         StreamPrinter::new(r, TimeFormatter::with_tz(tz.clone()), styled.as_ref(), time)
     };
     let writer = Writer::new(out, err, styled.clone(), false);
-    let (_, _, w) = parallel::run(traces, &read, work, writer);
+    let (_, _, w) = parallel::run(Threads::Cores, traces, &read, work, writer);
     w.finish()
 }
 
