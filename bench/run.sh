@@ -8,7 +8,8 @@
 #   BENCH_DIR            where generated traces and results are cached   (target/bench-data)
 #   BENCH_EVENTS         events of the main trace                        (5000000)
 #   BENCH_SCALE_EVENTS   events of the second trace for the RSS-scaling check (2 x BENCH_EVENTS)
-#   BENCH_RUNS           timed runs per command; the median is reported  (3)
+#   BENCH_RUNS           timed runs per command; the median is reported  (3); also the
+#                        rounds of the paired print timing (babeltrace2 then tracekit)
 #   BENCH_LTTNG=0        leave out the traces of bench/gen_lttng_kernel.py (an independent
 #                        generator) and their print rows
 #   BENCH_NO_HYPERFINE=1 use the /usr/bin/time loop even if hyperfine is installed
@@ -286,6 +287,33 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
+# Paired print timing. The host's speed drifts by up to a third over tens of seconds, and each
+# command above is timed in a block of its own, so a drift between two blocks moves a speedup.
+# Here each round times babeltrace2 once and then tracekit three times (their median) on the
+# same trace, one right after the other; the speedup is the median of the rounds' ratios.
+declare -A PAIRED PAIRED_RANGE
+wall() { # command -> seconds
+    local t0 t1
+    t0=$EPOCHREALTIME
+    bash -c "$1 >/dev/null 2>&1" || die "command failed: $1"
+    t1=$EPOCHREALTIME
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f\n", b - a}'
+}
+PRINT_ROWS=(print)
+for k in "${LKEYS[@]}"; do PRINT_ROWS+=("print-$k"); done
+for l in "${PRINT_ROWS[@]}"; do
+    log "paired timing $l against ${PAIR[$l]} ($BENCH_RUNS rounds)"
+    : >"$WORK/$l.paired"
+    for ((i = 0; i < BENCH_RUNS; i++)); do
+        b="$(wall "${CMD[${PAIR[$l]}]}")"
+        t="$( { wall "${CMD[$l]}"; wall "${CMD[$l]}"; wall "${CMD[$l]}"; } | median)"
+        awk -v a="$b" -v b="$t" 'BEGIN {printf "%.3f\n", a / b}' >>"$WORK/$l.paired"
+    done
+    PAIRED[$l]="$(median <"$WORK/$l.paired")"
+    PAIRED_RANGE[$l]="$(printf '%.1f-%.1f' "$(sort -g "$WORK/$l.paired" | head -n 1)" "$(sort -g "$WORK/$l.paired" | tail -n 1)")"
+done
+
+# ---------------------------------------------------------------------------------------------
 # 4. Does tracekit's peak memory grow with the trace? count on a second trace of another size.
 SCALE_TRACE="$(gen_trace "$BENCH_SCALE_EVENTS")"
 cache_from_disk "$SCALE_TRACE"
@@ -350,6 +378,11 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
     for k in "${LKEYS[@]}"; do
         echo "targets: print-$k >= 20x -> $(awk -v a="${SECS[bt2-print-$k]}" -v b="${SECS[print-$k]}" 'BEGIN {r = a / b; printf "%.1fx %s", r, (r >= 20 ? "MET" : "NOT MET")}')" \
              "(CPU: $(awk -v a="${CPU[bt2-print-$k]}" -v b="${CPU[print-$k]}" 'BEGIN {printf "%.1fx", a / b}'))"
+    done
+    echo "paired (each round: babeltrace2 once, then tracekit 3 times; median of $BENCH_RUNS rounds' ratios; goal 30x):"
+    for l in "${PRINT_ROWS[@]}"; do
+        printf '  %-10s %6.1fx (rounds %s) %s\n' "$l" "${PAIRED[$l]}" "${PAIRED_RANGE[$l]}" \
+            "$(awk -v r="${PAIRED[$l]}" 'BEGIN {print (r >= 30 ? "MET" : "NOT MET")}')"
     done
     echo
     echo "peak memory of 'tracekit count' vs trace size (total from getrusage; anon/file sampled every 10 ms):"
