@@ -1,7 +1,6 @@
 //! `pipeline::parallel::run` against a plain merge: the items come in the merge's order, and
 //! batches cycle between the workers and the merge, the merge's placeholders never among them.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -111,14 +110,21 @@ fn counting(r: StreamReader, time: StreamTime, panic_at: Option<usize>) -> Count
 /// The tests count batches in statics: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+/// A test's 4-stream kernel trace and its events as (time, stream) in the sequential
+/// merge's order, the test holding [`SERIAL`] while it lives.
+struct Fixture {
+    _serial: MutexGuard<'static, ()>,
+    _dir: tempfile::TempDir,
+    traces: Vec<Arc<Trace>>,
+    want: Vec<(i64, usize)>,
 }
 
-/// A 4-stream kernel trace and its events as (time, stream) in the sequential merge's order.
-fn trace(dir: &Path) -> (Vec<Arc<Trace>>, Vec<(i64, usize)>) {
-    testkit::kernel_mix(dir, 20_000, 4, 7);
-    let traces: Vec<Arc<Trace>> = ctf::open_all(&[dir.to_path_buf()]).unwrap();
+fn fixture() -> Fixture {
+    let serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("km");
+    testkit::kernel_mix(&dir, 20_000, 4, 7);
+    let traces: Vec<Arc<Trace>> = ctf::open_all(&[dir]).unwrap();
     let mut want = Vec::new();
     let mut m = Merger::new(&traces);
     while let Some(msg) = m.next() {
@@ -130,7 +136,12 @@ fn trace(dir: &Path) -> (Vec<Arc<Trace>>, Vec<(i64, usize)>) {
         }
     }
     assert!(want.len() > 10_000);
-    (traces, want)
+    Fixture {
+        _serial: serial,
+        _dir: tmp,
+        traces,
+        want,
+    }
 }
 
 fn every_stream() -> ReadOptions {
@@ -142,9 +153,7 @@ fn every_stream() -> ReadOptions {
 
 #[test]
 fn items_come_in_merge_order_through_recycled_batches() {
-    let _one = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let (traces, want) = trace(&tmp.path().join("km"));
+    let Fixture { traces, want, .. } = &fixture();
     let streams = traces.iter().map(|t| t.readers().len()).sum::<usize>();
     // No helper (the merging thread fills every batch), fewer helpers than streams, as many,
     // more (the extra ones find nothing to do), and the machine's own count.
@@ -160,11 +169,11 @@ fn items_come_in_merge_order_through_recycled_batches() {
             usize::MAX => Threads::Cores,
             n => Threads::Helpers(n),
         };
-        let (outputs, merged, _) = parallel::run(threads, &traces, &every_stream(), work, consumer);
+        let (outputs, merged, _) = parallel::run(threads, traces, &every_stream(), work, consumer);
         assert_eq!(outputs.len(), streams);
         assert_eq!(merged.items, want.len() as u64, "{helpers} helpers");
         assert!(!merged.stopped);
-        assert_eq!(got, want, "{helpers} helpers");
+        assert_eq!(&got, want, "{helpers} helpers");
         assert_eq!(PLACEHOLDERS_REUSED.load(Ordering::Relaxed), 0);
         // Thousands of batches went through; at most six per stream were ever allocated
         // (the one merged, four waiting for it, the one filled).
@@ -180,9 +189,7 @@ fn items_come_in_merge_order_through_recycled_batches() {
 /// so through [`StreamWork::stop`], and no stream was read far past what was merged.
 #[test]
 fn a_stopped_read_ends_every_thread() {
-    let _one = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let (traces, want) = trace(&tmp.path().join("km"));
+    let Fixture { traces, want, .. } = &fixture();
     for helpers in [0, 1, 3] {
         let mut got = 0;
         let consumer = |_: &mut Times, _: usize, _: i64| {
@@ -196,7 +203,7 @@ fn a_stopped_read_ends_every_thread() {
         let work = |r: StreamReader, time: StreamTime| counting(r, time, None);
         let (outputs, merged, _) = parallel::run(
             Threads::Helpers(helpers),
-            &traces,
+            traces,
             &every_stream(),
             work,
             consumer,
@@ -218,9 +225,7 @@ fn a_stopped_read_ends_every_thread() {
 /// caller and no thread is left waiting for the stream's batches.
 #[test]
 fn a_panicking_stream_work_reaches_the_caller() {
-    let _one = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let (traces, _) = trace(&tmp.path().join("km"));
+    let Fixture { traces, .. } = &fixture();
     for helpers in [0, 1, 3] {
         for panic_at in [1, 5] {
             let work = |r: StreamReader, time: StreamTime| {
@@ -231,7 +236,7 @@ fn a_panicking_stream_work_reaches_the_caller() {
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 parallel::run(
                     Threads::Helpers(helpers),
-                    &traces,
+                    traces,
                     &every_stream(),
                     work,
                     consumer,

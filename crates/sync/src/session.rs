@@ -125,7 +125,7 @@ impl Batch for NetBatch {
     }
 }
 
-/// What a stream's worker found besides its network events.
+/// What a stream's work found besides its network events.
 struct StreamFacts {
     trace: usize,
     first: Option<i64>,

@@ -573,7 +573,7 @@ struct Finished {
 /// placeholder (the line's first `+`: nothing before the delta holds one), in ns or in
 /// cycles. babeltrace2 writes the first time before the epoch in seconds (unless it writes
 /// seconds or cycles anyway), the others as the time of day of their distance to the epoch
-/// (as the workers wrote them): `pre_epoch_seen` tells whether one came already.
+/// (as the streams' printers wrote them): `pre_epoch_seen` tells whether one came already.
 #[cold]
 #[inline(never)]
 fn finish_line(
