@@ -54,31 +54,56 @@ struct Seen {
     discarded: u64,
 }
 
-/// Reads a trace, keeping the events for which `keep(name, current tid, event)` holds. The
-/// current thread of each CPU comes from the trace's own `sched_switch` events.
+/// Reads a trace, keeping the events for which `keep(name, running tid, event)` holds.
+///
+/// The running thread of an event is the `prev_tid` of the next `sched_switch` on its CPU
+/// (`None` after the last one), not the `next_tid` of the switch before it: this kernel does
+/// not trace a switch out of the idle task, so with a PID list or a filter on the switches
+/// (where the recorder cannot rebuild it) a task woken on an idle CPU has no switch in, while
+/// its switch out is always traced.
 fn read(dir: &Path, keep: &dyn Fn(&str, Option<i64>, &ctf::Event<'_>) -> bool) -> Seen {
     let mut seen = Seen::default();
     for t in ctf::open_all(&[dir]).expect("open the trace") {
-        for mut r in t.readers() {
-            let mut current = None;
+        let running: Vec<Vec<Option<i64>>> = t
+            .readers()
+            .into_iter()
+            .map(|mut r| {
+                let mut tids = Vec::new();
+                let mut since_switch = 0;
+                while let Some(m) = r.next() {
+                    if let ctf::Message::Event = m.expect("decode") {
+                        let ev = r.event();
+                        tids.push(None);
+                        since_switch += 1;
+                        if ev.name() == "sched_switch" {
+                            let prev = ev.field("prev_tid").and_then(|v| v.as_i64());
+                            let n = tids.len();
+                            tids[n - since_switch..].fill(prev);
+                            since_switch = 0;
+                        }
+                    }
+                }
+                tids
+            })
+            .collect();
+        for (mut r, tids) in t.readers().into_iter().zip(running) {
+            let mut tids = tids.into_iter();
             while let Some(m) = r.next() {
                 match m.expect("decode") {
                     ctf::Message::Event => {
                         let ev = r.event();
+                        let tid = tids.next().expect("the same events on the second read");
                         let name = ev.name().to_string();
                         if name.starts_with("lttng_statedump") {
                             continue;
                         }
                         let int = |f: &str| ev.field(f).and_then(|v| v.as_i64());
-                        if keep(&name, current, &ev) {
+                        if keep(&name, tid, &ev) {
                             if name == "sched_switch" {
                                 seen.switches
                                     .push((int("prev_tid").unwrap(), int("next_tid").unwrap()));
                             }
-                            *seen.counts.entry(name.clone()).or_insert(0) += 1;
-                        }
-                        if name == "sched_switch" {
-                            current = int("next_tid");
+                            *seen.counts.entry(name).or_insert(0) += 1;
                         }
                     }
                     ctf::Message::DiscardedEvents { count, .. } => seen.discarded += count,
