@@ -223,7 +223,7 @@ impl TraceOut {
         })
     }
 
-    /// What the stream workers wrote of the `event` table: the trace's events, first and
+    /// What the streams' exports wrote of the `event` table: the trace's events, first and
     /// last times are theirs (this read saw only the events the derived tables need).
     pub(crate) fn set_events(&mut self, e: &super::events::Events) {
         self.events = e.events;

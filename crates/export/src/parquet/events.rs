@@ -1,5 +1,5 @@
-//! The `event` table of one trace, written by a thread per stream: each reads its stream on
-//! its own (no merge, which only the derived tables' kernel state needs) and writes its own
+//! The `event` table of one trace, written a stream at a time on each core: each stream is
+//! read on its own (no merge, which only the derived tables' kernel state needs) and writes its own
 //! file, `event/host=…/trace=…/part-N.parquet` for stream N: in each row group, the rows
 //! of one class after another ([`EventFile`]).
 
@@ -8,13 +8,14 @@ use std::sync::Arc;
 
 use ::ctf::{Message, SkipRule, Trace};
 use pipeline::classes_where;
+use rayon::prelude::*;
 
 use super::fields::{self, EventFile};
 use super::tables::{self, FileProps, TableOut};
 use crate::streams::{Place, Range};
 use crate::{Error, NameFilter};
 
-/// What the stream workers of one trace wrote.
+/// What the export of one trace's streams wrote.
 #[derive(Debug, Default)]
 pub(crate) struct Events {
     /// Events in the range (kept by the name filter or not).
@@ -36,7 +37,7 @@ pub(crate) fn first_time(range: &Range, trace: &Arc<Trace>) -> Option<i64> {
 }
 
 /// Writes the `event` table of `trace` (the events of `range` whose names `names` keeps)
-/// under `dir`, the partition's directory, a thread per stream. The read's errors are not
+/// under `dir`, the partition's directory, a stream at a time on each core. The read's errors are not
 /// reported here: the ordered read of the derived tables meets the same ones and reports them.
 pub(crate) fn write(
     range: &Range,
@@ -46,21 +47,12 @@ pub(crate) fn write(
     props: FileProps,
 ) -> Result<Events, Error> {
     let kept = Arc::new(classes_where(trace, |n| names.keeps(n)));
-    let results: Vec<Result<Events, Error>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..trace.streams.len())
-            .map(|s| {
-                let kept = &kept;
-                std::thread::Builder::new()
-                    .name(format!("parquet event {s}"))
-                    .spawn_scoped(scope, move || stream(range, trace, s, kept, dir, props))
-                    .map_err(|e| Error::io(dir, e))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h?.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    // A stream at a time on each core: a thread per stream would hold a row group per stream
+    // at once (a trace of many CPUs) and share the cores no better.
+    let results: Vec<Result<Events, Error>> = (0..trace.streams.len())
+        .into_par_iter()
+        .map(|s| stream(range, trace, s, &kept, dir, props))
+        .collect();
     let mut all = Events::default();
     for r in results {
         let e = r?;

@@ -571,7 +571,7 @@ fn trace_row(
 /// Exports `traces` read with `read` into `options.dir`, one trace after another (the
 /// memory of one trace's export, however many), each with its own read: the same time range
 /// and time map. The derived tables come from one ordered read of the events the kernel
-/// model needs; meanwhile the `event` table is written by a thread per stream
+/// model needs; meanwhile the `event` table is written a stream at a time on each core
 /// (`event/…/part-N.parquet` for stream N). A trace that gives no event is reported and
 /// skipped; read errors are in the report and the `trace` table (what could be read is
 /// exported).

@@ -1,4 +1,4 @@
-//! [`export_files`]: trace files exported with a thread per stream.
+//! [`export_files`]: trace files exported a stream at a time on each core.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ::ctf::{Message, SkipRule, Trace};
 use pipeline::{Diagnostic, FileSource, Source, Summary};
+use rayon::prelude::*;
 
 use super::{
     machines_of, preamble, wanted_classes, Cpu, Encoder, PerfettoOptions, PerfettoReport,
@@ -15,7 +16,7 @@ use super::{
 use crate::streams::{Place, Range};
 use crate::Error;
 
-/// What a stream's worker did.
+/// What the export of a stream did.
 #[derive(Default)]
 struct Outcome {
     counts: [u64; Written::ALL.len()],
@@ -129,7 +130,8 @@ fn work(range: &Range, trace: &Arc<Trace>, s: usize, machine: u32, out: &Output)
 }
 
 /// Exports the events of `source` to `options.file` as [`PerfettoSink`] does, every stream
-/// read and encoded on a thread of its own (see the [module](super) documentation): the
+/// read and encoded on its own, a stream at a time on each core (see the
+/// [module](super) documentation): the
 /// sink's report and the read's summary. Packets are written in whole chunks, each stream's
 /// in its order; a CPU's events are in a stream of their own, so its bundles are in time
 /// order. When several streams of a machine hold one CPU's events (several channels), what
@@ -183,20 +185,11 @@ pub fn export_files(
         failed: AtomicBool::new(false),
     };
     out.write(&mut enc.out).map_err(|e| Error::io(&path, e))?;
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-        let handles: Vec<_> = streams
-            .iter()
-            .map(|&(t, s)| {
-                let (range, out, trace) = (&range, &out, &traces[t]);
-                let machine = trace_machine[t];
-                scope.spawn(move || work(range, trace, s, machine, out))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    // A stream at a time on each core: a thread per stream would share the cores no better.
+    let outcomes: Vec<Outcome> = streams
+        .par_iter()
+        .map(|&(t, s)| work(&range, &traces[t], s, trace_machine[t], &out))
+        .collect();
     let mut summary = Summary::default();
     summary.errors.extend(
         traces

@@ -47,7 +47,7 @@
 //!
 //! Two ways to write: [`PerfettoSink`], a [`Sink`] for any source, given the events merged in
 //! time order; and [`export_files`], for trace files, which reads and encodes every CPU's
-//! stream on a thread of its own (a Perfetto trace needs each CPU's events in order, not a
+//! stream on its own, a stream at a time on each core (a Perfetto trace needs each CPU's events in order, not a
 //! global order: Perfetto's trace processor sorts a file's events, per CPU then merged, when
 //! it has read it), each writing its packets in whole chunks where it reserved room in the
 //! file. Both write the same events, packets only ordered differently across CPUs.
