@@ -26,6 +26,7 @@ pub mod ir;
 mod layout;
 pub mod merge;
 pub mod metadata;
+pub mod private_files;
 mod program;
 pub mod stream;
 pub mod trace;

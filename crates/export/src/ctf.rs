@@ -23,7 +23,7 @@
 //! (sequence-number gaps) are not carried: the output's packets are numbered without gaps.
 //!
 //! Streams without a kept event are not written; a trace without one is not either. Files
-//! follow the process's umask (a convert output is the user's file, not a server's).
+//! are 0600 in 0700 directories ([`::ctf::private_files`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -137,7 +137,7 @@ impl CtfSink {
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                ::ctf::private_files::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             }
             Err(e) => return Err(Error::io(dir, e)),
         }
@@ -345,9 +345,9 @@ impl TraceOut {
         }
         let text = to_tsdl(&class).map_err(|e| unsupported(format!("metadata: {e}")))?;
         let made_dir = !dir.exists();
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        ::ctf::private_files::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let meta = dir.join("metadata");
-        std::fs::write(&meta, packetize(&text, &uuid, bo, 4096))
+        ::ctf::private_files::write(&meta, &packetize(&text, &uuid, bo, 4096))
             .map_err(|e| Error::io(&meta, e))?;
         let nstreams = trace.streams.len();
         let mut used = std::collections::HashSet::new();

@@ -10,9 +10,8 @@
 //! ([`ctf::trace::StreamFiles::packets`]), so a reader never sees a packet being written,
 //! however long after the snapshot it reads.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -148,7 +147,7 @@ impl Mirror {
             path: tmp.clone(),
             source,
         };
-        let mut f = create(&tmp).map_err(io)?;
+        let mut f = ctf::private_files::create_file(&tmp).map_err(io)?;
         f.write_all(metadata).map_err(io)?;
         std::fs::rename(&tmp, dir.join("metadata")).map_err(io)?;
         st.bytes += metadata.len() as u64;
@@ -170,7 +169,7 @@ impl Mirror {
             .filter(|n| *n != "metadata" && !n.to_string_lossy().starts_with('.'))
             .map_or_else(|| format!("stream{si}").into(), |n| n.to_os_string());
         let path = t.dir.join(name);
-        let file = create(&path).map_err(|source| Error::Mirror {
+        let file = ctf::private_files::create_file(&path).map_err(|source| Error::Mirror {
             path: path.clone(),
             source,
         })?;
@@ -222,23 +221,10 @@ fn clean(path: &str, fallback: &str) -> PathBuf {
 }
 
 fn make_dir(dir: &Path) -> Result<(), Error> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|source| Error::Mirror {
-            path: dir.to_path_buf(),
-            source,
-        })
-}
-
-fn create(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
+    ctf::private_files::create_dir_all(dir).map_err(|source| Error::Mirror {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

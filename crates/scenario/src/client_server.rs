@@ -753,7 +753,7 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
     }
     let t_end = t + 1_000_000;
     // Write every host.
-    std::fs::create_dir_all(out).map_err(|e| WriteError::Io {
+    ctf::private_files::create_dir_all(out).map_err(|e| WriteError::Io {
         path: out.to_path_buf(),
         source: e,
     })?;
@@ -823,11 +823,13 @@ pub fn generate(out: &Path, p: &ClientServerParams) -> Result<ClientServerOutput
         "marked_request": marked_info,
     });
     let gpath = out.join("ground-truth.json");
-    std::fs::write(&gpath, serde_json::to_string_pretty(&gt).unwrap()).map_err(|e| {
-        WriteError::Io {
-            path: gpath.clone(),
-            source: e,
-        }
+    ctf::private_files::write(
+        &gpath,
+        serde_json::to_string_pretty(&gt).unwrap().as_bytes(),
+    )
+    .map_err(|e| WriteError::Io {
+        path: gpath.clone(),
+        source: e,
     })?;
     Ok(ClientServerOutput {
         dirs,

@@ -251,10 +251,14 @@ impl PrintRequest {
             return Err(bad("the metadata holds no text".into()));
         }
         let mut out: Box<dyn Write> = match &self.output {
-            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| Error::Metadata {
-                path: p.clone(),
-                why: e.to_string(),
-            })?),
+            Some(p) => {
+                Box::new(
+                    ctf::private_files::create_file(p).map_err(|e| Error::Metadata {
+                        path: p.clone(),
+                        why: e.to_string(),
+                    })?,
+                )
+            }
             None => Box::new(io::stdout().lock()),
         };
         writeln!(out, "{text}")?;
@@ -272,9 +276,9 @@ fn status(ok: bool) -> ExitCode {
     }
 }
 
-/// Creates the output file.
+/// Creates the output file, 0600 ([`ctf::private_files`]).
 fn create(path: &Path) -> Result<std::fs::File, Error> {
-    std::fs::File::create(path).map_err(|source| Error::Create {
+    ctf::private_files::create_file(path).map_err(|source| Error::Create {
         path: path.to_owned(),
         source,
     })

@@ -542,3 +542,86 @@ fn the_heap_is_advised_for_huge_pages_where_the_kernel_offers_them() {
         "no [heap] mapping advised for huge pages and holding over 1 MiB: {seen:?}"
     );
 }
+
+/// Runs tracekit with the umask most users have (022), which would leave its outputs
+/// readable by every user.
+fn tracekit_umask_022(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut c = Command::new("sh");
+    c.env("TZ", "UTC")
+        .args(["-c", "umask 022; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_tracekit"));
+    for a in args {
+        c.arg(a);
+    }
+    c.output().expect("tracekit runs")
+}
+
+/// Every file under `root` (and `root` itself) with its permission bits.
+fn modes_under(root: &Path) -> Vec<(PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        let m = std::fs::metadata(&p).unwrap();
+        if m.is_dir() {
+            todo.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+        out.push((p, m.permissions().mode() & 0o777));
+    }
+    out
+}
+
+/// What tracekit writes from a trace (a generated trace, a conversion, the exports, a
+/// printed text) is its owner's alone, whatever the umask: 0600 files in 0700 directories,
+/// new parent directories included.
+#[test]
+fn outputs_are_private_whatever_the_umask() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("new/parents");
+    let trace = out.join("gen");
+    ok(tracekit_umask_022(&[
+        &"gen",
+        &"kernel-mix",
+        &"-o",
+        &trace,
+        &"--events",
+        &"2000",
+        &"--seed",
+        &"3",
+    ]));
+    ok(tracekit_umask_022(&[
+        &"convert",
+        &"-o",
+        &out.join("converted"),
+        &trace,
+    ]));
+    ok(tracekit_umask_022(&[
+        &"print",
+        &"-w",
+        &out.join("printed.txt"),
+        &trace,
+    ]));
+    let mut formats = Vec::new();
+    if cfg!(feature = "parquet") {
+        formats.push("parquet");
+    }
+    if cfg!(feature = "perfetto") {
+        formats.push("perfetto");
+    }
+    for f in formats {
+        ok(tracekit_umask_022(&[
+            &"export",
+            &"--format",
+            &f,
+            &"-o",
+            &out.join(f),
+            &trace,
+        ]));
+    }
+    let all = modes_under(&tmp.path().join("new"));
+    assert!(all.len() > 20, "{all:?}");
+    for (p, mode) in all {
+        let want = if p.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode, want, "{}: mode {mode:o}", p.display());
+    }
+}

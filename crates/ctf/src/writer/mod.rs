@@ -213,13 +213,13 @@ impl TraceWriter {
         }
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(p) = parent {
-            std::fs::create_dir_all(p).map_err(|e| WriteError::io(p, e))?;
+            crate::private_files::create_dir_all(p).map_err(|e| WriteError::io(p, e))?;
         }
         let tmp = partial_dir(dir);
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
         }
-        std::fs::create_dir(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
+        crate::private_files::create_dir(&tmp).map_err(|e| WriteError::io(&tmp, e))?;
 
         let text = to_tsdl(class)?;
         let meta = match opts.metadata {
@@ -227,7 +227,7 @@ impl TraceWriter {
             MetadataMode::Text => text.into_bytes(),
         };
         let mpath = tmp.join("metadata");
-        std::fs::write(&mpath, meta).map_err(|e| WriteError::io(&mpath, e))?;
+        crate::private_files::write(&mpath, &meta).map_err(|e| WriteError::io(&mpath, e))?;
 
         let max_id = sc.events.keys().next_back().copied().unwrap_or(0);
         if max_id > 1 << 20 {

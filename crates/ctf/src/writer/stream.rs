@@ -10,6 +10,7 @@ use super::lttng::{
 use super::WriteError;
 use crate::index::{self, PacketEntry, ENTRY_1_1};
 use crate::ir::{ByteOrder, StructType};
+use crate::private_files;
 use crate::value::Value;
 use std::fs::File;
 use std::io::Write;
@@ -74,13 +75,13 @@ impl StreamWriter {
                 p.packet_size
             )));
         }
-        let file = File::create(path).map_err(|e| WriteError::io(path, e))?;
+        let file = private_files::create_file(path).map_err(|e| WriteError::io(path, e))?;
         let index_path = index::path_of(path);
         if let Some(dir) = index_path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| WriteError::io(dir, e))?;
+            private_files::create_dir_all(dir).map_err(|e| WriteError::io(dir, e))?;
         }
         let mut index_file =
-            File::create(&index_path).map_err(|e| WriteError::io(&index_path, e))?;
+            private_files::create_file(&index_path).map_err(|e| WriteError::io(&index_path, e))?;
         // The header goes out at once: an index without entries is still a valid one.
         index_file
             .write_all(&index::header())

@@ -327,7 +327,7 @@ impl ParquetSink {
                 }
             }
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        ::ctf::private_files::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let mut slot = Vec::new();
         let mut outs = Vec::new();
         for (t, part) in traces.iter().zip(partitions) {

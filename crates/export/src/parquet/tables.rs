@@ -440,9 +440,9 @@ impl TableOut {
         file_props: FileProps,
         thread: bool,
     ) -> Result<Self, Error> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        ::ctf::private_files::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(name);
-        let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let file = ::ctf::private_files::create_file(&path).map_err(|e| Error::io(&path, e))?;
         let level =
             ZstdLevel::try_new(file_props.zstd_level.unwrap_or(def.zstd_level)).unwrap_or_default();
         let mut props = WriterProperties::builder()

@@ -173,7 +173,7 @@ pub fn export_files(
         }
     }
     let path = options.file;
-    let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+    let file = ::ctf::private_files::create_file(&path).map_err(|e| Error::io(&path, e))?;
     let mut enc = Encoder::new();
     preamble(&mut enc, traces, machines.len(), &trace_machine);
     if let Some(ts) = first {

@@ -1092,7 +1092,7 @@ impl PerfettoSink {
     /// system information (the clock snapshot follows at the first event).
     pub fn new(traces: &[Arc<Trace>], options: PerfettoOptions) -> Result<Self, Error> {
         let file = options.file;
-        let out = File::create(&file).map_err(|e| Error::io(&file, e))?;
+        let out = ::ctf::private_files::create_file(&file).map_err(|e| Error::io(&file, e))?;
         let (machines, trace_machine) = machines_of(traces);
         let mut enc = Encoder::new();
         preamble(&mut enc, traces, machines.len(), &trace_machine);
