@@ -10,13 +10,28 @@
 //! happened before it: this module writes the raw record of that switch, stamped with the
 //! record's time, for the converter to take as any other. Its `prev_state` is 0 (running):
 //! whether the task left the CPU to sleep is not known. Pure: records in, records out.
+//!
+//! With a PID list (`--pid`), the kernel writes only the records of the listed tasks and the
+//! switches into or out of them; a switch into a listed task it did not trace is rebuilt
+//! the same way from that task's own records. The switch records of the tasks not listed
+//! (their switches into a listed one) are taken as they are: the CPU ran other unlisted tasks
+//! before them, untraced, and rebuilding those would only invent switches.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::format::{EventFormat, FieldDesc, FormatError};
 
 /// The kernel priority of the idle task and of a task whose priority is not known (nice 0).
 const DEFAULT_PRIO: i64 = 120;
+
+/// A record that names a task: its event id and the fields of the task's pid, name and
+/// priority (when it has one).
+struct Namer {
+    id: u16,
+    pid: FieldDesc,
+    comm: FieldDesc,
+    prio: Option<FieldDesc>,
+}
 
 /// Finds the switches the kernel did not trace and writes their records.
 pub(crate) struct MissingSwitches {
@@ -35,6 +50,12 @@ pub(crate) struct MissingSwitches {
     tasks: HashMap<i32, (Vec<u8>, i64)>,
     /// The name of a task no switch named yet (e.g. from `/proc`).
     comm_of: Box<dyn FnMut(i32) -> Option<Vec<u8>> + Send>,
+    /// Other records that name a task (`sched_wakeup*`, `sched_process_fork`): their event
+    /// id, the task's pid and name fields, and its priority field when they have one.
+    namers: Vec<Namer>,
+    /// With a PID list: the tasks seen writing a record other than a switch, the only ones
+    /// whose switch records can show a missing switch.
+    listed: Option<HashSet<i32>>,
     record: Vec<u8>,
     rebuilt: u64,
 }
@@ -73,9 +94,37 @@ impl MissingSwitches {
             current: Vec::new(),
             tasks: HashMap::new(),
             comm_of,
+            listed: None,
+            namers: Vec::new(),
             record: vec![0; len],
             rebuilt: 0,
         })
+    }
+
+    /// Also learns task names from records of `event` (its task in field `pid`, named by
+    /// `comm`, with its priority in `prio` when there is one): a task that forks and runs
+    /// briefly (gone from `/proc` before its first record is converted) is named by its fork
+    /// or its wakeup rather than left without a name in its rebuilt switch.
+    pub(crate) fn learn_names(
+        &mut self,
+        event: &EventFormat,
+        pid: &str,
+        comm: &str,
+        prio: Option<&str>,
+    ) -> Result<(), FormatError> {
+        self.namers.push(Namer {
+            id: event.id,
+            pid: event.need(pid)?.clone(),
+            comm: event.need(comm)?.clone(),
+            prio: prio.map(|p| event.need(p).cloned()).transpose()?,
+        });
+        Ok(())
+    }
+
+    /// For a recording with a PID list (see the [module](self) documentation).
+    pub(crate) fn with_pid_list(mut self) -> Self {
+        self.listed = Some(HashSet::new());
+        self
     }
 
     /// Switches rebuilt so far.
@@ -92,8 +141,11 @@ impl MissingSwitches {
         if self.current.len() <= c {
             self.current.resize(c + 1, None);
         }
-        let was = self.current[c];
+        let mut was = self.current[c];
         if ty == self.switch_id {
+            if self.listed.as_ref().is_some_and(|l| !l.contains(&pid)) {
+                was = None;
+            }
             note(&mut self.tasks, &self.prev_comm, &self.prev_prio, rec, pid);
             let next = self.next_pid.int(rec).map(|n| n as i32);
             if let Some(n) = next {
@@ -102,6 +154,15 @@ impl MissingSwitches {
             self.current[c] = next;
         } else {
             self.current[c] = Some(pid);
+            if let Some(n) = self.namers.iter().find(|n| n.id == ty) {
+                if let Some(task) = n.pid.int(rec) {
+                    let prio = n.prio.as_ref().and_then(|p| p.int(rec));
+                    name(&mut self.tasks, n.comm.str(rec), prio, task as i32);
+                }
+            }
+            if let Some(l) = &mut self.listed {
+                l.insert(pid);
+            }
         }
         match was {
             Some(prev) if prev != pid => {
@@ -161,21 +222,34 @@ fn note(
     rec: &[u8],
     pid: i32,
 ) {
-    if pid == 0 {
-        return;
+    if let (Some(n), Some(p)) = (comm.str(rec), prio.int(rec)) {
+        name(tasks, Some(n), Some(p), pid);
     }
-    if let (Some(name), Some(p)) = (comm.str(rec), prio.int(rec)) {
-        match tasks.get_mut(&pid) {
-            Some((n, pr)) => {
-                if n.as_slice() != name {
-                    n.clear();
-                    n.extend_from_slice(name);
-                }
+}
+
+/// Keeps task `pid`'s name, and its priority when given (else the one known, or the
+/// default).
+fn name(
+    tasks: &mut HashMap<i32, (Vec<u8>, i64)>,
+    comm: Option<&[u8]>,
+    prio: Option<i64>,
+    pid: i32,
+) {
+    let Some(comm) = comm.filter(|c| !c.is_empty() && pid != 0) else {
+        return;
+    };
+    match tasks.get_mut(&pid) {
+        Some((n, pr)) => {
+            if n.as_slice() != comm {
+                n.clear();
+                n.extend_from_slice(comm);
+            }
+            if let Some(p) = prio {
                 *pr = p;
             }
-            None => {
-                tasks.insert(pid, (name.to_vec(), p));
-            }
+        }
+        None => {
+            tasks.insert(pid, (comm.to_vec(), prio.unwrap_or(DEFAULT_PRIO)));
         }
     }
 }
@@ -291,6 +365,86 @@ print fmt: \"\"\n";
             ("swapper/1".into(), 0, 0, "from-proc".into(), 44, 120, 0)
         );
         assert_eq!(sw.rebuilt(), 3);
+    }
+
+    const FORK: &str = "name: sched_process_fork\nID: 300\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:__data_loc char[] parent_comm;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:pid_t parent_pid;\toffset:12;\tsize:4;\tsigned:1;\n\
+\tfield:__data_loc char[] child_comm;\toffset:16;\tsize:4;\tsigned:0;\n\
+\tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;\n\n\
+print fmt: \"\"\n";
+
+    #[test]
+    fn a_forked_task_is_named_by_its_fork() {
+        let fmt = parse_format(SWITCH).unwrap();
+        let fork = parse_format(FORK).unwrap();
+        let mut sw = MissingSwitches::new(&fmt, Box::new(|_| None)).unwrap();
+        sw.learn_names(&fork, "child_pid", "child_comm", None)
+            .unwrap();
+        // Task 42 forks 43 ("shell") on CPU 0; 43 then writes a record on CPU 1, idle.
+        let mut r = vec![0u8; 40];
+        r[..2].copy_from_slice(&300u16.to_le_bytes());
+        r[4..8].copy_from_slice(&42i32.to_le_bytes());
+        r[8..12].copy_from_slice(&((6u32 << 16) | 24).to_le_bytes());
+        r[12..16].copy_from_slice(&42i32.to_le_bytes());
+        r[16..20].copy_from_slice(&((6u32 << 16) | 30).to_le_bytes());
+        r[20..24].copy_from_slice(&43i32.to_le_bytes());
+        r[24..30].copy_from_slice(b"shell\0");
+        r[30..36].copy_from_slice(b"shell\0");
+        sw.before(0, &switch(&fmt, ("swapper/0", 0, 120), ("shell", 42, 120)));
+        assert!(sw.before(0, &r).is_none());
+        sw.before(1, &switch(&fmt, ("a", 5, 120), ("swapper/1", 0, 120)));
+        let rebuilt = sw
+            .before(1, &other(43))
+            .expect("the switch into 43")
+            .to_vec();
+        assert_eq!(
+            decoded(&fmt, &rebuilt),
+            ("swapper/1".into(), 0, 0, "shell".into(), 43, 120, 0)
+        );
+    }
+
+    #[test]
+    fn with_a_pid_list_only_the_listed_tasks_switches_in_are_rebuilt() {
+        let fmt = parse_format(SWITCH).unwrap();
+        let mut sw = MissingSwitches::new(&fmt, Box::new(|_| None))
+            .unwrap()
+            .with_pid_list();
+        // Unlisted 3 switches to listed 42 (traced), 42 runs, sleeps; the CPU idles
+        // (untraced, out of the idle task), then 42 writes a record: its switch in is
+        // rebuilt.
+        assert!(sw
+            .before(0, &switch(&fmt, ("init", 3, 120), ("worker", 42, 110)))
+            .is_none());
+        assert!(sw.before(0, &other(42)).is_none());
+        sw.before(0, &switch(&fmt, ("worker", 42, 110), ("swapper/0", 0, 120)));
+        let r = sw
+            .before(0, &other(42))
+            .expect("the switch into 42")
+            .to_vec();
+        assert_eq!(
+            decoded(&fmt, &r),
+            ("swapper/0".into(), 0, 0, "worker".into(), 42, 110, 0)
+        );
+        // 42 leaves for unlisted 7 (traced: 42 is listed); unlisted tasks then run untraced
+        // until unlisted 9 switches to 42 (traced: 42 is listed). 9's switch is taken as it
+        // is: no switch from 7 to 9 is invented.
+        sw.before(0, &switch(&fmt, ("worker", 42, 110), ("kworker", 7, 120)));
+        assert!(sw
+            .before(0, &switch(&fmt, ("other", 9, 120), ("worker", 42, 110)))
+            .is_none());
+        assert!(sw.before(0, &other(42)).is_none(), "42 runs");
+        // Without the PID list, the same records show the switch from 7 to 9.
+        let mut all = MissingSwitches::new(&fmt, Box::new(|_| None)).unwrap();
+        all.before(0, &switch(&fmt, ("worker", 42, 110), ("kworker", 7, 120)));
+        assert!(all
+            .before(0, &switch(&fmt, ("other", 9, 120), ("worker", 42, 110)))
+            .is_some());
+        assert_eq!(sw.rebuilt(), 1);
     }
 
     #[test]

@@ -822,7 +822,8 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
             conv.set_ns_inum(n);
         }
     }
-    // A filter or a PID list leaves switches out on purpose: nothing to rebuild then.
+    // A filter on the switches leaves some out on purpose: nothing to rebuild then. A PID
+    // list leaves out those between unlisted tasks, which the rebuild knows of.
     let switches = s
         .known
         .iter()
@@ -830,9 +831,25 @@ fn new_sink(s: &Setup, opts: &RecordOptions, dir: &Path, cpus: u32) -> Result<Si
         .find(|((k, _), filter)| {
             k.system == "sched" && k.event == "sched_switch" && matches!(filter, Ok(None))
         })
-        .filter(|_| opts.pids.is_empty())
         .map(|((_, f), _)| {
-            crate::missing_switch::MissingSwitches::new(f, Box::new(tracefs::proc_comm))
+            let mut m =
+                crate::missing_switch::MissingSwitches::new(f, Box::new(tracefs::proc_comm))?;
+            for (k, f) in &s.known {
+                match (k.system, k.event) {
+                    ("sched", "sched_wakeup" | "sched_wakeup_new") => {
+                        m.learn_names(f, "pid", "comm", Some("prio"))?
+                    }
+                    ("sched", "sched_process_fork") => {
+                        m.learn_names(f, "child_pid", "child_comm", None)?
+                    }
+                    _ => {}
+                }
+            }
+            Ok::<_, crate::format::FormatError>(if opts.pids.is_empty() {
+                m
+            } else {
+                m.with_pid_list()
+            })
         })
         .transpose()
         .map_err(|e| Error::Format(e.to_string()))?;
