@@ -325,6 +325,22 @@ print fmt: \"\"\n";
         )
     }
 
+    /// The switch `sw` rebuilds before record `rec` of CPU `cpu`, decoded (`what` names it
+    /// when there is none).
+    fn rebuilt(
+        fmt: &EventFormat,
+        sw: &mut MissingSwitches,
+        cpu: u32,
+        rec: &[u8],
+        what: &str,
+    ) -> (String, i64, i64, String, i64, i64, i64) {
+        let r = sw
+            .before(cpu, rec)
+            .unwrap_or_else(|| panic!("{what}"))
+            .to_vec();
+        decoded(fmt, &r)
+    }
+
     #[test]
     fn a_task_seen_on_an_idle_cpu_was_switched_in() {
         let fmt = parse_format(SWITCH).unwrap();
@@ -334,34 +350,28 @@ print fmt: \"\"\n";
             .before(1, &switch(&fmt, ("worker", 42, 110), ("swapper/1", 0, 120)))
             .is_none());
         assert!(sw.before(1, &other(0)).is_none(), "an interrupt in idle");
-        let r = sw
-            .before(1, &other(42))
-            .expect("the switch into 42")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 1, &other(42), "the switch into 42"),
             ("swapper/1".into(), 0, 0, "worker".into(), 42, 110, 0)
         );
         assert!(sw.before(1, &other(42)).is_none(), "42 runs now");
         // The untraced switch into 43 shows through 43's own traced switch out, which
         // names it.
         sw.before(1, &switch(&fmt, ("worker", 42, 110), ("swapper/1", 0, 120)));
-        let r = sw
-            .before(1, &switch(&fmt, ("new", 43, 100), ("worker", 42, 110)))
-            .expect("the switch into 43")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(
+                &fmt,
+                &mut sw,
+                1,
+                &switch(&fmt, ("new", 43, 100), ("worker", 42, 110)),
+                "the switch into 43"
+            ),
             ("swapper/1".into(), 0, 0, "new".into(), 43, 100, 0)
         );
         // Task 44, never named by a switch: named by `comm_of`, default priority.
         sw.before(1, &switch(&fmt, ("worker", 42, 110), ("swapper/1", 0, 120)));
-        let r = sw
-            .before(1, &other(44))
-            .expect("the switch into 44")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 1, &other(44), "the switch into 44"),
             ("swapper/1".into(), 0, 0, "from-proc".into(), 44, 120, 0)
         );
         assert_eq!(sw.rebuilt(), 3);
@@ -398,12 +408,8 @@ print fmt: \"\"\n";
         sw.before(0, &switch(&fmt, ("swapper/0", 0, 120), ("shell", 42, 120)));
         assert!(sw.before(0, &r).is_none());
         sw.before(1, &switch(&fmt, ("a", 5, 120), ("swapper/1", 0, 120)));
-        let rebuilt = sw
-            .before(1, &other(43))
-            .expect("the switch into 43")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &rebuilt),
+            rebuilt(&fmt, &mut sw, 1, &other(43), "the switch into 43"),
             ("swapper/1".into(), 0, 0, "shell".into(), 43, 120, 0)
         );
     }
@@ -422,12 +428,8 @@ print fmt: \"\"\n";
             .is_none());
         assert!(sw.before(0, &other(42)).is_none());
         sw.before(0, &switch(&fmt, ("worker", 42, 110), ("swapper/0", 0, 120)));
-        let r = sw
-            .before(0, &other(42))
-            .expect("the switch into 42")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 0, &other(42), "the switch into 42"),
             ("swapper/0".into(), 0, 0, "worker".into(), 42, 110, 0)
         );
         // 42 leaves for unlisted 7 (traced: 42 is listed); unlisted tasks then run untraced
@@ -453,23 +455,15 @@ print fmt: \"\"\n";
         let mut sw = MissingSwitches::new(&fmt, Box::new(|_| None)).unwrap();
         // CPU 0 switches to 68, whose switches out are not traced; 500 then writes records.
         sw.before(0, &switch(&fmt, ("a", 5, 120), ("agent", 68, 110)));
-        let r = sw
-            .before(0, &other(500))
-            .expect("the switch 68 -> 500")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 0, &other(500), "the switch 68 -> 500"),
             ("agent".into(), 68, 0, "".into(), 500, 120, 68)
         );
         // 500 leaves for 68 (traced); 68 leaves for the idle task (untraced), seen through
         // an interrupt in the idle task.
         sw.before(0, &switch(&fmt, ("b", 500, 120), ("agent", 68, 110)));
-        let r = sw
-            .before(0, &other(0))
-            .expect("the switch 68 -> idle")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 0, &other(0), "the switch 68 -> idle"),
             ("agent".into(), 68, 0, "swapper/0".into(), 0, 120, 68)
         );
         assert_eq!(sw.rebuilt(), 2);
@@ -480,12 +474,8 @@ print fmt: \"\"\n";
         let fmt = parse_format(SWITCH).unwrap();
         let mut sw = MissingSwitches::new(&fmt, Box::new(|_| Some(b"probe".to_vec()))).unwrap();
         // CPU 1 idle since the start: its first record is the next task's own.
-        let r = sw
-            .before(1, &other(77))
-            .expect("the switch into 77")
-            .to_vec();
         assert_eq!(
-            decoded(&fmt, &r),
+            rebuilt(&fmt, &mut sw, 1, &other(77), "the switch into 77"),
             ("swapper/1".into(), 0, 0, "probe".into(), 77, 120, 0)
         );
         assert!(sw.before(1, &other(77)).is_none(), "77 runs now");
