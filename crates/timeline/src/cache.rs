@@ -509,11 +509,7 @@ pub(crate) fn save(path: &Path, key: &str, tl: &Timeline) -> Result<(), Error> {
         source,
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir).map_err(err)?;
+    ctf::private_files::create_dir_all(dir).map_err(err)?;
     let tmp = tempfile::Builder::new()
         .prefix(".timeline-")
         .tempfile_in(dir)

@@ -1,7 +1,7 @@
 //! The `event` table of one trace, written a stream at a time on each core: each stream is
-//! read on its own (no merge, which only the derived tables' kernel state needs) and writes its own
-//! file, `event/host=…/trace=…/part-N.parquet` for stream N: in each row group, the rows
-//! of one class after another ([`EventFile`]).
+//! read on its own (no merge, which only the derived tables' kernel state needs) and writes
+//! its own file, `event/host=…/trace=…/part-N.parquet` for stream N: in each row group, the
+//! rows of one class after another ([`EventFile`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,8 +37,9 @@ pub(crate) fn first_time(range: &Range, trace: &Arc<Trace>) -> Option<i64> {
 }
 
 /// Writes the `event` table of `trace` (the events of `range` whose names `names` keeps)
-/// under `dir`, the partition's directory, a stream at a time on each core. The read's errors are not
-/// reported here: the ordered read of the derived tables meets the same ones and reports them.
+/// under `dir`, the partition's directory, a stream at a time on each core. The read's
+/// errors are not reported here: the ordered read of the derived tables meets the same ones
+/// and reports them.
 pub(crate) fn write(
     range: &Range,
     trace: &Arc<Trace>,

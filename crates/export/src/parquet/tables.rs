@@ -382,8 +382,9 @@ impl Cell for Option<&str> {
 /// into column builders, which are handed every [`BATCH_ROWS`] rows to the Parquet writer: on
 /// a thread of its own for the tables the ordered read writes (encoding and compression then
 /// run beside the read, on another core; at most [`QUEUED`] batches wait for it), in place for
-/// the files of the `event` table (each stream is already written on a core of its own). The writer closes a
-/// row group every `row_group_rows` rows, so memory stays bounded however long the trace.
+/// the files of the `event` table (each stream is already written on a core of its own). The
+/// writer closes a row group every `row_group_rows` rows, so memory stays bounded however long
+/// the trace.
 pub(crate) struct TableOut {
     def: &'static TableDef,
     schema: SchemaRef,

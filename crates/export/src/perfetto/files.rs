@@ -129,14 +129,13 @@ fn work(range: &Range, trace: &Arc<Trace>, s: usize, machine: u32, out: &Output)
     o
 }
 
-/// Exports the events of `source` to `options.file` as [`PerfettoSink`] does, every stream
-/// read and encoded on its own, a stream at a time on each core (see the
-/// [module](super) documentation): the
-/// sink's report and the read's summary. Packets are written in whole chunks, each stream's
-/// in its order; a CPU's events are in a stream of their own, so its bundles are in time
-/// order. When several streams of a machine hold one CPU's events (several channels), what
-/// Perfetto needs of a CPU (its events in order, the thread running) spans streams: the read
-/// is then [`PerfettoSink`]'s, merged.
+/// Exports the events of `source` to `options.file` as [`PerfettoSink`] does, every stream read and
+/// encoded on its own, a stream at a time on each core (see the [module](super) documentation): the
+/// sink's report and the read's summary. Packets are written in whole chunks, each stream's in its
+/// order; a CPU's events are in a stream of their own, so its bundles are in time order. When
+/// several streams of a machine hold one CPU's events (several channels), what Perfetto needs of a
+/// CPU (its events in order, the thread running) spans streams: the read is then
+/// [`PerfettoSink`]'s, merged.
 ///
 /// The time range, stream intersection and time map of the source's options are honoured;
 /// progress is not reported. Errors are those of [`crate::export`].

@@ -45,12 +45,12 @@
 //! before its expanded ones: at one time, the order of the two forms is not kept). The others
 //! are written expanded, as are `sched_wakeup` and `sched_wakeup_new`.
 //!
-//! Two ways to write: [`PerfettoSink`], a [`Sink`] for any source, given the events merged in
-//! time order; and [`export_files`], for trace files, which reads and encodes every CPU's
-//! stream on its own, a stream at a time on each core (a Perfetto trace needs each CPU's events in order, not a
-//! global order: Perfetto's trace processor sorts a file's events, per CPU then merged, when
-//! it has read it), each writing its packets in whole chunks where it reserved room in the
-//! file. Both write the same events, packets only ordered differently across CPUs.
+//! Two ways to write: [`PerfettoSink`], a [`Sink`] for any source, given the events merged in time
+//! order; and [`export_files`], for trace files, which reads and encodes every CPU's stream on its
+//! own, a stream at a time on each core (a Perfetto trace needs each CPU's events in order, not a
+//! global order: Perfetto's trace processor sorts a file's events, per CPU then merged, when it has
+//! read it), each writing its packets in whole chunks where it reserved room in the file. Both
+//! write the same events, packets only ordered differently across CPUs.
 
 mod files;
 pub mod proto;
